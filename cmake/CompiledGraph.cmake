@@ -1,0 +1,69 @@
+# add_compiled_graph(): compile a graph source with cgc as a build step.
+#
+#   add_compiled_graph(<target> SOURCE <file.cg.cpp>
+#                      [GRAPHS <graph>...]          # default: every CG_GRAPH function
+#                      [LINK_LIBRARIES <lib>...])   # code the actors need (their methods)
+#
+# Makes:
+#   <target>          a static library carrying the typed driver; link it and
+#                     `#include "<target>.cg.hpp"` (its directory is PUBLIC);
+#   <target>_actors   the actor executable, started once per actor instance;
+#                     built whenever <target> is.
+# cgc writes everything under ${CMAKE_CURRENT_BINARY_DIR}/<target>.cg/: the
+# driver, one program per actor, <graph>.ir.json and <graph>.schedule.txt.
+# A depfile makes edits to anything the source includes re-run cgc; the
+# include directories and definitions of <target> are passed to cgc.
+include_guard(GLOBAL)
+
+function(add_compiled_graph target)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SOURCE" "GRAPHS;LINK_LIBRARIES")
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "add_compiled_graph(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT ARG_SOURCE)
+    message(FATAL_ERROR "add_compiled_graph(${target}): SOURCE <graph source> is required")
+  endif()
+  if(NOT TARGET CompiledGraph::cgc)
+    message(FATAL_ERROR "add_compiled_graph(${target}): the cgc compiler is not available "
+                        "(configure CompiledGraph with CG_BUILD_COMPILER=ON)")
+  endif()
+
+  cmake_path(ABSOLUTE_PATH ARG_SOURCE BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
+             NORMALIZE OUTPUT_VARIABLE source)
+  set(out "${CMAKE_CURRENT_BINARY_DIR}/${target}.cg")
+  set(driver_header "${out}/${target}.cg.hpp")
+  set(driver_source "${out}/${target}.cg.cpp")
+  set(actor_main "${out}/${target}.actors.cpp")
+
+  set(graph_flags "")
+  foreach(graph IN LISTS ARG_GRAPHS)
+    list(APPEND graph_flags --graph ${graph})
+  endforeach()
+
+  # The flags cgc parses the source with: those the driver library compiles
+  # with (including usage requirements of what it links).
+  set(includes "$<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>")
+  set(defines "$<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>")
+  add_custom_command(
+    OUTPUT "${driver_header}" "${driver_source}" "${actor_main}"
+    COMMAND CompiledGraph::cgc "${source}" -o "${out}" --target ${target}
+            --depfile "${out}/${target}.d" ${graph_flags} --
+            "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>"
+            "$<$<BOOL:${defines}>:-D$<JOIN:${defines},;-D>>"
+    DEPENDS "${source}" CompiledGraph::cgc
+    DEPFILE "${out}/${target}.d"
+    COMMAND_EXPAND_LISTS
+    COMMENT "cgc: compiling the graphs of ${ARG_SOURCE}"
+    VERBATIM)
+
+  add_executable(${target}_actors "${actor_main}")
+  target_include_directories(${target}_actors PRIVATE "${out}")
+  target_link_libraries(${target}_actors PRIVATE CompiledGraph::runtime ${ARG_LINK_LIBRARIES})
+
+  add_library(${target} STATIC "${driver_source}" "${driver_header}")
+  target_include_directories(${target} PUBLIC "${out}")
+  target_link_libraries(${target} PUBLIC CompiledGraph::runtime ${ARG_LINK_LIBRARIES})
+  target_compile_definitions(${target} PRIVATE
+    "CG_ACTOR_HOST=\"$<TARGET_FILE:${target}_actors>\"")
+  add_dependencies(${target} ${target}_actors)
+endfunction()

@@ -1,0 +1,48 @@
+
+// ---- graph '{graph}' ({location}) ----
+
+namespace cg_generated::{target_ns} {{
+
+inline constexpr std::array<cg::detail::ActorSpec, {actor_count}> {graph_id}_actors{{{{
+{actor_specs}}}}};
+// Channels: writer actor (-1: driver), reader slots, the driver's reader slot.
+inline constexpr std::array<cg::detail::ChannelSpec, {channel_count}> {graph_id}_channels{{{{
+{channel_specs}}}}};
+inline constexpr std::array<std::uint32_t, {input_count}> {graph_id}_inputs{{{input_channels}}};
+inline constexpr std::array<std::uint32_t, {output_count}> {graph_id}_outputs{{{output_channels}}};
+inline constexpr cg::detail::GraphSpec {graph_id}_spec{{"{graph}", {graph_id}_actors,
+                                                    {graph_id}_channels, {graph_id}_inputs,
+                                                    {graph_id}_outputs}};
+
+/// The driver of graph '{graph}'. Made by cg::launch<&{graph_qualified}>();
+/// tears the graph down on destruction.
+class {graph_id}_graph {{
+public:
+  explicit {graph_id}_graph(cg::LaunchOptions options = {{}})
+      : runtime_(std::make_shared<cg::detail::GraphRuntime>({graph_id}_spec, actor_host(),
+                                                            options)) {{}}
+  ~{graph_id}_graph() {{ teardown(); }}
+  {graph_id}_graph({graph_id}_graph&&) noexcept = default;
+  {graph_id}_graph& operator=({graph_id}_graph&&) = delete;
+
+  /// Submits one execution; get() on the returned ref waits for its result.
+  cg::Ref<{result_type}> execute({input_params}) {{
+    std::uint64_t seq = runtime_->begin_execution();
+{input_writes}    return cg::Ref<{result_type}>(runtime_, seq);
+  }}
+
+  /// Stops the actor processes and releases the channels; idempotent.
+  void teardown() {{
+    if (runtime_)
+      runtime_->teardown();
+  }}
+
+private:
+  std::shared_ptr<cg::detail::GraphRuntime> runtime_;
+}};
+
+}} // namespace cg_generated::{target_ns}
+
+template <> struct cg::GraphTraits<&{graph_qualified}> {{
+  using type = cg_generated::{target_ns}::{graph_id}_graph;
+}};

@@ -1,0 +1,42 @@
+//===- Codegen.h - Driver header and actor programs from a schedule -*- C++ -*-===//
+//
+// Fills codegen-templates/ for one target (one graph source): the typed driver
+// header and its compiled part, one program per actor instance (its schedule
+// as straight-line code, each task commented with its source line), and the
+// actor executable's main(). Same input, byte-identical output.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Graph.h"
+#include "schedule/Schedule.h"
+
+#include <string>
+#include <vector>
+
+namespace cg::codegen {
+
+struct GraphToGenerate {
+  const ir::Graph* graph;
+  const schedule::Schedule* schedule;
+};
+
+struct CodegenInput {
+  std::string target;    // the add_compiled_graph() target name
+  std::string source;    // absolute path of the graph source
+  std::string command;   // how cgc was invoked, for the header comments
+  std::vector<GraphToGenerate> graphs;
+};
+
+struct GeneratedFile {
+  std::string name;      // file name, relative to the output directory
+  std::string contents;
+};
+
+std::vector<GeneratedFile> generate(const CodegenInput& input);
+
+/// `ns::graph` -> `ns_graph`: a C++ identifier naming a graph in file names
+/// and generated symbols.
+std::string identifierFor(const std::string& name);
+
+} // namespace cg::codegen

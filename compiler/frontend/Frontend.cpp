@@ -1,0 +1,367 @@
+//===- Frontend.cpp - From an annotated C++ source to graph IR -----------===//
+//
+// Two parses of the user's translation unit:
+//   1. the source itself: find CG_GRAPH functions and every file read (for the
+//      build's depfile); errors here are the user's C++ errors, shown as is;
+//   2. a probe file that includes the source and adds, per graph,
+//      `constexpr auto probe_N = ::cg::detail::encode<&::graph>();`
+//      Clang's Sema evaluates those initializers; a graph that cannot be
+//      evaluated surfaces as Sema's "must be initialized by a constant
+//      expression" error on the probe, which we re-locate to the graph
+//      function, keeping Clang's notes that point into the user's code.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/Frontend.h"
+
+#include "frontend/GraphDecoder.h"
+#include "ir/Diagnostic.h"
+
+#include "clang/AST/ASTConsumer.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendActions.h"
+#include "clang/Tooling/Tooling.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/VirtualFileSystem.h"
+
+#include <iostream>
+#include <set>
+
+namespace cg::frontend {
+namespace {
+
+constexpr llvm::StringLiteral kProbeNamespace = "cgc_probe";
+
+ir::SourceLoc toLoc(const clang::SourceManager& sm, clang::SourceLocation loc) {
+  clang::PresumedLoc presumed = sm.getPresumedLoc(sm.getExpansionLoc(loc));
+  if (presumed.isInvalid())
+    return {};
+  return {presumed.getFilename(), presumed.getLine(), presumed.getColumn()};
+}
+
+bool isAnnotated(const clang::Decl* decl, llvm::StringRef annotation) {
+  for (const auto* attr : decl->specific_attrs<clang::AnnotateAttr>())
+    if (attr->getAnnotation() == annotation)
+      return true;
+  return false;
+}
+
+/// Collects Clang's diagnostics instead of printing them, so that errors on
+/// our probe can be re-located to the graph they are about.
+class CollectingConsumer : public clang::DiagnosticConsumer {
+public:
+  struct Entry {
+    clang::DiagnosticsEngine::Level level;
+    ir::SourceLoc loc;
+    std::string message;
+  };
+
+  void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
+                        const clang::Diagnostic& info) override {
+    DiagnosticConsumer::HandleDiagnostic(level, info);
+    if (level < clang::DiagnosticsEngine::Error && level != clang::DiagnosticsEngine::Note)
+      return;
+    llvm::SmallString<256> text;
+    info.FormatDiagnostic(text);
+    ir::SourceLoc loc;
+    if (info.hasSourceManager() && info.getLocation().isValid())
+      loc = toLoc(info.getSourceManager(), info.getLocation());
+    // A note belongs to the error before it; drop notes of dropped warnings.
+    if (level == clang::DiagnosticsEngine::Note && entries.empty())
+      return;
+    entries.push_back({level, std::move(loc), std::string(text)});
+  }
+
+  std::vector<Entry> entries;
+};
+
+void printEntry(const CollectingConsumer::Entry& entry) {
+  const char* kind = entry.level == clang::DiagnosticsEngine::Note ? "note" : "error";
+  if (entry.loc.file.empty())
+    std::cerr << "cgc: " << kind << ": " << entry.message << "\n";
+  else
+    std::cerr << entry.loc.file << ":" << entry.loc.line << ":" << entry.loc.column << ": "
+              << kind << ": " << entry.message << "\n";
+}
+
+std::vector<std::string> clangArgs(const FrontendOptions& options, const std::string& file) {
+  std::vector<std::string> args{"clang++"};
+  args.insert(args.end(), options.compileFlags.begin(), options.compileFlags.end());
+  args.push_back("-resource-dir=" +
+                 (options.resourceDir.empty() ? std::string(CG_CLANG_RESOURCE_DIR)
+                                              : options.resourceDir));
+  // The runtime headers are always reachable, and -std comes last to win over
+  // a target's older standard: the builder needs C++20.
+  args.push_back("-I" CG_RUNTIME_INCLUDE_DIR);
+  args.push_back("-std=c++20");
+  args.insert(args.end(), {"-fsyntax-only", "-w", "-Wno-unknown-warning-option",
+                           "-Qunused-arguments", "-ferror-limit=20"});
+  args.push_back(file);
+  return args;
+}
+
+// ---- pass 1: find graphs ------------------------------------------------
+
+struct Discovery {
+  std::vector<GraphFunction> graphs;
+  std::vector<ir::Diagnostic> problems;
+  std::vector<std::string> files;
+};
+
+class DiscoverConsumer : public clang::ASTConsumer {
+public:
+  explicit DiscoverConsumer(Discovery& out) : out_(out) {}
+
+  void HandleTranslationUnit(clang::ASTContext& context) override {
+    const clang::SourceManager& sm = context.getSourceManager();
+    Visitor visitor(out_, sm);
+    visitor.TraverseDecl(context.getTranslationUnitDecl());
+    for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it)
+      out_.files.push_back(it->first->getName().str());
+  }
+
+private:
+  struct Visitor : clang::RecursiveASTVisitor<Visitor> {
+    Visitor(Discovery& out, const clang::SourceManager& sm) : out(out), sm(sm) {}
+    bool VisitFunctionDecl(clang::FunctionDecl* fn) {
+      if (!fn->isThisDeclarationADefinition() || !isAnnotated(fn, "cg::graph"))
+        return true;
+      ir::SourceLoc loc = toLoc(sm, fn->getLocation());
+      bool takesBuilder = fn->getNumParams() == 1 &&
+                          fn->getParamDecl(0)->getType()->isLValueReferenceType() &&
+                          fn->getParamDecl(0)
+                                  ->getType()
+                                  .getNonReferenceType()
+                                  .getUnqualifiedType()
+                                  .getAsString() == "cg::GraphBuilder";
+      if (fn->isTemplated() || !fn->getReturnType()->isVoidType() || !takesBuilder) {
+        out.problems.push_back(
+            {loc,
+             "a CG_GRAPH function must be a non-template 'void " + fn->getNameAsString() +
+                 "(cg::GraphBuilder&)'",
+             {}});
+        return true;
+      }
+      out.graphs.push_back({fn->getQualifiedNameAsString(), loc});
+      return true;
+    }
+    Discovery& out;
+    const clang::SourceManager& sm;
+  };
+
+  Discovery& out_;
+};
+
+class DiscoverAction : public clang::ASTFrontendAction {
+public:
+  explicit DiscoverAction(Discovery& out) : out_(out) {}
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&,
+                                                        llvm::StringRef) override {
+    return std::make_unique<DiscoverConsumer>(out_);
+  }
+
+private:
+  Discovery& out_;
+};
+
+// ---- pass 2: evaluate graphs --------------------------------------------
+
+struct Evaluation {
+  std::vector<std::optional<ir::Graph>> graphs;   // per probe, when evaluated
+  std::vector<ir::Diagnostic> problems;
+};
+
+class EvaluateConsumer : public clang::ASTConsumer {
+public:
+  EvaluateConsumer(const std::vector<GraphFunction>& graphs, Evaluation& out)
+      : graphs_(graphs), out_(out) {
+    out_.graphs.resize(graphs.size());
+  }
+
+  void HandleTranslationUnit(clang::ASTContext& context) override {
+    for (clang::Decl* decl : context.getTranslationUnitDecl()->decls()) {
+      auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(decl);
+      if (!ns || ns->getName() != kProbeNamespace)
+        continue;
+      for (clang::Decl* member : ns->decls()) {
+        auto* var = llvm::dyn_cast<clang::VarDecl>(member);
+        if (!var || var->isInvalidDecl())
+          continue;
+        unsigned index = std::stoul(var->getName().drop_front(strlen("probe_")).str());
+        const clang::APValue* value = var->evaluateValue();
+        if (!value)
+          continue;   // Sema already reported why
+        auto decoded = decodeGraph(*value, graphs_[index], context);
+        if (auto* graph = std::get_if<ir::Graph>(&decoded))
+          out_.graphs[index] = std::move(*graph);
+        else
+          for (auto& problem : std::get<std::vector<ir::Diagnostic>>(decoded))
+            out_.problems.push_back(std::move(problem));
+      }
+    }
+  }
+
+private:
+  const std::vector<GraphFunction>& graphs_;
+  Evaluation& out_;
+};
+
+class EvaluateAction : public clang::ASTFrontendAction {
+public:
+  EvaluateAction(const std::vector<GraphFunction>& graphs, Evaluation& out)
+      : graphs_(graphs), out_(out) {}
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&,
+                                                        llvm::StringRef) override {
+    return std::make_unique<EvaluateConsumer>(graphs_, out_);
+  }
+
+private:
+  const std::vector<GraphFunction>& graphs_;
+  Evaluation& out_;
+};
+
+bool runAction(std::unique_ptr<clang::FrontendAction> action, std::vector<std::string> args,
+               CollectingConsumer& diagnostics, const std::string& probePath = {},
+               const std::string& probeCode = {}) {
+  // The probe exists only in memory, over the real file system.
+  auto overlay =
+      llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
+  if (!probePath.empty()) {
+    auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+    memory->addFile(probePath, 0, llvm::MemoryBuffer::getMemBufferCopy(probeCode));
+    overlay->pushOverlay(memory);
+  }
+  auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(), overlay);
+  clang::tooling::ToolInvocation invocation(std::move(args), std::move(action), files.get());
+  invocation.setDiagnosticConsumer(&diagnostics);
+  return invocation.run();
+}
+
+bool hasErrors(const CollectingConsumer& diagnostics) {
+  for (const auto& entry : diagnostics.entries)
+    if (entry.level >= clang::DiagnosticsEngine::Error)
+      return true;
+  return false;
+}
+
+// Prints pass-2 diagnostics, moving errors located in the probe file to the
+// graph function and dropping notes that point into the probe or into the
+// builder's own encode() machinery.
+void reportEvaluationErrors(const CollectingConsumer& diagnostics, const std::string& probePath,
+                            const std::vector<GraphFunction>& graphs) {
+  bool keepNotes = false;
+  for (const auto& entry : diagnostics.entries) {
+    if (entry.level != clang::DiagnosticsEngine::Note) {
+      CollectingConsumer::Entry shown = entry;
+      keepNotes = true;
+      if (entry.loc.file == probePath) {
+        unsigned probeLine = entry.loc.line;
+        // Probe i sits on line i + 3 of the probe file (see probeSource).
+        const GraphFunction* graph = probeLine >= 3 && probeLine - 3 < graphs.size()
+                                         ? &graphs[probeLine - 3]
+                                         : nullptr;
+        if (graph) {
+          shown.loc = graph->loc;
+          shown.message = "graph '" + graph->name + "' cannot be evaluated at compile time";
+        }
+      }
+      printEntry(shown);
+      continue;
+    }
+    if (!keepNotes || entry.loc.file == probePath ||
+        llvm::StringRef(entry.message).starts_with("in call to 'encode<") ||
+        llvm::StringRef(entry.message).starts_with("in call to 'record_count<"))
+      continue;
+    printEntry(entry);
+  }
+}
+
+std::string probeSource(const std::string& source, const std::vector<GraphFunction>& graphs) {
+  std::string code = "#include \"" + source + "\"\n";
+  code += "namespace " + kProbeNamespace.str() + " {\n";
+  for (size_t i = 0; i < graphs.size(); ++i)
+    code += "constexpr auto probe_" + std::to_string(i) + " = ::cg::detail::encode<&::" +
+            graphs[i].name + ">();\n";
+  code += "}\n";
+  return code;
+}
+
+} // namespace
+
+std::optional<FrontendResult> runFrontend(const FrontendOptions& options) {
+  llvm::SmallString<256> source(options.source);
+  if (std::error_code ec = llvm::sys::fs::make_absolute(source)) {
+    std::cerr << "cgc: error: " << options.source << ": " << ec.message() << "\n";
+    return std::nullopt;
+  }
+  llvm::sys::path::remove_dots(source, /*remove_dot_dot=*/true);
+  if (!llvm::sys::fs::exists(source)) {
+    std::cerr << "cgc: error: no such file: " << options.source << "\n";
+    return std::nullopt;
+  }
+
+  // Pass 1.
+  Discovery discovery;
+  CollectingConsumer parseDiagnostics;
+  bool parsed = runAction(std::make_unique<DiscoverAction>(discovery),
+                          clangArgs(options, source.str().str()), parseDiagnostics);
+  if (!parsed || hasErrors(parseDiagnostics) || !discovery.problems.empty()) {
+    for (const auto& entry : parseDiagnostics.entries)
+      printEntry(entry);
+    for (const auto& problem : discovery.problems)
+      std::cerr << ir::formatDiagnostic(problem);
+    return std::nullopt;
+  }
+
+  std::vector<GraphFunction> graphs;
+  for (const std::string& wanted : options.onlyGraphs) {
+    auto it = std::find_if(discovery.graphs.begin(), discovery.graphs.end(),
+                           [&](const GraphFunction& g) { return g.name == wanted; });
+    if (it == discovery.graphs.end()) {
+      std::cerr << "cgc: error: no CG_GRAPH function named '" << wanted << "' in "
+                << source.str().str() << "\n";
+      return std::nullopt;
+    }
+    graphs.push_back(*it);
+  }
+  if (options.onlyGraphs.empty())
+    graphs = discovery.graphs;
+  if (graphs.empty()) {
+    std::cerr << source.str().str()
+              << ":1:1: error: no CG_GRAPH function found; mark a "
+                 "'void graph(cg::GraphBuilder&)' function with CG_GRAPH\n";
+    return std::nullopt;
+  }
+
+  // Pass 2. The probe lives beside the source so relative includes behave.
+  llvm::SmallString<256> probePath(source);
+  llvm::sys::path::replace_extension(probePath, "cgc-probe.cpp");
+  Evaluation evaluation;
+  CollectingConsumer evalDiagnostics;
+  bool evaluated = runAction(std::make_unique<EvaluateAction>(graphs, evaluation),
+                             clangArgs(options, probePath.str().str()), evalDiagnostics,
+                             probePath.str().str(), probeSource(source.str().str(), graphs));
+  if (!evaluated || hasErrors(evalDiagnostics) || !evaluation.problems.empty()) {
+    reportEvaluationErrors(evalDiagnostics, probePath.str().str(), graphs);
+    for (const auto& problem : evaluation.problems)
+      std::cerr << ir::formatDiagnostic(problem);
+    return std::nullopt;
+  }
+
+  FrontendResult result;
+  for (auto& graph : evaluation.graphs) {
+    if (!graph)
+      throw std::logic_error("internal compiler error: a graph probe was not evaluated");
+    result.graphs.push_back(std::move(*graph));
+  }
+  std::set<std::string> unique(discovery.files.begin(), discovery.files.end());
+  result.dependencies.assign(unique.begin(), unique.end());
+  return result;
+}
+
+} // namespace cg::frontend

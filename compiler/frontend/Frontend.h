@@ -1,0 +1,36 @@
+//===- Frontend.h - From an annotated C++ source to graph IR -----*- C++ -*-===//
+//
+// Runs Clang (libTooling) over the user's graph source with the target's real
+// compile flags, finds the CG_ACTOR classes and CG_GRAPH functions, evaluates
+// each graph function with Clang's constant evaluator and decodes the result
+// into ir::Graph. Problems in the user's source are printed as Clang-style
+// diagnostics (`file:line:col: error: ...`); the caller just exits 1.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Graph.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cg::frontend {
+
+struct FrontendOptions {
+  std::string source;                     // the graph source (.cg.cpp)
+  std::vector<std::string> compileFlags;  // the target's flags (-I, -D, -std...)
+  std::vector<std::string> onlyGraphs;    // empty: every CG_GRAPH function
+  std::string resourceDir;                // empty: the one baked in at build
+};
+
+struct FrontendResult {
+  std::vector<ir::Graph> graphs;          // in source order
+  std::vector<std::string> dependencies;  // every file the source read
+};
+
+/// Returns the graphs, or nullopt once every problem has been printed to
+/// stderr as a diagnostic.
+std::optional<FrontendResult> runFrontend(const FrontendOptions& options);
+
+} // namespace cg::frontend

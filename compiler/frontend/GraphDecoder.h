@@ -1,0 +1,32 @@
+//===- GraphDecoder.h - Constant-evaluated records to graph IR ---*- C++ -*-===//
+//
+// `cg::detail::encode<&graph>()` (runtime/include/cg/builder.hpp) yields an
+// array of records whose tags point at template variables instantiated for
+// the actor classes, value types and bound methods. This decoder reads that
+// APValue back, maps each tag to its declaration and builds the ir::Graph,
+// checking what only the AST can tell (CG_ACTOR, public methods).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Diagnostic.h"
+#include "ir/Graph.h"
+
+#include "clang/AST/APValue.h"
+#include "clang/AST/ASTContext.h"
+
+#include <variant>
+#include <vector>
+
+namespace cg::frontend {
+
+struct GraphFunction {
+  std::string name;     // qualified, without a leading '::'
+  ir::SourceLoc loc;
+};
+
+std::variant<ir::Graph, std::vector<ir::Diagnostic>>
+decodeGraph(const clang::APValue& records, const GraphFunction& function,
+            clang::ASTContext& context);
+
+} // namespace cg::frontend

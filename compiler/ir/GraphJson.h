@@ -1,0 +1,38 @@
+//===- GraphJson.h - The graph IR as `<graph>.ir.json` -----------*- C++ -*-===//
+//
+// The JSON form of the IR is what cgc writes next to the generated code, so a
+// user (or a test) can see exactly what the frontend understood, and what
+// cgc can read back to schedule and generate code without re-parsing C++.
+//
+// Layout (keys always in this order):
+//
+//   { "format": "cg-ir", "version": 1, "name": ..., "loc": LOC,
+//     "inputs": [value ids], "actors": [{"name", "className", "loc"}],
+//     "tasks": [{"actor", "method", "args", "result", "loc"}],
+//     "values": [{"type", "producer": {"input": i} | {"task": t}}],
+//     "outputs": [value ids] }
+//
+// where LOC is {"file", "line", "column"}.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Graph.h"
+
+#include <string>
+#include <string_view>
+
+namespace cg::ir {
+
+/// Serializes the graph: pretty-printed with a 2-space indent, keys in the
+/// fixed order above, ending in a newline. The same graph always gives the
+/// same bytes, so the file can be diffed and checked in as a golden.
+std::string toJson(const Graph& graph);
+
+/// Parses what toJson() wrote. Throws std::runtime_error("invalid cg-ir JSON:
+/// ...") naming the offending field (e.g. "tasks[0].actor") when the text is
+/// not JSON, a key is missing or unknown, a field has the wrong type, the
+/// format or version is not ours, or the ids do not line up.
+Graph graphFromJson(std::string_view text);
+
+} // namespace cg::ir

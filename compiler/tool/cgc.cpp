@@ -1,0 +1,210 @@
+//===- cgc.cpp - The Compiled Graph compiler's command line --------------===//
+//
+// cgc <source> -o <dir> [--target NAME] [--graph NAME]... [--emit=...]
+//     [--depfile FILE] -- <compile flags>
+//
+// Parses the graph source with the given flags, evaluates its CG_GRAPH
+// functions, validates and schedules each graph, and writes the artefacts.
+// Exit codes: 0 success; 1 the user's source is wrong (diagnostics printed);
+// 2 bad command line or I/O failure; 70 internal compiler error.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Codegen.h"
+#include "frontend/Frontend.h"
+#include "ir/GraphJson.h"
+#include "ir/Validate.h"
+#include "schedule/Schedule.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace {
+
+namespace cl = llvm::cl;
+
+cl::OptionCategory category("cgc options");
+
+cl::opt<std::string> sourcePath(cl::Positional, cl::Required, cl::desc("<graph source>"),
+                                cl::cat(category));
+cl::opt<std::string> outputDir("o", cl::Required, cl::desc("Directory for the generated files"),
+                               cl::value_desc("dir"), cl::cat(category));
+cl::opt<std::string> targetName(
+    "target", cl::desc("Name of the build target; prefixes the generated sources "
+                       "(default: the source's name up to its first '.')"),
+    cl::cat(category));
+cl::list<std::string> onlyGraphs("graph",
+                                 cl::desc("Compile only this CG_GRAPH function (repeatable)"),
+                                 cl::value_desc("name"), cl::cat(category));
+enum class Emit { IR, Schedule, Cpp };
+cl::list<Emit> emits(
+    "emit", cl::CommaSeparated, cl::desc("What to write (default: all of them)"),
+    cl::values(clEnumValN(Emit::IR, "ir", "<graph>.ir.json, the graph IR"),
+               clEnumValN(Emit::Schedule, "schedule",
+                          "<graph>.schedule.txt, each actor's operations"),
+               clEnumValN(Emit::Cpp, "cpp",
+                          "<target>.cg.hpp/.cg.cpp driver, per-actor programs, actor main")),
+    cl::cat(category));
+cl::opt<std::string> depfilePath("depfile",
+                                 cl::desc("Write a Makefile-style depfile of the source's "
+                                          "includes (for the build system)"),
+                                 cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> resourceDir("resource-dir",
+                                 cl::desc("Clang resource directory (default: the one cgc was built with"
+                                          ")"),
+                                 cl::value_desc("dir"), cl::cat(category));
+
+const char* kOverview =
+    "Compiled Graph compiler\n\n"
+    "  cgc <source> -o <dir> [options] -- <compile flags>\n\n"
+    "Everything after '--' is passed to Clang as the source's compile flags\n"
+    "(include directories, defines, -std=...).\n\n"
+    "Outputs, in <dir>:\n"
+    "  <graph>.ir.json          the graph: actors, tasks, values, source lines\n"
+    "  <graph>.schedule.txt     per actor, its numbered READ/COMPUTE/WRITE operations\n"
+    "  <target>.cg.hpp          the typed driver header: cg::launch<&graph>()\n"
+    "  <target>.cg.cpp          the driver library's compiled part\n"
+    "  <target>.<graph>.<actor>.cpp  one actor's schedule as code\n"
+    "  <target>.actors.cpp      main() of the actor executable\n";
+
+bool wants(Emit kind) {
+  return emits.empty() || std::find(emits.begin(), emits.end(), kind) != emits.end();
+}
+
+// Rewrites a file only when its contents change, so builds stay incremental.
+bool writeIfChanged(const std::string& path, const std::string& contents) {
+  {
+    std::ifstream existing(path, std::ios::binary);
+    if (existing) {
+      std::stringstream buffer;
+      buffer << existing.rdbuf();
+      if (buffer.str() == contents)
+        return true;
+    }
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << contents;
+  if (!out) {
+    std::cerr << "cgc: error: cannot write " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
+std::string escapeForMake(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    if (c == ' ' || c == '#')
+      out += '\\';
+    if (c == '$')
+      out += '$';
+    out += c;
+  }
+  return out;
+}
+
+int run(int argc, const char** argv) {
+  // Compile flags follow "--"; llvm::cl sees only what precedes it.
+  std::vector<const char*> ours;
+  std::vector<std::string> compileFlags;
+  bool afterDashes = false;
+  for (int i = 0; i < argc; ++i) {
+    if (!afterDashes && std::string_view(argv[i]) == "--")
+      afterDashes = true;
+    else if (afterDashes)
+      compileFlags.emplace_back(argv[i]);
+    else
+      ours.push_back(argv[i]);
+  }
+  cl::HideUnrelatedOptions(category);
+  if (!cl::ParseCommandLineOptions(static_cast<int>(ours.size()), ours.data(), kOverview,
+                                   &llvm::errs()))
+    return 2;
+
+  std::string target = targetName;
+  if (target.empty()) {
+    target = llvm::sys::path::filename(sourcePath).str();
+    target = target.substr(0, target.find('.'));
+  }
+
+  cg::frontend::FrontendOptions options{sourcePath, compileFlags, onlyGraphs, resourceDir};
+  std::optional<cg::frontend::FrontendResult> parsed = cg::frontend::runFrontend(options);
+  if (!parsed)
+    return 1;
+
+  std::vector<cg::schedule::Schedule> schedules;
+  bool failed = false;
+  for (const cg::ir::Graph& graph : parsed->graphs) {
+    std::vector<cg::ir::Diagnostic> problems = cg::ir::validate(graph);
+    if (problems.empty()) {
+      auto scheduled = cg::schedule::buildSchedule(graph);
+      if (auto* schedule = std::get_if<cg::schedule::Schedule>(&scheduled))
+        schedules.push_back(std::move(*schedule));
+      else
+        problems = std::get<std::vector<cg::ir::Diagnostic>>(scheduled);
+    }
+    for (const auto& problem : problems)
+      std::cerr << cg::ir::formatDiagnostic(problem);
+    failed |= !problems.empty();
+  }
+  if (failed)
+    return 1;
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
+    std::cerr << "cgc: error: cannot create " << outputDir << ": " << ec.message() << "\n";
+    return 2;
+  }
+  auto output = [&](const std::string& name) {
+    llvm::SmallString<256> path(outputDir.getValue());
+    llvm::sys::path::append(path, name);
+    return path.str().str();
+  };
+
+  bool ok = true;
+  cg::codegen::CodegenInput codegen{target, "", "", {}};
+  llvm::SmallString<256> absoluteSource(sourcePath.getValue());
+  llvm::sys::fs::make_absolute(absoluteSource);
+  llvm::sys::path::remove_dots(absoluteSource, true);
+  codegen.source = absoluteSource.str().str();
+  codegen.command = "cgc " + llvm::sys::path::filename(sourcePath).str() + " --target " + target;
+  for (size_t i = 0; i < parsed->graphs.size(); ++i) {
+    const cg::ir::Graph& graph = parsed->graphs[i];
+    std::string id = cg::codegen::identifierFor(graph.name);
+    if (wants(Emit::IR))
+      ok &= writeIfChanged(output(id + ".ir.json"), cg::ir::toJson(graph));
+    if (wants(Emit::Schedule))
+      ok &= writeIfChanged(output(id + ".schedule.txt"),
+                           cg::schedule::renderScheduleText(graph, schedules[i]));
+    codegen.graphs.push_back({&graph, &schedules[i]});
+  }
+  if (wants(Emit::Cpp))
+    for (const cg::codegen::GeneratedFile& file : cg::codegen::generate(codegen))
+      ok &= writeIfChanged(output(file.name), file.contents);
+
+  if (!depfilePath.empty()) {
+    std::string deps = escapeForMake(output(target + ".cg.hpp")) + ":";
+    for (const std::string& dependency : parsed->dependencies)
+      deps += " \\\n  " + escapeForMake(dependency);
+    ok &= writeIfChanged(depfilePath, deps + "\n");
+  }
+  return ok ? 0 : 2;
+}
+
+} // namespace
+
+int main(int argc, const char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    if (what.rfind("internal compiler error", 0) != 0)
+      what = "internal compiler error: " + what;
+    std::cerr << "cgc: " << what << "\nPlease report this with the graph source and the "
+              << "command line.\n";
+    return 70;
+  }
+}

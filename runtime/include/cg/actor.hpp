@@ -1,0 +1,210 @@
+// cg/actor.hpp - What the generated actor programs run on.
+//
+// cgc emits, per actor instance, one function that constructs the actor,
+// opens its channel ports and runs the actor's fixed operation list once per
+// execution until the driver closes the channels:
+//
+//   int cg_actor_chain_b(cg::ActorProcess& process) {
+//     ::EchoActor actor;
+//     auto c1 = process.input<std::string>(1, 0);
+//     auto c2 = process.output<std::string>(2);
+//     process.ready();
+//     for (;;) {
+//       cg::Result<std::string> v1;
+//       if (!c1.read(v1)) return 0;                          // READ
+//       auto v2 = process.call("echo", [&] { return actor.echo(v1.take()); }, v1);
+//       if (!c2.write(v2)) return 0;                         // WRITE
+//     }
+//   }
+//
+// Errors are values: a method's exception becomes an ErrorRecord in its
+// result; a task whose input holds an error skips its method and forwards it.
+#pragma once
+
+#include <cg/channel.hpp>
+#include <cg/detail/error_codec.hpp>
+#include <cg/detail/segment.hpp>
+#include <cg/serialize.hpp>
+
+#include <exception>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace cg {
+
+/// A task's input or result in one execution: a value, or the error that
+/// replaced it upstream.
+template <class T> class Result {
+public:
+  Result() = default;
+  Result(T value) : state_(std::in_place_index<1>, std::move(value)) {}
+  Result(ErrorRecord error) : state_(std::in_place_index<2>, std::move(error)) {}
+
+  bool ok() const noexcept { return state_.index() == 1; }
+  T& value() { return std::get<1>(state_); }
+  const T& value() const { return std::get<1>(state_); }
+  T take() { return std::move(std::get<1>(state_)); }
+  const ErrorRecord& error() const { return std::get<2>(state_); }
+
+private:
+  std::variant<std::monostate, T, ErrorRecord> state_;
+};
+
+namespace detail {
+/// The demangled dynamic type of the exception being handled.
+std::string current_exception_type();
+/// Fails the actor process on a broken channel (corrupt data): never silently.
+[[noreturn]] void channel_failure(const char* what, std::uint32_t channel, ChannelStatus status);
+} // namespace detail
+
+/// Reading end of a channel for one actor.
+template <class T> class InputPort {
+public:
+  InputPort(ChannelReader reader, std::uint32_t channel) : reader_(reader), channel_(channel) {}
+
+  /// The next execution's value (or forwarded error); false once the driver
+  /// has closed the channel (teardown).
+  bool read(Result<T>& out) {
+    ChannelReader::Message message;
+    ChannelStatus status = reader_.acquire(message, Deadline::max());
+    if (status == ChannelStatus::closed)
+      return false;
+    if (status != ChannelStatus::ok)
+      detail::channel_failure("read", channel_, status);
+    try {
+      if (message.kind == MessageKind::error)
+        out = Result<T>(decode_all<ErrorRecord>(message.payload));
+      else
+        out = Result<T>(decode_all<T>(message.payload));
+    } catch (const DecodeError& e) {
+      detail::channel_failure(e.what(), channel_, ChannelStatus::corrupt);
+    }
+    reader_.release();
+    return true;
+  }
+
+private:
+  ChannelReader reader_;
+  std::uint32_t channel_;
+};
+
+/// Writing end of a channel for one actor.
+template <class T> class OutputPort {
+public:
+  OutputPort(ChannelWriter writer, std::uint32_t channel, std::uint32_t slot_bytes,
+             std::string actor, std::string method)
+      : writer_(writer), channel_(channel), slot_bytes_(slot_bytes), actor_(std::move(actor)),
+        method_(std::move(method)) {}
+
+  /// Publishes this execution's result; false once the channel is closed.
+  /// A value too large for a slot is replaced by an error record saying so.
+  bool write(const Result<T>& result) {
+    if (!result.ok())
+      return put(MessageKind::error, result.error());
+    switch (ChannelStatus status = try_put(MessageKind::value, result.value())) {
+    case ChannelStatus::ok:
+      return true;
+    case ChannelStatus::closed:
+      return false;
+    case ChannelStatus::too_large:
+      return put(MessageKind::error,
+                 ErrorRecord{actor_, method_, "cg::SlotOverflow",
+                             "result of " + std::to_string(encoded_size(result.value())) +
+                                 " bytes does not fit a channel slot of " +
+                                 std::to_string(slot_bytes_) +
+                                 " bytes; raise cg::LaunchOptions::slot_bytes"});
+    default:
+      detail::channel_failure("write", channel_, status);
+    }
+  }
+
+private:
+  template <class V> ChannelStatus try_put(MessageKind kind, const V& value) {
+    std::size_t bytes = encoded_size(value);
+    std::span<std::byte> slot;
+    ChannelStatus status = writer_.acquire(bytes, slot, Deadline::max());
+    if (status != ChannelStatus::ok)
+      return status;
+    Encoder encoder(slot);
+    encode(encoder, value);
+    writer_.publish(kind, encoder.written());
+    return ChannelStatus::ok;
+  }
+  template <class V> bool put(MessageKind kind, const V& value) {
+    ChannelStatus status = try_put(kind, value);
+    if (status == ChannelStatus::closed)
+      return false;
+    if (status != ChannelStatus::ok)
+      detail::channel_failure("write", channel_, status);
+    return true;
+  }
+  ChannelWriter writer_;
+  std::uint32_t channel_;
+  std::uint32_t slot_bytes_;
+  std::string actor_;
+  std::string method_;
+};
+
+/// One actor's view of the launched graph: its segment and its identity.
+class ActorProcess {
+public:
+  ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor, const std::string& segment);
+  ~ActorProcess();
+  ActorProcess(const ActorProcess&) = delete;
+  ActorProcess& operator=(const ActorProcess&) = delete;
+
+  const std::string& actor_name() const noexcept { return name_; }
+
+  template <class T> InputPort<T> input(std::uint32_t channel, std::uint32_t reader) {
+    return InputPort<T>(ChannelReader(channel_at(channel), reader), channel);
+  }
+  template <class T> OutputPort<T> output(std::uint32_t channel, const char* method) {
+    return OutputPort<T>(ChannelWriter(channel_at(channel)), channel, slot_bytes_, name_, method);
+  }
+
+  /// Tells the driver this actor is attached and constructed.
+  void ready();
+
+  /// Runs a task's method unless an input carries an error; a thrown
+  /// exception becomes the task's error record.
+  template <class F, class... In> auto call(const char* method, F&& fn, const In&... inputs) {
+    using R = std::remove_cvref_t<decltype(fn())>;
+    const ErrorRecord* upstream = nullptr;
+    ((upstream = upstream ? upstream : (inputs.ok() ? nullptr : &inputs.error())), ...);
+    if (upstream)
+      return Result<R>(*upstream);
+    try {
+      return Result<R>(fn());
+    } catch (const std::exception& e) {
+      return Result<R>(ErrorRecord{name_, method, detail::current_exception_type(), e.what()});
+    } catch (...) {
+      return Result<R>(
+          ErrorRecord{name_, method, detail::current_exception_type(), "unknown exception"});
+    }
+  }
+
+private:
+  Channel channel_at(std::uint32_t channel) const;
+
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::string name_;
+  std::uint32_t slot_bytes_ = 0;
+};
+
+namespace detail {
+/// One actor of the host executable: graph name, actor name, entry point.
+struct ActorEntry {
+  const char* graph;
+  const GraphSpec* spec;
+  std::uint32_t actor;
+  int (*run)(ActorProcess&);
+};
+/// main() of the generated actor executable:
+///   <exe> <graph> <actor> <segment-name>
+int actor_host_main(int argc, char** argv, std::span<const ActorEntry> entries);
+} // namespace detail
+
+} // namespace cg

@@ -1,0 +1,29 @@
+// cg/cg.hpp - What a graph source includes: the annotations and the builder.
+//
+//   #include <cg/cg.hpp>
+//
+//   struct CG_ACTOR EchoActor {
+//     std::string echo(std::string msg) { return msg; }
+//   };
+//
+//   CG_GRAPH void chain(cg::GraphBuilder& g) {
+//     auto a = g.actor<EchoActor>("a");
+//     auto b = g.actor<EchoActor>("b");
+//     g.output(b.bind<&EchoActor::echo>(a.bind<&EchoActor::echo>(g.input<std::string>())));
+//   }
+//
+// CG_ACTOR marks a class whose public methods may be bound. CG_GRAPH marks a
+// graph function; it is `constexpr` because cgc runs it at compile time.
+// The annotations exist for Clang (which cgc uses); other compilers building
+// the generated code see only the plain C++.
+#pragma once
+
+#include <cg/builder.hpp>
+
+#if defined(__clang__)
+#define CG_ACTOR __attribute__((annotate("cg::actor")))
+#define CG_GRAPH __attribute__((annotate("cg::graph"))) constexpr
+#else
+#define CG_ACTOR
+#define CG_GRAPH constexpr
+#endif

@@ -1,0 +1,33 @@
+// cg/detail/error_codec.hpp - ErrorRecord on the wire.
+//
+// An error travels in a channel slot marked MessageKind::error, in place of
+// the value a failed task would have produced.
+#pragma once
+
+#include <cg/errors.hpp>
+#include <cg/serialize.hpp>
+
+namespace cg {
+
+template <> struct Codec<ErrorRecord> {
+  static std::size_t size(const ErrorRecord& r) {
+    return encoded_size(r.actor) + encoded_size(r.method) + encoded_size(r.exception_type) +
+           encoded_size(r.message);
+  }
+  static void encode(Encoder& e, const ErrorRecord& r) {
+    cg::encode(e, r.actor);
+    cg::encode(e, r.method);
+    cg::encode(e, r.exception_type);
+    cg::encode(e, r.message);
+  }
+  static ErrorRecord decode(Decoder& d) {
+    ErrorRecord r;
+    r.actor = cg::decode<std::string>(d);
+    r.method = cg::decode<std::string>(d);
+    r.exception_type = cg::decode<std::string>(d);
+    r.message = cg::decode<std::string>(d);
+    return r;
+  }
+};
+
+} // namespace cg

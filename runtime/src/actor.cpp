@@ -1,0 +1,102 @@
+// actor.cpp - The actor side of a launched graph: attach, identify, run.
+//
+// The actor executable is started by the driver as
+//   <exe> <graph> <actor> <segment-name>
+// It maps the segment, checks that it was made for this graph and this build
+// (same channel count), runs the generated entry for the actor and returns
+// when the driver closes the channels. Any runtime failure ends the process
+// with a message on stderr and exit code 2; the driver sees the death.
+#include <cg/actor.hpp>
+#include <cg/shm.hpp>
+
+#include <cxxabi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string_view>
+
+namespace cg {
+
+struct ActorProcess::Impl {
+  SharedSegment segment;
+  detail::SegmentLayout layout;
+  detail::SegmentHeader* header = nullptr;
+};
+
+ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
+                           const std::string& segment)
+    : impl_(std::make_unique<Impl>(Impl{SharedSegment::open(segment), {}, nullptr})),
+      name_(spec.actors[actor].name) {
+  if (impl_->segment.size() < sizeof(detail::SegmentHeader))
+    throw std::runtime_error("segment " + segment + " is too small to be a graph segment");
+  impl_->header = static_cast<detail::SegmentHeader*>(impl_->segment.data());
+  const detail::SegmentHeader& header = *impl_->header;
+  if (header.magic != detail::kSegmentMagic || header.channel_count != spec.channels.size() ||
+      header.actor_count != spec.actors.size() ||
+      std::string_view(header.graph) != std::string_view(spec.name))
+    throw std::runtime_error("segment " + segment + " was not made for graph '" + spec.name +
+                             "' of this build");
+  slot_bytes_ = header.slot_bytes;
+  impl_->layout = detail::segment_layout(spec, header.slots, header.slot_bytes);
+  if (impl_->layout.total_bytes > impl_->segment.size())
+    throw std::runtime_error("segment " + segment + " is smaller than its channels need");
+}
+
+ActorProcess::~ActorProcess() = default;
+
+Channel ActorProcess::channel_at(std::uint32_t channel) const {
+  auto* base = static_cast<std::byte*>(impl_->segment.data());
+  Channel view = Channel::attach(base + impl_->layout.channel_offsets.at(channel));
+  if (!view.valid())
+    throw std::runtime_error("channel " + std::to_string(channel) + " is not initialised");
+  return view;
+}
+
+void ActorProcess::ready() { impl_->header->ready.fetch_add(1, std::memory_order_release); }
+
+namespace detail {
+
+std::string current_exception_type() {
+  std::type_info* type = abi::__cxa_current_exception_type();
+  if (!type)
+    return "unknown";
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(type->name(), nullptr, nullptr, &status);
+  std::string name = status == 0 && demangled ? demangled : type->name();
+  std::free(demangled);
+  return name;
+}
+
+void channel_failure(const char* what, std::uint32_t channel, ChannelStatus status) {
+  std::fprintf(stderr, "cg actor: channel %u: %s (%s)\n", channel, what, to_string(status));
+  std::exit(2);
+}
+
+int actor_host_main(int argc, char** argv, std::span<const ActorEntry> entries) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s <graph> <actor> <segment>\n"
+                         "Started by cg::launch(); not meant to be run by hand.\n",
+                 argv[0]);
+    return 64;
+  }
+  for (const ActorEntry& entry : entries) {
+    if (std::strcmp(entry.graph, argv[1]) != 0 ||
+        std::strcmp(entry.spec->actors[entry.actor].name, argv[2]) != 0)
+      continue;
+    try {
+      ActorProcess process(*entry.spec, entry.actor, argv[3]);
+      return entry.run(process);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cg actor %s/%s: %s\n", argv[1], argv[2], e.what());
+      return 2;
+    }
+  }
+  std::fprintf(stderr, "cg actor: no actor '%s' in graph '%s' in this executable\n", argv[2],
+               argv[1]);
+  return 64;
+}
+
+} // namespace detail
+} // namespace cg

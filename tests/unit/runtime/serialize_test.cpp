@@ -1,0 +1,168 @@
+// serialize_test.cpp — round trips and malformed-input handling of cg/serialize.hpp.
+//
+// The decoder is the first thing to touch bytes that another process wrote, so
+// besides round trips these tests feed it truncated, oversized and over-long
+// input and require a DecodeError rather than a crash or a huge allocation.
+#include "cg/serialize.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+enum class Color : std::uint8_t { red = 1, green = 2, blue = 200 };
+enum Plain { plain_a = -5, plain_b = 70000 };
+
+struct Unsupported {};
+
+template <class T>
+std::vector<std::byte> encode_to_bytes(const T& value) {
+  std::vector<std::byte> out(cg::encoded_size(value));
+  cg::Encoder e(out);
+  cg::encode(e, value);
+  EXPECT_EQ(e.written(), out.size()) << "encoded_size must match what encode writes";
+  return out;
+}
+
+template <class T>
+T round_trip(const T& value) {
+  return cg::decode_all<T>(encode_to_bytes(value));
+}
+
+std::vector<std::byte> length_prefix(std::uint64_t n) {
+  std::vector<std::byte> out(sizeof n);
+  std::memcpy(out.data(), &n, sizeof n);
+  return out;
+}
+
+TEST(Serialize, ScalarsRoundTrip) {
+  EXPECT_EQ(round_trip(42), 42);
+  EXPECT_EQ(round_trip(-7), -7);
+  EXPECT_EQ(round_trip(std::numeric_limits<std::int64_t>::min()), std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(round_trip(std::uint16_t{65535}), 65535);
+  EXPECT_DOUBLE_EQ(round_trip(3.25), 3.25);
+  EXPECT_FLOAT_EQ(round_trip(-1.5f), -1.5f);
+  EXPECT_EQ(round_trip('x'), 'x');
+  EXPECT_EQ(cg::encoded_size(1.0), sizeof(double));
+}
+
+TEST(Serialize, BoolRoundTripsAndRejectsInvalidBytes) {
+  EXPECT_TRUE(round_trip(true));
+  EXPECT_FALSE(round_trip(false));
+  EXPECT_EQ(cg::encoded_size(true), 1u);
+  const std::vector<std::byte> bad{std::byte{2}};
+  EXPECT_THROW(cg::decode_all<bool>(bad), cg::DecodeError);
+}
+
+TEST(Serialize, EnumsRoundTrip) {
+  EXPECT_EQ(round_trip(Color::blue), Color::blue);
+  EXPECT_EQ(round_trip(Color::red), Color::red);
+  EXPECT_EQ(round_trip(plain_b), plain_b);
+  EXPECT_EQ(round_trip(plain_a), plain_a);
+}
+
+TEST(Serialize, StringsRoundTrip) {
+  EXPECT_EQ(round_trip(std::string()), "");
+  EXPECT_EQ(round_trip(std::string("hello")), "hello");
+  std::string with_nul("a\0b", 3);
+  EXPECT_EQ(round_trip(with_nul), with_nul);
+  std::string long_string(1 << 20, '\0');
+  for (std::size_t i = 0; i < long_string.size(); ++i) long_string[i] = static_cast<char>(i * 31 + 7);
+  EXPECT_EQ(round_trip(long_string), long_string);
+  EXPECT_EQ(cg::encoded_size(std::string("abc")), 8u + 3u);
+}
+
+TEST(Serialize, VectorsRoundTrip) {
+  EXPECT_EQ(round_trip(std::vector<int>{}), std::vector<int>{});
+  const std::vector<int> ints{1, -2, 3, 1 << 30};
+  EXPECT_EQ(round_trip(ints), ints);
+  EXPECT_EQ(cg::encoded_size(ints), 8u + 4 * sizeof(int));
+
+  const std::vector<std::string> strings{"", "one", std::string(1000, 'z'), "three"};
+  EXPECT_EQ(round_trip(strings), strings);
+
+  const std::vector<std::vector<double>> nested{{}, {1.5}, {2.5, -3.5, 1e300}};
+  EXPECT_EQ(round_trip(nested), nested);
+
+  const std::vector<bool> bools{true, false, true, true};
+  EXPECT_EQ(round_trip(bools), bools);
+
+  const std::vector<Color> colors{Color::green, Color::blue};
+  EXPECT_EQ(round_trip(colors), colors);
+}
+
+TEST(Serialize, SequentialValuesShareOneBuffer) {
+  const int a = 7;
+  const std::string b = "bee";
+  std::vector<std::byte> buffer(cg::encoded_size(a) + cg::encoded_size(b));
+  cg::Encoder e(buffer);
+  cg::encode(e, a);
+  cg::encode(e, b);
+  ASSERT_EQ(e.written(), buffer.size());
+  cg::Decoder d(buffer);
+  EXPECT_EQ(cg::decode<int>(d), 7);
+  EXPECT_EQ(cg::decode<std::string>(d), "bee");
+  EXPECT_EQ(d.remaining(), 0u);
+}
+
+TEST(Serialize, TruncatedInputThrows) {
+  const auto full = encode_to_bytes(std::vector<std::string>{"alpha", "beta"});
+  for (std::size_t cut = 0; cut < full.size(); ++cut) {
+    const std::span<const std::byte> prefix(full.data(), cut);
+    EXPECT_THROW(cg::decode_all<std::vector<std::string>>(prefix), cg::DecodeError) << "cut at " << cut;
+  }
+  const auto d = encode_to_bytes(2.0);
+  EXPECT_THROW(cg::decode_all<double>(std::span<const std::byte>(d.data(), 7)), cg::DecodeError);
+}
+
+TEST(Serialize, HugeLengthPrefixThrowsWithoutAllocating) {
+  // If any of these allocated first, they would throw std::bad_alloc (or
+  // exhaust memory) instead of DecodeError.
+  auto bytes = length_prefix(std::numeric_limits<std::uint64_t>::max() / 2);
+  bytes.resize(bytes.size() + 16);
+  EXPECT_THROW(cg::decode_all<std::string>(bytes), cg::DecodeError);
+  EXPECT_THROW(cg::decode_all<std::vector<int>>(bytes), cg::DecodeError);
+  EXPECT_THROW(cg::decode_all<std::vector<std::string>>(bytes), cg::DecodeError);
+  EXPECT_THROW(cg::decode_all<std::vector<std::vector<double>>>(bytes), cg::DecodeError);
+
+  // Just one element too many for the bytes present: still rejected up front.
+  auto three_ints = length_prefix(4);
+  three_ints.resize(three_ints.size() + 3 * sizeof(int));
+  EXPECT_THROW(cg::decode_all<std::vector<int>>(three_ints), cg::DecodeError);
+}
+
+TEST(Serialize, DecodeAllRejectsTrailingBytes) {
+  auto bytes = encode_to_bytes(5);
+  bytes.push_back(std::byte{0});
+  EXPECT_THROW(cg::decode_all<int>(bytes), cg::DecodeError);
+  cg::Decoder d(bytes);  // a plain decode leaves them for the caller
+  EXPECT_EQ(cg::decode<int>(d), 5);
+  EXPECT_EQ(d.remaining(), 1u);
+}
+
+TEST(Serialize, DecoderTakeIsBoundsChecked) {
+  const std::vector<std::byte> bytes(4);
+  cg::Decoder d(bytes);
+  EXPECT_EQ(d.take(3).size(), 3u);
+  EXPECT_THROW(d.take(2), cg::DecodeError);
+  EXPECT_EQ(d.remaining(), 1u);
+}
+
+TEST(Serialize, SerializabilityIsDetectable) {
+  static_assert(cg::is_serializable_v<int>);
+  static_assert(cg::is_serializable_v<bool>);
+  static_assert(cg::is_serializable_v<Color>);
+  static_assert(cg::is_serializable_v<std::string>);
+  static_assert(cg::is_serializable_v<std::vector<std::vector<std::string>>>);
+  static_assert(!cg::is_serializable_v<Unsupported>);
+  static_assert(!cg::is_serializable_v<std::vector<Unsupported>>);
+  static_assert(!cg::is_serializable_v<int*>);
+  SUCCEED();
+}
+
+}  // namespace

@@ -1,0 +1,122 @@
+// shm_test.cpp — tests of cg::SharedSegment and unique_segment_name().
+//
+// Segments are the only thing a crashed graph can leak system-wide, so besides
+// the basic create/open contract these check error reporting (the name must be
+// in the message) and that names never collide across calls or processes.
+#include "cg/shm.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <string>
+#include <system_error>
+
+namespace {
+
+// Unlinks the name even when an assertion fails half-way.
+struct NameGuard {
+  std::string name;
+  ~NameGuard() { shm_unlink(name.c_str()); }
+};
+
+TEST(SharedSegment, CreateOpenShareMemoryAndUnlinkRemovesTheName) {
+  NameGuard guard{cg::unique_segment_name()};
+  cg::SharedSegment created = cg::SharedSegment::create(guard.name, 1000);
+  ASSERT_NE(created.data(), nullptr);
+  EXPECT_EQ(created.size(), 1000u);
+  EXPECT_EQ(created.name(), guard.name);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(created.data()) % 64, 0u);
+  EXPECT_EQ(static_cast<unsigned char*>(created.data())[999], 0) << "new segments are zero-filled";
+
+  std::memcpy(created.data(), "shared!", 8);
+  {
+    cg::SharedSegment opened = cg::SharedSegment::open(guard.name);
+    EXPECT_EQ(opened.size(), 1000u);
+    EXPECT_NE(opened.data(), created.data()) << "a second, independent mapping";
+    EXPECT_STREQ(static_cast<const char*>(opened.data()), "shared!");
+    std::memcpy(opened.data(), "back", 5);
+  }
+  EXPECT_STREQ(static_cast<const char*>(created.data()), "back");
+
+  created.unlink();
+  created.unlink();  // idempotent
+  EXPECT_THROW(cg::SharedSegment::open(guard.name), std::system_error);
+  std::memcpy(created.data(), "still mapped", 13);
+  EXPECT_STREQ(static_cast<const char*>(created.data()), "still mapped");
+}
+
+TEST(SharedSegment, CreatingAnExistingNameThrows) {
+  NameGuard guard{cg::unique_segment_name()};
+  cg::SharedSegment first = cg::SharedSegment::create(guard.name, 4096);
+  try {
+    cg::SharedSegment::create(guard.name, 4096);
+    FAIL() << "expected std::system_error";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code().value(), EEXIST);
+    EXPECT_NE(std::string(e.what()).find(guard.name), std::string::npos) << e.what();
+  }
+  // The failed create must not have removed or resized the existing segment.
+  EXPECT_EQ(cg::SharedSegment::open(guard.name).size(), 4096u);
+}
+
+TEST(SharedSegment, OpeningAMissingNameThrowsNamingIt) {
+  const std::string name = cg::unique_segment_name();
+  try {
+    cg::SharedSegment::open(name);
+    FAIL() << "expected std::system_error";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code().value(), ENOENT);
+    EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+  }
+}
+
+TEST(SharedSegment, MoveTransfersTheMapping) {
+  NameGuard guard{cg::unique_segment_name()};
+  cg::SharedSegment a = cg::SharedSegment::create(guard.name, 64);
+  void* data = a.data();
+  cg::SharedSegment b = std::move(a);
+  EXPECT_EQ(b.data(), data);
+  EXPECT_EQ(b.size(), 64u);
+  EXPECT_EQ(a.data(), nullptr);  // NOLINT(bugprone-use-after-move): moved-from state is specified
+  cg::SharedSegment c;
+  c = std::move(b);
+  EXPECT_EQ(c.data(), data);
+  static_cast<char*>(c.data())[63] = 1;  // still mapped
+}
+
+TEST(SharedSegment, UniqueNamesDifferAcrossCallsAndProcesses) {
+  std::set<std::string> names;
+  for (int i = 0; i < 1000; ++i) names.insert(cg::unique_segment_name());
+  EXPECT_EQ(names.size(), 1000u);
+  const std::string prefix = "/cg." + std::to_string(getpid()) + ".";
+  EXPECT_EQ(names.begin()->rfind(prefix, 0), 0u) << *names.begin();
+
+  // A forked child continues the same counter: its pid must keep it distinct.
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string name = cg::unique_segment_name();
+    const ssize_t n = write(fds[1], name.data(), name.size());
+    _exit(n == static_cast<ssize_t>(name.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  char buffer[256] = {};
+  ssize_t got = 0;
+  for (ssize_t n; (n = read(fds[0], buffer + got, sizeof buffer - 1 - got)) > 0;) got += n;
+  close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const std::string child_name(buffer, static_cast<std::size_t>(got));
+  EXPECT_FALSE(child_name.empty());
+  EXPECT_EQ(names.count(child_name), 0u);
+  EXPECT_NE(child_name, cg::unique_segment_name());
+}
+
+}  // namespace
