@@ -97,8 +97,9 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
   s.options = options;
   if (options.max_in_flight == 0)
     throw LaunchError("cg::LaunchOptions::max_in_flight must be at least 1");
-  if (options.slot_bytes < 64)
-    throw LaunchError("cg::LaunchOptions::slot_bytes must be at least 64");
+  if (options.slot_bytes < kMinSlotBytes)
+    throw LaunchError("cg::LaunchOptions::slot_bytes must be at least " +
+                      std::to_string(kMinSlotBytes));
   if (!options.actor_host.empty())
     actor_host = options.actor_host;
   if (::access(actor_host.c_str(), X_OK) != 0)
@@ -193,11 +194,12 @@ bool GraphRuntime::acquire_input(std::size_t input, std::size_t bytes,
     return true;
   case ChannelStatus::too_large: {
     // Keep every actor in step: this execution carries an error, not a value.
-    ErrorRecord error{"driver", "execute", "cg::SlotOverflow",
-                      "input #" + std::to_string(input) + " of " + std::to_string(bytes) +
-                          " bytes does not fit a channel slot of " +
-                          std::to_string(s.options.slot_bytes) +
-                          " bytes; raise cg::LaunchOptions::slot_bytes"};
+    ErrorRecord error = fit_to_slot(
+        {"driver", "execute", "cg::SlotOverflow",
+         "input #" + std::to_string(input) + " of " + std::to_string(bytes) +
+             " bytes does not fit a channel slot of " + std::to_string(s.options.slot_bytes) +
+             " bytes; raise cg::LaunchOptions::slot_bytes"},
+        s.options.slot_bytes);
     std::size_t size = encoded_size(error);
     if (s.inputs[input].acquire(size, slot, deadline) != ChannelStatus::ok)
       s.throw_closed(spec_);

@@ -102,7 +102,7 @@ public:
   /// A value too large for a slot is replaced by an error record saying so.
   bool write(const Result<T>& result) {
     if (!result.ok())
-      return put(MessageKind::error, result.error());
+      return put(MessageKind::error, detail::fit_to_slot(result.error(), slot_bytes_));
     switch (ChannelStatus status = try_put(MessageKind::value, result.value())) {
     case ChannelStatus::ok:
       return true;
@@ -110,11 +110,12 @@ public:
       return false;
     case ChannelStatus::too_large:
       return put(MessageKind::error,
-                 ErrorRecord{actor_, method_, "cg::SlotOverflow",
-                             "result of " + std::to_string(encoded_size(result.value())) +
-                                 " bytes does not fit a channel slot of " +
-                                 std::to_string(slot_bytes_) +
-                                 " bytes; raise cg::LaunchOptions::slot_bytes"});
+                 detail::fit_to_slot({actor_, method_, "cg::SlotOverflow",
+                                      "result of " + std::to_string(encoded_size(result.value())) +
+                                          " bytes does not fit a channel slot of " +
+                                          std::to_string(slot_bytes_) +
+                                          " bytes; raise cg::LaunchOptions::slot_bytes"},
+                                     slot_bytes_));
     default:
       detail::channel_failure("write", channel_, status);
     }

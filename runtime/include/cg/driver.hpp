@@ -31,7 +31,8 @@ namespace cg {
 struct LaunchOptions {
   /// Executions submitted and not yet collected; also each channel's ring size.
   std::uint32_t max_in_flight = 10;
-  /// Largest serialized value one channel slot holds.
+  /// Largest serialized value one channel slot holds (at least 256). A larger
+  /// value is delivered as a cg::TaskError saying so, never truncated.
   std::uint32_t slot_bytes = 64 * 1024;
   /// How long launch() waits for every actor process to attach.
   std::chrono::milliseconds start_timeout{10'000};

@@ -7,6 +7,8 @@
 #include <cg/errors.hpp>
 #include <cg/serialize.hpp>
 
+#include <string_view>
+
 namespace cg {
 
 template <> struct Codec<ErrorRecord> {
@@ -29,5 +31,25 @@ template <> struct Codec<ErrorRecord> {
     return r;
   }
 };
+
+namespace detail {
+/// Error records must always reach the driver, so one too large for a slot
+/// (a huge what()) is shortened to fit; slots hold at least kMinSlotBytes.
+inline ErrorRecord fit_to_slot(ErrorRecord record, std::size_t slot_bytes) {
+  constexpr std::string_view kCut = " [truncated]";
+  std::size_t size = encoded_size(record);
+  if (size <= slot_bytes)
+    return record;
+  std::size_t excess = size - slot_bytes + kCut.size();
+  if (excess >= record.message.size())
+    record.message.clear();
+  else
+    record.message.resize(record.message.size() - excess);
+  record.message += kCut;
+  while (encoded_size(record) > slot_bytes && !record.exception_type.empty())
+    record.exception_type.pop_back();
+  return record;
+}
+} // namespace detail
 
 } // namespace cg

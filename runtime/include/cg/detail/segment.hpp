@@ -36,6 +36,10 @@ struct GraphSpec {
   std::span<const std::uint32_t> output_channels;// per output position
 };
 
+/// The smallest slot: room for an error record with names of actors, methods
+/// and exception types (messages are shortened to fit).
+inline constexpr std::uint32_t kMinSlotBytes = 256;
+
 inline constexpr std::uint64_t kSegmentMagic = 0x31'48'50'41'52'47'47'43;  // "CGGRAPH1"
 
 struct SegmentHeader {

@@ -1,0 +1,68 @@
+// graphs.cg.cpp - graphs for the end-to-end tests beyond the quickstart.
+#include <cg/cg.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+struct CG_ACTOR Calculator {
+  int add_one(int x) {
+    if (x < 0)
+      throw std::invalid_argument("negative input " + std::to_string(x));
+    return x + 1;
+  }
+  int sum(int x, int y) { return x + y; }
+  int shout(int n) { throw std::runtime_error(std::string(static_cast<std::size_t>(n), '!')); }
+  std::string repeat(int n) { return std::string(static_cast<std::size_t>(n), 'x'); }
+  std::vector<double> scale(std::vector<double> v, int factor) {
+    for (double& d : v)
+      d *= factor;
+    return v;
+  }
+};
+
+// a.add_one -> b.add_one: an error raised on a flows through b to the driver.
+CG_GRAPH void adder(cg::GraphBuilder& g) {
+  auto a = g.actor<Calculator>("a");
+  auto b = g.actor<Calculator>("b");
+  g.output(b.bind<&Calculator::add_one>(a.bind<&Calculator::add_one>(g.input<int>())));
+}
+
+// Two paths joining: in -> a, in -> b, (a, b) -> c.
+CG_GRAPH void diamond(cg::GraphBuilder& g) {
+  auto in = g.input<int>();
+  auto a = g.actor<Calculator>("a");
+  auto b = g.actor<Calculator>("b");
+  auto c = g.actor<Calculator>("c");
+  g.output(c.bind<&Calculator::sum>(a.bind<&Calculator::add_one>(in),
+                                    b.bind<&Calculator::add_one>(in)));
+}
+
+// Two tasks on one actor: the middle value never leaves the process.
+CG_GRAPH void same_actor(cg::GraphBuilder& g) {
+  auto a = g.actor<Calculator>("a");
+  auto once = a.bind<&Calculator::add_one>(g.input<int>());
+  g.output(a.bind<&Calculator::add_one>(once));
+}
+
+// A result whose size the input chooses: for slot overflow.
+CG_GRAPH void repeater(cg::GraphBuilder& g) {
+  auto a = g.actor<Calculator>("a");
+  g.output(a.bind<&Calculator::repeat>(g.input<int>()));
+}
+
+// A method whose exception message is as long as the input says.
+CG_GRAPH void shouter(cg::GraphBuilder& g) {
+  auto a = g.actor<Calculator>("a");
+  auto b = g.actor<Calculator>("b");
+  g.output(b.bind<&Calculator::add_one>(a.bind<&Calculator::shout>(g.input<int>())));
+}
+
+// A vector through two actors, and the same value consumed twice by one task.
+CG_GRAPH void vectors(cg::GraphBuilder& g) {
+  auto a = g.actor<Calculator>("a");
+  auto b = g.actor<Calculator>("b");
+  auto factor = g.input<int>();
+  auto scaled = a.bind<&Calculator::scale>(g.input<std::vector<double>>(), factor);
+  g.output(b.bind<&Calculator::scale>(scaled, factor), b.bind<&Calculator::sum>(factor, factor));
+}

@@ -1,0 +1,166 @@
+// graphs_test.cpp - errors as values, capacity, faults and graph shapes
+// beyond the quickstart, end to end.
+#include "e2e_graphs.cg.hpp"
+#include "leftovers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Graphs = cg_test::NoLeftovers;
+
+TEST_F(Graphs, DiamondJoinsTwoPaths) {
+  auto graph = cg::launch<&diamond>();
+  EXPECT_EQ(graph.execute(10).get(), 22);
+  EXPECT_EQ(graph.execute(0).get(), 2);
+}
+
+TEST_F(Graphs, TaskWithTwoFailedInputsForwardsTheFirstArgumentsError) {
+  auto graph = cg::launch<&diamond>();
+  try {
+    graph.execute(-1).get();
+    FAIL() << "expected cg::TaskError";
+  } catch (const cg::TaskError& e) {
+    EXPECT_EQ(e.actor(), "a");
+  }
+  EXPECT_EQ(graph.execute(1).get(), 4);
+}
+
+TEST_F(Graphs, SameActorEdgeStaysInProcess) {
+  auto graph = cg::launch<&same_actor>();
+  EXPECT_EQ(cg_test::child_pids().size(), 1u);
+  EXPECT_EQ(graph.execute(40).get(), 42);
+}
+
+TEST_F(Graphs, VectorsAndRepeatedArgumentsRoundTrip) {
+  auto graph = cg::launch<&vectors>();
+  auto [scaled, doubled] = graph.execute(3, std::vector<double>{1.0, -2.5, 4.0}).get();
+  EXPECT_EQ(scaled, (std::vector<double>{9.0, -22.5, 36.0}));
+  EXPECT_EQ(doubled, 6);
+}
+
+TEST_F(Graphs, MethodExceptionReachesGetAsTaskErrorAndTheGraphStaysUsable) {
+  auto graph = cg::launch<&adder>();
+  try {
+    graph.execute(-5).get();
+    FAIL() << "expected cg::TaskError";
+  } catch (const cg::TaskError& e) {
+    EXPECT_EQ(e.actor(), "a");
+    EXPECT_EQ(e.method(), "add_one");
+    EXPECT_EQ(e.exception_type(), "std::invalid_argument");
+    EXPECT_EQ(e.message(), "negative input -5");
+    EXPECT_STREQ(e.what(), "task a.add_one failed: std::invalid_argument: negative input -5");
+  }
+  EXPECT_EQ(graph.execute(1).get(), 3);
+}
+
+TEST_F(Graphs, ResultLargerThanASlotBecomesAClearError) {
+  cg::LaunchOptions options;
+  options.slot_bytes = 1024;
+  auto graph = cg::launch<&repeater>(options);
+  EXPECT_EQ(graph.execute(100).get(), std::string(100, 'x'));
+  try {
+    graph.execute(5000).get();
+    FAIL() << "expected cg::TaskError";
+  } catch (const cg::TaskError& e) {
+    EXPECT_EQ(e.exception_type(), "cg::SlotOverflow");
+    EXPECT_EQ(e.message(), "result of 5008 bytes does not fit a channel slot of 1024 bytes; "
+                           "raise cg::LaunchOptions::slot_bytes");
+  }
+  EXPECT_EQ(graph.execute(3).get(), "xxx");
+}
+
+TEST_F(Graphs, InputLargerThanASlotBecomesAClearError) {
+  cg::LaunchOptions options;
+  options.slot_bytes = 256;
+  auto graph = cg::launch<&vectors>(options);
+  try {
+    graph.execute(2, std::vector<double>(100, 1.0)).get();
+    FAIL() << "expected cg::TaskError";
+  } catch (const cg::TaskError& e) {
+    EXPECT_EQ(e.actor(), "driver");
+    EXPECT_EQ(e.message(), "input #1 of 808 bytes does not fit a channel slot of 256 bytes; "
+                           "raise cg::LaunchOptions::slot_bytes");
+  }
+  auto [scaled, doubled] = graph.execute(2, std::vector<double>{1.0}).get();
+  EXPECT_EQ(scaled, std::vector<double>{4.0});
+}
+
+TEST_F(Graphs, HugeExceptionMessageIsShortenedToFitASlot) {
+  cg::LaunchOptions options;
+  options.slot_bytes = 1024;
+  auto graph = cg::launch<&shouter>(options);
+  try {
+    graph.execute(5000).get();
+    FAIL() << "expected cg::TaskError";
+  } catch (const cg::TaskError& e) {
+    EXPECT_EQ(e.actor(), "a");
+    EXPECT_EQ(e.exception_type(), "std::runtime_error");
+    EXPECT_LT(e.message().size(), 1024u);
+    EXPECT_EQ(e.message().substr(e.message().size() - 15), "!!! [truncated]");
+  }
+  EXPECT_THROW(graph.execute(3).get(), cg::TaskError);
+}
+
+TEST_F(Graphs, MoreExecutionsThanMaxInFlightIsRefused) {
+  cg::LaunchOptions options;
+  options.max_in_flight = 2;
+  auto graph = cg::launch<&adder>(options);
+  auto first = graph.execute(1);
+  auto second = graph.execute(2);
+  EXPECT_THROW(graph.execute(3), cg::CapacityExceeded);
+  EXPECT_EQ(first.get(), 3);
+  auto third = graph.execute(3);
+  EXPECT_EQ(second.get(), 4);
+  EXPECT_EQ(third.get(), 5);
+}
+
+TEST_F(Graphs, KilledActorIsReportedByGetWithinASecond) {
+  auto graph = cg::launch<&adder>();
+  EXPECT_EQ(graph.execute(1).get(), 3);
+  std::vector<int> actors = cg_test::child_pids();
+  ASSERT_EQ(actors.size(), 2u);
+  ::kill(actors[0], SIGKILL);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(graph.execute(1).get(), cg::ActorDiedError);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_THROW(graph.execute(1), cg::ActorDiedError);
+}
+
+TEST_F(Graphs, GetTimesOutWhenAnActorIsStopped) {
+  cg::LaunchOptions options;
+  options.get_timeout = std::chrono::milliseconds(200);
+  auto graph = cg::launch<&adder>(options);
+  std::vector<int> actors = cg_test::child_pids();
+  ASSERT_EQ(actors.size(), 2u);
+  ::kill(actors[0], SIGSTOP);
+  EXPECT_THROW(graph.execute(1).get(), cg::TimeoutError);
+  ::kill(actors[0], SIGCONT);
+}
+
+TEST_F(Graphs, MissingActorExecutableIsALaunchError) {
+  cg::LaunchOptions options;
+  options.actor_host = "/nonexistent/actors";
+  try {
+    cg::launch<&adder>(options);
+    FAIL() << "expected cg::LaunchError";
+  } catch (const cg::LaunchError& e) {
+    EXPECT_STREQ(e.what(), "actor executable '/nonexistent/actors' of graph 'adder' is missing "
+                           "or not executable; build it, or set cg::LaunchOptions::actor_host");
+  }
+}
+
+TEST_F(Graphs, GetTwiceOnOneRefIsAnError) {
+  auto graph = cg::launch<&adder>();
+  auto ref = graph.execute(1);
+  EXPECT_EQ(ref.get(), 3);
+  EXPECT_THROW(ref.get(), cg::Error);
+}
+
+} // namespace

@@ -1,0 +1,75 @@
+// quickstart_test.cpp - the quickstart graphs, built by add_compiled_graph(),
+// run as real processes.
+#include "e2e_quickstart.cg.hpp"
+#include "leftovers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+using Quickstart = cg_test::NoLeftovers;
+
+TEST_F(Quickstart, ChainEchoesItsInputThroughTwoActors) {
+  auto graph = cg::launch<&chain>();
+  EXPECT_EQ(graph.execute("hello").get(), "hello");
+}
+
+TEST_F(Quickstart, ChainStartsOneProcessPerActorAndUnlinksItsSegment) {
+  auto graph = cg::launch<&chain>();
+  EXPECT_EQ(cg_test::child_pids().size(), 2u);
+  EXPECT_EQ(cg_test::our_segments(), std::vector<std::string>{});
+}
+
+TEST_F(Quickstart, ChainCarriesManyDistinctValuesInOrder) {
+  auto graph = cg::launch<&chain>();
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_EQ(graph.execute("message " + std::to_string(i)).get(), "message " + std::to_string(i));
+}
+
+TEST_F(Quickstart, FanoutReturnsOneResultPerActorInOutputOrder) {
+  auto graph = cg::launch<&fanout>();
+  std::tuple<std::string, std::string, std::string> result = graph.execute("hello").get();
+  EXPECT_EQ(result, std::make_tuple(std::string("hello"), std::string("hello"),
+                                    std::string("hello")));
+}
+
+TEST_F(Quickstart, PipelineKeepsThreeExecutionsInFlightAndReturnsThemInOrder) {
+  auto graph = cg::launch<&pipeline>();
+  std::vector<cg::Ref<std::string>> refs;
+  for (int i = 0; i < 3; ++i)
+    refs.push_back(graph.execute("hello" + std::to_string(i)));
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(refs[i].get(), "hello" + std::to_string(i));
+}
+
+TEST_F(Quickstart, ResultsCanBeReadInAnyOrder) {
+  auto graph = cg::launch<&pipeline>();
+  std::vector<cg::Ref<std::string>> refs;
+  for (int i = 0; i < 5; ++i)
+    refs.push_back(graph.execute("v" + std::to_string(i)));
+  for (int i = 4; i >= 0; --i)
+    EXPECT_EQ(refs[i].get(), "v" + std::to_string(i));
+}
+
+TEST_F(Quickstart, TeardownStopsEveryActorAndIsIdempotent) {
+  auto graph = cg::launch<&fanout>();
+  EXPECT_EQ(cg_test::child_pids().size(), 3u);
+  graph.teardown();
+  EXPECT_EQ(cg_test::child_pids(), std::vector<int>{});
+  graph.teardown();
+  EXPECT_THROW(graph.execute("late"), cg::ChannelClosedError);
+}
+
+TEST_F(Quickstart, RefOutlivingItsGraphReportsTheTeardown) {
+  cg::Ref<std::string> ref = [] {
+    auto graph = cg::launch<&chain>();
+    return graph.execute("orphan");
+  }();
+  EXPECT_THROW(ref.get(), cg::ChannelClosedError);
+}
+
+} // namespace
