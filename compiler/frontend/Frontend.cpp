@@ -4,7 +4,8 @@
 //   1. the source itself: find CG_GRAPH functions and every file read (for the
 //      build's depfile); errors here are the user's C++ errors, shown as is;
 //   2. a probe file that includes the source and adds, per graph,
-//      `constexpr auto probe_N = ::cg::detail::encode<&::graph>();`
+//      `constexpr std::size_t count_N = ::cg::detail::record_count<&::graph>();`
+//      `constexpr auto probe_N = ::cg::detail::encode<&::graph, count_N>();`
 //      Clang's Sema evaluates those initializers; a graph that cannot be
 //      evaluated surfaces as Sema's "must be initialized by a constant
 //      expression" error on the probe, which we re-locate to the graph
@@ -99,7 +100,8 @@ std::vector<std::string> clangArgs(const FrontendOptions& options, const std::st
   // a target's older standard: the builder needs C++20.
   args.push_back("-I" CG_RUNTIME_INCLUDE_DIR);
   args.push_back("-std=c++20");
-  args.insert(args.end(), {"-fsyntax-only", "-w", "-Wno-unknown-warning-option",
+  args.insert(args.end(), {"-fsyntax-only", "-fno-caret-diagnostics", "-w",
+                           "-Wno-unknown-warning-option",
                            "-Qunused-arguments", "-ferror-limit=20"});
   args.push_back(file);
   return args;
@@ -190,7 +192,7 @@ public:
         continue;
       for (clang::Decl* member : ns->decls()) {
         auto* var = llvm::dyn_cast<clang::VarDecl>(member);
-        if (!var || var->isInvalidDecl())
+        if (!var || var->isInvalidDecl() || !var->getName().starts_with("probe_"))
           continue;
         unsigned index = std::stoul(var->getName().drop_front(strlen("probe_")).str());
         const clang::APValue* value = var->evaluateValue();
@@ -250,43 +252,45 @@ bool hasErrors(const CollectingConsumer& diagnostics) {
 }
 
 // Prints pass-2 diagnostics, moving errors located in the probe file to the
-// graph function and dropping notes that point into the probe or into the
-// builder's own encode() machinery.
+// graph function they are about, and dropping notes that point into the
+// probe or into the builder's own machinery (the user did not write those).
 void reportEvaluationErrors(const CollectingConsumer& diagnostics, const std::string& probePath,
                             const std::vector<GraphFunction>& graphs) {
-  bool keepNotes = false;
+  std::set<size_t> reported;   // a failed count_N also fails probe_N: say it once
+  bool showNotes = true;
   for (const auto& entry : diagnostics.entries) {
-    if (entry.level != clang::DiagnosticsEngine::Note) {
-      CollectingConsumer::Entry shown = entry;
-      keepNotes = true;
-      if (entry.loc.file == probePath) {
-        unsigned probeLine = entry.loc.line;
-        // Probe i sits on line i + 3 of the probe file (see probeSource).
-        const GraphFunction* graph = probeLine >= 3 && probeLine - 3 < graphs.size()
-                                         ? &graphs[probeLine - 3]
-                                         : nullptr;
-        if (graph) {
-          shown.loc = graph->loc;
-          shown.message = "graph '" + graph->name + "' cannot be evaluated at compile time";
-        }
-      }
-      printEntry(shown);
+    if (entry.level == clang::DiagnosticsEngine::Note) {
+      if (showNotes && entry.loc.file != probePath &&
+          !llvm::StringRef(entry.loc.file).starts_with(CG_RUNTIME_INCLUDE_DIR))
+        printEntry(entry);
       continue;
     }
-    if (!keepNotes || entry.loc.file == probePath ||
-        llvm::StringRef(entry.message).starts_with("in call to 'encode<") ||
-        llvm::StringRef(entry.message).starts_with("in call to 'record_count<"))
-      continue;
-    printEntry(entry);
+    CollectingConsumer::Entry shown = entry;
+    showNotes = true;
+    // Graph i's probe lines are 3 + 2i and 4 + 2i (see probeSource).
+    unsigned line = entry.loc.line;
+    if (entry.loc.file == probePath && line >= 3 && (line - 3) / 2 < graphs.size()) {
+      size_t index = (line - 3) / 2;
+      showNotes = reported.insert(index).second;
+      if (!showNotes)
+        continue;
+      shown.loc = graphs[index].loc;
+      shown.message = "graph '" + graphs[index].name + "' cannot be evaluated at compile time";
+    }
+    printEntry(shown);
   }
 }
 
 std::string probeSource(const std::string& source, const std::vector<GraphFunction>& graphs) {
   std::string code = "#include \"" + source + "\"\n";
   code += "namespace " + kProbeNamespace.str() + " {\n";
-  for (size_t i = 0; i < graphs.size(); ++i)
-    code += "constexpr auto probe_" + std::to_string(i) + " = ::cg::detail::encode<&::" +
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    std::string n = std::to_string(i);
+    code += "constexpr std::size_t count_" + n + " = ::cg::detail::record_count<&::" +
             graphs[i].name + ">();\n";
+    code += "constexpr auto probe_" + n + " = ::cg::detail::encode<&::" + graphs[i].name +
+            ", count_" + n + ">();\n";
+  }
   code += "}\n";
   return code;
 }

@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <cassert>
 #include <climits>
-#include <cstring>
 #include <ctime>
 #include <new>
 

@@ -268,19 +268,22 @@ constexpr auto Actor<C>::add(std::source_location loc, std::initializer_list<int
 
 namespace detail {
 
+/// What cgc evaluates, in two steps so that a graph that cannot be evaluated
+/// is reported on the first:
+///   constexpr std::size_t n = cg::detail::record_count<&graph>();
+///   constexpr auto records = cg::detail::encode<&graph, n>();
+/// The graph function runs twice; both runs agree because it is a pure
+/// constant expression.
 template <auto Graph> constexpr std::size_t record_count() {
   GraphBuilder g;
   Graph(g);
   return g.records().size();
 }
 
-/// What cgc evaluates: `constexpr auto ir = cg::detail::encode<&graph>();`
-/// The graph function runs twice (once to size the array); both runs are
-/// identical because it is a pure constant expression.
-template <auto Graph> constexpr auto encode() {
+template <auto Graph, std::size_t Count> constexpr auto encode() {
   GraphBuilder g;
   Graph(g);
-  std::array<Record, record_count<Graph>()> out{};
+  std::array<Record, Count> out{};
   for (std::size_t i = 0; i < out.size(); ++i)
     out[i] = g.records()[i];
   return out;

@@ -80,7 +80,7 @@ class Channel {
   // process. Closing is a teardown signal, not end-of-stream: from then on every
   // acquire returns `closed`, even when published messages remain unread.
   void close() noexcept;
-  bool closed() const noexcept;
+  bool closed() const noexcept;  // also true for a default-constructed Channel
 
  private:
   friend class ChannelWriter;

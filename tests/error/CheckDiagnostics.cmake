@@ -1,0 +1,80 @@
+# Runs cgc on a graph source that must be rejected and checks its diagnostics
+# against the expectations written in the source, next to the offending line
+# (the idea of Clang's -verify):
+#
+#   auto b = g.actor<Echo>("a");  // expected-error {{actor name 'a' is already used in graph 'g'}}
+#
+# Every expected error and note must be printed as `SOURCE:LINE:COL: error: text`
+# on that line, exactly; no other error may be printed; cgc must exit 1.
+#
+# cmake -DCGC=<cgc> -DSOURCE=<file> -DOUT=<dir> -DINCLUDE=<runtime include> -P CheckDiagnostics.cmake
+execute_process(
+  COMMAND "${CGC}" "${SOURCE}" -o "${OUT}" -- "-I${INCLUDE}"
+  RESULT_VARIABLE rc
+  ERROR_VARIABLE stderr)
+message("cgc exit code ${rc}; stderr:\n${stderr}")
+if(NOT rc EQUAL 1)
+  message(FATAL_ERROR "cgc must reject ${SOURCE} with exit code 1, got '${rc}'")
+endif()
+
+# Split into lines without letting CMake's list separator ';' interfere.
+function(split_lines text out)
+  string(REPLACE ";" "<semicolon>" text "${text}")
+  string(REPLACE "\n" ";" text "${text}")
+  set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+
+split_lines("${stderr}" printed)
+file(READ "${SOURCE}" source_text)
+split_lines("${source_text}" source_lines)
+
+set(line_number 0)
+set(expected_errors 0)
+set(failures "")
+foreach(line IN LISTS source_lines)
+  math(EXPR line_number "${line_number} + 1")
+  while(line MATCHES "expected-(error|note) {{(.*)}}")
+    set(kind "${CMAKE_MATCH_1}")
+    set(text "${CMAKE_MATCH_2}")
+    # Non-greedy by hand: the text ends at the first "}}".
+    string(FIND "${text}" "}}" end)
+    if(NOT end EQUAL -1)
+      string(SUBSTRING "${text}" 0 ${end} text)
+    endif()
+    if(kind STREQUAL "error")
+      math(EXPR expected_errors "${expected_errors} + 1")
+    endif()
+    set(found FALSE)
+    foreach(out_line IN LISTS printed)
+      if(out_line MATCHES "^(.*):([0-9]+):([0-9]+): ${kind}: (.*)$")
+        if(CMAKE_MATCH_1 STREQUAL SOURCE AND CMAKE_MATCH_2 EQUAL line_number
+           AND CMAKE_MATCH_4 STREQUAL text)
+          set(found TRUE)
+        endif()
+      endif()
+    endforeach()
+    if(NOT found)
+      string(APPEND failures "  line ${line_number}: expected ${kind}: ${text}\n")
+    endif()
+    string(FIND "${line}" "expected-${kind} {{${text}}}" at)
+    string(LENGTH "expected-${kind} {{${text}}}" length)
+    math(EXPR after "${at} + ${length}")
+    string(SUBSTRING "${line}" ${after} -1 line)
+  endwhile()
+endforeach()
+
+set(printed_errors 0)
+foreach(out_line IN LISTS printed)
+  if(out_line MATCHES ": error: ")
+    math(EXPR printed_errors "${printed_errors} + 1")
+  endif()
+endforeach()
+if(expected_errors EQUAL 0)
+  string(APPEND failures "  the source expects no error: add an expected-error marker\n")
+endif()
+if(NOT printed_errors EQUAL expected_errors)
+  string(APPEND failures "  ${printed_errors} errors printed, ${expected_errors} expected\n")
+endif()
+if(failures)
+  message(FATAL_ERROR "diagnostics of ${SOURCE} differ from its expectations:\n${failures}")
+endif()

@@ -1,0 +1,13 @@
+// A class used as an actor must be marked CG_ACTOR.
+#include <cg/cg.hpp>
+
+#include <string>
+
+struct Echo {
+  std::string echo(std::string msg) { return msg; }
+};
+
+CG_GRAPH void unmarked(cg::GraphBuilder& g) {
+  auto a = g.actor<Echo>("a");  // expected-error {{class 'Echo' is used as an actor but is not marked CG_ACTOR}}
+  g.output(a.bind<&Echo::echo>(g.input<std::string>()));
+}
