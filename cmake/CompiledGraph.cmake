@@ -11,8 +11,9 @@
 #                     built whenever <target> is.
 # cgc writes everything under ${CMAKE_CURRENT_BINARY_DIR}/<target>.cg/: the
 # driver, one program per actor, <graph>.ir.json and <graph>.schedule.txt.
-# A depfile makes edits to anything the source includes re-run cgc; the
-# include directories and definitions of <target> are passed to cgc.
+# A depfile makes edits to anything the source includes re-run cgc. The
+# include directories, definitions and options <target> compiles with (set
+# them on <target> as usual) reach cgc and the actor executable too.
 include_guard(GLOBAL)
 
 function(add_compiled_graph target)
@@ -56,8 +57,12 @@ function(add_compiled_graph target)
     COMMENT "cgc: compiling the graphs of ${ARG_SOURCE}"
     VERBATIM)
 
+  # The actors compile the graph source as the driver library does: with its
+  # include directories, definitions and options, wherever they come from.
   add_executable(${target}_actors "${actor_main}")
-  target_include_directories(${target}_actors PRIVATE "${out}")
+  target_include_directories(${target}_actors PRIVATE "${out}" "${includes}")
+  target_compile_definitions(${target}_actors PRIVATE "${defines}")
+  target_compile_options(${target}_actors PRIVATE "$<TARGET_PROPERTY:${target},COMPILE_OPTIONS>")
   target_link_libraries(${target}_actors PRIVATE CompiledGraph::runtime ${ARG_LINK_LIBRARIES})
 
   add_library(${target} STATIC "${driver_source}" "${driver_header}")

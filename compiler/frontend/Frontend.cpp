@@ -24,6 +24,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendActions.h"
+#include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -91,18 +92,18 @@ void printEntry(const CollectingConsumer::Entry& entry) {
 }
 
 std::vector<std::string> clangArgs(const FrontendOptions& options, const std::string& file) {
-  std::vector<std::string> args{"clang++"};
+  // C++20 first, so that a -std among the target's flags wins.
+  // A real argv[0]: the Clang driver finds the GCC installation relative to it.
+  std::vector<std::string> args{CG_CLANG_EXECUTABLE, "-std=c++20"};
   args.insert(args.end(), options.compileFlags.begin(), options.compileFlags.end());
   args.push_back("-resource-dir=" +
                  (options.resourceDir.empty() ? std::string(CG_CLANG_RESOURCE_DIR)
                                               : options.resourceDir));
-  // The runtime headers are always reachable, and -std comes last to win over
-  // a target's older standard: the builder needs C++20.
-  args.push_back("-I" CG_RUNTIME_INCLUDE_DIR);
-  args.push_back("-std=c++20");
+  // The runtime headers are always reachable, after the target's own paths.
+  args.push_back("-idirafter" CG_RUNTIME_INCLUDE_DIR);
   args.insert(args.end(), {"-fsyntax-only", "-fno-caret-diagnostics", "-w",
-                           "-Wno-unknown-warning-option",
-                           "-Qunused-arguments", "-ferror-limit=20"});
+                           "-Wno-unknown-warning-option", "-Qunused-arguments",
+                           "-ferror-limit=20"});
   args.push_back(file);
   return args;
 }
@@ -123,8 +124,13 @@ public:
     const clang::SourceManager& sm = context.getSourceManager();
     Visitor visitor(out_, sm);
     visitor.TraverseDecl(context.getTranslationUnitDecl());
-    for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it)
-      out_.files.push_back(it->first->getName().str());
+    // Canonical paths: build tools compare dependencies textually.
+    for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
+      llvm::SmallString<256> path;
+      if (llvm::sys::fs::real_path(it->first->getName(), path))
+        path = it->first->getName();
+      out_.files.push_back(path.str().str());
+    }
   }
 
 private:
@@ -296,6 +302,39 @@ std::string probeSource(const std::string& source, const std::vector<GraphFuncti
 }
 
 } // namespace
+
+std::variant<std::vector<std::string>, std::string>
+flagsFromCompileDatabase(const std::string& buildDir, const std::string& source) {
+  std::string error;
+  auto loaded = clang::tooling::CompilationDatabase::loadFromDirectory(buildDir, error);
+  if (!loaded)
+    return "cannot load a compile database from " + buildDir + ": " + error;
+  // A graph source is usually not compiled on its own (the generated code
+  // includes it): borrow the flags of the nearest file that is.
+  auto database = clang::tooling::inferMissingCompileCommands(std::move(loaded));
+  llvm::SmallString<256> absolute(source);
+  llvm::sys::fs::make_absolute(absolute);
+  std::vector<clang::tooling::CompileCommand> commands =
+      database->getCompileCommands(absolute.str());
+  if (commands.empty())
+    return "the compile database in " + buildDir + " has no entry for " + source;
+  const clang::tooling::CompileCommand& command = commands.front();
+  // Relative paths in the command are relative to its directory.
+  std::vector<std::string> flags{"-working-directory", command.Directory};
+  const std::vector<std::string>& line = command.CommandLine;
+  for (size_t i = 1; i < line.size(); ++i) {
+    if (line[i] == "-c" || line[i] == command.Filename || line[i] == "--")
+      continue;
+    if (line[i] == "-o" || line[i] == "-MF" || line[i] == "-MT" || line[i] == "-MQ") {
+      ++i;
+      continue;
+    }
+    if (llvm::StringRef(line[i]).starts_with("-M"))
+      continue;
+    flags.push_back(line[i]);
+  }
+  return flags;
+}
 
 std::optional<FrontendResult> runFrontend(const FrontendOptions& options) {
   llvm::SmallString<256> source(options.source);

@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace cg::frontend {
@@ -32,5 +33,10 @@ struct FrontendResult {
 /// Returns the graphs, or nullopt once every problem has been printed to
 /// stderr as a diagnostic.
 std::optional<FrontendResult> runFrontend(const FrontendOptions& options);
+
+/// The compile flags of `source` in the compile database in `buildDir`
+/// (without the compiler, the source, -c and -o), or an error message.
+std::variant<std::vector<std::string>, std::string>
+flagsFromCompileDatabase(const std::string& buildDir, const std::string& source);
 
 } // namespace cg::frontend

@@ -53,6 +53,10 @@ cl::opt<std::string> depfilePath("depfile",
                                  cl::desc("Write a Makefile-style depfile of the source's "
                                           "includes (for the build system)"),
                                  cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> compileDatabase(
+    "p", cl::desc("Build directory whose compile_commands.json has the source's flags "
+                  "(added before those after '--')"),
+    cl::value_desc("build dir"), cl::cat(category));
 cl::opt<std::string> resourceDir("resource-dir",
                                  cl::desc("Clang resource directory (default: the one cgc was built with"
                                           ")"),
@@ -60,9 +64,11 @@ cl::opt<std::string> resourceDir("resource-dir",
 
 const char* kOverview =
     "Compiled Graph compiler\n\n"
-    "  cgc <source> -o <dir> [options] -- <compile flags>\n\n"
+    "  cgc <source> -o <dir> [options] -- <compile flags>\n"
+    "  cgc <source> -o <dir> -p <build dir> [options]\n\n"
     "Everything after '--' is passed to Clang as the source's compile flags\n"
-    "(include directories, defines, -std=...).\n\n"
+    "(include directories, defines, -std=...); with -p, the flags of the\n"
+    "source's entry in <build dir>/compile_commands.json come first.\n\n"
     "Outputs, in <dir>:\n"
     "  <graph>.ir.json          the graph: actors, tasks, values, source lines\n"
     "  <graph>.schedule.txt     per actor, its numbered READ/COMPUTE/WRITE operations\n"
@@ -131,6 +137,15 @@ int run(int argc, const char** argv) {
     target = target.substr(0, target.find('.'));
   }
 
+  if (!compileDatabase.empty()) {
+    auto flags = cg::frontend::flagsFromCompileDatabase(compileDatabase, sourcePath);
+    if (auto* error = std::get_if<std::string>(&flags)) {
+      std::cerr << "cgc: error: " << *error << "\n";
+      return 2;
+    }
+    auto& fromDatabase = std::get<std::vector<std::string>>(flags);
+    compileFlags.insert(compileFlags.begin(), fromDatabase.begin(), fromDatabase.end());
+  }
   cg::frontend::FrontendOptions options{sourcePath, compileFlags, onlyGraphs, resourceDir};
   std::optional<cg::frontend::FrontendResult> parsed = cg::frontend::runFrontend(options);
   if (!parsed)

@@ -1,6 +1,10 @@
 // graphs.cg.cpp - graphs for the end-to-end tests beyond the quickstart.
 #include <cg/cg.hpp>
 
+#ifndef CG_E2E_GRAPHS_CONFIGURED
+#error "the definitions of the e2e_graphs target must reach every compile of this source"
+#endif
+
 #include <stdexcept>
 #include <string>
 #include <vector>
