@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Codegen.h"
 
+#include "codegen/FormatCode.h"
 #include "codegen/Templates.h"
 
 #include <fmt/format.h>
@@ -265,6 +266,8 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
                                fmt::arg("source_name", baseName(input.source)),
                                fmt::arg("command", input.command), fmt::arg("target", input.target),
                                fmt::arg("includes", includes), fmt::arg("entries", entries))});
+  for (GeneratedFile& file : files)
+    file.contents = formatCode(file.contents, file.name);
   return files;
 }
 
