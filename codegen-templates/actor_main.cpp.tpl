@@ -11,7 +11,7 @@
 namespace cg_generated::{target_ns} {{
 
 int run_{graph_id}_{actor_id}(cg::ActorProcess& process) {{
-  {actor_class} actor;
+  {actor_construction}
 
 {ports}  process.ready();
 

@@ -11,6 +11,7 @@
 #include "{source}"
 
 #include <cg/actor.hpp>
+#include <cg/codecs.hpp>
 #include <cg/driver.hpp>
 
 #include <array>
@@ -21,4 +22,4 @@ namespace cg_generated::{target_ns} {{
 /// The actor executable built beside this driver (see {target}.cg.cpp).
 const char* actor_host();
 }} // namespace cg_generated::{target_ns}
-{graphs}
+{codecs}{graphs}

@@ -30,19 +30,22 @@ std::string locationText(const ir::SourceLoc& loc) {
   return fmt::format("{}:{}:{}", baseName(loc.file), loc.line, loc.column);
 }
 
-// A human name for a value: "input #0" or "a.echo".
+// A human name for a value: "input #0", "a.echo" or "a.split[1]".
 std::string describeValue(const ir::Graph& graph, unsigned value) {
   const ir::Producer& producer = graph.values.at(value).producer;
   if (producer.kind == ir::Producer::Kind::Input)
     return fmt::format("input #{}", producer.index);
   const ir::Task& task = graph.tasks.at(producer.index);
-  return graph.actors.at(task.actor).name + "." + task.method;
+  std::string name = graph.actors.at(task.actor).name + "." + task.method;
+  return producer.element < 0 ? name : fmt::format("{}[{}]", name, producer.element);
 }
 
 std::string describeTask(const ir::Graph& graph, const ir::Task& task) {
   std::string args;
-  for (unsigned arg : task.args)
-    args += (args.empty() ? "" : ", ") + describeValue(graph, arg);
+  for (const ir::Arg& arg : task.args)
+    args += (args.empty() ? "" : ", ") + (arg.kind == ir::Arg::Kind::Value
+                                              ? describeValue(graph, arg.value)
+                                              : arg.constant.expression);
   return fmt::format("{}.{}({})", graph.actors.at(task.actor).name, task.method, args);
 }
 
@@ -107,7 +110,8 @@ public:
     return fmt::format(
         fmt::runtime(templateText("actor_main.cpp.tpl")),
         fmt::arg("file", actorFileName(actorIndex)), fmt::arg("actor", actor.name),
-        fmt::arg("actor_class", actor.className), fmt::arg("graph", graph_.name),
+        fmt::arg("actor_class", actor.className),
+        fmt::arg("actor_construction", construction(actor)), fmt::arg("graph", graph_.name),
         fmt::arg("graph_id", id_), fmt::arg("actor_id", identifierFor(actor.name)),
         fmt::arg("command", input_.command), fmt::arg("source_name", baseName(input_.source)),
         fmt::arg("schedule_file", id_ + ".schedule.txt"),
@@ -117,6 +121,15 @@ public:
   }
 
 private:
+  static std::string construction(const ir::Actor& actor) {
+    if (actor.constructorArgs.empty())
+      return actor.className + " actor;";
+    std::string args;
+    for (const ir::Constant& arg : actor.constructorArgs)
+      args += (args.empty() ? "" : ", ") + arg.expression;
+    return actor.className + " actor(" + args + ");";
+  }
+
   std::string valueType(unsigned value) const { return graph_.values.at(value).type.spelling; }
 
   int readerSlot(const schedule::Channel& channel, int actor) const {
@@ -155,9 +168,45 @@ private:
     std::map<unsigned, unsigned> last;
     for (unsigned t = 0; t < graph_.tasks.size(); ++t)
       if (graph_.tasks[t].actor == actor)
-        for (unsigned arg : graph_.tasks[t].args)
-          last[arg] = t;
+        for (const ir::Arg& arg : graph_.tasks[t].args)
+          if (arg.kind == ir::Arg::Kind::Value)
+            last[arg.value] = t;
     return last;
+  }
+
+  // A task's COMPUTE: the method call guarded by its inputs' errors, then,
+  // for an unpacked std::tuple result, one value per element.
+  std::string compute(unsigned t, const ir::Task& task,
+                      const std::map<unsigned, unsigned>& last) const {
+    std::string args, inputs;
+    for (const ir::Arg& arg : task.args) {
+      args += args.empty() ? "" : ", ";
+      if (arg.kind == ir::Arg::Kind::Constant) {
+        args += arg.constant.expression;
+        continue;
+      }
+      bool once = std::count_if(task.args.begin(), task.args.end(), [&](const ir::Arg& other) {
+                    return other.kind == ir::Arg::Kind::Value && other.value == arg.value;
+                  }) == 1;
+      bool moveIt = once && last.at(arg.value) == t;
+      args += fmt::format("v{}.{}()", arg.value, moveIt ? "take" : "value");
+      inputs += fmt::format(", v{}", arg.value);
+    }
+    std::string call = fmt::format("process.call(\"{}\", [&] {{ return actor.{}({}); }}{})",
+                                   task.method, task.method, args, inputs);
+    const ir::Producer& first = graph_.values.at(task.results.front()).producer;
+    if (first.element < 0)
+      return fmt::format("    cg::Result<{}> v{} = {};\n", valueType(task.results.front()),
+                         task.results.front(), call);
+    std::string elementTypes;
+    for (unsigned value : task.results)
+      elementTypes += (elementTypes.empty() ? "" : ", ") + valueType(value);
+    std::string out = fmt::format("    cg::Result<std::tuple<{}>> r{} = {};\n", elementTypes, t,
+                                  call);
+    for (unsigned value : task.results)
+      out += fmt::format("    cg::Result<{}> v{} = cg::element<{}>(r{});\n", valueType(value),
+                         value, graph_.values.at(value).producer.element, t);
+    return out;
   }
 
   // One block per task: a comment naming the call and its source line, then
@@ -181,21 +230,9 @@ private:
                              valueType(value), value, c, value);
         }
         break;
-      case Operation::Kind::Compute: {
-        std::string args, inputs;
-        for (unsigned arg : task.args) {
-          bool once = std::count(task.args.begin(), task.args.end(), arg) == 1;
-          bool moveIt = once && last.at(arg) == op.task;
-          args += fmt::format("{}v{}.{}()", args.empty() ? "" : ", ", arg,
-                              moveIt ? "take" : "value");
-          inputs += fmt::format(", v{}", arg);
-        }
-        out += fmt::format("    cg::Result<{}> v{} = process.call(\"{}\", [&] {{ return "
-                           "actor.{}({}); }}{});\n",
-                           valueType(task.result), task.result, task.method, task.method, args,
-                           inputs);
+      case Operation::Kind::Compute:
+        out += compute(op.task, task, last);
         break;
-      }
       case Operation::Kind::Write:
         for (unsigned c : op.channels)
           out += fmt::format("    if (!c{}.write(v{}))\n      return 0;\n", c,
@@ -211,6 +248,21 @@ private:
   const schedule::Schedule& schedule_;
   std::string id_;
 };
+
+std::string aggregateCodec(const ir::AggregateCodec& codec) {
+  std::string sizeTerms, encodeFields, decodeFields;
+  for (const ir::AggregateCodec::Field& field : codec.fields) {
+    sizeTerms += fmt::format("{}cg::encoded_size(value.{})", sizeTerms.empty() ? "" : " + ",
+                             field.name);
+    encodeFields += fmt::format("    cg::encode(out, value.{});\n", field.name);
+    decodeFields += fmt::format("{}cg::decode<{}>(in)", decodeFields.empty() ? "" : ", ",
+                                field.type);
+  }
+  return fmt::format(fmt::runtime(templateText("codec.hpp.tpl")), fmt::arg("type", codec.type),
+                     fmt::arg("size_terms", sizeTerms.empty() ? "0" : sizeTerms),
+                     fmt::arg("encode_fields", encodeFields),
+                     fmt::arg("decode_fields", decodeFields));
+}
 
 } // namespace
 
@@ -234,7 +286,12 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
   const std::string header = input.target + ".cg.hpp";
   const std::string targetNs = identifierFor(input.target);
   std::vector<GeneratedFile> files;
-  std::string sections, includes, entries;
+  std::string sections, includes, entries, codecs;
+  if (!input.codecs.empty())
+    codecs = "\n// Serializers of the structs that cross actor boundaries, generated from their\n"
+             "// fields.\n";
+  for (const ir::AggregateCodec& codec : input.codecs)
+    codecs += aggregateCodec(codec);
   for (const GraphToGenerate& g : input.graphs) {
     GraphGenerator generator(input, *g.graph, *g.schedule);
     sections += generator.driverSection();
@@ -253,7 +310,7 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
                            fmt::arg("source", input.source), fmt::arg("command", input.command),
                            fmt::arg("example_graph", input.graphs.front().graph->name),
                            fmt::arg("target", input.target), fmt::arg("target_ns", targetNs),
-                           fmt::arg("graphs", sections))});
+                           fmt::arg("codecs", codecs), fmt::arg("graphs", sections))});
   files.push_back({input.target + ".cg.cpp",
                    fmt::format(fmt::runtime(templateText("driver.cpp.tpl")),
                                fmt::arg("file", input.target + ".cg.cpp"),

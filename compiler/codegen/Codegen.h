@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/AggregateCodec.h"
 #include "ir/Graph.h"
 #include "schedule/Schedule.h"
 
@@ -26,6 +27,7 @@ struct CodegenInput {
   std::string source;    // absolute path of the graph source
   std::string command;   // how cgc was invoked, for the header comments
   std::vector<GraphToGenerate> graphs;
+  std::vector<ir::AggregateCodec> codecs;   // dependencies first
 };
 
 struct GeneratedFile {

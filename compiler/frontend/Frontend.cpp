@@ -4,8 +4,9 @@
 //   1. the source itself: find CG_GRAPH functions and every file read (for the
 //      build's depfile); errors here are the user's C++ errors, shown as is;
 //   2. a probe file that includes the source and adds, per graph,
-//      `constexpr std::size_t count_N = ::cg::detail::record_count<&::graph>();`
-//      `constexpr auto probe_N = ::cg::detail::encode<&::graph, count_N>();`
+//      `constexpr auto count_N = ::cg::detail::encoded_sizes<&::graph>();`
+//      `constexpr auto probe_N = ::cg::detail::encode<&::graph, count_N.records,
+//                                                    count_N.text>();`
 //      Clang's Sema evaluates those initializers; a graph that cannot be
 //      evaluated surfaces as Sema's "must be initialized by a constant
 //      expression" error on the probe, which we re-locate to the graph
@@ -101,6 +102,7 @@ std::vector<std::string> clangArgs(const FrontendOptions& options, const std::st
                                               : options.resourceDir));
   // The runtime headers are always reachable, after the target's own paths.
   args.push_back("-idirafter" CG_RUNTIME_INCLUDE_DIR);
+  args.push_back("-fconstexpr-steps=" + std::to_string(options.constexprSteps));
   args.insert(args.end(), {"-fsyntax-only", "-fno-caret-diagnostics", "-w",
                            "-Wno-unknown-warning-option", "-Qunused-arguments",
                            "-ferror-limit=20"});
@@ -181,6 +183,7 @@ private:
 
 struct Evaluation {
   std::vector<std::optional<ir::Graph>> graphs;   // per probe, when evaluated
+  std::vector<AggregateCodec> codecs;
   std::vector<ir::Diagnostic> problems;
 };
 
@@ -192,6 +195,7 @@ public:
   }
 
   void HandleTranslationUnit(clang::ASTContext& context) override {
+    SerializerPlanner serializers(context);
     for (clang::Decl* decl : context.getTranslationUnitDecl()->decls()) {
       auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(decl);
       if (!ns || ns->getName() != kProbeNamespace)
@@ -204,7 +208,7 @@ public:
         const clang::APValue* value = var->evaluateValue();
         if (!value)
           continue;   // Sema already reported why
-        auto decoded = decodeGraph(*value, graphs_[index], context);
+        auto decoded = decodeGraph(*value, graphs_[index], serializers);
         if (auto* graph = std::get_if<ir::Graph>(&decoded))
           out_.graphs[index] = std::move(*graph);
         else
@@ -212,6 +216,7 @@ public:
             out_.problems.push_back(std::move(problem));
       }
     }
+    out_.codecs = serializers.codecs();
   }
 
 private:
@@ -257,33 +262,79 @@ bool hasErrors(const CollectingConsumer& diagnostics) {
   return false;
 }
 
-// Prints pass-2 diagnostics, moving errors located in the probe file to the
-// graph function they are about, and dropping notes that point into the
-// probe or into the builder's own machinery (the user did not write those).
-void reportEvaluationErrors(const CollectingConsumer& diagnostics, const std::string& probePath,
-                            const std::vector<GraphFunction>& graphs) {
-  std::set<size_t> reported;   // a failed count_N also fails probe_N: say it once
-  bool showNotes = true;
-  for (const auto& entry : diagnostics.entries) {
-    if (entry.level == clang::DiagnosticsEngine::Note) {
-      if (showNotes && entry.loc.file != probePath &&
-          !llvm::StringRef(entry.loc.file).starts_with(CG_RUNTIME_INCLUDE_DIR))
-        printEntry(entry);
+bool isUserLocation(const ir::SourceLoc& loc, const std::string& probePath) {
+  return !loc.file.empty() && loc.file != probePath &&
+         !llvm::StringRef(loc.file).starts_with(CG_RUNTIME_INCLUDE_DIR);
+}
+
+// The message of a builder rule the graph broke: Clang's note for the failed
+// call reads `in call to 'graph_error(&"message"[0])'`.
+std::optional<std::string> graphErrorMessage(llvm::StringRef note) {
+  constexpr llvm::StringLiteral prefix = "in call to 'graph_error(&\"";
+  constexpr llvm::StringLiteral suffix = "\"[0])'";
+  if (!note.starts_with(prefix) || !note.ends_with(suffix))
+    return std::nullopt;
+  return note.drop_front(prefix.size()).drop_back(suffix.size()).str();
+}
+
+// The error a broken builder rule stands for, from the notes [begin, end) of
+// a failed evaluation: the rule's message at the innermost line of the user's.
+std::optional<CollectingConsumer::Entry>
+brokenRule(const std::vector<CollectingConsumer::Entry>& entries, size_t begin, size_t end,
+           const std::string& probePath) {
+  for (size_t n = begin; n < end; ++n) {
+    std::optional<std::string> rule = graphErrorMessage(entries[n].message);
+    if (!rule)
       continue;
-    }
-    CollectingConsumer::Entry shown = entry;
-    showNotes = true;
-    // Graph i's probe lines are 3 + 2i and 4 + 2i (see probeSource).
-    unsigned line = entry.loc.line;
-    if (entry.loc.file == probePath && line >= 3 && (line - 3) / 2 < graphs.size()) {
-      size_t index = (line - 3) / 2;
-      showNotes = reported.insert(index).second;
-      if (!showNotes)
+    for (size_t m = n + 1; m < end; ++m)
+      if (isUserLocation(entries[m].loc, probePath))
+        return CollectingConsumer::Entry{clang::DiagnosticsEngine::Error, entries[m].loc, *rule};
+  }
+  return std::nullopt;
+}
+
+// Prints pass-2 diagnostics. An error on the probe is about a graph: it moves
+// to the graph function, keeping Clang's notes that point at the user's code
+// and dropping those inside the probe or the builder. A broken builder rule
+// (graph_error) becomes an error with its own message at the user's line.
+void reportEvaluationErrors(const CollectingConsumer& diagnostics, const std::string& probePath,
+                            const std::vector<GraphFunction>& graphs, unsigned constexprSteps) {
+  std::set<size_t> reported;   // a failed count_N also fails probe_N: say it once
+  const auto& entries = diagnostics.entries;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].level == clang::DiagnosticsEngine::Note)
+      continue;
+    size_t end = i + 1;
+    while (end < entries.size() && entries[end].level == clang::DiagnosticsEngine::Note)
+      ++end;
+    CollectingConsumer::Entry shown = entries[i];
+    // Graph k's probe lines are 3 + 2k and 4 + 2k (see probeSource).
+    unsigned line = shown.loc.line;
+    bool onProbe = shown.loc.file == probePath && line >= 3 && (line - 3) / 2 < graphs.size();
+    if (onProbe) {
+      size_t graph = (line - 3) / 2;
+      if (!reported.insert(graph).second)
         continue;
-      shown.loc = graphs[index].loc;
-      shown.message = "graph '" + graphs[index].name + "' cannot be evaluated at compile time";
+      if (auto rule = brokenRule(entries, i + 1, end, probePath)) {
+        printEntry(*rule);
+        continue;
+      }
+      shown.loc = graphs[graph].loc;
+      shown.message = "graph '" + graphs[graph].name + "' cannot be evaluated at compile time";
     }
     printEntry(shown);
+    for (size_t n = i + 1; n < end; ++n) {
+      if (!isUserLocation(entries[n].loc, probePath))
+        continue;
+      printEntry(entries[n]);
+    }
+    for (size_t n = i + 1; n < end; ++n)
+      if (llvm::StringRef(entries[n].message).contains("maximum step limit"))
+        printEntry({clang::DiagnosticsEngine::Note, shown.loc,
+                    "cgc evaluates graphs with -fconstexpr-steps=" +
+                        std::to_string(constexprSteps) +
+                        "; raise it with 'cgc --constexpr-steps=N' (add_compiled_graph(... "
+                        "CONSTEXPR_STEPS N))"});
   }
 }
 
@@ -292,10 +343,10 @@ std::string probeSource(const std::string& source, const std::vector<GraphFuncti
   code += "namespace " + kProbeNamespace.str() + " {\n";
   for (size_t i = 0; i < graphs.size(); ++i) {
     std::string n = std::to_string(i);
-    code += "constexpr std::size_t count_" + n + " = ::cg::detail::record_count<&::" +
+    code += "constexpr auto count_" + n + " = ::cg::detail::encoded_sizes<&::" +
             graphs[i].name + ">();\n";
     code += "constexpr auto probe_" + n + " = ::cg::detail::encode<&::" + graphs[i].name +
-            ", count_" + n + ">();\n";
+            ", count_" + n + ".records, count_" + n + ".text>();\n";
   }
   code += "}\n";
   return code;
@@ -390,13 +441,15 @@ std::optional<FrontendResult> runFrontend(const FrontendOptions& options) {
                              clangArgs(options, probePath.str().str()), evalDiagnostics,
                              probePath.str().str(), probeSource(source.str().str(), graphs));
   if (!evaluated || hasErrors(evalDiagnostics) || !evaluation.problems.empty()) {
-    reportEvaluationErrors(evalDiagnostics, probePath.str().str(), graphs);
+    reportEvaluationErrors(evalDiagnostics, probePath.str().str(), graphs,
+                           options.constexprSteps);
     for (const auto& problem : evaluation.problems)
       std::cerr << ir::formatDiagnostic(problem);
     return std::nullopt;
   }
 
   FrontendResult result;
+  result.codecs = std::move(evaluation.codecs);
   for (auto& graph : evaluation.graphs) {
     if (!graph)
       throw std::logic_error("internal compiler error: a graph probe was not evaluated");

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/AggregateCodec.h"
 #include "ir/Graph.h"
 
 #include <optional>
@@ -18,15 +19,21 @@
 
 namespace cg::frontend {
 
+/// Clang's default (about a million) is too small for graphs of thousands of
+/// tasks; this still stops an infinite loop within seconds.
+inline constexpr unsigned kDefaultConstexprSteps = 100'000'000;
+
 struct FrontendOptions {
   std::string source;                     // the graph source (.cg.cpp)
   std::vector<std::string> compileFlags;  // the target's flags (-I, -D, -std...)
   std::vector<std::string> onlyGraphs;    // empty: every CG_GRAPH function
   std::string resourceDir;                // empty: the one baked in at build
+  unsigned constexprSteps = kDefaultConstexprSteps;
 };
 
 struct FrontendResult {
   std::vector<ir::Graph> graphs;          // in source order
+  std::vector<ir::AggregateCodec> codecs; // to generate, dependencies first
   std::vector<std::string> dependencies;  // every file the source read
 };
 

@@ -11,6 +11,8 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/DeclTemplate.h"
 
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -19,8 +21,12 @@ namespace cg::frontend {
 namespace {
 
 // Field order of cg::detail::Record.
-enum Field : unsigned { Kind, A, B, Tag, Name, Line, Column, FieldCount };
-enum class RecordKind : int { Actor = 1, Input = 2, Task = 3, Argument = 4, Output = 5 };
+enum Field : unsigned {
+  Kind, A, B, C, Tag, Integer, Floating, Text, TextSize, Line, Column, String, FieldCount
+};
+enum class RecordKind : int {
+  Actor = 1, Input = 2, Task = 3, Argument = 4, Output = 5, Constant = 6
+};
 
 [[noreturn]] void internalError(const std::string& what) {
   throw std::logic_error("internal compiler error: " + what);
@@ -38,16 +44,35 @@ int64_t intField(const clang::APValue& record, Field field) {
   return value.getInt().getExtValue();
 }
 
-std::string nameField(const clang::APValue& record) {
-  const clang::APValue& chars = record.getStructField(Name);
-  std::string name;
-  for (unsigned i = 0; i < chars.getArraySize(); ++i) {
-    int64_t c = element(chars, i).getInt().getExtValue();
-    if (c == 0)
-      break;
-    name.push_back(static_cast<char>(c));
+// The characters of std::array<char, N> (a struct holding a C array).
+std::string charArray(const clang::APValue& array) {
+  const clang::APValue& chars = array.getStructField(0);
+  std::string text;
+  for (unsigned i = 0; i < chars.getArraySize(); ++i)
+    text.push_back(static_cast<char>(element(chars, i).getInt().getExtValue()));
+  return text;
+}
+
+// A C++ string literal spelling `text`.
+std::string quoted(llvm::StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20) {
+        char escaped[8];
+        std::snprintf(escaped, sizeof escaped, "\\%03o", static_cast<unsigned char>(c));
+        out += escaped;
+      } else {
+        out += c;
+      }
+    }
   }
-  return name;
+  return out + "\"";
 }
 
 // The template argument of the tag variable a record points at.
@@ -64,21 +89,15 @@ const clang::TemplateArgument& tagArgument(const clang::APValue& record) {
 
 class Decoder {
 public:
-  Decoder(const GraphFunction& function, clang::ASTContext& context)
-      : function_(function), context_(context) {
-    // Canonical types carry no sugar, so printing them yields names that are
-    // fully qualified and valid from any scope; defaults are left out.
-    policy_.SuppressTagKeyword = true;
-    policy_.SuppressDefaultTemplateArgs = true;
-    policy_.SuppressInlineNamespace = true;
-    policy_.SuppressUnwrittenScope = true;
-  }
+  Decoder(const GraphFunction& function, SerializerPlanner& serializers)
+      : function_(function), serializers_(serializers) {}
 
   std::variant<ir::Graph, std::vector<ir::Diagnostic>> run(const clang::APValue& encoded) {
-    // std::array<Record, N> is a struct whose one field is the C array.
-    if (!encoded.isStruct() || encoded.getStructNumFields() != 1)
-      internalError("encoded graph is not a std::array");
-    const clang::APValue& records = encoded.getStructField(0);
+    // cg::detail::Encoded: {std::array<Record, N> records; std::array<char, M> text;}
+    if (!encoded.isStruct() || encoded.getStructNumFields() != 2)
+      internalError("encoded graph does not match cg::detail::Encoded");
+    text_ = charArray(encoded.getStructField(1));
+    const clang::APValue& records = encoded.getStructField(0).getStructField(0);
     graph_.name = function_.name;
     graph_.loc = function_.loc;
     for (unsigned i = 0; i < records.getArraySize(); ++i)
@@ -92,28 +111,42 @@ private:
   void decodeRecord(const clang::APValue& record) {
     if (!record.isStruct() || record.getStructNumFields() != FieldCount)
       internalError("graph record does not match cg::detail::Record");
-    switch (static_cast<RecordKind>(intField(record, Kind))) {
+    auto kind = static_cast<RecordKind>(intField(record, Kind));
+    switch (kind) {
     case RecordKind::Actor:
-      return decodeActor(record);
+      decodeActor(record);
+      break;
     case RecordKind::Input:
-      return decodeInput(record);
+      decodeInput(record);
+      break;
     case RecordKind::Task:
-      return decodeTask(record);
+      decodeTask(record);
+      break;
     case RecordKind::Argument:
-      if (graph_.tasks.empty())
-        internalError("argument record before any task");
-      graph_.tasks.back().args.push_back(valueId(record));
+      if (owner_ != RecordKind::Task)
+        internalError("argument record outside a task");
+      graph_.tasks.back().args.push_back({ir::Arg::Kind::Value, valueId(record), {}});
+      return;
+    case RecordKind::Constant:
+      if (owner_ == RecordKind::Task)
+        graph_.tasks.back().args.push_back({ir::Arg::Kind::Constant, 0, constant(record)});
+      else if (owner_ == RecordKind::Actor)
+        graph_.actors.back().constructorArgs.push_back(constant(record));
+      else
+        internalError("constant record outside an actor or a task");
       return;
     case RecordKind::Output:
       graph_.outputs.push_back(valueId(record));
-      return;
+      break;
+    default:
+      internalError("unknown record kind " + std::to_string(intField(record, Kind)));
     }
-    internalError("unknown record kind " + std::to_string(intField(record, Kind)));
+    owner_ = kind;
   }
 
   void decodeActor(const clang::APValue& record) {
     const clang::TemplateArgument& arg = tagArgument(record);
-    ir::Actor actor{nameField(record), typeName(arg.getAsType()).spelling, locOf(record)};
+    ir::Actor actor{text(record), typeName(arg.getAsType()).spelling, {}, locOf(record)};
     const auto* cls = arg.getAsType()->getAsCXXRecordDecl();
     if (!cls || !isAnnotated(cls, "cg::actor"))
       diagnostics_.push_back({actor.loc,
@@ -124,9 +157,11 @@ private:
   }
 
   void decodeInput(const clang::APValue& record) {
-    unsigned id = newValue(record, {typeName(tagArgument(record).getAsType()),
-                                    {ir::Producer::Kind::Input,
-                                     static_cast<unsigned>(graph_.inputs.size())}});
+    unsigned position = static_cast<unsigned>(graph_.inputs.size());
+    clang::QualType type = tagArgument(record).getAsType();
+    requireSerializable(type, locOf(record));
+    unsigned id = newValue(intField(record, A), typeName(type),
+                           {ir::Producer::Kind::Input, position, -1});
     graph_.inputs.push_back(id);
   }
 
@@ -148,21 +183,72 @@ private:
                               "method '" + method->getQualifiedNameAsString() +
                                   "' is not public; only public methods of an actor can be bound",
                               {}});
+    auto index = static_cast<unsigned>(graph_.tasks.size());
     clang::QualType result = method->getReturnType().getNonReferenceType().getUnqualifiedType();
-    task.result = newValue(record, {typeName(result),
-                                    {ir::Producer::Kind::Task,
-                                     static_cast<unsigned>(graph_.tasks.size())}});
+    int64_t first = intField(record, B);
+    int64_t unpacked = intField(record, C);
+    if (unpacked == 0) {
+      requireSerializable(result, task.loc);
+      task.results.push_back(
+          newValue(first, typeName(result), {ir::Producer::Kind::Task, index, -1}));
+    } else {
+      std::vector<clang::QualType> elements = tupleElements(result);
+      if (static_cast<int64_t>(elements.size()) != unpacked)
+        internalError("unpacked result count does not match the method's std::tuple");
+      for (int k = 0; k < unpacked; ++k) {
+        requireSerializable(elements[k], task.loc);
+        task.results.push_back(newValue(first + k, typeName(elements[k]),
+                                        {ir::Producer::Kind::Task, index, k}));
+      }
+    }
     graph_.tasks.push_back(std::move(task));
   }
 
+  std::vector<clang::QualType> tupleElements(clang::QualType tuple) const {
+    const auto* spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(
+        tuple.getCanonicalType()->getAsCXXRecordDecl());
+    if (!spec || spec->getTemplateArgs().size() != 1 ||
+        spec->getTemplateArgs()[0].getKind() != clang::TemplateArgument::Pack)
+      internalError("a method result unpacked as a tuple is not a std::tuple");
+    std::vector<clang::QualType> elements;
+    for (const clang::TemplateArgument& element : spec->getTemplateArgs()[0].pack_elements())
+      elements.push_back(element.getAsType());
+    return elements;
+  }
+
+  // A constant record as a C++ expression of its type.
+  ir::Constant constant(const clang::APValue& record) const {
+    clang::QualType type = tagArgument(record).getAsType().getCanonicalType();
+    ir::Constant out{typeName(type), ""};
+    int64_t integer = intField(record, Integer);
+    if (record.getStructField(Text).getInt().getExtValue() >= 0) {
+      out.expression = "std::string(" + quoted(text(record)) + ")";
+    } else if (type->isBooleanType()) {
+      out.expression = integer ? "true" : "false";
+    } else if (type->isRealFloatingType()) {
+      double value = record.getStructField(Floating).getFloat().convertToDouble();
+      char spelled[64];
+      std::snprintf(spelled, sizeof spelled, "%.17g", value);
+      out.expression = std::string("static_cast<") + out.type.spelling + ">(" + spelled + ")";
+    } else if (type->isEnumeralType() || type->isAnyCharacterType()) {
+      out.expression = "static_cast<" + out.type.spelling + ">(" + std::to_string(integer) + ")";
+    } else if (type->isUnsignedIntegerType()) {
+      out.expression = std::to_string(static_cast<uint64_t>(integer)) + "ull";
+    } else if (integer == INT64_MIN) {
+      out.expression = "(-9223372036854775807ll - 1)";
+    } else {
+      out.expression = std::to_string(integer) + (type->isSpecificBuiltinType(
+                                                      clang::BuiltinType::Int) ? "" : "ll");
+    }
+    return out;
+  }
+
   // Value ids are dense and in creation order; the record's id must agree.
-  unsigned newValue(const clang::APValue& record, ir::Value value) {
-    auto expected = static_cast<int64_t>(graph_.values.size());
-    Field idField = static_cast<RecordKind>(intField(record, Kind)) == RecordKind::Task ? B : A;
-    if (intField(record, idField) != expected)
+  unsigned newValue(int64_t id, ir::Type type, ir::Producer producer) {
+    if (id != static_cast<int64_t>(graph_.values.size()))
       internalError("value ids are not dense");
-    graph_.values.push_back(std::move(value));
-    return static_cast<unsigned>(expected);
+    graph_.values.push_back({std::move(type), producer, ir::Transport::Shm});
+    return static_cast<unsigned>(id);
   }
 
   unsigned valueId(const clang::APValue& record) {
@@ -172,22 +258,26 @@ private:
     return static_cast<unsigned>(id);
   }
 
+  std::string text(const clang::APValue& record) const {
+    int64_t offset = intField(record, Text);
+    int64_t size = intField(record, TextSize);
+    if (offset < 0 || size < 0 || static_cast<size_t>(offset + size) > text_.size())
+      internalError("record text is outside the text pool");
+    return text_.substr(static_cast<size_t>(offset), static_cast<size_t>(size));
+  }
+
   ir::SourceLoc locOf(const clang::APValue& record) const {
     return {function_.loc.file, static_cast<unsigned>(intField(record, Line)),
             static_cast<unsigned>(intField(record, Column))};
   }
 
-  std::string qualified(clang::QualType type) const {
-    return type.getCanonicalType().getAsString(policy_);
+  void requireSerializable(clang::QualType type, const ir::SourceLoc& loc) {
+    if (std::optional<std::string> problem = serializers_.require(type))
+      diagnostics_.push_back({loc, *problem, {}});
   }
-  // The spelling generated code uses; std::string is spelled as users write it.
-  ir::Type typeName(clang::QualType type) const {
-    std::string spelling = qualified(type);
-    for (size_t at = spelling.find("std::basic_string<char>"); at != std::string::npos;
-         at = spelling.find("std::basic_string<char>", at))
-      spelling.replace(at, strlen("std::basic_string<char>"), "std::string");
-    return {spelling};
-  }
+
+  std::string qualified(clang::QualType type) const { return serializers_.spell(type); }
+  ir::Type typeName(clang::QualType type) const { return {serializers_.spell(type)}; }
 
   static bool isAnnotated(const clang::Decl* decl, llvm::StringRef annotation) {
     for (const auto* attr : decl->specific_attrs<clang::AnnotateAttr>())
@@ -197,8 +287,9 @@ private:
   }
 
   const GraphFunction& function_;
-  clang::ASTContext& context_;
-  clang::PrintingPolicy policy_{context_.getLangOpts()};
+  SerializerPlanner& serializers_;
+  std::string text_;
+  RecordKind owner_ = RecordKind::Output;   // what the last actor/task/... record was
   ir::Graph graph_;
   std::vector<ir::Diagnostic> diagnostics_;
 };
@@ -207,8 +298,8 @@ private:
 
 std::variant<ir::Graph, std::vector<ir::Diagnostic>>
 decodeGraph(const clang::APValue& records, const GraphFunction& function,
-            clang::ASTContext& context) {
-  return Decoder(function, context).run(records);
+            SerializerPlanner& serializers) {
+  return Decoder(function, serializers).run(records);
 }
 
 } // namespace cg::frontend

@@ -4,11 +4,13 @@
 // array of records whose tags point at template variables instantiated for
 // the actor classes, value types and bound methods. This decoder reads that
 // APValue back, maps each tag to its declaration and builds the ir::Graph,
-// checking what only the AST can tell (CG_ACTOR, public methods).
+// checking what only the AST can tell (CG_ACTOR, public methods, types that
+// can be sent), and noting the aggregates whose codecs cgc must generate.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "frontend/Serializers.h"
 #include "ir/Diagnostic.h"
 #include "ir/Graph.h"
 
@@ -27,6 +29,6 @@ struct GraphFunction {
 
 std::variant<ir::Graph, std::vector<ir::Diagnostic>>
 decodeGraph(const clang::APValue& records, const GraphFunction& function,
-            clang::ASTContext& context);
+            SerializerPlanner& serializers);
 
 } // namespace cg::frontend

@@ -34,11 +34,22 @@ struct Type {
   friend bool operator==(const Type&, const Type&) = default;
 };
 
+/// A compile-time constant embedded in generated code: a bind argument or an
+/// actor constructor argument.
+struct Constant {
+  Type type;
+  std::string expression;  // a C++ expression of `type`, valid in generated code,
+                           // e.g. `42`, `2.5`, `std::string("model.bin")`
+
+  friend bool operator==(const Constant&, const Constant&) = default;
+};
+
 /// One actor instance: one process at run time.
 struct Actor {
-  std::string name;        // unique within the graph, e.g. "a"
-  std::string className;   // fully qualified, e.g. "::EchoActor"
-  SourceLoc loc;           // the g.actor<C>(...) call
+  std::string name;                   // unique within the graph, e.g. "a"
+  std::string className;              // fully qualified, e.g. "EchoActor"
+  std::vector<Constant> constructorArgs;  // from g.actor<C>(name, args...)
+  SourceLoc loc;                      // the g.actor<C>(...) call
 
   friend bool operator==(const Actor&, const Actor&) = default;
 };
@@ -48,26 +59,61 @@ struct Producer {
   enum class Kind { Input, Task };
   Kind kind = Kind::Input;
   unsigned index = 0;      // input position or task id
+  int element = -1;        // for a task returning std::tuple unpacked by the
+                           // graph: which element this value is; else -1
 
   friend bool operator==(const Producer&, const Producer&) = default;
+};
+
+/// How a value travels from its producer to its consumers.
+enum class Transport {
+  Shm,    // shared-memory channel (host memory); buffered, K slots
+  Nccl,   // NCCL point-to-point between GPUs: blocking, a synchronous group
 };
 
 struct Value {
   Type type;
   Producer producer;
+  Transport transport = Transport::Shm;
 
   friend bool operator==(const Value&, const Value&) = default;
 };
 
-/// One bound method call: `actor.bind<&Class::method>(args...)`.
+/// An argument of a task: a graph value, or a constant.
+struct Arg {
+  enum class Kind { Value, Constant };
+  Kind kind = Kind::Value;
+  unsigned value = 0;      // Kind::Value: the value id
+  Constant constant;       // Kind::Constant
+
+  friend bool operator==(const Arg&, const Arg&) = default;
+};
+
+/// One bound method call, `actor.bind<&Class::method>(args...)`, or one rank
+/// of a collective (then `collective` >= 0 and `method` names the operation).
 struct Task {
   unsigned actor = 0;            // index into Graph::actors
   std::string method;            // unqualified method name, e.g. "echo"
-  std::vector<unsigned> args;    // value ids, in parameter order
-  unsigned result = 0;           // value id this task produces
+  std::vector<Arg> args;         // in parameter order
+  std::vector<unsigned> results; // value ids: one, or one per tuple element
+                                 // when the graph unpacks a std::tuple result
+  int collective = -1;           // index into Graph::collectives, or -1
+  double cost = 0;               // estimated run time (any unit; 0: unknown),
+                                 // for cost-model ordering
   SourceLoc loc;                 // the bind call
 
   friend bool operator==(const Task&, const Task&) = default;
+};
+
+/// A collective (all ranks block together): one task per participating actor.
+struct Collective {
+  enum class Kind { AllReduce, AllGather, ReduceScatter };
+  Kind kind = Kind::AllReduce;
+  std::string reduceOp;          // "sum", "max", ...; empty for AllGather
+  std::vector<unsigned> tasks;   // one per rank, in rank order
+  SourceLoc loc;
+
+  friend bool operator==(const Collective&, const Collective&) = default;
 };
 
 struct Graph {
@@ -77,6 +123,7 @@ struct Graph {
   std::vector<Actor> actors;
   std::vector<Task> tasks;           // in bind order
   std::vector<Value> values;
+  std::vector<Collective> collectives;
   std::vector<unsigned> outputs;     // value ids, in g.output(...) order
 
   friend bool operator==(const Graph&, const Graph&) = default;

@@ -24,6 +24,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cg::ir {
 namespace {
@@ -32,7 +33,7 @@ using OrderedJson = nlohmann::ordered_json;
 using Json = nlohmann::json;
 
 constexpr std::string_view kFormat = "cg-ir";
-constexpr unsigned kVersion = 1;
+constexpr unsigned kVersion = 2;
 
 //===----------------------------------------------------------------------===//
 // Writing
@@ -51,6 +52,61 @@ OrderedJson idsToJson(const std::vector<unsigned>& ids) {
   for (unsigned id : ids)
     j.push_back(id);
   return j;
+}
+
+OrderedJson constantToJson(const Constant& constant) {
+  OrderedJson j = OrderedJson::object();
+  j["type"] = constant.type.spelling;
+  j["expression"] = constant.expression;
+  return j;
+}
+
+OrderedJson argToJson(const Arg& arg) {
+  OrderedJson j = OrderedJson::object();
+  if (arg.kind == Arg::Kind::Value)
+    j["value"] = arg.value;
+  else
+    j["constant"] = constantToJson(arg.constant);
+  return j;
+}
+
+OrderedJson producerToJson(const Producer& producer) {
+  OrderedJson j = OrderedJson::object();
+  j[producer.kind == Producer::Kind::Input ? "input" : "task"] = producer.index;
+  // Only a task result can be a tuple element; an input with an element is
+  // inconsistent IR, but it is still written as it is (and rejected when the
+  // file is read back), never silently dropped.
+  if (producer.element >= 0)
+    j["element"] = producer.element;
+  return j;
+}
+
+[[noreturn]] void badEnum(std::string_view what, int value) {
+  throw std::logic_error(
+      fmt::format("internal compiler error: {} has no name for value {}", what,
+                  value));
+}
+
+std::string_view transportName(Transport transport) {
+  switch (transport) {
+  case Transport::Shm:
+    return "shm";
+  case Transport::Nccl:
+    return "nccl";
+  }
+  badEnum("Transport", static_cast<int>(transport));
+}
+
+std::string_view collectiveKindName(Collective::Kind kind) {
+  switch (kind) {
+  case Collective::Kind::AllReduce:
+    return "allreduce";
+  case Collective::Kind::AllGather:
+    return "allgather";
+  case Collective::Kind::ReduceScatter:
+    return "reducescatter";
+  }
+  badEnum("Collective::Kind", static_cast<int>(kind));
 }
 
 //===----------------------------------------------------------------------===//
@@ -91,10 +147,12 @@ void expectArray(const Json& j, std::string_view path) {
     fail(path, fmt::format("expected an array, got {}", found(j)));
 }
 
-/// Checks that `object` has exactly the keys `keys`: missing ones first (in
-/// schema order), then unknown ones, so a misspelt key reports what is needed.
+/// Checks that `object` has all the keys `keys`, and otherwise only keys of
+/// `optionalKeys`: missing ones first (in schema order), then unknown ones, so
+/// a misspelt key reports what is needed.
 void expectKeys(const Json& object, std::string_view path,
-                std::initializer_list<std::string_view> keys) {
+                std::initializer_list<std::string_view> keys,
+                std::initializer_list<std::string_view> optionalKeys = {}) {
   expectObject(object, path);
   for (std::string_view key : keys)
     if (!object.contains(key))
@@ -102,6 +160,8 @@ void expectKeys(const Json& object, std::string_view path,
   for (auto it = object.begin(); it != object.end(); ++it) {
     bool known = false;
     for (std::string_view k : keys)
+      known = known || k == it.key();
+    for (std::string_view k : optionalKeys)
       known = known || k == it.key();
     if (!known)
       fail(path, fmt::format("unknown key '{}'", it.key()));
@@ -115,6 +175,23 @@ unsigned readUnsigned(const Json& j, std::string_view path) {
   if (n > std::numeric_limits<unsigned>::max())
     fail(path, fmt::format("integer {} is too large", n));
   return static_cast<unsigned>(n);
+}
+
+/// A non-negative index stored in an `int` field (where -1 means "none" in
+/// the IR and is spelled as an absent key in JSON).
+int readIndex(const Json& j, std::string_view path) {
+  if (!j.is_number_unsigned())
+    fail(path, fmt::format("expected a non-negative integer, got {}", found(j)));
+  std::uint64_t n = j.get<std::uint64_t>();
+  if (n > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+    fail(path, fmt::format("integer {} is too large", n));
+  return static_cast<int>(n);
+}
+
+double readNumber(const Json& j, std::string_view path) {
+  if (!j.is_number())
+    fail(path, fmt::format("expected a number, got {}", found(j)));
+  return j.get<double>();
 }
 
 std::string readString(const Json& j, std::string_view path) {
@@ -141,49 +218,80 @@ SourceLoc readLoc(const Json& j, std::string_view path) {
   return loc;
 }
 
+/// {"input": i}, {"task": t} or {"task": t, "element": k}.
 Producer readProducer(const Json& j, std::string_view path) {
   expectObject(j, path);
-  if (j.size() != 1)
-    fail(path, "expected exactly one key, 'input' or 'task'");
-  auto only = j.begin();
-  const std::string& key = only.key();
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "input" && it.key() != "task" && it.key() != "element")
+      fail(path, fmt::format("unknown key '{}'; expected 'input' or 'task' "
+                             "(with 'element' for a task's tuple element)",
+                             it.key()));
+  bool isInput = j.contains("input");
+  bool isTask = j.contains("task");
+  if (isInput == isTask)
+    fail(path, isInput ? "expected exactly one of 'input' and 'task', got both"
+                       : "missing key 'input' or 'task'");
+  if (isInput && j.contains("element"))
+    fail(path, "key 'element' is only allowed with 'task'");
   Producer producer;
-  if (key == "input")
-    producer.kind = Producer::Kind::Input;
-  else if (key == "task")
-    producer.kind = Producer::Kind::Task;
-  else
-    fail(path, fmt::format("unknown key '{}'; expected 'input' or 'task'", key));
-  producer.index = readUnsigned(only.value(), fieldPath(path, key));
+  producer.kind = isInput ? Producer::Kind::Input : Producer::Kind::Task;
+  const char* key = isInput ? "input" : "task";
+  producer.index = readUnsigned(j[key], fieldPath(path, key));
+  if (j.contains("element"))
+    producer.element = readIndex(j["element"], fieldPath(path, "element"));
   return producer;
 }
 
-Actor readActor(const Json& j, std::string_view path) {
-  expectKeys(j, path, {"name", "className", "loc"});
-  Actor actor;
-  actor.name = readString(j["name"], fieldPath(path, "name"));
-  actor.className = readString(j["className"], fieldPath(path, "className"));
-  actor.loc = readLoc(j["loc"], fieldPath(path, "loc"));
-  return actor;
+Constant readConstant(const Json& j, std::string_view path) {
+  expectKeys(j, path, {"type", "expression"});
+  Constant constant;
+  constant.type.spelling = readString(j["type"], fieldPath(path, "type"));
+  constant.expression =
+      readString(j["expression"], fieldPath(path, "expression"));
+  return constant;
 }
 
-Task readTask(const Json& j, std::string_view path) {
-  expectKeys(j, path, {"actor", "method", "args", "result", "loc"});
-  Task task;
-  task.actor = readUnsigned(j["actor"], fieldPath(path, "actor"));
-  task.method = readString(j["method"], fieldPath(path, "method"));
-  task.args = readIds(j["args"], fieldPath(path, "args"));
-  task.result = readUnsigned(j["result"], fieldPath(path, "result"));
-  task.loc = readLoc(j["loc"], fieldPath(path, "loc"));
-  return task;
+/// {"value": id} or {"constant": CONSTANT}.
+Arg readArg(const Json& j, std::string_view path) {
+  expectObject(j, path);
+  if (j.size() != 1)
+    fail(path, "expected exactly one key, 'value' or 'constant'");
+  auto only = j.begin();
+  const std::string& key = only.key();
+  Arg arg;
+  if (key == "value") {
+    arg.kind = Arg::Kind::Value;
+    arg.value = readUnsigned(only.value(), fieldPath(path, key));
+  } else if (key == "constant") {
+    arg.kind = Arg::Kind::Constant;
+    arg.constant = readConstant(only.value(), fieldPath(path, key));
+  } else {
+    fail(path,
+         fmt::format("unknown key '{}'; expected 'value' or 'constant'", key));
+  }
+  return arg;
 }
 
-Value readValue(const Json& j, std::string_view path) {
-  expectKeys(j, path, {"type", "producer"});
-  Value value;
-  value.type.spelling = readString(j["type"], fieldPath(path, "type"));
-  value.producer = readProducer(j["producer"], fieldPath(path, "producer"));
-  return value;
+Transport readTransport(const Json& j, std::string_view path) {
+  std::string name = readString(j, path);
+  for (Transport transport : {Transport::Shm, Transport::Nccl})
+    if (name == transportName(transport))
+      return transport;
+  fail(path, fmt::format("unknown transport \"{}\"; expected \"shm\" or "
+                         "\"nccl\"",
+                         name));
+}
+
+Collective::Kind readCollectiveKind(const Json& j, std::string_view path) {
+  std::string name = readString(j, path);
+  for (Collective::Kind kind :
+       {Collective::Kind::AllReduce, Collective::Kind::AllGather,
+        Collective::Kind::ReduceScatter})
+    if (name == collectiveKindName(kind))
+      return kind;
+  fail(path, fmt::format("unknown collective kind \"{}\"; expected "
+                         "\"allreduce\", \"allgather\" or \"reducescatter\"",
+                         name));
 }
 
 template <typename T, typename ReadFn>
@@ -194,6 +302,54 @@ std::vector<T> readArray(const Json& j, std::string_view path, ReadFn read) {
   for (std::size_t i = 0; i < j.size(); ++i)
     items.push_back(read(j[i], elementPath(path, i)));
   return items;
+}
+
+Actor readActor(const Json& j, std::string_view path) {
+  expectKeys(j, path, {"name", "className", "loc"}, {"constructorArgs"});
+  Actor actor;
+  actor.name = readString(j["name"], fieldPath(path, "name"));
+  actor.className = readString(j["className"], fieldPath(path, "className"));
+  if (j.contains("constructorArgs"))
+    actor.constructorArgs =
+        readArray<Constant>(j["constructorArgs"],
+                            fieldPath(path, "constructorArgs"), readConstant);
+  actor.loc = readLoc(j["loc"], fieldPath(path, "loc"));
+  return actor;
+}
+
+Task readTask(const Json& j, std::string_view path) {
+  expectKeys(j, path, {"actor", "method", "args", "results", "loc"},
+             {"collective", "cost"});
+  Task task;
+  task.actor = readUnsigned(j["actor"], fieldPath(path, "actor"));
+  task.method = readString(j["method"], fieldPath(path, "method"));
+  task.args = readArray<Arg>(j["args"], fieldPath(path, "args"), readArg);
+  task.results = readIds(j["results"], fieldPath(path, "results"));
+  if (j.contains("collective"))
+    task.collective = readIndex(j["collective"], fieldPath(path, "collective"));
+  if (j.contains("cost"))
+    task.cost = readNumber(j["cost"], fieldPath(path, "cost"));
+  task.loc = readLoc(j["loc"], fieldPath(path, "loc"));
+  return task;
+}
+
+Value readValue(const Json& j, std::string_view path) {
+  expectKeys(j, path, {"type", "producer", "transport"});
+  Value value;
+  value.type.spelling = readString(j["type"], fieldPath(path, "type"));
+  value.producer = readProducer(j["producer"], fieldPath(path, "producer"));
+  value.transport = readTransport(j["transport"], fieldPath(path, "transport"));
+  return value;
+}
+
+Collective readCollective(const Json& j, std::string_view path) {
+  expectKeys(j, path, {"kind", "reduceOp", "tasks", "loc"});
+  Collective collective;
+  collective.kind = readCollectiveKind(j["kind"], fieldPath(path, "kind"));
+  collective.reduceOp = readString(j["reduceOp"], fieldPath(path, "reduceOp"));
+  collective.tasks = readIds(j["tasks"], fieldPath(path, "tasks"));
+  collective.loc = readLoc(j["loc"], fieldPath(path, "loc"));
+  return collective;
 }
 
 } // namespace
@@ -211,6 +367,12 @@ std::string toJson(const Graph& graph) {
     OrderedJson a = OrderedJson::object();
     a["name"] = actor.name;
     a["className"] = actor.className;
+    if (!actor.constructorArgs.empty()) {
+      OrderedJson args = OrderedJson::array();
+      for (const Constant& constant : actor.constructorArgs)
+        args.push_back(constantToJson(constant));
+      a["constructorArgs"] = std::move(args);
+    }
     a["loc"] = locToJson(actor.loc);
     actors.push_back(std::move(a));
   }
@@ -221,8 +383,15 @@ std::string toJson(const Graph& graph) {
     OrderedJson t = OrderedJson::object();
     t["actor"] = task.actor;
     t["method"] = task.method;
-    t["args"] = idsToJson(task.args);
-    t["result"] = task.result;
+    OrderedJson args = OrderedJson::array();
+    for (const Arg& arg : task.args)
+      args.push_back(argToJson(arg));
+    t["args"] = std::move(args);
+    t["results"] = idsToJson(task.results);
+    if (task.collective >= 0)
+      t["collective"] = task.collective;
+    if (task.cost != 0)
+      t["cost"] = task.cost;
     t["loc"] = locToJson(task.loc);
     tasks.push_back(std::move(t));
   }
@@ -230,15 +399,24 @@ std::string toJson(const Graph& graph) {
 
   OrderedJson values = OrderedJson::array();
   for (const Value& value : graph.values) {
-    OrderedJson producer = OrderedJson::object();
-    producer[value.producer.kind == Producer::Kind::Input ? "input" : "task"] =
-        value.producer.index;
     OrderedJson v = OrderedJson::object();
     v["type"] = value.type.spelling;
-    v["producer"] = std::move(producer);
+    v["producer"] = producerToJson(value.producer);
+    v["transport"] = transportName(value.transport);
     values.push_back(std::move(v));
   }
   j["values"] = std::move(values);
+
+  OrderedJson collectives = OrderedJson::array();
+  for (const Collective& collective : graph.collectives) {
+    OrderedJson c = OrderedJson::object();
+    c["kind"] = collectiveKindName(collective.kind);
+    c["reduceOp"] = collective.reduceOp;
+    c["tasks"] = idsToJson(collective.tasks);
+    c["loc"] = locToJson(collective.loc);
+    collectives.push_back(std::move(c));
+  }
+  j["collectives"] = std::move(collectives);
 
   j["outputs"] = idsToJson(graph.outputs);
 
@@ -253,9 +431,11 @@ Graph graphFromJson(std::string_view text) {
   Json j;
   try {
     j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep the
-    // line/column and the reason.
+  } catch (const Json::exception& e) {
+    // A syntax error (parse_error) or a number too large for a double
+    // (out_of_range, e.g. 1e400). Drop nlohmann's
+    // "[json.exception.parse_error.101] " tag; keep the line/column and the
+    // reason.
     std::string_view what = e.what();
     if (std::size_t tagEnd = what.find("] "); tagEnd != std::string_view::npos)
       what.remove_prefix(tagEnd + 2);
@@ -279,7 +459,7 @@ Graph graphFromJson(std::string_view text) {
 
   expectKeys(j, "",
              {"format", "version", "name", "loc", "inputs", "actors", "tasks",
-              "values", "outputs"});
+              "values", "collectives", "outputs"});
   Graph graph;
   graph.name = readString(j["name"], "name");
   graph.loc = readLoc(j["loc"], "loc");
@@ -287,6 +467,8 @@ Graph graphFromJson(std::string_view text) {
   graph.actors = readArray<Actor>(j["actors"], "actors", readActor);
   graph.tasks = readArray<Task>(j["tasks"], "tasks", readTask);
   graph.values = readArray<Value>(j["values"], "values", readValue);
+  graph.collectives =
+      readArray<Collective>(j["collectives"], "collectives", readCollective);
   graph.outputs = readIds(j["outputs"], "outputs");
 
   if (std::optional<std::string> problem = findInconsistency(graph))

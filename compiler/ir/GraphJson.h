@@ -4,15 +4,26 @@
 // user (or a test) can see exactly what the frontend understood, and what
 // cgc can read back to schedule and generate code without re-parsing C++.
 //
-// Layout (keys always in this order):
+// Layout (keys always in this order; keys marked `?` are written only when
+// they differ from their default, and read as that default when absent):
 //
-//   { "format": "cg-ir", "version": 1, "name": ..., "loc": LOC,
-//     "inputs": [value ids], "actors": [{"name", "className", "loc"}],
-//     "tasks": [{"actor", "method", "args", "result", "loc"}],
-//     "values": [{"type", "producer": {"input": i} | {"task": t}}],
+//   { "format": "cg-ir", "version": 2, "name": ..., "loc": LOC,
+//     "inputs": [value ids],
+//     "actors": [{"name", "className", "constructorArgs"?: [CONSTANT],
+//                 "loc"}],
+//     "tasks": [{"actor", "method", "args": [ARG], "results": [value ids],
+//                "collective"?: collective id, "cost"?: number, "loc"}],
+//     "values": [{"type", "producer": PRODUCER, "transport": "shm" | "nccl"}],
+//     "collectives": [{"kind": "allreduce" | "allgather" | "reducescatter",
+//                      "reduceOp": string ("" for allgather),
+//                      "tasks": [task ids, in rank order], "loc"}],
 //     "outputs": [value ids] }
 //
-// where LOC is {"file", "line", "column"}.
+// where LOC is {"file", "line", "column"}, CONSTANT is {"type", "expression"},
+// ARG is {"value": value id} or {"constant": CONSTANT}, and PRODUCER is
+// {"input": i}, {"task": t}, or {"task": t, "element": k} for element k of a
+// std::tuple result that the graph unpacks. Defaults: no constructorArgs, no
+// collective, cost 0 (unknown), no element.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -11,10 +11,14 @@
 #include "ir/Validate.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cg::ir {
@@ -25,14 +29,64 @@ std::string countOf(std::size_t n, std::string_view noun) {
   return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
 }
 
+/// "input #0", "task #2", "element #1 of task #2".
 std::string describe(const Producer& producer) {
-  return fmt::format("{} #{}",
-                     producer.kind == Producer::Kind::Input ? "input" : "task",
-                     producer.index);
+  if (producer.kind == Producer::Kind::Input)
+    return producer.element == -1
+               ? fmt::format("input #{}", producer.index)
+               : fmt::format("input #{} with element {}", producer.index,
+                             producer.element);
+  return producer.element == -1
+             ? fmt::format("task #{}", producer.index)
+             : fmt::format("element #{} of task #{}", producer.element,
+                           producer.index);
+}
+
+/// "the result of task #1", "element #0 of the result of task #1".
+std::string describeResult(const Producer& producer) {
+  return producer.element == -1
+             ? fmt::format("the result of task #{}", producer.index)
+             : fmt::format("element #{} of the result of task #{}",
+                           producer.element, producer.index);
 }
 
 std::string taskName(const Graph& graph, const Task& task) {
   return fmt::format("{}.{}", graph.actors[task.actor].name, task.method);
+}
+
+/// The element `producer` must have to be results[k] of its task: a task with
+/// one result value that is not a tuple element has element -1; otherwise the
+/// graph unpacked a std::tuple and results[k] is element k.
+int expectedElement(const Graph& graph, const Task& task, std::size_t k) {
+  if (task.results.size() == 1 &&
+      graph.values[task.results[0]].producer.element == -1)
+    return -1;
+  return static_cast<int>(k);
+}
+
+std::optional<std::string> constantProblem(const Constant& constant,
+                                           std::string_view path) {
+  if (constant.type.spelling.empty())
+    return fmt::format("{}.type is empty", path);
+  if (constant.expression.empty())
+    return fmt::format("{}.expression is empty", path);
+  return std::nullopt;
+}
+
+bool isKnown(Transport transport) {
+  return transport == Transport::Shm || transport == Transport::Nccl;
+}
+
+std::string_view kindName(Collective::Kind kind) {
+  switch (kind) {
+  case Collective::Kind::AllReduce:
+    return "allreduce";
+  case Collective::Kind::AllGather:
+    return "allgather";
+  case Collective::Kind::ReduceScatter:
+    return "reducescatter";
+  }
+  return {};
 }
 
 } // namespace
@@ -41,10 +95,19 @@ std::optional<std::string> findInconsistency(const Graph& graph) {
   const std::size_t numValues = graph.values.size();
 
   // Every value's producer must exist and name the value back; together with
-  // the checks on inputs and tasks below this makes producers a bijection.
+  // the checks on inputs and tasks below this makes producers a bijection
+  // onto the inputs and the tasks' result values (tuple elements included).
   for (std::size_t v = 0; v < numValues; ++v) {
-    const Producer& producer = graph.values[v].producer;
+    const Value& value = graph.values[v];
+    const Producer& producer = value.producer;
+    if (!isKnown(value.transport))
+      return fmt::format("values[{}].transport is {}, which is no transport", v,
+                         static_cast<int>(value.transport));
     if (producer.kind == Producer::Kind::Input) {
+      if (producer.element != -1)
+        return fmt::format("values[{}].producer is input #{} but has element "
+                           "{}; only a task's result has elements",
+                           v, producer.index, producer.element);
       if (producer.index >= graph.inputs.size())
         return fmt::format("values[{}].producer is input #{} but the graph has "
                            "only {}",
@@ -56,16 +119,26 @@ std::optional<std::string> findInconsistency(const Graph& graph) {
                            v, producer.index, producer.index,
                            graph.inputs[producer.index]);
     } else {
+      if (producer.element < -1)
+        return fmt::format("values[{}].producer.element is {}; expected -1 or "
+                           "an element index",
+                           v, producer.element);
       if (producer.index >= graph.tasks.size())
         return fmt::format("values[{}].producer is task #{} but the graph has "
                            "only {}",
                            v, producer.index,
                            countOf(graph.tasks.size(), "task"));
-      if (graph.tasks[producer.index].result != v)
-        return fmt::format("values[{}].producer is task #{} but tasks[{}].result "
-                           "is value {}",
-                           v, producer.index, producer.index,
-                           graph.tasks[producer.index].result);
+      const std::vector<unsigned>& results = graph.tasks[producer.index].results;
+      bool namedBack =
+          producer.element == -1
+              ? results.size() == 1 && results[0] == v
+              : static_cast<std::size_t>(producer.element) < results.size() &&
+                    results[static_cast<std::size_t>(producer.element)] == v;
+      if (!namedBack)
+        return fmt::format("values[{}].producer is {} but tasks[{}].results is "
+                           "[{}]",
+                           v, describe(producer), producer.index,
+                           fmt::join(results, ", "));
     }
   }
 
@@ -80,36 +153,134 @@ std::optional<std::string> findInconsistency(const Graph& graph) {
                          i, v, v, describe(graph.values[v].producer));
   }
 
+  for (std::size_t a = 0; a < graph.actors.size(); ++a) {
+    const Actor& actor = graph.actors[a];
+    for (std::size_t j = 0; j < actor.constructorArgs.size(); ++j)
+      if (std::optional<std::string> problem = constantProblem(
+              actor.constructorArgs[j],
+              fmt::format("actors[{}].constructorArgs[{}]", a, j)))
+        return problem;
+  }
+
   for (std::size_t t = 0; t < graph.tasks.size(); ++t) {
     const Task& task = graph.tasks[t];
     if (task.actor >= graph.actors.size())
       return fmt::format("tasks[{}].actor is {} but the graph has only {}", t,
                          task.actor, countOf(graph.actors.size(), "actor"));
-    if (task.result >= numValues)
-      return fmt::format("tasks[{}].result is {} but the graph has only {}", t,
-                         task.result, countOf(numValues, "value"));
-    const Producer expected{Producer::Kind::Task, static_cast<unsigned>(t)};
-    if (graph.values[task.result].producer != expected)
-      return fmt::format("tasks[{}].result is value {} but values[{}].producer "
-                         "is {}",
-                         t, task.result, task.result,
-                         describe(graph.values[task.result].producer));
+    if (task.collective < -1)
+      return fmt::format("tasks[{}].collective is {}; expected -1 or a "
+                         "collective id",
+                         t, task.collective);
+    if (task.collective >= 0) {
+      auto c = static_cast<std::size_t>(task.collective);
+      if (c >= graph.collectives.size())
+        return fmt::format("tasks[{}].collective is {} but the graph has only {}",
+                           t, c, countOf(graph.collectives.size(), "collective"));
+      const std::vector<unsigned>& ranks = graph.collectives[c].tasks;
+      if (std::find(ranks.begin(), ranks.end(), t) == ranks.end())
+        return fmt::format("tasks[{}].collective is {} but collectives[{}].tasks "
+                           "does not list task #{}",
+                           t, c, c, t);
+    }
+    // NaN fails both comparisons, so it is caught here too.
+    if (!(task.cost >= 0 && task.cost <= std::numeric_limits<double>::max()))
+      return fmt::format("tasks[{}].cost is {} but a cost must be finite and not "
+                         "negative (0: unknown)",
+                         t, task.cost);
+
+    if (task.results.empty())
+      return fmt::format("tasks[{}].results is empty; a task produces at least "
+                         "one value",
+                         t);
+    for (std::size_t k = 0; k < task.results.size(); ++k)
+      if (task.results[k] >= numValues)
+        return fmt::format("tasks[{}].results[{}] is {} but the graph has only {}",
+                           t, k, task.results[k], countOf(numValues, "value"));
+    for (std::size_t k = 0; k < task.results.size(); ++k) {
+      unsigned result = task.results[k];
+      const Producer expected{Producer::Kind::Task, static_cast<unsigned>(t),
+                              expectedElement(graph, task, k)};
+      if (graph.values[result].producer != expected)
+        return fmt::format("tasks[{}].results[{}] is value {} but values[{}]."
+                           "producer is {}, not {}",
+                           t, k, result, result,
+                           describe(graph.values[result].producer),
+                           describe(expected));
+    }
+    const unsigned firstResult =
+        *std::min_element(task.results.begin(), task.results.end());
+
     for (std::size_t j = 0; j < task.args.size(); ++j) {
-      unsigned arg = task.args[j];
-      if (arg >= numValues)
-        return fmt::format("tasks[{}].args[{}] is {} but the graph has only {}",
-                           t, j, arg, countOf(numValues, "value"));
+      const Arg& arg = task.args[j];
+      if (arg.kind == Arg::Kind::Constant) {
+        if (std::optional<std::string> problem = constantProblem(
+                arg.constant, fmt::format("tasks[{}].args[{}].constant", t, j)))
+          return problem;
+        continue;
+      }
+      unsigned value = arg.value;
+      if (value >= numValues)
+        return fmt::format("tasks[{}].args[{}].value is {} but the graph has "
+                           "only {}",
+                           t, j, value, countOf(numValues, "value"));
       // The scheduler runs each actor's tasks in bind order and relies on
       // every argument being produced by an earlier task (or an input).
-      const Producer& producer = graph.values[arg].producer;
+      const Producer& producer = graph.values[value].producer;
       if (producer.kind == Producer::Kind::Task && producer.index >= t)
-        return fmt::format("tasks[{}].args[{}] is value {}, the result of task "
-                           "#{}, which is not bound before task #{}",
-                           t, j, arg, producer.index, t);
-      if (arg >= task.result)
-        return fmt::format("tasks[{}].args[{}] is value {}, which is not created "
+        return fmt::format("tasks[{}].args[{}].value is {}, {}, which is not "
+                           "bound before task #{}",
+                           t, j, value, describeResult(producer), t);
+      if (value >= firstResult)
+        return fmt::format("tasks[{}].args[{}].value is {}, which is not created "
                            "before the task's result value {}",
-                           t, j, arg, task.result);
+                           t, j, value, firstResult);
+    }
+  }
+
+  // Each collective lists its tasks, one per rank; each of those tasks names
+  // the collective back, and every rank is a different actor (one process
+  // cannot take part in one collective twice).
+  for (std::size_t c = 0; c < graph.collectives.size(); ++c) {
+    const Collective& collective = graph.collectives[c];
+    std::string_view kind = kindName(collective.kind);
+    if (kind.empty())
+      return fmt::format("collectives[{}].kind is {}, which is no collective "
+                         "kind",
+                         c, static_cast<int>(collective.kind));
+    if (collective.kind == Collective::Kind::AllGather &&
+        !collective.reduceOp.empty())
+      return fmt::format("collectives[{}].reduceOp is \"{}\" but an {} has no "
+                         "reduce operation",
+                         c, collective.reduceOp, kind);
+    if (collective.kind != Collective::Kind::AllGather &&
+        collective.reduceOp.empty())
+      return fmt::format("collectives[{}].reduceOp is empty but an {} needs a "
+                         "reduce operation",
+                         c, kind);
+    if (collective.tasks.empty())
+      return fmt::format("collectives[{}].tasks is empty; a collective has at "
+                         "least one rank",
+                         c);
+    for (std::size_t r = 0; r < collective.tasks.size(); ++r) {
+      unsigned t = collective.tasks[r];
+      if (t >= graph.tasks.size())
+        return fmt::format("collectives[{}].tasks[{}] is {} but the graph has "
+                           "only {}",
+                           c, r, t, countOf(graph.tasks.size(), "task"));
+      if (graph.tasks[t].collective != static_cast<int>(c))
+        return fmt::format("collectives[{}].tasks[{}] is task #{} but "
+                           "tasks[{}].collective is {}",
+                           c, r, t, t, graph.tasks[t].collective);
+      for (std::size_t earlier = 0; earlier < r; ++earlier) {
+        unsigned other = collective.tasks[earlier];
+        if (graph.tasks[other].actor == graph.tasks[t].actor)
+          return fmt::format("collectives[{}].tasks[{}] is task #{} on actor "
+                             "#{} ('{}'), which already takes part as rank {} "
+                             "(task #{})",
+                             c, r, t, graph.tasks[t].actor,
+                             graph.actors[graph.tasks[t].actor].name, earlier,
+                             other);
+      }
     }
   }
 
@@ -151,21 +322,33 @@ std::vector<Diagnostic> validate(const Graph& graph) {
   std::vector<bool> usedByTask(graph.values.size(), false);
   std::vector<bool> usedByOutput(graph.values.size(), false);
   for (const Task& task : graph.tasks)
-    for (unsigned arg : task.args)
-      usedByTask[arg] = true;
+    for (const Arg& arg : task.args)
+      if (arg.kind == Arg::Kind::Value)
+        usedByTask[arg.value] = true;
   for (unsigned v : graph.outputs)
     usedByOutput[v] = true;
 
   // A result nobody reads would still be computed and written every
   // execution; it is almost always a forgotten g.output(...) or wiring slip.
+  // Each element of an unpacked std::tuple result is a value of its own and
+  // is reported on its own, by element index.
   for (const Task& task : graph.tasks)
-    if (!usedByTask[task.result] && !usedByOutput[task.result])
+    for (unsigned result : task.results) {
+      if (usedByTask[result] || usedByOutput[result])
+        continue;
+      int element = graph.values[result].producer.element;
+      std::string what =
+          element == -1
+              ? fmt::format("result of '{}'", taskName(graph, task))
+              : fmt::format("element #{} of the result of '{}'", element,
+                            taskName(graph, task));
       diagnostics.push_back(
           {task.loc,
-           fmt::format("result of '{}' is never used; pass it to another task "
-                       "or to g.output(...)",
-                       taskName(graph, task)),
+           fmt::format("{} is never used; pass it to another task or to "
+                       "g.output(...)",
+                       what),
            {}});
+    }
 
   // Inputs have no source location of their own; the graph function is the
   // closest place to point at. An input that is also an output gets only the

@@ -24,8 +24,11 @@ namespace cg::ir {
 std::vector<Diagnostic> validate(const Graph& graph);
 
 /// Describes the first broken structural invariant of the IR (an id out of
-/// range, a value whose producer does not name it back, a task argument not
-/// created before the task), or returns std::nullopt when there is none.
+/// range, a value whose producer (task and tuple element) does not name it
+/// back in the task's results, a task argument not created before the task,
+/// an empty constant, a negative or non-finite cost, a collective and its
+/// tasks not naming each other, one actor taking two ranks of a collective),
+/// or returns std::nullopt when there is none.
 /// Messages name fields the way `<graph>.ir.json` spells them, e.g.
 /// "tasks[1].actor is 4 but the graph has only 2 actors", so that both the
 /// validator (as an internal error) and the JSON reader (as malformed input)

@@ -46,10 +46,14 @@ int writerOf(const Graph& graph, unsigned value) {
 /// Returns the channel index of each value, if it has one.
 std::vector<std::optional<unsigned>> assignChannels(const Graph& graph,
                                                     Schedule& schedule) {
+  // Constant arguments are compiled into the reading actor's code: no
+  // channel. Every value gets its own channel whatever its transport: an
+  // Nccl value is carried like an Shm one for now (see buildSchedule()).
   std::vector<std::vector<int>> consumers(graph.values.size());
   for (const ir::Task& task : graph.tasks)
-    for (unsigned arg : task.args)
-      consumers[arg].push_back(static_cast<int>(task.actor));
+    for (const ir::Arg& arg : task.args)
+      if (arg.kind == ir::Arg::Kind::Value)
+        consumers[arg.value].push_back(static_cast<int>(task.actor));
   for (unsigned value : graph.outputs)
     consumers[value].push_back(kDriver);
 
@@ -77,7 +81,8 @@ std::vector<std::optional<unsigned>> assignChannels(const Graph& graph,
 ///
 /// Priority rule: an actor runs its tasks in bind (task id) order, and for
 /// each task reads the arguments it does not hold yet, computes, then writes
-/// the result if any other process needs it. This order cannot deadlock on
+/// the result values other processes need (one WRITE listing their channels,
+/// in element order when the task's std::tuple result is unpacked). This order cannot deadlock on
 /// shared-memory channels with K >= 1 slots. The driver writes every input
 /// before it reads any output. Every argument of task t comes from an input
 /// or from a task bound before t (findInconsistency() checks this), so by
@@ -98,7 +103,10 @@ ActorSchedule scheduleActor(
       continue;
 
     Operation read{Operation::Kind::Read, t, {}};
-    for (unsigned arg : task.args) {
+    for (const ir::Arg& a : task.args) {
+      if (a.kind != ir::Arg::Kind::Value)
+        continue;  // a constant: part of the generated call, never read
+      unsigned arg = a.value;
       // Produced by an earlier task of this same actor: already in memory.
       if (writerOf(graph, arg) == static_cast<int>(actor))
         continue;
@@ -117,9 +125,12 @@ ActorSchedule scheduleActor(
 
     actorSchedule.operations.push_back({Operation::Kind::Compute, t, {}});
 
-    if (channelOf[task.result])
-      actorSchedule.operations.push_back(
-          {Operation::Kind::Write, t, {*channelOf[task.result]}});
+    Operation write{Operation::Kind::Write, t, {}};
+    for (unsigned result : task.results)
+      if (channelOf[result])
+        write.channels.push_back(*channelOf[result]);
+    if (!write.channels.empty())
+      actorSchedule.operations.push_back(std::move(write));
   }
   return actorSchedule;
 }
@@ -175,6 +186,10 @@ buildSchedule(const Graph& graph) {
   // the rule above does not guarantee by itself. That deadlock-freedom check
   // belongs in its own pass over the finished Schedule, run after this
   // function, so the shared-memory ordering here stays as simple as it is.
+  // Until that pass exists, Nccl values get ordinary buffered channels and
+  // the tasks of a collective are scheduled like plain tasks, each on its own
+  // actor; renderScheduleText() shows both for what they are (the transport
+  // of each channel, the collective and rank of each such COMPUTE).
   return schedule;
 }
 
@@ -197,10 +212,10 @@ std::string shortLoc(const ir::SourceLoc& loc) {
   return fmt::format("{}:{}", basename(loc.file), loc.line);
 }
 
-/// Names each value as the reader of the schedule thinks of it: "input #0",
-/// or the task producing it, "a.echo". When one actor binds one method
-/// several times, the results are told apart as "a.step#1", "a.step#2".
-std::vector<std::string> valueLabels(const Graph& graph) {
+/// Names each task as the reader of the schedule thinks of it, "a.echo".
+/// When one actor binds one method several times, the tasks are told apart
+/// as "a.step#1", "a.step#2".
+std::vector<std::string> taskLabels(const Graph& graph) {
   std::vector<std::string> taskLabels;
   std::map<std::string, unsigned> uses;
   for (const ir::Task& task : graph.tasks) {
@@ -212,15 +227,62 @@ std::vector<std::string> valueLabels(const Graph& graph) {
   for (std::string& label : taskLabels)
     if (uses[label] > 1)
       label = fmt::format("{}#{}", label, ++seen[label]);
+  return taskLabels;
+}
 
+/// Names each value: "input #0", the task producing it, "a.echo", or, for
+/// element k of an unpacked std::tuple result, "a.split[k]".
+std::vector<std::string> valueLabels(const Graph& graph,
+                                     const std::vector<std::string>& tasks) {
   std::vector<std::string> labels;
   for (const ir::Value& value : graph.values) {
     if (value.producer.kind == Producer::Kind::Input)
       labels.push_back(fmt::format("input #{}", value.producer.index));
+    else if (value.producer.element == -1)
+      labels.push_back(tasks[value.producer.index]);
     else
-      labels.push_back(taskLabels[value.producer.index]);
+      labels.push_back(fmt::format("{}[{}]", tasks[value.producer.index],
+                                   value.producer.element));
   }
   return labels;
+}
+
+std::string_view transportName(ir::Transport transport) {
+  switch (transport) {
+  case ir::Transport::Shm:
+    return "shm";
+  case ir::Transport::Nccl:
+    return "nccl";
+  }
+  return "?";
+}
+
+std::string_view collectiveKindName(ir::Collective::Kind kind) {
+  switch (kind) {
+  case ir::Collective::Kind::AllReduce:
+    return "allreduce";
+  case ir::Collective::Kind::AllGather:
+    return "allgather";
+  case ir::Collective::Kind::ReduceScatter:
+    return "reducescatter";
+  }
+  return "?";
+}
+
+/// "[allreduce sum #0, rank 1 of 2]" for a task that is one rank of a
+/// collective; empty for a plain task.
+std::string collectiveNote(const Graph& graph, unsigned t) {
+  const ir::Task& task = graph.tasks[t];
+  if (task.collective < 0)
+    return {};
+  const ir::Collective& collective =
+      graph.collectives[static_cast<std::size_t>(task.collective)];
+  auto rank = std::find(collective.tasks.begin(), collective.tasks.end(), t);
+  std::string kind(collectiveKindName(collective.kind));
+  if (!collective.reduceOp.empty())
+    kind += " " + collective.reduceOp;
+  return fmt::format("[{} #{}, rank {} of {}]", kind, task.collective,
+                     rank - collective.tasks.begin(), collective.tasks.size());
 }
 
 std::string endpointName(const Graph& graph, int endpoint) {
@@ -252,7 +314,8 @@ std::size_t digits(std::size_t n) {
 } // namespace
 
 std::string renderScheduleText(const Graph& graph, const Schedule& schedule) {
-  const std::vector<std::string> labels = valueLabels(graph);
+  const std::vector<std::string> tasks = taskLabels(graph);
+  const std::vector<std::string> labels = valueLabels(graph, tasks);
   std::string out;
   auto it = std::back_inserter(out);
 
@@ -261,15 +324,19 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule) {
     fmt::format_to(it, " ({})", loc);
   out += '\n';
 
-  // Channels: id, value, type, writer -> readers (in reader-slot order).
+  // Channels: id, value, type, transport, writer -> readers (in reader-slot
+  // order).
   out += "# channels\n";
-  std::size_t idWidth = 0, labelWidth = 0, typeWidth = 0;
+  std::size_t idWidth = 0, labelWidth = 0, typeWidth = 0, transportWidth = 0;
   for (unsigned c = 0; c < schedule.channels.size(); ++c) {
     const Channel& channel = schedule.channels[c];
     idWidth = std::max(idWidth, 1 + digits(c));
     labelWidth = std::max(labelWidth, labels[channel.value].size());
     typeWidth = std::max(typeWidth,
                          graph.values[channel.value].type.spelling.size());
+    transportWidth =
+        std::max(transportWidth,
+                 transportName(graph.values[channel.value].transport).size());
   }
   if (schedule.channels.empty())
     out += "  (none)\n";
@@ -278,21 +345,26 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule) {
     std::vector<std::string> readers;
     for (int reader : channel.readers)
       readers.push_back(endpointName(graph, reader));
-    fmt::format_to(it, "  {:<{}}  {:<{}}  {:<{}}  {} -> {}\n",
+    fmt::format_to(it, "  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {} -> {}\n",
                    fmt::format("c{}", c), idWidth, labels[channel.value],
                    labelWidth, graph.values[channel.value].type.spelling,
-                   typeWidth, endpointName(graph, channel.writer),
+                   typeWidth,
+                   transportName(graph.values[channel.value].transport),
+                   transportWidth, endpointName(graph, channel.writer),
                    fmt::join(readers, ", "));
   }
 
   // Operations: the bodies of all COMPUTE lines share one column for their
   // source location, so the file can be scanned down that column.
+  // A constant argument shows as its C++ expression.
   auto computeBody = [&](const Operation& op) {
     const ir::Task& task = graph.tasks[op.task];
     std::vector<std::string_view> args;
-    for (unsigned arg : task.args)
-      args.push_back(labels[arg]);
-    return fmt::format("{}({})", labels[task.result], fmt::join(args, ", "));
+    for (const ir::Arg& arg : task.args)
+      args.push_back(arg.kind == ir::Arg::Kind::Value
+                         ? std::string_view(labels[arg.value])
+                         : std::string_view(arg.constant.expression));
+    return fmt::format("{}({})", tasks[op.task], fmt::join(args, ", "));
   };
   auto channelList = [&](const Operation& op, bool withValues) {
     std::vector<std::string> items;
@@ -328,10 +400,15 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule) {
         break;
       case Operation::Kind::Compute: {
         std::string loc = shortLoc(graph.tasks[op.task].loc);
-        if (loc.empty())
-          out += computeBody(op);
-        else
-          fmt::format_to(it, "{:<{}}  {}", computeBody(op), bodyWidth, loc);
+        std::string note = collectiveNote(graph, op.task);
+        std::string line = computeBody(op);
+        if (!loc.empty() || !note.empty())
+          line = fmt::format("{:<{}}", line, bodyWidth);
+        if (!loc.empty())
+          line += "  " + loc;
+        if (!note.empty())
+          line += "  " + note;
+        out += line;
         break;
       }
       }

@@ -57,6 +57,10 @@ cl::opt<std::string> compileDatabase(
     "p", cl::desc("Build directory whose compile_commands.json has the source's flags "
                   "(added before those after '--')"),
     cl::value_desc("build dir"), cl::cat(category));
+cl::opt<unsigned> constexprSteps(
+    "constexpr-steps",
+    cl::desc("Step limit of Clang's constant evaluator when running graph functions"),
+    cl::init(cg::frontend::kDefaultConstexprSteps), cl::value_desc("N"), cl::cat(category));
 cl::opt<std::string> resourceDir("resource-dir",
                                  cl::desc("Clang resource directory (default: the one cgc was built with"
                                           ")"),
@@ -146,7 +150,8 @@ int run(int argc, const char** argv) {
     auto& fromDatabase = std::get<std::vector<std::string>>(flags);
     compileFlags.insert(compileFlags.begin(), fromDatabase.begin(), fromDatabase.end());
   }
-  cg::frontend::FrontendOptions options{sourcePath, compileFlags, onlyGraphs, resourceDir};
+  cg::frontend::FrontendOptions options{sourcePath, compileFlags, onlyGraphs, resourceDir,
+                                       constexprSteps};
   std::optional<cg::frontend::FrontendResult> parsed = cg::frontend::runFrontend(options);
   if (!parsed)
     return 1;
@@ -180,7 +185,7 @@ int run(int argc, const char** argv) {
   };
 
   bool ok = true;
-  cg::codegen::CodegenInput codegen{target, "", "", {}};
+  cg::codegen::CodegenInput codegen{target, "", "", {}, parsed->codecs};
   llvm::SmallString<256> absoluteSource(sourcePath.getValue());
   llvm::sys::fs::make_absolute(absoluteSource);
   llvm::sys::path::remove_dots(absoluteSource, true);

@@ -1,8 +1,7 @@
 // errors.cpp - Messages of the driver API's exceptions.
-#include <cg/builder.hpp>
 #include <cg/errors.hpp>
 
-#include <stdexcept>
+#include <utility>
 
 namespace cg {
 
@@ -13,11 +12,5 @@ TaskError::TaskError(ErrorRecord record)
 
 ActorDiedError::ActorDiedError(std::string actor, const std::string& what)
     : Error(what), actor_(std::move(actor)) {}
-
-namespace detail {
-// Only ever called during constant evaluation, where calling it is the error;
-// defined so that a graph function called at run time fails loudly too.
-void graph_error(const char* message) { throw std::logic_error(message); }
-} // namespace detail
 
 } // namespace cg

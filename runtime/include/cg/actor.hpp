@@ -29,6 +29,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <variant>
 
@@ -51,6 +52,15 @@ public:
 private:
   std::variant<std::monostate, T, ErrorRecord> state_;
 };
+
+/// Element K of a task's std::tuple result, or the error that replaced it:
+/// how a graph's `auto [x, y] = a.bind<&C::split>(...)` reaches the consumers.
+template <std::size_t K, class... T>
+Result<std::tuple_element_t<K, std::tuple<T...>>> element(Result<std::tuple<T...>>& result) {
+  if (!result.ok())
+    return result.error();
+  return std::get<K>(std::move(result.value()));
+}
 
 namespace detail {
 /// The demangled dynamic type of the exception being handled.

@@ -10,21 +10,32 @@
 //     g.output(b.bind<&EchoActor::echo>(a.bind<&EchoActor::echo>(in)));
 //   }
 //
+// What a graph may say:
+//   g.actor<C>(name, ctor_args...)     an actor instance (one process); the
+//                                      constructor arguments are constants
+//   g.input<T>() / g.input<A, B>()     the inputs: a Value, or a tuple of them
+//   a.bind<&C::m>(args...)             a task; each arg a Value or a constant;
+//                                      a method returning std::tuple<X, Y>
+//                                      gives std::tuple<Value<X>, Value<Y>>
+//   g.output(values...)                the outputs, in order
+//   cg::indexed_name("w", i)           "w0", "w1", ... for actors in loops
+//
 // The builder only records what the function asks for, as a flat list of
-// `detail::Record`s; cgc reads that list back (see detail::encode) and owns
-// every decision after that. Because it runs inside the constant evaluator it
-// holds no std::string (not constexpr in libstdc++ 12): names are copied into
-// fixed arrays, and classes, types and methods are identified by the address
+// `detail::Record`s plus a pool of text (names, string constants); cgc reads
+// them back (see detail::encode) and owns every decision after that. Because
+// it runs inside the constant evaluator it holds no std::string (not constexpr
+// in libstdc++ 12). Classes, types and methods are identified by the address
 // of a template variable instantiated for them, which cgc maps back to the
 // declaration.
 //
-// Argument types are checked by the C++ compiler: bind<&C::m>(v...) only
-// accepts a cg::Value<T> whose T is the decayed type of m's parameter.
+// Argument types are checked by the C++ compiler: bind<&C::m>(v...) accepts,
+// for a parameter of type P, a cg::Value<P> or a constant convertible to P.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <source_location>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -32,38 +43,50 @@
 namespace cg {
 
 class GraphBuilder;
+template <class C> class Actor;
 
 namespace detail {
+template <class P> struct BindArg;
 
 // Identity tags: their addresses name a type or a method in the records.
 template <class T> inline constexpr char type_tag = 0;
 template <auto Method> inline constexpr char method_tag = 0;
 
-enum class RecordKind : int { actor = 1, input = 2, task = 3, argument = 4, output = 5 };
+enum class RecordKind : int {
+  actor = 1,     // tag = type_tag<Class>, text = instance name; followed by a
+                 // `constant` record per constructor argument
+  input = 2,     // a = value id, b = input position, tag = type_tag<T>
+  task = 3,      // a = actor index, b = first result value id, c = results
+                 // when a tuple is unpacked (else 0), tag = method_tag<M>;
+                 // followed by an `argument` or `constant` record per parameter
+  argument = 4,  // a = value id
+  output = 5,    // a = value id
+  constant = 6,  // tag = type_tag<T>; integer, floating or text holds the value
+};
 
-inline constexpr std::size_t kMaxNameLength = 47;
-
-/// One thing the graph function did. Fields by kind:
-///   actor:    tag = type_tag<Class>, name = instance name
-///   input:    a = value id, b = input position, tag = type_tag<T>
-///   task:     a = actor index, b = result value id, tag = method_tag<M>;
-///             followed by one `argument` record per parameter
-///   argument: a = value id
-///   output:   a = value id
+/// One thing the graph function did; fields by kind above.
 struct Record {
   RecordKind kind{};
   int a = 0;
   int b = 0;
+  int c = 0;
   const void* tag = nullptr;
-  char name[kMaxNameLength + 1] = {};
+  long long integer = 0;
+  double floating = 0;
+  int text = -1;       // offset into the text pool, or -1
+  int text_size = 0;
   unsigned line = 0;
   unsigned column = 0;
+  const char* string = nullptr;   // a string constant until the builder copies
+                                  // it into the pool; always null once stored
 };
 
-// Reached only when a graph breaks a builder rule. Being non-constexpr, a call
-// makes constant evaluation fail, and Clang's note shows this call, message
-// included, at the offending line of the graph.
-void graph_error(const char* message);
+/// Breaks constant evaluation on purpose. Clang's note for the failed call
+/// shows its argument, so cgc can print `message` at the graph's line.
+constexpr void graph_error(const char* message) {
+  if (message)
+    throw message;   // not a constant expression: evaluation stops here
+}
 
 template <class M> struct method_traits {
   static constexpr bool is_member = false;
@@ -87,7 +110,80 @@ inline constexpr std::size_t arity_v = std::tuple_size_v<typename traits<M>::par
 template <auto M, std::size_t I>
 using param_t = std::remove_cvref_t<std::tuple_element_t<I, typename traits<M>::params>>;
 
+template <class T> struct is_tuple : std::false_type {};
+template <class... T> struct is_tuple<std::tuple<T...>> : std::true_type {};
+
+/// Types whose constants can be embedded in generated code.
+template <class T>
+inline constexpr bool is_embeddable_v =
+    std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, std::string>;
+
+/// A constant of type T as a record: its type's tag and its value.
+template <class T, class U> constexpr Record make_constant(const U& value) {
+  Record r;
+  r.kind = RecordKind::constant;
+  r.tag = &type_tag<T>;
+  if constexpr (std::is_same_v<T, std::string>)
+    r.string = value;   // U converts to const char*: a literal
+  else if constexpr (std::is_floating_point_v<T>)
+    r.floating = static_cast<double>(static_cast<T>(value));
+  else
+    r.integer = static_cast<long long>(static_cast<T>(value));
+  return r;
+}
+
 } // namespace detail
+
+/// An actor instance's name: a string literal, or cg::indexed_name(...).
+class ActorName {
+public:
+  static constexpr std::size_t max_length = 63;
+  constexpr ActorName(const char* name) {
+    for (; name[size_] != '\0'; ++size_) {
+      if (size_ == max_length)
+        detail::graph_error("actor name is longer than 63 characters");
+      text_[size_] = name[size_];
+    }
+    if (size_ == 0)
+      detail::graph_error("actor name is empty");
+  }
+  constexpr const char* data() const { return text_; }
+  constexpr std::size_t size() const { return size_; }
+
+private:
+  char text_[max_length + 1] = {};
+  std::size_t size_ = 0;
+};
+
+/// `prefix` followed by `index` in decimal: indexed_name("worker", 3) is "worker3".
+constexpr ActorName indexed_name(const char* prefix, int index) {
+  char text[ActorName::max_length + 1] = {};
+  std::size_t n = 0;
+  for (; prefix[n] != '\0' && n < ActorName::max_length; ++n)
+    text[n] = prefix[n];
+  if (index < 0)
+    detail::graph_error("indexed_name: the index must not be negative");
+  char digits[12] = {};
+  int count = 0;
+  do {
+    digits[count++] = static_cast<char>('0' + index % 10);
+    index /= 10;
+  } while (index > 0);
+  while (count > 0 && n < ActorName::max_length)
+    text[n++] = digits[--count];
+  return ActorName(text);
+}
+
+/// A parameter that also captures where its argument was written: how
+/// g.actor(name, args...) knows its call site despite the trailing pack.
+template <class T> struct Located {
+  template <class U>
+    requires std::is_convertible_v<const U&, T>
+  constexpr Located(const U& v, std::source_location l = std::source_location::current())
+      : value(v), loc(l) {}
+  T value;
+  std::source_location loc;
+};
 
 /// A value flowing through the graph: a graph input or a task's result.
 /// Only a handle: the data exists at run time, in the actor processes.
@@ -99,18 +195,45 @@ public:
 private:
   friend class GraphBuilder;
   template <class C> friend class Actor;
-  constexpr explicit Value(int id) : id_(id) {}
+  template <class P> friend struct detail::BindArg;
+  constexpr Value(const GraphBuilder* graph, int id) : graph_(graph), id_(id) {}
+  const GraphBuilder* graph_;
   int id_;
 };
 
 namespace detail {
-// A bind argument of parameter type P: exactly a Value<P>. (Constants come
-// with the full graph language.)
+template <class T> struct is_value : std::false_type {};
+template <class T> struct is_value<Value<T>> : std::true_type {};
+
+// A bind argument for a parameter of type P: a Value<P>, or a constant.
 template <class P> struct BindArg {
-  constexpr BindArg(Value<P> v) : id(v.id()) {}
-  int id;
+  constexpr BindArg(Value<P> v) : graph(v.graph_), id(v.id_) {}
+  template <class U>
+    requires(!is_value<std::remove_cvref_t<U>>::value && std::is_convertible_v<const U&, P>)
+  constexpr BindArg(const U& value) {
+    static_assert(is_embeddable_v<P>,
+                  "bind<>: a constant argument must be arithmetic, an enum or a string literal; "
+                  "pass other values as graph inputs");
+    if constexpr (std::is_same_v<P, std::string>) {
+      static_assert(std::is_convertible_v<const U&, const char*>,
+                    "bind<>: a std::string constant must be a string literal");
+      constant = make_constant<P>(static_cast<const char*>(value));
+    } else {
+      constant = make_constant<P>(value);
+    }
+  }
+  const GraphBuilder* graph = nullptr;
+  int id = -1;        // -1: a constant
+  Record constant{};
 };
 template <auto M, std::size_t I> using arg_t = BindArg<param_t<M, I>>;
+
+template <class R> struct bind_result {
+  using type = Value<R>;
+};
+template <class... E> struct bind_result<std::tuple<E...>> {
+  using type = std::tuple<Value<E>...>;
+};
 } // namespace detail
 
 /// An actor instance declared with g.actor<C>(name): one process at run time.
@@ -129,33 +252,56 @@ public:
     requires(detail::arity_v<M> == 1)
   constexpr auto bind(detail::arg_t<M, 0> a0,
                       std::source_location loc = std::source_location::current()) const {
-    return add<M>(loc, {a0.id});
+    return add<M>(loc, {erase(a0)});
   }
   template <auto M>
     requires(detail::arity_v<M> == 2)
   constexpr auto bind(detail::arg_t<M, 0> a0, detail::arg_t<M, 1> a1,
                       std::source_location loc = std::source_location::current()) const {
-    return add<M>(loc, {a0.id, a1.id});
+    return add<M>(loc, {erase(a0), erase(a1)});
   }
   template <auto M>
     requires(detail::arity_v<M> == 3)
   constexpr auto bind(detail::arg_t<M, 0> a0, detail::arg_t<M, 1> a1, detail::arg_t<M, 2> a2,
                       std::source_location loc = std::source_location::current()) const {
-    return add<M>(loc, {a0.id, a1.id, a2.id});
+    return add<M>(loc, {erase(a0), erase(a1), erase(a2)});
   }
   template <auto M>
     requires(detail::arity_v<M> == 4)
   constexpr auto bind(detail::arg_t<M, 0> a0, detail::arg_t<M, 1> a1, detail::arg_t<M, 2> a2,
                       detail::arg_t<M, 3> a3,
                       std::source_location loc = std::source_location::current()) const {
-    return add<M>(loc, {a0.id, a1.id, a2.id, a3.id});
+    return add<M>(loc, {erase(a0), erase(a1), erase(a2), erase(a3)});
+  }
+  template <auto M>
+    requires(detail::arity_v<M> == 5)
+  constexpr auto bind(detail::arg_t<M, 0> a0, detail::arg_t<M, 1> a1, detail::arg_t<M, 2> a2,
+                      detail::arg_t<M, 3> a3, detail::arg_t<M, 4> a4,
+                      std::source_location loc = std::source_location::current()) const {
+    return add<M>(loc, {erase(a0), erase(a1), erase(a2), erase(a3), erase(a4)});
+  }
+  template <auto M>
+    requires(detail::arity_v<M> == 6)
+  constexpr auto bind(detail::arg_t<M, 0> a0, detail::arg_t<M, 1> a1, detail::arg_t<M, 2> a2,
+                      detail::arg_t<M, 3> a3, detail::arg_t<M, 4> a4, detail::arg_t<M, 5> a5,
+                      std::source_location loc = std::source_location::current()) const {
+    return add<M>(loc, {erase(a0), erase(a1), erase(a2), erase(a3), erase(a4), erase(a5)});
   }
 
 private:
   friend class GraphBuilder;
   constexpr Actor(GraphBuilder* graph, int index) : graph_(graph), index_(index) {}
 
-  template <auto M> constexpr auto add(std::source_location loc, std::initializer_list<int> args) const;
+  struct Erased {
+    const GraphBuilder* graph;
+    int id;
+    detail::Record constant;
+  };
+  template <class P> static constexpr Erased erase(const detail::BindArg<P>& arg) {
+    return {arg.graph, arg.id, arg.constant};
+  }
+
+  template <auto M> constexpr auto add(std::source_location loc, std::vector<Erased> args) const;
 
   GraphBuilder* graph_;
   int index_;
@@ -165,43 +311,73 @@ private:
 class GraphBuilder {
 public:
   constexpr GraphBuilder() = default;
+  GraphBuilder(const GraphBuilder&) = delete;
+  GraphBuilder& operator=(const GraphBuilder&) = delete;
 
-  /// Declares an actor instance named `name` (unique in the graph).
-  template <class C>
-  constexpr Actor<C> actor(const char* name,
-                           std::source_location loc = std::source_location::current()) {
+  /// Declares an actor instance named `name` (unique in the graph), built
+  /// with the constant constructor arguments `args`.
+  template <class C, class... Args>
+  constexpr Actor<C> actor(Located<ActorName> name, const Args&... args) {
+    return add_actor<C>(name.value, name.loc, args...);
+  }
+
+  /// Declares the graph's inputs, passed to execute() in this order at run
+  /// time: one Value for one type, a std::tuple of Values for several.
+  template <class... T>
+  constexpr auto input(std::source_location loc = std::source_location::current()) {
+    static_assert(sizeof...(T) > 0, "g.input<T...>() needs at least one type");
+    static_assert((std::is_same_v<T, std::remove_cvref_t<T>> && ...),
+                  "g.input<T>: T must be a plain value type (no reference, no const)");
+    if constexpr (sizeof...(T) == 1)
+      return add_input<T...>(loc);
+    else
+      return std::tuple<Value<T>...>{add_input<T>(loc)...};
+  }
+
+  /// Declares the graph's outputs, returned by get() in this order.
+  template <class... T> constexpr void output(Value<T>... values) {
+    static_assert(sizeof...(T) > 0, "g.output() needs at least one value");
+    (add_output(values), ...);
+  }
+
+  constexpr const std::vector<detail::Record>& records() const { return records_; }
+  constexpr const std::vector<char>& text() const { return text_; }
+
+private:
+  template <class C> friend class Actor;
+
+  template <class C, class... Args>
+  constexpr Actor<C> add_actor(ActorName name, std::source_location loc, const Args&... args) {
     static_assert(std::is_class_v<C>, "g.actor<C>: C must be a class marked CG_ACTOR");
+    static_assert(std::is_constructible_v<C, const Args&...>,
+                  "g.actor<C>(name, args...): C has no constructor taking these arguments");
     detail::Record r = located(detail::RecordKind::actor, loc);
     r.tag = &detail::type_tag<C>;
-    copy_name(r, name);
-    records_.push_back(r);
+    add_text(r, name.data(), name.size());
+    push(r);
+    (push(constant_of(args)), ...);
     return Actor<C>(this, actor_count_++);
   }
 
-  /// Declares the graph's input, passed to execute() at run time.
-  template <class T>
-  constexpr Value<T> input(std::source_location loc = std::source_location::current()) {
-    static_assert(std::is_same_v<T, std::remove_cvref_t<T>>,
-                  "g.input<T>: T must be a plain value type (no reference, no const)");
+  template <class T> static constexpr detail::Record constant_of(const T& value) {
+    if constexpr (std::is_convertible_v<const T&, const char*>)
+      return detail::make_constant<std::string>(static_cast<const char*>(value));
+    else {
+      static_assert(detail::is_embeddable_v<T>,
+                    "g.actor<C>(name, args...): constructor arguments must be arithmetic, "
+                    "enums or string literals");
+      return detail::make_constant<T>(value);
+    }
+  }
+
+  template <class T> constexpr Value<T> add_input(std::source_location loc) {
     detail::Record r = located(detail::RecordKind::input, loc);
     r.a = value_count_;
     r.b = input_count_++;
     r.tag = &detail::type_tag<T>;
-    records_.push_back(r);
-    return Value<T>(value_count_++);
+    push(r);
+    return Value<T>(this, value_count_++);
   }
-
-  /// Declares the graph's outputs, returned by get() in this order.
-  template <class... T>
-  constexpr void output(Value<T>... values) {
-    static_assert(sizeof...(T) > 0, "g.output() needs at least one value");
-    (add_output(values.id()), ...);
-  }
-
-  constexpr const std::vector<detail::Record>& records() const { return records_; }
-
-private:
-  template <class C> friend class Actor;
 
   static constexpr detail::Record located(detail::RecordKind kind, std::source_location loc) {
     detail::Record r;
@@ -211,41 +387,65 @@ private:
     return r;
   }
 
-  static constexpr void copy_name(detail::Record& r, const char* name) {
-    std::size_t i = 0;
-    for (; name[i] != '\0'; ++i) {
-      if (i == detail::kMaxNameLength)
-        detail::graph_error("actor name is longer than 47 characters");
-      r.name[i] = name[i];
-    }
-    if (i == 0)
-      detail::graph_error("actor name is empty");
+  constexpr void add_text(detail::Record& r, const char* text, std::size_t size) {
+    r.text = static_cast<int>(text_.size());
+    r.text_size = static_cast<int>(size);
+    for (std::size_t i = 0; i < size; ++i)
+      text_.push_back(text[i]);
   }
 
-  constexpr void add_output(int value) {
-    detail::Record r;
-    r.kind = detail::RecordKind::output;
-    r.a = value;
+  // Stores a record, moving a string constant's characters into the pool.
+  constexpr void push(detail::Record r) {
+    if (r.string) {
+      std::size_t n = 0;
+      while (r.string[n] != '\0')
+        ++n;
+      add_text(r, r.string, n);
+      r.string = nullptr;
+    }
     records_.push_back(r);
   }
 
+  template <class T> constexpr void check_owner(const Value<T>& v) const {
+    if (v.graph_ != this)
+      detail::graph_error("this value belongs to another graph");
+  }
+  template <class T> constexpr void add_output(const Value<T>& value) {
+    check_owner(value);
+    detail::Record r;
+    r.kind = detail::RecordKind::output;
+    r.a = value.id();
+    push(r);
+  }
+
+  template <class Erased>
   constexpr int add_task(int actor, const void* method, std::source_location loc,
-                         std::initializer_list<int> args) {
+                         const std::vector<Erased>& args, int results) {
     detail::Record r = located(detail::RecordKind::task, loc);
     r.a = actor;
     r.b = value_count_;
+    r.c = results;
     r.tag = method;
-    records_.push_back(r);
-    for (int arg : args) {
-      detail::Record argument;
-      argument.kind = detail::RecordKind::argument;
-      argument.a = arg;
-      records_.push_back(argument);
+    push(r);
+    for (const Erased& arg : args) {
+      if (arg.id >= 0) {
+        if (arg.graph != this)
+          detail::graph_error("this value belongs to another graph");
+        detail::Record argument;
+        argument.kind = detail::RecordKind::argument;
+        argument.a = arg.id;
+        push(argument);
+      } else {
+        push(arg.constant);
+      }
     }
-    return value_count_++;
+    int first = value_count_;
+    value_count_ += results == 0 ? 1 : results;
+    return first;
   }
 
   std::vector<detail::Record> records_;
+  std::vector<char> text_;
   int actor_count_ = 0;
   int input_count_ = 0;
   int value_count_ = 0;
@@ -253,7 +453,7 @@ private:
 
 template <class C>
 template <auto M>
-constexpr auto Actor<C>::add(std::source_location loc, std::initializer_list<int> args) const {
+constexpr auto Actor<C>::add(std::source_location loc, std::vector<Erased> args) const {
   using Traits = detail::traits<M>;
   static_assert(Traits::is_member,
                 "bind<&C::method>: the method must be a non-static member function");
@@ -262,30 +462,52 @@ constexpr auto Actor<C>::add(std::source_location loc, std::initializer_list<int
                   "bind<&C::method>: the method does not belong to this actor's class");
     using R = std::remove_cvref_t<typename Traits::result>;
     static_assert(!std::is_void_v<R>, "bind<&C::method>: the method must return a value");
-    return Value<R>(graph_->add_task(index_, &detail::method_tag<M>, loc, args));
+    if constexpr (detail::is_tuple<R>::value) {
+      int first = graph_->add_task(index_, &detail::method_tag<M>, loc, args,
+                                   static_cast<int>(std::tuple_size_v<R>));
+      return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return typename detail::bind_result<R>::type{
+            Value<std::tuple_element_t<I, R>>(graph_, first + static_cast<int>(I))...};
+      }(std::make_index_sequence<std::tuple_size_v<R>>{});
+    } else {
+      return Value<R>(graph_, graph_->add_task(index_, &detail::method_tag<M>, loc, args, 0));
+    }
   }
 }
 
 namespace detail {
 
+struct EncodedSizes {
+  std::size_t records;
+  std::size_t text;   // at least 1: std::array<char, 0> has another layout
+};
+
+template <std::size_t Records, std::size_t Text> struct Encoded {
+  std::array<Record, Records> records;
+  std::array<char, Text> text;
+};
+
 /// What cgc evaluates, in two steps so that a graph that cannot be evaluated
 /// is reported on the first:
-///   constexpr std::size_t n = cg::detail::record_count<&graph>();
-///   constexpr auto records = cg::detail::encode<&graph, n>();
+///   constexpr auto n = cg::detail::encoded_sizes<&graph>();
+///   constexpr auto ir = cg::detail::encode<&graph, n.records, n.text>();
 /// The graph function runs twice; both runs agree because it is a pure
 /// constant expression.
-template <auto Graph> constexpr std::size_t record_count() {
+template <auto Graph> constexpr EncodedSizes encoded_sizes() {
   GraphBuilder g;
   Graph(g);
-  return g.records().size();
+  return {g.records().size(), g.text().size() + 1};
 }
 
-template <auto Graph, std::size_t Count> constexpr auto encode() {
+template <auto Graph, std::size_t Records, std::size_t Text>
+constexpr Encoded<Records, Text> encode() {
   GraphBuilder g;
   Graph(g);
-  std::array<Record, Count> out{};
-  for (std::size_t i = 0; i < out.size(); ++i)
-    out[i] = g.records()[i];
+  Encoded<Records, Text> out{};
+  for (std::size_t i = 0; i < Records; ++i)
+    out.records[i] = g.records()[i];
+  for (std::size_t i = 0; i + 1 < Text; ++i)
+    out.text[i] = g.text()[i];
   return out;
 }
 

@@ -38,6 +38,7 @@ void PrintTo(const Operation& op, std::ostream* os) {
 
 namespace {
 
+using test::constant;
 using test::GraphBuilder;
 
 Operation read(unsigned task, std::vector<unsigned> channels) {
@@ -46,6 +47,9 @@ Operation read(unsigned task, std::vector<unsigned> channels) {
 Operation compute(unsigned task) { return {Operation::Kind::Compute, task, {}}; }
 Operation write(unsigned task, unsigned channel) {
   return {Operation::Kind::Write, task, {channel}};
+}
+Operation write(unsigned task, std::vector<unsigned> channels) {
+  return {Operation::Kind::Write, task, std::move(channels)};
 }
 
 /// The schedule of a graph expected to have one; fails the test otherwise.
@@ -193,6 +197,171 @@ TEST(Schedule, ATaskWithSeveralRemoteArgumentsReadsThemInParameterOrder) {
                                     write(1, 3)}));
 }
 
+TEST(Schedule, AConstantArgumentIsNeitherAChannelNorARead) {
+  GraphBuilder g("scaled", 10);
+  unsigned x = g.input("double");
+  unsigned a = g.actor("a", 11, "::Scaler", {constant("double", "1.5")});
+  unsigned b = g.actor("b", 12, "::Scaler");
+  unsigned scaled =
+      g.bind(a, "scale", {x, constant("double", "2.5")}, 13, "double");
+  // b.make reads nothing but constants: it runs without any READ.
+  unsigned made = g.bind(b, "make", {constant("int", "7")}, 14, "double");
+  g.output(g.bind(b, "add", {made, constant("double", "0.5"), scaled}, 15,
+                  "double"));
+  ir::Graph graph = g.build();
+  Schedule schedule = scheduleOf(graph);
+
+  EXPECT_EQ(schedule.channels, (std::vector<Channel>{
+                                   {0, kDriver, {0}},
+                                   {1, 0, {1}},
+                                   {3, 1, {kDriver}},
+                               }));
+  EXPECT_EQ(schedule.actors[0].operations,
+            (std::vector<Operation>{read(0, {0}), compute(0), write(0, 1)}));
+  EXPECT_EQ(schedule.actors[1].operations,
+            (std::vector<Operation>{compute(1), read(2, {1}), compute(2),
+                                    write(2, 2)}));
+  // The text shows each constant as its C++ expression.
+  std::string text = renderScheduleText(graph, schedule);
+  EXPECT_NE(text.find("COMPUTE  a.scale(input #0, 2.5)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("COMPUTE  b.make(7)"), std::string::npos) << text;
+  EXPECT_NE(text.find("COMPUTE  b.add(b.make, 0.5, a.scale)"),
+            std::string::npos)
+      << text;
+}
+
+TEST(Schedule, EachElementOfAnUnpackedTupleHasItsOwnChannelToItsReader) {
+  ir::Graph graph = test::tupleGraph();
+  Schedule schedule = scheduleOf(graph);
+
+  // a.split[0] goes to b, a.split[1] to c: two channels, each one reader,
+  // written by a in one WRITE, in element order.
+  EXPECT_EQ(schedule.channels, (std::vector<Channel>{
+                                   {0, kDriver, {0}},
+                                   {1, 0, {1}},
+                                   {2, 0, {2}},
+                                   {3, 1, {kDriver}},
+                                   {4, 2, {kDriver}},
+                               }));
+  EXPECT_EQ(schedule.inputChannels, (std::vector<unsigned>{0}));
+  EXPECT_EQ(schedule.outputChannels, (std::vector<unsigned>{3, 4}));
+  ASSERT_EQ(schedule.actors.size(), 3u);
+  EXPECT_EQ(schedule.actors[0].operations,
+            (std::vector<Operation>{read(0, {0}), compute(0),
+                                    write(0, {1, 2})}));
+  EXPECT_EQ(schedule.actors[1].operations,
+            (std::vector<Operation>{read(1, {1}), compute(1), write(1, 3)}));
+  EXPECT_EQ(schedule.actors[2].operations,
+            (std::vector<Operation>{read(2, {2}), compute(2), write(2, 4)}));
+
+  EXPECT_EQ(renderScheduleText(graph, schedule),
+            "# schedule of graph 'tuple' (echo.cg.cpp:50)\n"
+            "# channels\n"
+            "  c0  input #0    std::string  shm  driver -> a\n"
+            "  c1  a.split[0]  std::string  shm  a -> b\n"
+            "  c2  a.split[1]  int          shm  a -> c\n"
+            "  c3  b.left      std::string  shm  b -> driver\n"
+            "  c4  c.right     int          shm  c -> driver\n"
+            "# actor a (::Splitter)\n"
+            "  1  READ     c0 (input #0)\n"
+            "  2  COMPUTE  a.split(input #0)       echo.cg.cpp:54\n"
+            "  3  WRITE    c1, c2\n"
+            "# actor b (::EchoActor)\n"
+            "  1  READ     c1 (a.split[0])\n"
+            "  2  COMPUTE  b.left(a.split[0])      echo.cg.cpp:55\n"
+            "  3  WRITE    c3\n"
+            "# actor c (::Scaler)\n"
+            "  1  READ     c2 (a.split[1])\n"
+            "  2  COMPUTE  c.right(a.split[1], 3)  echo.cg.cpp:56\n"
+            "  3  WRITE    c4\n"
+            "# driver\n"
+            "  input #0   -> c0\n"
+            "  output #0  <- c3 (b.left)\n"
+            "  output #1  <- c4 (c.right)\n");
+}
+
+TEST(Schedule, ATupleElementKeptByItsActorIsNotWritten) {
+  GraphBuilder g("half_local", 10);
+  unsigned x = g.input();
+  unsigned a = g.actor("a", 11);
+  unsigned b = g.actor("b", 12);
+  std::vector<unsigned> parts =
+      g.bindTuple(a, "split", {x}, 13, {"int", "int", "int"});
+  unsigned local = g.bind(a, "local", {parts[0], parts[2]}, 14);
+  unsigned remote = g.bind(b, "remote", {parts[1]}, 15);
+  g.output(local).output(remote);
+  Schedule schedule = scheduleOf(g.build());
+
+  EXPECT_EQ(schedule.channels, (std::vector<Channel>{
+                                   {0, kDriver, {0}},
+                                   {2, 0, {1}},
+                                   {4, 0, {kDriver}},
+                                   {5, 1, {kDriver}},
+                               }));
+  EXPECT_EQ(schedule.actors[0].operations,
+            (std::vector<Operation>{read(0, {0}), compute(0), write(0, 1),
+                                    compute(1), write(1, 2)}));
+  EXPECT_EQ(schedule.actors[1].operations,
+            (std::vector<Operation>{read(2, {1}), compute(2), write(2, 3)}));
+}
+
+TEST(Schedule, NcclValuesAndCollectivesAreScheduledLikeShmValuesAndPlainTasks) {
+  // For now: an Nccl value gets an ordinary channel, and each rank of a
+  // collective is a COMPUTE of its own actor, in bind order.
+  ir::Graph graph = test::gpuGraph();
+  Schedule schedule = scheduleOf(graph);
+
+  EXPECT_EQ(schedule.channels, (std::vector<Channel>{
+                                   {0, kDriver, {0}},
+                                   {2, 0, {1}},
+                                   {7, 1, {kDriver}},
+                                   {8, 0, {kDriver}},
+                               }));
+  EXPECT_EQ(schedule.outputChannels, (std::vector<unsigned>{2, 3}));
+  EXPECT_EQ(schedule.actors[0].operations,
+            (std::vector<Operation>{read(0, {0}), compute(0), write(0, 1),
+                                    compute(1), compute(3), compute(6),
+                                    write(6, 3)}));
+  EXPECT_EQ(schedule.actors[1].operations,
+            (std::vector<Operation>{read(2, {1}), compute(2), compute(4),
+                                    compute(5), write(5, 2)}));
+}
+
+TEST(Schedule, TheTextShowsEachChannelsTransportAndEachCollectiveRank) {
+  ir::Graph graph = test::gpuGraph();
+  EXPECT_EQ(
+      renderScheduleText(graph, scheduleOf(graph)),
+      "# schedule of graph 'gpu' (echo.cg.cpp:60)\n"
+      "# channels\n"
+      "  c0  input #0      std::vector<float>  shm   driver -> w0\n"
+      "  c1  w0.split[1]   std::vector<float>  nccl  w0 -> w1\n"
+      "  c2  w1.allgather  std::vector<float>  shm   w1 -> driver\n"
+      "  c3  w0.allgather  std::vector<float>  shm   w0 -> driver\n"
+      "# actor w0 (::Worker)\n"
+      "  1  READ     c0 (input #0)\n"
+      "  2  COMPUTE  w0.split(input #0, 0.5)     echo.cg.cpp:63\n"
+      "  3  WRITE    c1\n"
+      "  4  COMPUTE  w0.grad(w0.split[0])        echo.cg.cpp:64\n"
+      "  5  COMPUTE  w0.allreduce(w0.grad)       echo.cg.cpp:66  "
+      "[allreduce sum #0, rank 0 of 2]\n"
+      "  6  COMPUTE  w0.allgather(w0.allreduce)  echo.cg.cpp:67  "
+      "[allgather #1, rank 1 of 2]\n"
+      "  7  WRITE    c3\n"
+      "# actor w1 (::Worker)\n"
+      "  1  READ     c1 (w0.split[1])\n"
+      "  2  COMPUTE  w1.grad(w0.split[1])        echo.cg.cpp:65\n"
+      "  3  COMPUTE  w1.allreduce(w1.grad)       echo.cg.cpp:66  "
+      "[allreduce sum #0, rank 1 of 2]\n"
+      "  4  COMPUTE  w1.allgather(w1.allreduce)  echo.cg.cpp:67  "
+      "[allgather #1, rank 0 of 2]\n"
+      "  5  WRITE    c2\n"
+      "# driver\n"
+      "  input #0   -> c0\n"
+      "  output #0  <- c2 (w1.allgather)\n"
+      "  output #1  <- c3 (w0.allgather)\n");
+}
+
 TEST(Schedule, AnActorWithoutATaskIsReportedAtTheActor) {
   GraphBuilder g("idle", 10);
   unsigned x = g.input();
@@ -214,9 +383,9 @@ TEST(Schedule, TheChainRendersAsAnAlignedText) {
   EXPECT_EQ(renderScheduleText(graph, scheduleOf(graph)),
             "# schedule of graph 'chain' (echo.cg.cpp:10)\n"
             "# channels\n"
-            "  c0  input #0  std::string  driver -> a\n"
-            "  c1  a.echo    std::string  a -> b\n"
-            "  c2  b.echo    std::string  b -> driver\n"
+            "  c0  input #0  std::string  shm  driver -> a\n"
+            "  c1  a.echo    std::string  shm  a -> b\n"
+            "  c2  b.echo    std::string  shm  b -> driver\n"
             "# actor a (::EchoActor)\n"
             "  1  READ     c0 (input #0)\n"
             "  2  COMPUTE  a.echo(input #0)  echo.cg.cpp:13\n"

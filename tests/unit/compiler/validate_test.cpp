@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,7 +21,15 @@ namespace cg::ir {
 namespace {
 
 using test::at;
+using test::constant;
 using test::GraphBuilder;
+
+/// A task argument that is the value `id`.
+Arg valueArg(unsigned id) {
+  Arg arg;
+  arg.value = id;
+  return arg;
+}
 
 /// Diagnostics rendered as the tool prints them, which pins message,
 /// location and notes in one readable string.
@@ -46,6 +55,8 @@ TEST(Validate, WellFormedGraphsHaveNoDiagnostics) {
   EXPECT_TRUE(validate(test::fanOutGraph()).empty());
   EXPECT_TRUE(validate(test::sameActorGraph()).empty());
   EXPECT_TRUE(validate(test::sharedResultGraph()).empty());
+  EXPECT_TRUE(validate(test::tupleGraph()).empty());
+  EXPECT_TRUE(validate(test::gpuGraph()).empty());
 }
 
 TEST(Validate, AGraphWithoutOutputIsReportedAtTheGraph) {
@@ -109,6 +120,48 @@ TEST(Validate, AnUnusedTaskResultIsReportedAtTheBindCall) {
   EXPECT_EQ(formatted(validate(g.build())),
             "examples/echo/echo.cg.cpp:13:3: error: result of 'a.echo' is never "
             "used; pass it to another task or to g.output(...)\n");
+}
+
+TEST(Validate, AnUnusedTupleElementIsReportedByItsIndexAtTheBindCall) {
+  GraphBuilder g("half_used", 10);
+  unsigned x = g.input();
+  unsigned a = g.actor("a", 11);
+  std::vector<unsigned> parts =
+      g.bindTuple(a, "split", {x}, 12, {"std::string", "int", "double"});
+  g.output(parts[1]);
+
+  EXPECT_EQ(formatted(validate(g.build())),
+            "examples/echo/echo.cg.cpp:12:3: error: element #0 of the result of "
+            "'a.split' is never used; pass it to another task or to "
+            "g.output(...)\n"
+            "examples/echo/echo.cg.cpp:12:3: error: element #2 of the result of "
+            "'a.split' is never used; pass it to another task or to "
+            "g.output(...)\n");
+}
+
+TEST(Validate, AConstantArgumentIsNotAUseOfAnyValue) {
+  GraphBuilder g("constant_only", 10);
+  g.input();
+  unsigned a = g.actor("a", 11, "::Scaler", {constant("int", "0")});
+  g.output(g.bind(a, "make", {constant("int", "42")}, 12, "int"));
+
+  EXPECT_EQ(formatted(validate(g.build())),
+            "examples/echo/echo.cg.cpp:10:1: error: graph input #0 is never "
+            "used\n");
+}
+
+TEST(Validate, AnUnusedCollectiveResultIsReportedAtItsRank) {
+  GraphBuilder g("reduced", 10);
+  unsigned x = g.input("std::vector<float>");
+  unsigned a = g.actor("a", 11);
+  unsigned b = g.actor("b", 12);
+  std::vector<unsigned> sums = g.collective(Collective::Kind::AllReduce, "sum",
+                                            {a, b}, {x, x}, 13);
+  g.output(sums[1]);
+
+  EXPECT_EQ(formatted(validate(g.build())),
+            "examples/echo/echo.cg.cpp:13:3: error: result of 'a.allreduce' is "
+            "never used; pass it to another task or to g.output(...)\n");
 }
 
 TEST(Validate, AnUnusedInputIsReportedAtTheGraphByPosition) {
@@ -178,10 +231,10 @@ TEST(Validate, AnInputIdOutOfRangeIsAnInternalError) {
 
 TEST(Validate, AProducerThatDisagreesWithTheTasksResultIsAnInternalError) {
   Graph graph = test::chainGraph();
-  graph.tasks[0].result = 2;
+  graph.tasks[0].results = {2};
   EXPECT_EQ(internalErrorFor(graph),
             "internal compiler error: values[1].producer is task #0 but "
-            "tasks[0].result is value 2");
+            "tasks[0].results is [2]");
 }
 
 TEST(Validate, AProducerThatDisagreesWithTheInputsIsAnInternalError) {
@@ -194,35 +247,250 @@ TEST(Validate, AProducerThatDisagreesWithTheInputsIsAnInternalError) {
 
 TEST(Validate, AnArgumentBoundAfterItsTaskIsAnInternalError) {
   Graph graph = test::chainGraph();
-  graph.tasks[0].args = {2};
+  graph.tasks[0].args = {valueArg(2)};
   EXPECT_EQ(internalErrorFor(graph),
-            "internal compiler error: tasks[0].args[0] is value 2, the result of "
+            "internal compiler error: tasks[0].args[0].value is 2, the result of "
             "task #1, which is not bound before task #0");
 }
 
 TEST(Validate, ATaskReadingItsOwnResultIsAnInternalError) {
   Graph graph = test::chainGraph();
-  graph.tasks[1].args = {2};
+  graph.tasks[1].args = {valueArg(2)};
   EXPECT_EQ(internalErrorFor(graph),
-            "internal compiler error: tasks[1].args[0] is value 2, the result of "
+            "internal compiler error: tasks[1].args[0].value is 2, the result of "
             "task #1, which is not bound before task #1");
 }
 
 TEST(Validate, AnInputCreatedAfterItsConsumerIsAnInternalError) {
   // Values 0 and 1 are task results, value 2 an input created afterwards.
-  Graph graph;
-  graph.name = "late";
-  graph.actors = {{"a", "::EchoActor", test::at(11)}};
+  GraphBuilder g("late", 10);
+  unsigned a = g.actor("a", 11);
+  unsigned made = g.bind(a, "make", {}, 12, "int");
+  g.output(g.bind(a, "use", {made}, 13, "int"));
+  Graph graph = g.build();
+  graph.values.push_back({});
+  graph.values.back().type.spelling = "int";
   graph.inputs = {2};
-  graph.values = {{{"int"}, {Producer::Kind::Task, 0}},
-                  {{"int"}, {Producer::Kind::Task, 1}},
-                  {{"int"}, {Producer::Kind::Input, 0}}};
-  graph.tasks = {{0, "make", {}, 0, test::at(12)},
-                 {0, "use", {2}, 1, test::at(13)}};
-  graph.outputs = {1};
+  graph.tasks[1].args = {valueArg(2)};
   EXPECT_EQ(internalErrorFor(graph),
-            "internal compiler error: tasks[1].args[0] is value 2, which is not "
+            "internal compiler error: tasks[1].args[0].value is 2, which is not "
             "created before the task's result value 1");
+}
+
+TEST(Validate, ATaskReadingAnElementOfItsOwnResultIsAnInternalError) {
+  // Value 2 is element #1 of a.split's own result.
+  Graph graph = test::tupleGraph();
+  graph.tasks[0].args = {valueArg(2)};
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: tasks[0].args[0].value is 2, element #1 of "
+            "the result of task #0, which is not bound before task #0");
+}
+
+TEST(Validate, AnArgumentIdOutOfRangeIsAnInternalError) {
+  Graph graph = test::tupleGraph();
+  graph.tasks[2].args[1] = valueArg(5);
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: tasks[2].args[1].value is 5 but the graph "
+            "has only 5 values");
+}
+
+// Tuple elements: value k of an unpacked result is element k of the task's
+// results, and names that element back.
+
+TEST(Validate, AnElementThatDisagreesWithItsPositionIsAnInternalError) {
+  Graph graph = test::tupleGraph();
+  graph.values[2].producer.element = 0;
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: values[2].producer is element #0 of task "
+            "#0 but tasks[0].results is [1, 2]");
+}
+
+TEST(Validate, ResultsListedOutOfElementOrderAreAnInternalError) {
+  Graph graph = test::tupleGraph();
+  graph.tasks[0].results = {2, 1};
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: values[1].producer is element #0 of task "
+            "#0 but tasks[0].results is [2, 1]");
+}
+
+TEST(Validate, AWholeResultAmongSeveralResultsIsAnInternalError) {
+  Graph graph = test::tupleGraph();
+  graph.values[1].producer.element = -1;
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: values[1].producer is task #0 but "
+            "tasks[0].results is [1, 2]");
+}
+
+TEST(Validate, AnElementBeyondTheResultsIsAnInternalError) {
+  Graph graph = test::chainGraph();
+  graph.values[1].producer.element = 1;
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: values[1].producer is element #1 of task "
+            "#0 but tasks[0].results is [1]");
+}
+
+TEST(Validate, AnUnpackedOneElementTupleIsConsistent) {
+  GraphBuilder g("single_element", 10);
+  unsigned x = g.input();
+  unsigned a = g.actor("a", 11);
+  g.output(g.bindTuple(a, "wrap", {x}, 12, {"int"})[0]);
+  EXPECT_TRUE(validate(g.build()).empty());
+}
+
+TEST(Validate, ANegativeElementOtherThanNoneIsAnInternalError) {
+  Graph graph = test::chainGraph();
+  graph.values[1].producer.element = -2;
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: values[1].producer.element is -2; expected "
+            "-1 or an element index");
+}
+
+TEST(Validate, AnInputWithAnElementIsAnInternalError) {
+  Graph graph = test::chainGraph();
+  graph.values[0].producer.element = 0;
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: values[0].producer is input #0 but has "
+            "element 0; only a task's result has elements");
+}
+
+TEST(Validate, ATaskWithoutResultsIsAnInternalError) {
+  Graph graph = test::chainGraph();
+  Task extra;
+  extra.method = "echo";
+  extra.args = {valueArg(0)};
+  graph.tasks.push_back(extra);
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: tasks[2].results is empty; a task produces "
+            "at least one value");
+}
+
+TEST(Validate, AResultIdOutOfRangeIsAnInternalError) {
+  Graph graph = test::chainGraph();
+  Task extra;
+  extra.results = {3};
+  graph.tasks.push_back(extra);
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: tasks[2].results[0] is 3 but the graph has "
+            "only 3 values");
+}
+
+TEST(Validate, ATaskClaimingAnotherTasksResultIsAnInternalError) {
+  Graph graph = test::chainGraph();
+  Task extra;
+  extra.results = {1};
+  graph.tasks.push_back(extra);
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: tasks[2].results[0] is value 1 but "
+            "values[1].producer is task #0, not task #2");
+}
+
+// Constants and costs.
+
+TEST(Validate, AnEmptyConstantIsAnInternalError) {
+  Graph graph = test::tupleGraph();
+  graph.tasks[2].args[1].constant.expression.clear();
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: tasks[2].args[1].constant.expression is "
+            "empty");
+  graph = test::gpuGraph();
+  graph.actors[1].constructorArgs[0].type.spelling.clear();
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: actors[1].constructorArgs[0].type is "
+            "empty");
+}
+
+TEST(Validate, ANegativeOrNonFiniteCostIsAnInternalError) {
+  Graph graph = test::chainGraph();
+  graph.tasks[1].cost = -1;
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: tasks[1].cost is -1 but a cost must be "
+            "finite and not negative (0: unknown)");
+  graph.tasks[1].cost = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: tasks[1].cost is nan but a cost must be "
+            "finite and not negative (0: unknown)");
+  graph.tasks[1].cost = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: tasks[1].cost is inf but a cost must be "
+            "finite and not negative (0: unknown)");
+}
+
+// Collectives (test::gpuGraph(): collective 0 is an allreduce of tasks 3 on
+// w0 and 4 on w1; collective 1 an allgather of tasks 5 on w1 and 6 on w0).
+
+TEST(Validate, ACollectiveIdOutOfRangeIsAnInternalError) {
+  Graph graph = test::gpuGraph();
+  graph.tasks[1].collective = 2;
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: tasks[1].collective is 2 but the graph has "
+            "only 2 collectives");
+  graph.tasks[1].collective = -3;
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: tasks[1].collective is -3; expected -1 or "
+            "a collective id");
+}
+
+TEST(Validate, ATaskNamingACollectiveThatDoesNotListItIsAnInternalError) {
+  Graph graph = test::gpuGraph();
+  graph.tasks[1].collective = 0;
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: tasks[1].collective is 0 but "
+            "collectives[0].tasks does not list task #1");
+}
+
+TEST(Validate, ACollectiveListingATaskThatDoesNotNameItIsAnInternalError) {
+  Graph graph = test::gpuGraph();
+  graph.collectives[0].tasks.push_back(2);
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: collectives[0].tasks[2] is task #2 but "
+            "tasks[2].collective is -1");
+}
+
+TEST(Validate, ACollectiveTaskOutOfRangeIsAnInternalError) {
+  Graph graph = test::gpuGraph();
+  graph.collectives[1].tasks.push_back(9);
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: collectives[1].tasks[2] is 9 but the graph "
+            "has only 7 tasks");
+}
+
+TEST(Validate, OneActorTakingTwoRanksOfACollectiveIsAnInternalError) {
+  Graph graph = test::gpuGraph();
+  graph.tasks[4].actor = 0;  // rank 1 of the allreduce moves onto w0
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: collectives[0].tasks[1] is task #4 on "
+            "actor #0 ('w0'), which already takes part as rank 0 (task #3)");
+}
+
+TEST(Validate, OneTaskListedTwiceInACollectiveIsAnInternalError) {
+  Graph graph = test::gpuGraph();
+  graph.collectives[1].tasks = {5, 5};
+  graph.tasks[6].collective = -1;
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: collectives[1].tasks[1] is task #5 on "
+            "actor #1 ('w1'), which already takes part as rank 0 (task #5)");
+}
+
+TEST(Validate, ACollectiveWithoutRanksIsAnInternalError) {
+  Graph graph = test::gpuGraph();
+  graph.collectives.push_back({});
+  graph.collectives.back().reduceOp = "sum";
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: collectives[2].tasks is empty; a "
+            "collective has at least one rank");
+}
+
+TEST(Validate, AReduceOpMustMatchTheCollectiveKind) {
+  Graph graph = test::gpuGraph();
+  graph.collectives[0].reduceOp.clear();
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: collectives[0].reduceOp is empty but an "
+            "allreduce needs a reduce operation");
+  graph = test::gpuGraph();
+  graph.collectives[1].reduceOp = "sum";
+  EXPECT_EQ(internalErrorFor(graph),
+            "internal compiler error: collectives[1].reduceOp is \"sum\" but an "
+            "allgather has no reduce operation");
 }
 
 } // namespace

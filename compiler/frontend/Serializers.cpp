@@ -1,0 +1,157 @@
+//===- Serializers.cpp - Which types can cross an actor boundary ---------===//
+#include "frontend/Serializers.h"
+
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/DeclTemplate.h"
+
+#include <set>
+
+namespace cg::frontend {
+namespace {
+
+// Standard templates with built-in codecs whose template arguments must all
+// be serializable (the map's comparator, hash and allocator are skipped).
+const std::set<std::string> kStdContainers = {"vector", "array", "optional", "pair",
+                                              "tuple",  "map",   "unordered_map"};
+
+bool inStd(const clang::Decl* decl) {
+  return decl->getDeclContext()->getEnclosingNamespaceContext()->isStdNamespace();
+}
+
+} // namespace
+
+SerializerPlanner::SerializerPlanner(clang::ASTContext& context)
+    : context_(context), policy_(context.getLangOpts()) {
+  policy_.SuppressTagKeyword = true;
+  policy_.SuppressDefaultTemplateArgs = true;
+  policy_.SuppressInlineNamespace = true;
+  policy_.SuppressUnwrittenScope = true;
+}
+
+std::string SerializerPlanner::spell(clang::QualType type) const {
+  std::string spelling = type.getCanonicalType().getUnqualifiedType().getAsString(policy_);
+  const std::string longName = "std::basic_string<char>";
+  for (size_t at = spelling.find(longName); at != std::string::npos;
+       at = spelling.find(longName, at))
+    spelling.replace(at, longName.size(), "std::string");
+  return spelling;
+}
+
+std::optional<std::string> SerializerPlanner::require(clang::QualType type) {
+  std::optional<std::string> problem = visit(type, spell(type), /*root=*/true);
+  if (!problem)
+    return std::nullopt;
+  return "type '" + spell(type) + "' cannot be sent between actors: " + *problem;
+}
+
+// `path` names where the type sits, as "Request::meta.handle"; `root` says it
+// is the type being sent itself (its members follow "::").
+std::optional<std::string> SerializerPlanner::visit(clang::QualType type, const std::string& path,
+                                                    bool root) {
+  clang::QualType canonical = type.getCanonicalType().getUnqualifiedType();
+  // Known good, or being visited (a recursive aggregate, through a container).
+  if (done_.count(canonical.getTypePtr()))
+    return std::nullopt;
+  auto cannot = [&](const std::string& why) -> std::optional<std::string> {
+    return "'" + path + "' " + why + "; make it an aggregate of serializable members or "
+           "specialize cg::Codec<" + spell(canonical) + ">";
+  };
+
+  if (canonical->isArithmeticType() || canonical->isEnumeralType())
+    return std::nullopt;
+  const auto* record = canonical->getAsCXXRecordDecl();
+  if (!record || !record->hasDefinition())
+    return cannot("is a '" + spell(canonical) + "', which has no serializer");
+  if (hasUserCodec(canonical)) {
+    done_[canonical.getTypePtr()] = true;
+    return std::nullopt;
+  }
+  if (inStd(record)) {
+    const auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(record);
+    if (spec && spec->getName() == "basic_string" &&
+        spec->getTemplateArgs()[0].getAsType()->isCharType())
+      return std::nullopt;
+    if (!spec || !kStdContainers.count(spec->getName().str()))
+      return cannot("is a '" + spell(canonical) + "', which has no serializer");
+    if (auto problem = visitStd(spec, path))
+      return problem;
+    done_[canonical.getTypePtr()] = true;
+    return std::nullopt;
+  }
+
+  if (!record->isAggregate() || record->isUnion() || record->isLambda() ||
+      record->getNumBases() != 0)
+    return cannot("is a '" + spell(canonical) +
+                  "', which is not an aggregate without base classes");
+  AggregateCodec codec{spell(canonical), {}};
+  done_[canonical.getTypePtr()] = false;
+  for (const clang::FieldDecl* field : record->fields()) {
+    std::string fieldPath = path + (root ? "::" : ".") + field->getNameAsString();
+    if (field->getType()->isReferenceType()) {
+      done_.erase(canonical.getTypePtr());
+      return "'" + fieldPath + "' is a reference member, which cannot be sent";
+    }
+    if (auto problem = visit(field->getType(), fieldPath, false)) {
+      done_.erase(canonical.getTypePtr());
+      return problem;
+    }
+    codec.fields.push_back({field->getNameAsString(), spell(field->getType())});
+  }
+  done_[canonical.getTypePtr()] = true;
+  codecs_.push_back(std::move(codec));
+  return std::nullopt;
+}
+
+std::optional<std::string>
+SerializerPlanner::visitStd(const clang::ClassTemplateSpecializationDecl* spec,
+                            const std::string& path) {
+  llvm::StringRef name = spec->getName();
+  const clang::TemplateArgumentList& args = spec->getTemplateArgs();
+  auto element = [&](unsigned i, const std::string& suffix) {
+    return visit(args[i].getAsType(), path + suffix, false);
+  };
+  if (name == "vector" || name == "array")
+    return element(0, "[]");
+  if (name == "optional")
+    return element(0, ".value()");
+  if (name == "pair") {
+    if (auto problem = element(0, ".first"))
+      return problem;
+    return element(1, ".second");
+  }
+  if (name == "map" || name == "unordered_map") {
+    if (auto problem = element(0, ".key"))
+      return problem;
+    return element(1, ".value");
+  }
+  // tuple: one pack.
+  unsigned index = 0;
+  for (const clang::TemplateArgument& arg : args[0].pack_elements())
+    if (auto problem =
+            visit(arg.getAsType(), path + "<" + std::to_string(index++) + ">", false))
+      return problem;
+  return std::nullopt;
+}
+
+// An explicit specialization of cg::Codec for exactly this type, written by
+// the user somewhere in the translation unit.
+bool SerializerPlanner::hasUserCodec(clang::QualType type) {
+  clang::TranslationUnitDecl* unit = context_.getTranslationUnitDecl();
+  for (const clang::Decl* decl : unit->decls()) {
+    const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(decl);
+    if (!ns || ns->getName() != "cg")
+      continue;
+    for (const clang::Decl* member : ns->decls()) {
+      const auto* codec = llvm::dyn_cast<clang::ClassTemplateDecl>(member);
+      if (!codec || codec->getName() != "Codec")
+        continue;
+      for (const clang::ClassTemplateSpecializationDecl* spec : codec->specializations())
+        if (spec->getSpecializationKind() == clang::TSK_ExplicitSpecialization &&
+            context_.hasSameType(spec->getTemplateArgs()[0].getAsType(), type))
+          return true;
+    }
+  }
+  return false;
+}
+
+} // namespace cg::frontend

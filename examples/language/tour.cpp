@@ -1,0 +1,29 @@
+// tour.cpp - runs every graph of tour.cg.cpp and prints what it returns.
+#include "language_tour.cg.hpp"
+
+#include <cstdio>
+
+int main() {
+  std::printf("two_inputs: %s\n", cg::launch<&two_inputs>().execute(3, "ab").get().c_str());
+
+  auto [scaled, named] = cg::launch<&constants>().execute(5).get();
+  std::printf("constants:  %d %s\n", scaled, named.c_str());
+
+  std::printf("diamond:    %d\n", cg::launch<&diamond>().execute(10).get());
+
+  auto [next_quotient, remainder] = cg::launch<&tuples>().execute(17, 5).get();
+  std::printf("tuples:     %d %d\n", next_quotient, remainder);
+
+  std::printf("loop:       %d\n", cg::launch<&loop>().execute(1).get());
+
+  shop::Receipt receipt =
+      cg::launch<&structs>().execute(shop::Order{7, "tea", {1.5, 2.25}, "green"}).get();
+  std::printf("structs:    order %d, %zu x %s, total %.2f, note %s\n", receipt.order.id,
+              static_cast<size_t>(receipt.lines.at("tea")), receipt.order.item.c_str(),
+              receipt.total, receipt.order.note.value_or("-").c_str());
+
+  auto counter = cg::launch<&counting>();
+  int first = counter.execute(1).get();
+  int second = counter.execute(5).get();
+  std::printf("counting:   %d %d\n", first, second);
+}
