@@ -338,6 +338,46 @@ void reportEvaluationErrors(const CollectingConsumer& diagnostics, const std::st
   }
 }
 
+// The text of a static_assert of ours, without Clang's preamble.
+std::string assertionText(const std::string& message) {
+  llvm::StringRef text(message);
+  if (text.consume_front("static assertion failed due to requirement '")) {
+    size_t end = text.find("': ");
+    if (end != llvm::StringRef::npos)
+      return text.drop_front(end + 3).str();
+  }
+  text.consume_front("static assertion failed: ");
+  return text.str();
+}
+
+// Prints pass-1 diagnostics. Errors raised inside the runtime headers (the
+// builder's static_asserts: a static method, a method of another class...)
+// are moved to the user's innermost line that led there, with their message.
+void reportParseErrors(const CollectingConsumer& diagnostics) {
+  const auto& entries = diagnostics.entries;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].level == clang::DiagnosticsEngine::Note)
+      continue;
+    size_t end = i + 1;
+    while (end < entries.size() && entries[end].level == clang::DiagnosticsEngine::Note)
+      ++end;
+    size_t user = end;
+    if (llvm::StringRef(entries[i].loc.file).starts_with(CG_RUNTIME_INCLUDE_DIR))
+      for (size_t n = i + 1; n < end && user == end; ++n)
+        if (isUserLocation(entries[n].loc, ""))
+          user = n;
+    if (user == end) {
+      for (size_t n = i; n < end; ++n)
+        printEntry(entries[n]);
+      continue;
+    }
+    printEntry({entries[i].level, entries[user].loc, assertionText(entries[i].message)});
+    for (size_t n = user + 1; n < end; ++n)
+      if (isUserLocation(entries[n].loc, ""))
+        printEntry(entries[n]);
+  }
+}
+
 std::string probeSource(const std::string& source, const std::vector<GraphFunction>& graphs) {
   std::string code = "#include \"" + source + "\"\n";
   code += "namespace " + kProbeNamespace.str() + " {\n";
@@ -405,8 +445,7 @@ std::optional<FrontendResult> runFrontend(const FrontendOptions& options) {
   bool parsed = runAction(std::make_unique<DiscoverAction>(discovery),
                           clangArgs(options, source.str().str()), parseDiagnostics);
   if (!parsed || hasErrors(parseDiagnostics) || !discovery.problems.empty()) {
-    for (const auto& entry : parseDiagnostics.entries)
-      printEntry(entry);
+    reportParseErrors(parseDiagnostics);
     for (const auto& problem : discovery.problems)
       std::cerr << ir::formatDiagnostic(problem);
     return std::nullopt;

@@ -52,16 +52,18 @@ std::optional<std::string> SerializerPlanner::visit(clang::QualType type, const 
   // Known good, or being visited (a recursive aggregate, through a container).
   if (done_.count(canonical.getTypePtr()))
     return std::nullopt;
+  // Messages name the type as written (std::FILE, not _IO_FILE).
+  std::string written = type.getUnqualifiedType().getAsString(policy_);
   auto cannot = [&](const std::string& why) -> std::optional<std::string> {
     return "'" + path + "' " + why + "; make it an aggregate of serializable members or "
-           "specialize cg::Codec<" + spell(canonical) + ">";
+           "specialize cg::Codec<" + written + ">";
   };
 
   if (canonical->isArithmeticType() || canonical->isEnumeralType())
     return std::nullopt;
   const auto* record = canonical->getAsCXXRecordDecl();
   if (!record || !record->hasDefinition())
-    return cannot("is a '" + spell(canonical) + "', which has no serializer");
+    return cannot("is a '" + written + "', which has no serializer");
   if (hasUserCodec(canonical)) {
     done_[canonical.getTypePtr()] = true;
     return std::nullopt;
@@ -72,7 +74,7 @@ std::optional<std::string> SerializerPlanner::visit(clang::QualType type, const 
         spec->getTemplateArgs()[0].getAsType()->isCharType())
       return std::nullopt;
     if (!spec || !kStdContainers.count(spec->getName().str()))
-      return cannot("is a '" + spell(canonical) + "', which has no serializer");
+      return cannot("is a '" + written + "', which has no serializer");
     if (auto problem = visitStd(spec, path))
       return problem;
     done_[canonical.getTypePtr()] = true;
@@ -81,8 +83,7 @@ std::optional<std::string> SerializerPlanner::visit(clang::QualType type, const 
 
   if (!record->isAggregate() || record->isUnion() || record->isLambda() ||
       record->getNumBases() != 0)
-    return cannot("is a '" + spell(canonical) +
-                  "', which is not an aggregate without base classes");
+    return cannot("is a '" + written + "', which is not an aggregate without base classes");
   AggregateCodec codec{spell(canonical), {}};
   done_[canonical.getTypePtr()] = false;
   for (const clang::FieldDecl* field : record->fields()) {

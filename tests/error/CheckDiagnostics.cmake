@@ -7,9 +7,14 @@
 # Every expected error and note must be printed as `SOURCE:LINE:COL: error: text`
 # on that line, exactly; no other error may be printed; cgc must exit 1.
 #
+# A line `// cgc-args: ...` adds options to the cgc command line.
+#
 # cmake -DCGC=<cgc> -DSOURCE=<file> -DOUT=<dir> -DINCLUDE=<runtime include> -P CheckDiagnostics.cmake
+file(STRINGS "${SOURCE}" extra_args REGEX "^// cgc-args: ")
+list(TRANSFORM extra_args REPLACE "^// cgc-args: " "")
+separate_arguments(extra_args UNIX_COMMAND "${extra_args}")
 execute_process(
-  COMMAND "${CGC}" "${SOURCE}" -o "${OUT}" -- "-I${INCLUDE}"
+  COMMAND "${CGC}" "${SOURCE}" -o "${OUT}" ${extra_args} -- "-I${INCLUDE}"
   RESULT_VARIABLE rc
   ERROR_VARIABLE stderr)
 message("cgc exit code ${rc}; stderr:\n${stderr}")

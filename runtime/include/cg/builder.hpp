@@ -90,7 +90,17 @@ constexpr void graph_error(const char* message) {
 
 template <class M> struct method_traits {
   static constexpr bool is_member = false;
+  using params = std::tuple<>;
 };
+// A static method or free function: it has an arity, so bind<> reaches the
+// static_assert that explains what is wrong.
+template <class R, class... P> struct method_traits<R (*)(P...)> {
+  static constexpr bool is_member = false;
+  using result = R;
+  using params = std::tuple<P...>;
+};
+template <class R, class... P>
+struct method_traits<R (*)(P...) noexcept> : method_traits<R (*)(P...)> {};
 template <class R, class C, class... P> struct method_traits<R (C::*)(P...)> {
   static constexpr bool is_member = true;
   using result = R;
@@ -214,7 +224,9 @@ template <class P> struct BindArg {
     static_assert(is_embeddable_v<P>,
                   "bind<>: a constant argument must be arithmetic, an enum or a string literal; "
                   "pass other values as graph inputs");
-    if constexpr (std::is_same_v<P, std::string>) {
+    if constexpr (!is_embeddable_v<P>) {
+      // Rejected above; nothing more to say.
+    } else if constexpr (std::is_same_v<P, std::string>) {
       static_assert(std::is_convertible_v<const U&, const char*>,
                     "bind<>: a std::string constant must be a string literal");
       constant = make_constant<P>(static_cast<const char*>(value));
@@ -472,6 +484,9 @@ constexpr auto Actor<C>::add(std::source_location loc, std::vector<Erased> args)
     } else {
       return Value<R>(graph_, graph_->add_task(index_, &detail::method_tag<M>, loc, args, 0));
     }
+  } else {
+    // Already rejected above; a value of the right type avoids follow-on errors.
+    return Value<std::remove_cvref_t<typename Traits::result>>(graph_, -1);
   }
 }
 
