@@ -26,7 +26,32 @@ struct Receipt {
   std::map<std::string, int> lines;
 };
 
+// Not an aggregate (private state): it says how to serialize itself.
+class Money {
+public:
+  Money() = default;
+  explicit Money(long long cents) : cents_(cents) {}
+  long long cents() const { return cents_; }
+
+private:
+  long long cents_ = 0;
+};
+
 } // namespace shop
+
+// The customization point for types that are not plain structs.
+template <> struct cg::Codec<shop::Money> {
+  static std::size_t size(const shop::Money&) { return sizeof(long long); }
+  static void encode(cg::Encoder& out, const shop::Money& money) {
+    long long cents = money.cents();
+    out.write(&cents, sizeof cents);
+  }
+  static shop::Money decode(cg::Decoder& in) {
+    long long cents = 0;
+    in.read(&cents, sizeof cents);
+    return shop::Money(cents);
+  }
+};
 
 struct CG_ACTOR Text {
   std::string repeat(int times, std::string word) {
@@ -54,6 +79,9 @@ private:
 };
 
 struct CG_ACTOR Till {
+  shop::Money tip(shop::Money bill, int percent) {
+    return shop::Money(bill.cents() * percent / 100);
+  }
   shop::Receipt checkout(shop::Order order) {
     shop::Receipt receipt{order, 0, {}};
     for (double price : order.prices)
@@ -117,6 +145,12 @@ CG_GRAPH void loop(cg::GraphBuilder& g) {
 CG_GRAPH void structs(cg::GraphBuilder& g) {
   auto till = g.actor<Till>("till");
   g.output(till.bind<&Till::checkout>(g.input<shop::Order>()));
+}
+
+// A type with its own cg::Codec.
+CG_GRAPH void custom_codec(cg::GraphBuilder& g) {
+  auto till = g.actor<Till>("till");
+  g.output(till.bind<&Till::tip>(g.input<shop::Money>(), 15));
 }
 
 // An actor whose methods live in counter.cpp, with state across executions.

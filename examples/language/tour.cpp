@@ -22,6 +22,9 @@ int main() {
               static_cast<size_t>(receipt.lines.at("tea")), receipt.order.item.c_str(),
               receipt.total, receipt.order.note.value_or("-").c_str());
 
+  shop::Money tip = cg::launch<&custom_codec>().execute(shop::Money(2000)).get();
+  std::printf("custom:     tip %lld cents\n", tip.cents());
+
   auto counter = cg::launch<&counting>();
   int first = counter.execute(1).get();
   int second = counter.execute(5).get();

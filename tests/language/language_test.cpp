@@ -61,6 +61,11 @@ TEST_F(Language, UserStructsCrossActorsWithGeneratedSerializers) {
   EXPECT_EQ(empty.total, 0);
 }
 
+TEST_F(Language, TypesWithTheirOwnCodecCrossActors) {
+  auto graph = cg::launch<&custom_codec>();
+  EXPECT_EQ(graph.execute(shop::Money(2000)).get().cents(), 300);
+}
+
 TEST_F(Language, ActorMethodsCompiledSeparatelyKeepStateAcrossExecutions) {
   auto graph = cg::launch<&counting>();
   EXPECT_EQ(graph.execute(1).get(), 11);

@@ -12,6 +12,9 @@
 //     g.output(b.bind<&EchoActor::echo>(a.bind<&EchoActor::echo>(g.input<std::string>())));
 //   }
 //
+// It also brings cg::Codec (cg/serialize.hpp), the customization point for
+// types that are not plain structs.
+//
 // CG_ACTOR marks a class whose public methods may be bound. CG_GRAPH marks a
 // graph function; it is `constexpr` because cgc runs it at compile time.
 // The annotations exist for Clang (which cgc uses); other compilers building
@@ -19,6 +22,7 @@
 #pragma once
 
 #include <cg/builder.hpp>
+#include <cg/serialize.hpp>
 
 #if defined(__clang__)
 #define CG_ACTOR __attribute__((annotate("cg::actor")))
