@@ -1,0 +1,45 @@
+// bench.cg.cpp - the graphs the benchmarks time.
+#include <cg/cg.hpp>
+
+#include <cstdint>
+#include <vector>
+
+struct CG_ACTOR Relay {
+  std::uint64_t echo(std::uint64_t x) { return x; }
+  // Receives a payload, answers with its size: one hop of payload.
+  std::uint64_t absorb(std::vector<std::uint8_t> payload) { return payload.size(); }
+};
+
+// driver -> a -> driver
+CG_GRAPH void round_trip(cg::GraphBuilder& g) {
+  auto a = g.actor<Relay>("a");
+  g.output(a.bind<&Relay::echo>(g.input<std::uint64_t>()));
+}
+
+// driver -> a -> b -> driver
+CG_GRAPH void chain(cg::GraphBuilder& g) {
+  auto a = g.actor<Relay>("a");
+  auto b = g.actor<Relay>("b");
+  g.output(b.bind<&Relay::echo>(a.bind<&Relay::echo>(g.input<std::uint64_t>())));
+}
+
+// driver -> a (payload) -> driver (8 bytes)
+CG_GRAPH void payload_hop(cg::GraphBuilder& g) {
+  auto a = g.actor<Relay>("a");
+  g.output(a.bind<&Relay::absorb>(g.input<std::vector<std::uint8_t>>()));
+}
+
+// driver -> N actors -> driver
+CG_GRAPH void fanout1(cg::GraphBuilder& g) {
+  auto x = g.input<std::uint64_t>();
+  g.output(g.actor<Relay>("r0").bind<&Relay::echo>(x));
+}
+CG_GRAPH void fanout2(cg::GraphBuilder& g) {
+  auto x = g.input<std::uint64_t>();
+  g.output(g.actor<Relay>("r0").bind<&Relay::echo>(x), g.actor<Relay>("r1").bind<&Relay::echo>(x));
+}
+CG_GRAPH void fanout4(cg::GraphBuilder& g) {
+  auto x = g.input<std::uint64_t>();
+  g.output(g.actor<Relay>("r0").bind<&Relay::echo>(x), g.actor<Relay>("r1").bind<&Relay::echo>(x),
+           g.actor<Relay>("r2").bind<&Relay::echo>(x), g.actor<Relay>("r3").bind<&Relay::echo>(x));
+}
