@@ -8,7 +8,7 @@
 // memory (mpi_baseline, started with mpirun), a hand-written ZeroMQ chain
 // (zmq_chain), one memcpy. Every figure is a median of many repetitions;
 // absolute times on a shared machine are noise, ratios much less so.
-#include "bench.cg.hpp"
+#include "bench_graphs.cg.hpp"
 
 #include <algorithm>
 #include <chrono>
