@@ -2,7 +2,11 @@
 #
 #   add_compiled_graph(<target> SOURCE <file.cg.cpp>
 #                      [GRAPHS <graph>...]          # default: every CG_GRAPH function
-#                      [LINK_LIBRARIES <lib>...])   # code the actors need (their methods)
+#                      [LINK_LIBRARIES <lib>...]    # code the actors need (their methods)
+#                      [OVERLAP_GPU_COMMUNICATION]  # hoist NCCL receives (cgc
+#                                                   # --overlap-gpu-communication)
+#                      [SCHEDULE bind|cost]         # task order (cgc --schedule)
+#                      [COSTS <profile.json>])      # method costs (cgc --costs)
 #
 # Makes:
 #   <target>          a static library carrying the typed driver; link it and
@@ -10,14 +14,17 @@
 #   <target>_actors   the actor executable, started once per actor instance;
 #                     built whenever <target> is.
 # cgc writes everything under ${CMAKE_CURRENT_BINARY_DIR}/<target>.cg/: the
-# driver, one program per actor, <graph>.ir.json and <graph>.schedule.txt.
+# driver, one program per actor, and per graph <graph>.ir.json,
+# <graph>.schedule.txt, <graph>.schedule.json and <graph>.dot (listed as
+# byproducts when GRAPHS names the graphs).
 # A depfile makes edits to anything the source includes re-run cgc. The
 # include directories, definitions and options <target> compiles with (set
 # them on <target> as usual) reach cgc and the actor executable too.
 include_guard(GLOBAL)
 
 function(add_compiled_graph target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SOURCE" "GRAPHS;LINK_LIBRARIES")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "OVERLAP_GPU_COMMUNICATION" "SOURCE;SCHEDULE;COSTS"
+                        "GRAPHS;LINK_LIBRARIES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "add_compiled_graph(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -37,9 +44,35 @@ function(add_compiled_graph target)
   set(actor_main "${out}/${target}.actors.cpp")
 
   set(graph_flags "")
+  set(artefacts "")
   foreach(graph IN LISTS ARG_GRAPHS)
     list(APPEND graph_flags --graph ${graph})
+    # File names as cgc spells them: "ns::g" -> "ns_g".
+    string(REPLACE "::" "_" id "${graph}")
+    string(MAKE_C_IDENTIFIER "${id}" id)
+    foreach(suffix IN ITEMS .ir.json .schedule.txt .schedule.json .dot)
+      list(APPEND artefacts "${out}/${id}${suffix}")
+    endforeach()
   endforeach()
+
+  set(schedule_flags "")
+  set(schedule_depends "")
+  if(ARG_OVERLAP_GPU_COMMUNICATION)
+    list(APPEND schedule_flags --overlap-gpu-communication)
+  endif()
+  if(ARG_SCHEDULE)
+    if(NOT ARG_SCHEDULE MATCHES "^(bind|cost)$")
+      message(FATAL_ERROR "add_compiled_graph(${target}): SCHEDULE must be bind or cost, "
+                          "not '${ARG_SCHEDULE}'")
+    endif()
+    list(APPEND schedule_flags --schedule=${ARG_SCHEDULE})
+  endif()
+  if(ARG_COSTS)
+    cmake_path(ABSOLUTE_PATH ARG_COSTS BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
+               NORMALIZE OUTPUT_VARIABLE costs)
+    list(APPEND schedule_flags --costs "${costs}")
+    list(APPEND schedule_depends "${costs}")
+  endif()
 
   # The flags cgc parses the source with: those the driver library compiles
   # with (including usage requirements of what it links).
@@ -47,11 +80,12 @@ function(add_compiled_graph target)
   set(defines "$<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>")
   add_custom_command(
     OUTPUT "${driver_header}" "${driver_source}" "${actor_main}"
+    BYPRODUCTS ${artefacts}
     COMMAND CompiledGraph::cgc "${source}" -o "${out}" --target ${target}
-            --depfile "${out}/${target}.d" ${graph_flags} --
+            --depfile "${out}/${target}.d" ${graph_flags} ${schedule_flags} --
             "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>"
             "$<$<BOOL:${defines}>:-D$<JOIN:${defines},;-D>>"
-    DEPENDS "${source}" CompiledGraph::cgc
+    DEPENDS "${source}" CompiledGraph::cgc ${schedule_depends}
     DEPFILE "${out}/${target}.d"
     COMMAND_EXPAND_LISTS
     COMMENT "cgc: compiling the graphs of ${ARG_SOURCE}"

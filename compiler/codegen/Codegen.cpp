@@ -293,6 +293,8 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
   for (const ir::AggregateCodec& codec : input.codecs)
     codecs += aggregateCodec(codec);
   for (const GraphToGenerate& g : input.graphs) {
+    if (!g.schedule->groups.empty())   // NCCL and collectives: cgc rejects them before codegen
+      throw std::logic_error("internal compiler error: codegen has no GPU runtime to target");
     GraphGenerator generator(input, *g.graph, *g.schedule);
     sections += generator.driverSection();
     for (unsigned a = 0; a < g.graph->actors.size(); ++a) {

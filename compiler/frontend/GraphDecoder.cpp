@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -25,8 +27,14 @@ enum Field : unsigned {
   Kind, A, B, C, Tag, Integer, Floating, Text, TextSize, Line, Column, String, FieldCount
 };
 enum class RecordKind : int {
-  Actor = 1, Input = 2, Task = 3, Argument = 4, Output = 5, Constant = 6
+  Actor = 1, Input = 2, Task = 3, Argument = 4, Output = 5, Constant = 6, Transport = 7,
+  Collective = 8, Rank = 9, Cost = 10
 };
+// cg::TensorTransport and cg::detail::CollectiveKind, by value.
+enum class TensorTransport : int64_t { Shm = 0, Nccl = 1 };
+enum class CollectiveKind : int64_t { AllReduce = 0, AllGather = 1, ReduceScatter = 2 };
+// cg::ReduceOp's enumerators, by value.
+constexpr const char* kReduceOps[] = {"sum", "product", "min", "max", "avg"};
 
 [[noreturn]] void internalError(const std::string& what) {
   throw std::logic_error("internal compiler error: " + what);
@@ -102,6 +110,7 @@ public:
     graph_.loc = function_.loc;
     for (unsigned i = 0; i < records.getArraySize(); ++i)
       decodeRecord(element(records, i));
+    applyCosts();
     if (!diagnostics_.empty())
       return diagnostics_;
     return std::move(graph_);
@@ -138,6 +147,20 @@ private:
     case RecordKind::Output:
       graph_.outputs.push_back(valueId(record));
       break;
+    case RecordKind::Transport:
+      decodeTransport(record);
+      break;
+    case RecordKind::Collective:
+      decodeCollective(record);
+      break;
+    case RecordKind::Rank:
+      if (owner_ != RecordKind::Collective && owner_ != RecordKind::Rank)
+        internalError("rank record outside a collective");
+      decodeRank(record);
+      break;
+    case RecordKind::Cost:
+      costs_[methodOf(record)] = record.getStructField(Floating).getFloat().convertToDouble();
+      break;
     default:
       internalError("unknown record kind " + std::to_string(intField(record, Kind)));
     }
@@ -165,13 +188,119 @@ private:
     graph_.inputs.push_back(id);
   }
 
-  void decodeTask(const clang::APValue& record) {
+  static const clang::CXXMethodDecl* methodOf(const clang::APValue& record) {
     const clang::TemplateArgument& arg = tagArgument(record);
     if (arg.getKind() != clang::TemplateArgument::Declaration)
       internalError("method tag argument is not a declaration");
     const auto* method = llvm::dyn_cast<clang::CXXMethodDecl>(arg.getAsDecl());
     if (!method)
       internalError("method tag does not name a member function");
+    return method->getCanonicalDecl();
+  }
+
+  // v.with_tensor_transport(t): the last call for a value counts.
+  void decodeTransport(const clang::APValue& record) {
+    unsigned value = valueId(record);
+    auto transport = static_cast<TensorTransport>(intField(record, B));
+    if (transport != TensorTransport::Shm && transport != TensorTransport::Nccl)
+      internalError("unknown transport " + std::to_string(intField(record, B)));
+    ir::Value& v = graph_.values[value];
+    v.transport = transport == TensorTransport::Nccl ? ir::Transport::Nccl : ir::Transport::Shm;
+    if (v.transport == ir::Transport::Nccl && v.producer.kind == ir::Producer::Kind::Input)
+      diagnostics_.push_back(
+          {locOf(record),
+           "graph input #" + std::to_string(v.producer.index) +
+               " cannot use transport nccl: the driver takes part in no NCCL group; "
+               "send it over nccl from the first actor that reads it",
+           {}});
+  }
+
+  // cg::allreduce(g, {x0, x1, ...}, op) and friends: one ir::Collective, then
+  // one task per rank (see decodeRank).
+  void decodeCollective(const clang::APValue& record) {
+    ir::Collective collective;
+    auto kind = static_cast<CollectiveKind>(intField(record, A));
+    switch (kind) {
+    case CollectiveKind::AllReduce: collective.kind = ir::Collective::Kind::AllReduce; break;
+    case CollectiveKind::AllGather: collective.kind = ir::Collective::Kind::AllGather; break;
+    case CollectiveKind::ReduceScatter:
+      collective.kind = ir::Collective::Kind::ReduceScatter;
+      break;
+    default: internalError("unknown collective kind " + std::to_string(intField(record, A)));
+    }
+    int64_t op = intField(record, B);
+    if (kind != CollectiveKind::AllGather) {
+      if (op < 0 || op >= static_cast<int64_t>(std::size(kReduceOps)))
+        internalError("unknown reduce operation " + std::to_string(op));
+      collective.reduceOp = kReduceOps[op];
+    }
+    collective.loc = locOf(record);
+    collectiveType_ = tagArgument(record).getAsType();
+    requireSerializable(collectiveType_, collective.loc);
+    graph_.collectives.push_back(std::move(collective));
+  }
+
+  static const char* collectiveName(ir::Collective::Kind kind) {
+    switch (kind) {
+    case ir::Collective::Kind::AllReduce: return "allreduce";
+    case ir::Collective::Kind::AllGather: return "allgather";
+    case ir::Collective::Kind::ReduceScatter: return "reducescatter";
+    }
+    return "collective";
+  }
+
+  // One rank: a task on the actor that produced the rank's value, reading it
+  // in memory, its result a value of the same type.
+  void decodeRank(const clang::APValue& record) {
+    ir::Collective& collective = graph_.collectives.back();
+    auto rank = static_cast<unsigned>(collective.tasks.size());
+    unsigned input = valueId(record);
+    const ir::Producer& producer = graph_.values[input].producer;
+    std::string name = collectiveName(collective.kind);
+    ir::Task task;
+    task.method = name;
+    task.loc = collective.loc;
+    task.collective = static_cast<int>(graph_.collectives.size() - 1);
+    task.args.push_back({ir::Arg::Kind::Value, input, {}});
+    if (producer.kind == ir::Producer::Kind::Input) {
+      diagnostics_.push_back({collective.loc,
+                              "rank " + std::to_string(rank) + " of the " + name +
+                                  " is graph input #" + std::to_string(producer.index) +
+                                  "; each rank runs on the actor that produced its value, "
+                                  "so pass a task's result",
+                              {}});
+    } else {
+      task.actor = graph_.tasks[producer.index].actor;
+      for (unsigned r = 0; r < rank; ++r) {
+        const ir::Task& other = graph_.tasks[collective.tasks[r]];
+        bool otherOnActor =
+            graph_.values[other.args[0].value].producer.kind == ir::Producer::Kind::Task;
+        if (otherOnActor && other.actor == task.actor)
+          diagnostics_.push_back(
+              {collective.loc,
+               "ranks " + std::to_string(r) + " and " + std::to_string(rank) + " of the " + name +
+                   " both run on actor '" + graph_.actors[task.actor].name +
+                   "', which produced both values; a collective needs one actor per rank",
+               {}});
+      }
+    }
+    auto index = static_cast<unsigned>(graph_.tasks.size());
+    task.results.push_back(newValue(intField(record, B), typeName(collectiveType_),
+                                    {ir::Producer::Kind::Task, index, -1}));
+    collective.tasks.push_back(index);
+    graph_.tasks.push_back(std::move(task));
+    taskMethods_.push_back(nullptr);
+  }
+
+  // g.cost<&C::m>(c) sets the cost of every task binding C::m.
+  void applyCosts() {
+    for (size_t t = 0; t < graph_.tasks.size(); ++t)
+      if (auto it = costs_.find(taskMethods_[t]); taskMethods_[t] && it != costs_.end())
+        graph_.tasks[t].cost = it->second;
+  }
+
+  void decodeTask(const clang::APValue& record) {
+    const clang::CXXMethodDecl* method = methodOf(record);
     ir::Task task;
     task.actor = static_cast<unsigned>(intField(record, A));
     if (task.actor >= graph_.actors.size())
@@ -202,6 +331,7 @@ private:
       }
     }
     graph_.tasks.push_back(std::move(task));
+    taskMethods_.push_back(method);
   }
 
   std::vector<clang::QualType> tupleElements(clang::QualType tuple) const {
@@ -290,6 +420,9 @@ private:
   SerializerPlanner& serializers_;
   std::string text_;
   RecordKind owner_ = RecordKind::Output;   // what the last actor/task/... record was
+  clang::QualType collectiveType_;          // the value type of the last collective
+  std::vector<const clang::CXXMethodDecl*> taskMethods_;   // per task; null for a rank
+  std::map<const clang::CXXMethodDecl*, double> costs_;    // g.cost<&C::m>(c), by method
   ir::Graph graph_;
   std::vector<ir::Diagnostic> diagnostics_;
 };

@@ -350,6 +350,34 @@ std::vector<Diagnostic> validate(const Graph& graph) {
            {}});
     }
 
+  // NCCL is between GPU actors: the driver, which writes the inputs and reads
+  // the outputs over shared memory, takes part in no NCCL group.
+  for (std::size_t v = 0; v < graph.values.size(); ++v) {
+    const Value& value = graph.values[v];
+    if (value.transport != Transport::Nccl)
+      continue;
+    if (value.producer.kind == Producer::Kind::Input) {
+      diagnostics.push_back(
+          {graph.loc,
+           fmt::format("graph input #{} cannot use transport nccl: the driver "
+                       "takes part in no NCCL group",
+                       value.producer.index),
+           {}});
+    } else if (usedByOutput[v]) {
+      const Task& task = graph.tasks[value.producer.index];
+      diagnostics.push_back(
+          {task.loc,
+           fmt::format("{} is a graph output, so it cannot use transport nccl: "
+                       "the driver takes part in no NCCL group",
+                       value.producer.element == -1
+                           ? fmt::format("the result of '{}'", taskName(graph, task))
+                           : fmt::format("element #{} of the result of '{}'",
+                                         value.producer.element,
+                                         taskName(graph, task))),
+           {}});
+    }
+  }
+
   // Inputs have no source location of their own; the graph function is the
   // closest place to point at. An input that is also an output gets only the
   // more specific message, even when no task reads it.
@@ -367,6 +395,33 @@ std::vector<Diagnostic> validate(const Graph& graph) {
           {graph.loc, fmt::format("graph input #{} is never used", i), {}});
   }
 
+  return diagnostics;
+}
+
+std::vector<Diagnostic> needsGpuRuntime(const Graph& graph) {
+  std::vector<Diagnostic> diagnostics;
+  constexpr std::string_view kHint =
+      "needs the GPU runtime, which this build does not have yet; cgc "
+      "--emit=ir,schedule,schedule-json,dot still shows its schedule";
+  for (const Task& task : graph.tasks) {
+    if (task.collective >= 0)
+      continue;
+    for (unsigned result : task.results)
+      if (graph.values[result].transport == Transport::Nccl) {
+        diagnostics.push_back(
+            {task.loc,
+             fmt::format("transport nccl of '{}' {}", taskName(graph, task), kHint),
+             {}});
+        break;
+      }
+  }
+  for (const Collective& collective : graph.collectives)
+    diagnostics.push_back(
+        {collective.loc, fmt::format("{} {}", kindName(collective.kind), kHint), {}});
+  std::stable_sort(diagnostics.begin(), diagnostics.end(),
+                   [](const Diagnostic& a, const Diagnostic& b) {
+                     return a.loc.line < b.loc.line;
+                   });
   return diagnostics;
 }
 

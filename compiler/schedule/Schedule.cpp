@@ -6,11 +6,21 @@
 // each one (and so each reader's slot), and in what order every actor reads,
 // computes and writes. Codegen only prints what this file decides.
 //
+// This file strings the passes together (see Schedule.h for the list) and
+// renders `<graph>.schedule.txt`. With --schedule=cost it builds one full
+// schedule per candidate task order and keeps the best by simulation.
+//
 //===----------------------------------------------------------------------===//
 
 #include "schedule/Schedule.h"
 
 #include "ir/Validate.h"
+#include "schedule/CostOrder.h"
+#include "schedule/GlobalOrder.h"
+#include "schedule/Labels.h"
+#include "schedule/OperationGraph.h"
+#include "schedule/Overlap.h"
+#include "schedule/Simulator.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -31,114 +41,132 @@ namespace {
 using ir::Graph;
 using ir::Producer;
 
-int writerOf(const Graph& graph, unsigned value) {
-  const Producer& producer = graph.values[value].producer;
-  if (producer.kind == Producer::Kind::Input)
-    return kDriver;
-  return static_cast<int>(graph.tasks[producer.index].actor);
-}
-
 [[noreturn]] void internalError(std::string_view message) {
   throw std::logic_error(fmt::format("internal compiler error: {}", message));
 }
 
-/// One channel per value that crosses a process boundary, in value order.
-/// Returns the channel index of each value, if it has one.
-std::vector<std::optional<unsigned>> assignChannels(const Graph& graph,
-                                                    Schedule& schedule) {
-  // Constant arguments are compiled into the reading actor's code: no
-  // channel. Every value gets its own channel whatever its transport: an
-  // Nccl value is carried like an Shm one for now (see buildSchedule()).
-  std::vector<std::vector<int>> consumers(graph.values.size());
-  for (const ir::Task& task : graph.tasks)
-    for (const ir::Arg& arg : task.args)
-      if (arg.kind == ir::Arg::Kind::Value)
-        consumers[arg.value].push_back(static_cast<int>(task.actor));
-  for (unsigned value : graph.outputs)
-    consumers[value].push_back(kDriver);
+/// What every candidate shares: the channels and the driver's ends.
+struct Channels {
+  std::vector<Channel> channels;
+  std::vector<std::optional<unsigned>> channelOf;
+  std::vector<unsigned> inputChannels, outputChannels;
+};
 
-  std::vector<std::optional<unsigned>> channelOf(graph.values.size());
-  for (unsigned v = 0; v < graph.values.size(); ++v) {
-    int writer = writerOf(graph, v);
-    // Readers in ascending order (the driver, -1, first): a reader's position
-    // is its slot in the channel, so the order must not depend on the order
-    // in which tasks happen to consume the value. The writer never reads its
-    // own value through a channel; it still has it in memory.
-    std::vector<int> readers = std::move(consumers[v]);
-    std::sort(readers.begin(), readers.end());
-    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
-    readers.erase(std::remove(readers.begin(), readers.end(), writer),
-                  readers.end());
-    if (readers.empty())
-      continue;
-    channelOf[v] = static_cast<unsigned>(schedule.channels.size());
-    schedule.channels.push_back({v, writer, std::move(readers)});
+/// The full schedule for one task priority: operation graph, global order
+/// (or the cycle that prevents one), projection, overlap.
+std::variant<Schedule, std::vector<ir::Diagnostic>>
+scheduleFor(const Graph& graph, const Channels& ch, const TaskPriority& priority,
+            const ScheduleOptions& options, const CostCandidate* times = nullptr) {
+  OperationGraph g = buildOperationGraph(graph, ch.channels, ch.channelOf, priority);
+  if (times)
+    rankByTimes(*times, g);
+  GlobalOrder order = orderOperations(g);
+  if (!order.complete())
+    return std::vector<ir::Diagnostic>{describeCycle(graph, ch.channels, g, order.cycle)};
+  std::vector<std::vector<unsigned>> perActor = projectOntoActors(g, order);
+
+  std::vector<bool> moved(g.ops.size(), false);
+  if (options.overlapGpuCommunication) {
+    moved = hoistReceives(g, perActor);
+    if (std::find(moved.begin(), moved.end(), true) != moved.end()) {
+      // The global order of the lists as they are now: each actor's list as
+      // a chain, ordered again. It exists by Overlap.h's rule; not finding
+      // it would be a bug there.
+      g.actorOps = perActor;
+      for (const std::vector<unsigned>& ops : perActor)
+        for (std::size_t i = 1; i < ops.size(); ++i)
+          g.edges.push_back({ops[i - 1], ops[i], OpEdge::Kind::Sequence, 0});
+      g.index();
+      order = orderOperations(g);
+      if (!order.complete())
+        internalError(fmt::format("hoisting receives in graph '{}' made its schedule "
+                                  "cyclic",
+                                  graph.name));
+    }
   }
-  return channelOf;
+
+  Schedule schedule;
+  schedule.channels = ch.channels;
+  schedule.inputChannels = ch.inputChannels;
+  schedule.outputChannels = ch.outputChannels;
+  schedule.options = options;
+  std::vector<OpRef> where(g.ops.size());
+  for (unsigned a = 0; a < graph.actors.size(); ++a) {
+    ActorSchedule actor{a, {}};
+    for (unsigned op : perActor[a]) {
+      OpNode& node = g.ops[op];   // g is not needed after this
+      where[op] = {a, static_cast<unsigned>(actor.operations.size())};
+      actor.operations.push_back(
+          {node.kind, node.task, std::move(node.channels), node.group, moved[op]});
+    }
+    schedule.actors.push_back(std::move(actor));
+  }
+  for (const OpGroup& group : g.groups) {
+    SyncGroup out{group.kind, group.source, {}};
+    for (unsigned op : group.members)
+      out.members.push_back(where[op]);
+    schedule.groups.push_back(std::move(out));
+  }
+  for (const std::vector<unsigned>& step : order.steps) {
+    std::vector<OpRef> refs;
+    for (unsigned op : step)
+      refs.push_back(where[op]);
+    schedule.steps.push_back(std::move(refs));
+  }
+  return schedule;
 }
 
-/// The operations of one actor for one execution.
-///
-/// Priority rule: an actor runs its tasks in bind (task id) order, and for
-/// each task reads the arguments it does not hold yet, computes, then writes
-/// the result values other processes need (one WRITE listing their channels,
-/// in element order when the task's std::tuple result is unpacked). This order cannot deadlock on
-/// shared-memory channels with K >= 1 slots. The driver writes every input
-/// before it reads any output. Every argument of task t comes from an input
-/// or from a task bound before t (findInconsistency() checks this), so by
-/// induction on t the value each READ waits for is written by an operation
-/// that itself only waits on smaller task ids; and a WRITE never waits within
-/// an execution, since each channel receives one value per execution and has
-/// at least one free slot once the readers have finished the execution K
-/// slots back (which they do, by the same argument).
-ActorSchedule scheduleActor(
-    const Graph& graph, unsigned actor,
-    const std::vector<std::optional<unsigned>>& channelOf,
-    std::size_t numChannels) {
-  ActorSchedule actorSchedule{actor, {}};
-  std::vector<bool> alreadyRead(numChannels, false);
-  for (unsigned t = 0; t < graph.tasks.size(); ++t) {
-    const ir::Task& task = graph.tasks[t];
-    if (task.actor != actor)
-      continue;
+/// Runs `run` on the schedule; a deadlock is a bug in cgc.
+SimulationResult check(const Graph& graph, const Schedule& schedule, SimulationOptions run) {
+  SimulationResult result = simulate(graph, schedule, run);
+  if (!result.completed)
+    internalError(fmt::format("the schedule of graph '{}' deadlocks in simulation "
+                              "({} executions, {} in flight): {}",
+                              graph.name, run.executions, run.maxInFlight,
+                              fmt::join(result.blocked, "; ")));
+  return result;
+}
 
-    Operation read{Operation::Kind::Read, t, {}};
-    for (const ir::Arg& a : task.args) {
-      if (a.kind != ir::Arg::Kind::Value)
-        continue;  // a constant: part of the generated call, never read
-      unsigned arg = a.value;
-      // Produced by an earlier task of this same actor: already in memory.
-      if (writerOf(graph, arg) == static_cast<int>(actor))
-        continue;
-      if (!channelOf[arg])
-        internalError(fmt::format("value {} is read by actor '{}' but has no "
-                                  "channel",
-                                  arg, graph.actors[actor].name));
-      unsigned channel = *channelOf[arg];
-      if (alreadyRead[channel])
-        continue;
-      alreadyRead[channel] = true;
-      read.channels.push_back(channel);
-    }
-    if (!read.channels.empty())
-      actorSchedule.operations.push_back(std::move(read));
-
-    actorSchedule.operations.push_back({Operation::Kind::Compute, t, {}});
-
-    Operation write{Operation::Kind::Write, t, {}};
-    for (unsigned result : task.results)
-      if (channelOf[result])
-        write.channels.push_back(*channelOf[result]);
-    if (!write.channels.empty())
-      actorSchedule.operations.push_back(std::move(write));
+/// The summary of a simulated run: one execution's makespan and the times
+/// of its operations, the busiest actor, the round trips in flight.
+void measure(const Graph& graph, Schedule& schedule, SimulationResult run,
+             const RoundTrips* roundTrips) {
+  schedule.simulation.makespan = run.firstExecution;
+  schedule.simulation.start = std::move(run.start);
+  schedule.simulation.finish = std::move(run.finish);
+  schedule.simulation.busiest = 0;
+  for (const ActorSchedule& actor : schedule.actors) {
+    double busy = 0;
+    for (const Operation& op : actor.operations)
+      if (op.kind == Operation::Kind::Compute)
+        busy += costOf(graph.tasks[op.task]);
+    schedule.simulation.busiest = std::max(schedule.simulation.busiest, busy);
   }
-  return actorSchedule;
+  if (roundTrips) {
+    std::vector<std::vector<unsigned>> perActor(schedule.actors.size());
+    for (const ActorSchedule& actor : schedule.actors)
+      for (const Operation& op : actor.operations)
+        if (op.kind == Operation::Kind::Compute)
+          perActor[actor.actor].push_back(op.task);
+    schedule.simulation.peakInFlight = roundTrips->peak(perActor);
+  }
+}
+
+/// Better: shorter makespan, then fewer round trips in flight (a relative
+/// tolerance keeps float noise from deciding).
+bool better(const SimulationSummary& a, const SimulationSummary& b) {
+  double tolerance = 1e-9 * std::max(1.0, std::max(a.makespan, b.makespan));
+  if (a.makespan < b.makespan - tolerance)
+    return true;
+  if (a.makespan > b.makespan + tolerance)
+    return false;
+  return a.peakInFlight < b.peakInFlight;
 }
 
 } // namespace
 
 std::variant<Schedule, std::vector<ir::Diagnostic>>
-buildSchedule(const Graph& graph) {
+buildSchedule(const Graph& graph, const ScheduleOptions& options) {
   if (std::optional<std::string> problem = ir::findInconsistency(graph))
     internalError(*problem);
 
@@ -157,40 +185,58 @@ buildSchedule(const Graph& graph) {
            {}});
   if (!diagnostics.empty())
     return diagnostics;
+  diagnostics = findSelfSends(graph);
+  if (!diagnostics.empty())
+    return diagnostics;
 
-  Schedule schedule;
-  std::vector<std::optional<unsigned>> channelOf =
-      assignChannels(graph, schedule);
-
+  Channels ch;
+  ch.channelOf = assignChannels(graph, ch.channels);
   for (unsigned i = 0; i < graph.inputs.size(); ++i) {
-    if (!channelOf[graph.inputs[i]])
+    if (!ch.channelOf[graph.inputs[i]])
       internalError(fmt::format("graph input #{} has no channel; the graph was "
                                 "not validated",
                                 i));
-    schedule.inputChannels.push_back(*channelOf[graph.inputs[i]]);
+    ch.inputChannels.push_back(*ch.channelOf[graph.inputs[i]]);
   }
   for (unsigned k = 0; k < graph.outputs.size(); ++k) {
-    if (!channelOf[graph.outputs[k]])
+    if (!ch.channelOf[graph.outputs[k]])
       internalError(fmt::format("graph output #{} has no channel; the graph was "
                                 "not validated",
                                 k));
-    schedule.outputChannels.push_back(*channelOf[graph.outputs[k]]);
+    ch.outputChannels.push_back(*ch.channelOf[graph.outputs[k]]);
   }
 
-  for (unsigned a = 0; a < graph.actors.size(); ++a)
-    schedule.actors.push_back(
-        scheduleActor(graph, a, channelOf, schedule.channels.size()));
+  auto first = scheduleFor(graph, ch, bindOrder(graph), options);
+  if (auto* problems = std::get_if<std::vector<ir::Diagnostic>>(&first))
+    return std::move(*problems);
+  Schedule best = std::get<Schedule>(std::move(first));
+  std::optional<RoundTrips> roundTrips;
+  if (options.order == ScheduleOptions::Order::Cost)
+    roundTrips.emplace(graph);
+  if (options.order == ScheduleOptions::Order::Cost) {
+    measure(graph, best, check(graph, best, {1, 1}), &*roundTrips);
+    for (const CostCandidate& times : costCandidates(graph, *roundTrips)) {
+      auto candidate = scheduleFor(graph, ch, times.priority, options, &times);
+      // Bind order has an order, so every other task order consistent with
+      // the data has one too unless it reorders collectives, which the
+      // candidates never do; skip rather than fail if one still has none.
+      auto* schedule = std::get_if<Schedule>(&candidate);
+      if (!schedule)
+        continue;
+      measure(graph, *schedule, check(graph, *schedule, {1, 1}), &*roundTrips);
+      if (better(schedule->simulation, best.simulation))
+        best = std::move(*schedule);
+    }
+  }
 
-  // Seam for collective transports: NCCL-style synchronous groups need every
-  // participant to enter matching send/recv groups in the same order, which
-  // the rule above does not guarantee by itself. That deadlock-freedom check
-  // belongs in its own pass over the finished Schedule, run after this
-  // function, so the shared-memory ordering here stays as simple as it is.
-  // Until that pass exists, Nccl values get ordinary buffered channels and
-  // the tasks of a collective are scheduled like plain tasks, each on its own
-  // actor; renderScheduleText() shows both for what they are (the transport
-  // of each channel, the collective and rank of each such COMPUTE).
-  return schedule;
+  // The check: K executions in flight with K-slot channels, and one slot
+  // with one execution in flight, each long enough to reuse every slot. The
+  // first run's execution 0 runs as it would alone: it gives the summary.
+  const unsigned k = std::max(1u, options.maxInFlight);
+  measure(graph, best, check(graph, best, {k + 1, k}), roundTrips ? &*roundTrips : nullptr);
+  check(graph, best, {2, 1});
+  best.simulation.executions = k + 1;
+  return best;
 }
 
 //===----------------------------------------------------------------------===//
@@ -198,109 +244,6 @@ buildSchedule(const Graph& graph) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-std::string_view basename(std::string_view path) {
-  std::size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
-/// "echo.cg.cpp:13", or empty when the location is unknown. The basename
-/// keeps the file identical across build directories and machines.
-std::string shortLoc(const ir::SourceLoc& loc) {
-  if (loc.file.empty())
-    return {};
-  return fmt::format("{}:{}", basename(loc.file), loc.line);
-}
-
-/// Names each task as the reader of the schedule thinks of it, "a.echo".
-/// When one actor binds one method several times, the tasks are told apart
-/// as "a.step#1", "a.step#2".
-std::vector<std::string> taskLabels(const Graph& graph) {
-  std::vector<std::string> taskLabels;
-  std::map<std::string, unsigned> uses;
-  for (const ir::Task& task : graph.tasks) {
-    taskLabels.push_back(
-        fmt::format("{}.{}", graph.actors[task.actor].name, task.method));
-    ++uses[taskLabels.back()];
-  }
-  std::map<std::string, unsigned> seen;
-  for (std::string& label : taskLabels)
-    if (uses[label] > 1)
-      label = fmt::format("{}#{}", label, ++seen[label]);
-  return taskLabels;
-}
-
-/// Names each value: "input #0", the task producing it, "a.echo", or, for
-/// element k of an unpacked std::tuple result, "a.split[k]".
-std::vector<std::string> valueLabels(const Graph& graph,
-                                     const std::vector<std::string>& tasks) {
-  std::vector<std::string> labels;
-  for (const ir::Value& value : graph.values) {
-    if (value.producer.kind == Producer::Kind::Input)
-      labels.push_back(fmt::format("input #{}", value.producer.index));
-    else if (value.producer.element == -1)
-      labels.push_back(tasks[value.producer.index]);
-    else
-      labels.push_back(fmt::format("{}[{}]", tasks[value.producer.index],
-                                   value.producer.element));
-  }
-  return labels;
-}
-
-std::string_view transportName(ir::Transport transport) {
-  switch (transport) {
-  case ir::Transport::Shm:
-    return "shm";
-  case ir::Transport::Nccl:
-    return "nccl";
-  }
-  return "?";
-}
-
-std::string_view collectiveKindName(ir::Collective::Kind kind) {
-  switch (kind) {
-  case ir::Collective::Kind::AllReduce:
-    return "allreduce";
-  case ir::Collective::Kind::AllGather:
-    return "allgather";
-  case ir::Collective::Kind::ReduceScatter:
-    return "reducescatter";
-  }
-  return "?";
-}
-
-/// "[allreduce sum #0, rank 1 of 2]" for a task that is one rank of a
-/// collective; empty for a plain task.
-std::string collectiveNote(const Graph& graph, unsigned t) {
-  const ir::Task& task = graph.tasks[t];
-  if (task.collective < 0)
-    return {};
-  const ir::Collective& collective =
-      graph.collectives[static_cast<std::size_t>(task.collective)];
-  auto rank = std::find(collective.tasks.begin(), collective.tasks.end(), t);
-  std::string kind(collectiveKindName(collective.kind));
-  if (!collective.reduceOp.empty())
-    kind += " " + collective.reduceOp;
-  return fmt::format("[{} #{}, rank {} of {}]", kind, task.collective,
-                     rank - collective.tasks.begin(), collective.tasks.size());
-}
-
-std::string endpointName(const Graph& graph, int endpoint) {
-  return endpoint == kDriver ? std::string("driver")
-                             : graph.actors[endpoint].name;
-}
-
-std::string_view kindName(Operation::Kind kind) {
-  switch (kind) {
-  case Operation::Kind::Read:
-    return "READ";
-  case Operation::Kind::Compute:
-    return "COMPUTE";
-  case Operation::Kind::Write:
-    return "WRITE";
-  }
-  return "?";
-}
 
 std::size_t digits(std::size_t n) {
   std::size_t count = 1;
@@ -354,6 +297,35 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule) {
                    fmt::join(readers, ", "));
   }
 
+  // Synchronous groups: operations that complete only together, named by
+  // actor and operation number.
+  auto groupName = [&](const SyncGroup& group) {
+    if (group.kind == SyncGroup::Kind::Nccl)
+      return fmt::format("nccl c{}", group.source);
+    const ir::Collective& collective = graph.collectives[group.source];
+    std::string kind(collectiveKindName(collective.kind));
+    if (!collective.reduceOp.empty())
+      kind += " " + collective.reduceOp;
+    return fmt::format("{} #{}", kind, group.source);
+  };
+  if (!schedule.groups.empty()) {
+    out += "# synchronous groups (their operations complete together)\n";
+    std::size_t gWidth = 0, nameWidth = 0;
+    for (std::size_t g = 0; g < schedule.groups.size(); ++g) {
+      gWidth = std::max(gWidth, 1 + digits(g));
+      nameWidth = std::max(nameWidth, groupName(schedule.groups[g]).size());
+    }
+    for (std::size_t g = 0; g < schedule.groups.size(); ++g) {
+      std::vector<std::string> members;
+      for (const OpRef& ref : schedule.groups[g].members)
+        members.push_back(fmt::format(
+            "{} {} {}", graph.actors[ref.actor].name, ref.index + 1,
+            kindName(schedule.actors[ref.actor].operations[ref.index].kind)));
+      fmt::format_to(it, "  {:<{}}  {:<{}}  {}\n", fmt::format("g{}", g), gWidth,
+                     groupName(schedule.groups[g]), nameWidth, fmt::join(members, ", "));
+    }
+  }
+
   // Operations: the bodies of all COMPUTE lines share one column for their
   // source location, so the file can be scanned down that column.
   // A constant argument shows as its C++ expression.
@@ -391,28 +363,36 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule) {
       const Operation& op = actor.operations[n];
       fmt::format_to(it, "  {:>{}}  {:<7}  ", n + 1, numberWidth,
                      kindName(op.kind));
+      // Markers after the body: the group, and whether overlap moved it.
+      std::string markers;
+      if (op.group >= 0)
+        markers += fmt::format("  [g{}]", op.group);
+      if (op.moved)
+        markers += "  [moved]";
+      std::string line;
       switch (op.kind) {
       case Operation::Kind::Read:
-        out += channelList(op, /*withValues=*/true);
+        line = channelList(op, /*withValues=*/true);
         break;
       case Operation::Kind::Write:
-        out += channelList(op, /*withValues=*/false);
+        line = channelList(op, /*withValues=*/false);
         break;
       case Operation::Kind::Compute: {
         std::string loc = shortLoc(graph.tasks[op.task].loc);
         std::string note = collectiveNote(graph, op.task);
-        std::string line = computeBody(op);
+        line = computeBody(op);
         if (!loc.empty() || !note.empty())
           line = fmt::format("{:<{}}", line, bodyWidth);
         if (!loc.empty())
           line += "  " + loc;
         if (!note.empty())
           line += "  " + note;
-        out += line;
         break;
       }
       }
-      out += '\n';
+      if (!markers.empty() && op.kind != Operation::Kind::Compute)
+        line = fmt::format("{:<{}}", line, bodyWidth);
+      out += line + markers + '\n';
     }
   }
 
@@ -432,6 +412,25 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule) {
     fmt::format_to(it, "  {:<{}}  <- c{} ({})\n", fmt::format("output #{}", k),
                    endWidth, c, labels[schedule.channels[c].value]);
   }
+
+  // What was checked, and how it was built when not by default.
+  std::vector<std::string> built;
+  if (schedule.options.order == ScheduleOptions::Order::Cost)
+    built.push_back("--schedule=cost");
+  if (schedule.options.overlapGpuCommunication)
+    built.push_back("--overlap-gpu-communication");
+  if (!built.empty())
+    fmt::format_to(it, "# built with {}\n", fmt::join(built, " "));
+  fmt::format_to(it,
+                 "# checked by simulation: {} executions, {} in flight; one execution "
+                 "takes {:g} cost units (unknown costs count 1)",
+                 schedule.simulation.executions, schedule.options.maxInFlight,
+                 schedule.simulation.makespan);
+  if (schedule.options.order == ScheduleOptions::Order::Cost)
+    fmt::format_to(it, ", at most {} round trip{} in flight per actor",
+                   schedule.simulation.peakInFlight,
+                   schedule.simulation.peakInFlight == 1 ? "" : "s");
+  out += '\n';
   return out;
 }
 

@@ -1,7 +1,8 @@
 //===- cgc.cpp - The Compiled Graph compiler's command line --------------===//
 //
 // cgc <source> -o <dir> [--target NAME] [--graph NAME]... [--emit=...]
-//     [--depfile FILE] -- <compile flags>
+//     [--depfile FILE] [--schedule=bind|cost] [--costs FILE]
+//     [--overlap-gpu-communication] [--max-in-flight N] -- <compile flags>
 //
 // Parses the graph source with the given flags, evaluates its CG_GRAPH
 // functions, validates and schedules each graph, and writes the artefacts.
@@ -13,12 +14,16 @@
 #include "frontend/Frontend.h"
 #include "ir/GraphJson.h"
 #include "ir/Validate.h"
+#include "schedule/Costs.h"
 #include "schedule/Schedule.h"
+#include "schedule/ScheduleDot.h"
+#include "schedule/ScheduleJson.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -40,15 +45,43 @@ cl::opt<std::string> targetName(
 cl::list<std::string> onlyGraphs("graph",
                                  cl::desc("Compile only this CG_GRAPH function (repeatable)"),
                                  cl::value_desc("name"), cl::cat(category));
-enum class Emit { IR, Schedule, Cpp };
+enum class Emit { IR, Schedule, ScheduleJson, Dot, Cpp };
 cl::list<Emit> emits(
     "emit", cl::CommaSeparated, cl::desc("What to write (default: all of them)"),
     cl::values(clEnumValN(Emit::IR, "ir", "<graph>.ir.json, the graph IR"),
                clEnumValN(Emit::Schedule, "schedule",
                           "<graph>.schedule.txt, each actor's operations"),
+               clEnumValN(Emit::ScheduleJson, "schedule-json",
+                          "<graph>.schedule.json, the schedule for tools"),
+               clEnumValN(Emit::Dot, "dot",
+                          "<graph>.dot, the tasks and the schedule for Graphviz"),
                clEnumValN(Emit::Cpp, "cpp",
                           "<target>.cg.hpp/.cg.cpp driver, per-actor programs, actor main")),
     cl::cat(category));
+cl::opt<cg::schedule::ScheduleOptions::Order> scheduleOrder(
+    "schedule", cl::desc("How each actor's tasks are ordered (default: bind)"),
+    cl::values(clEnumValN(cg::schedule::ScheduleOptions::Order::Bind, "bind",
+                          "in bind order, as the graph function binds them"),
+               clEnumValN(cg::schedule::ScheduleOptions::Order::Cost, "cost",
+                          "by simulated cost: independent tasks of one actor may be "
+                          "reordered (methods must commute); costs from g.cost<&C::m>(c) "
+                          "and --costs")),
+    cl::init(cg::schedule::ScheduleOptions::Order::Bind), cl::cat(category));
+cl::opt<std::string> costsPath(
+    "costs",
+    cl::desc("JSON profile of method costs for --schedule=cost: {\"format\": \"cg-costs\", "
+             "\"version\": 1, \"costs\": {\"Class::method\" or \"actor.method\": cost}}; "
+             "overrides g.cost annotations"),
+    cl::value_desc("file"), cl::cat(category));
+cl::opt<bool> overlapGpuCommunication(
+    "overlap-gpu-communication",
+    cl::desc("Hoist each NCCL receive ahead of earlier computes it does not depend on"),
+    cl::cat(category));
+cl::opt<unsigned> maxInFlight(
+    "max-in-flight",
+    cl::desc("Executions in flight (and channel slots) the schedule is simulated with "
+             "(default: 10, the runtime's default)"),
+    cl::init(10), cl::value_desc("K"), cl::cat(category));
 cl::opt<std::string> depfilePath("depfile",
                                  cl::desc("Write a Makefile-style depfile of the source's "
                                           "includes (for the build system)"),
@@ -76,6 +109,8 @@ const char* kOverview =
     "Outputs, in <dir>:\n"
     "  <graph>.ir.json          the graph: actors, tasks, values, source lines\n"
     "  <graph>.schedule.txt     per actor, its numbered READ/COMPUTE/WRITE operations\n"
+    "  <graph>.schedule.json    the same, with the global order and simulated times\n"
+    "  <graph>.dot              the tasks and the operations, for Graphviz\n"
     "  <target>.cg.hpp          the typed driver header: cg::launch<&graph>()\n"
     "  <target>.cg.cpp          the driver library's compiled part\n"
     "  <target>.<graph>.<actor>.cpp  one actor's schedule as code\n"
@@ -152,21 +187,50 @@ int run(int argc, const char** argv) {
   }
   cg::frontend::FrontendOptions options{sourcePath, compileFlags, onlyGraphs, resourceDir,
                                        constexprSteps};
+  std::optional<cg::schedule::CostProfile> profile;
+  if (!costsPath.empty()) {
+    std::ifstream in(costsPath, std::ios::binary);
+    if (!in) {
+      std::cerr << "cgc: error: cannot read " << costsPath << "\n";
+      return 2;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+      profile = cg::schedule::parseCostProfile(text.str());
+    } catch (const std::runtime_error& e) {
+      std::cerr << "cgc: error: " << costsPath << ": " << e.what() << "\n";
+      return 2;
+    }
+  }
+
   std::optional<cg::frontend::FrontendResult> parsed = cg::frontend::runFrontend(options);
   if (!parsed)
     return 1;
+  if (profile)
+    for (cg::ir::Graph& graph : parsed->graphs)
+      cg::schedule::applyCostProfile(*profile, graph);
+
+  cg::schedule::ScheduleOptions scheduling;
+  scheduling.order = scheduleOrder;
+  scheduling.overlapGpuCommunication = overlapGpuCommunication;
+  scheduling.maxInFlight = std::max(1u, maxInFlight.getValue());
 
   std::vector<cg::schedule::Schedule> schedules;
   bool failed = false;
   for (const cg::ir::Graph& graph : parsed->graphs) {
     std::vector<cg::ir::Diagnostic> problems = cg::ir::validate(graph);
     if (problems.empty()) {
-      auto scheduled = cg::schedule::buildSchedule(graph);
+      auto scheduled = cg::schedule::buildSchedule(graph, scheduling);
       if (auto* schedule = std::get_if<cg::schedule::Schedule>(&scheduled))
         schedules.push_back(std::move(*schedule));
       else
         problems = std::get<std::vector<cg::ir::Diagnostic>>(scheduled);
     }
+    // A graph that has a schedule but needs the GPU runtime: the schedule
+    // and the IR can still be emitted, the program cannot.
+    if (problems.empty() && wants(Emit::Cpp))
+      problems = cg::ir::needsGpuRuntime(graph);
     for (const auto& problem : problems)
       std::cerr << cg::ir::formatDiagnostic(problem);
     failed |= !problems.empty();
@@ -199,6 +263,12 @@ int run(int argc, const char** argv) {
     if (wants(Emit::Schedule))
       ok &= writeIfChanged(output(id + ".schedule.txt"),
                            cg::schedule::renderScheduleText(graph, schedules[i]));
+    if (wants(Emit::ScheduleJson))
+      ok &= writeIfChanged(output(id + ".schedule.json"),
+                           cg::schedule::renderScheduleJson(graph, schedules[i]));
+    if (wants(Emit::Dot))
+      ok &= writeIfChanged(output(id + ".dot"),
+                           cg::schedule::renderScheduleDot(graph, schedules[i]));
     codegen.graphs.push_back({&graph, &schedules[i]});
   }
   if (wants(Emit::Cpp))
@@ -209,6 +279,12 @@ int run(int argc, const char** argv) {
     std::string deps = escapeForMake(output(target + ".cg.hpp")) + ":";
     for (const std::string& dependency : parsed->dependencies)
       deps += " \\\n  " + escapeForMake(dependency);
+    if (!costsPath.empty()) {
+      llvm::SmallString<256> costs(costsPath.getValue());
+      llvm::sys::fs::make_absolute(costs);
+      llvm::sys::path::remove_dots(costs, true);
+      deps += " \\\n  " + escapeForMake(costs.str().str());
+    }
     ok &= writeIfChanged(depfilePath, deps + "\n");
   }
   return ok ? 0 : 2;

@@ -19,6 +19,15 @@
 //                                      gives std::tuple<Value<X>, Value<Y>>
 //   g.output(values...)                the outputs, in order
 //   cg::indexed_name("w", i)           "w0", "w1", ... for actors in loops
+//   v.with_tensor_transport(cg::transport::nccl)
+//                                      how v reaches tasks on other actors:
+//                                      GPU to GPU instead of shared memory
+//   cg::allreduce(g, {x0, x1}, cg::ReduceOp::sum), cg::allgather(g, {...}),
+//   cg::reducescatter(g, {...}, op)    a collective: one rank per value, each
+//                                      run by the actor that produced it; one
+//                                      result value per rank, in rank order
+//   g.cost<&C::m>(2.5)                 the estimated run time of every bind of
+//                                      C::m (any unit), for `cgc --schedule=cost`
 //
 // The builder only records what the function asks for, as a flat list of
 // `detail::Record`s plus a pool of text (names, string constants); cgc reads
@@ -34,6 +43,7 @@
 
 #include <array>
 #include <cstddef>
+#include <limits>
 #include <source_location>
 #include <string>
 #include <tuple>
@@ -45,8 +55,22 @@ namespace cg {
 class GraphBuilder;
 template <class C> class Actor;
 
+/// How a value travels from its producer to tasks on other actors.
+enum class TensorTransport : int {
+  shm = 0,    // shared memory (host), the default
+  nccl = 1,   // NCCL point-to-point, GPU to GPU: the send waits for every receive
+};
+namespace transport {
+inline constexpr TensorTransport shm = TensorTransport::shm;
+inline constexpr TensorTransport nccl = TensorTransport::nccl;
+} // namespace transport
+
+/// The reduction of cg::allreduce and cg::reducescatter.
+enum class ReduceOp : int { sum = 0, product = 1, min = 2, max = 3, avg = 4 };
+
 namespace detail {
 template <class P> struct BindArg;
+struct Collectives;
 
 // Identity tags: their addresses name a type or a method in the records.
 template <class T> inline constexpr char type_tag = 0;
@@ -62,7 +86,14 @@ enum class RecordKind : int {
   argument = 4,  // a = value id
   output = 5,    // a = value id
   constant = 6,  // tag = type_tag<T>; integer, floating or text holds the value
+  transport = 7, // a = value id, b = TensorTransport (v.with_tensor_transport)
+  collective = 8,  // a = CollectiveKind, b = ReduceOp (-1 for allgather),
+                   // c = ranks, tag = type_tag<T>; followed by c `rank` records
+  rank = 9,      // a = the rank's input value id, b = its result value id
+  cost = 10,     // tag = method_tag<M>, floating = the estimated cost (g.cost)
 };
+
+enum class CollectiveKind : int { allreduce = 0, allgather = 1, reducescatter = 2 };
 
 /// One thing the graph function did; fields by kind above.
 struct Record {
@@ -202,12 +233,20 @@ public:
   using type = T;
   constexpr int id() const { return id_; }
 
+  /// Sends this value to tasks on other actors over `transport` (see
+  /// cg::transport) and returns it: `a.bind<&A::f>(x).with_tensor_transport(
+  /// cg::transport::nccl)`. Tasks on the producing actor read it in memory.
+  constexpr Value with_tensor_transport(
+      TensorTransport transport,
+      std::source_location loc = std::source_location::current()) const;
+
 private:
   friend class GraphBuilder;
+  friend struct detail::Collectives;
   template <class C> friend class Actor;
   template <class P> friend struct detail::BindArg;
-  constexpr Value(const GraphBuilder* graph, int id) : graph_(graph), id_(id) {}
-  const GraphBuilder* graph_;
+  constexpr Value(GraphBuilder* graph, int id) : graph_(graph), id_(id) {}
+  GraphBuilder* graph_;
   int id_;
 };
 
@@ -352,11 +391,62 @@ public:
     (add_output(values), ...);
   }
 
+  /// Declares the estimated run time of every bind of method M, in any unit
+  /// shared by the graph's costs; `cgc --schedule=cost` orders tasks by it.
+  /// The last estimate given for a method counts.
+  template <auto M>
+  constexpr void cost(double estimate, std::source_location loc = std::source_location::current()) {
+    static_assert(detail::traits<M>::is_member,
+                  "g.cost<&C::method>: the method must be a non-static member function");
+    if (!(estimate >= 0 && estimate <= std::numeric_limits<double>::max()))
+      detail::graph_error("g.cost<&C::method>(c): a cost must be finite and not negative");
+    detail::Record r = located(detail::RecordKind::cost, loc);
+    r.tag = &detail::method_tag<M>;
+    r.floating = estimate;
+    push(r);
+  }
+
   constexpr const std::vector<detail::Record>& records() const { return records_; }
   constexpr const std::vector<char>& text() const { return text_; }
 
 private:
   template <class C> friend class Actor;
+  template <class T> friend class Value;
+  friend struct detail::Collectives;
+
+  constexpr void set_transport(int value, TensorTransport transport, std::source_location loc) {
+    if (transport != TensorTransport::shm && transport != TensorTransport::nccl)
+      detail::graph_error("with_tensor_transport: unknown transport");
+    detail::Record r = located(detail::RecordKind::transport, loc);
+    r.a = value;
+    r.b = static_cast<int>(transport);
+    push(r);
+  }
+
+  // Records a collective over `ranks` (value ids of this graph) and returns
+  // the id of rank 0's result; rank r's result is that id + r.
+  template <class T>
+  constexpr int add_collective(detail::CollectiveKind kind, int op, const Value<T>* ranks,
+                               std::size_t count, std::source_location loc) {
+    if (count == 0)
+      detail::graph_error("a collective needs at least one rank");
+    detail::Record r = located(detail::RecordKind::collective, loc);
+    r.a = static_cast<int>(kind);
+    r.b = op;
+    r.c = static_cast<int>(count);
+    r.tag = &detail::type_tag<T>;
+    push(r);
+    int first = value_count_;
+    for (std::size_t i = 0; i < count; ++i) {
+      check_owner(ranks[i]);
+      detail::Record rank;
+      rank.kind = detail::RecordKind::rank;
+      rank.a = ranks[i].id();
+      rank.b = value_count_++;
+      push(rank);
+    }
+    return first;
+  }
 
   template <class C, class... Args>
   constexpr Actor<C> add_actor(ActorName name, std::source_location loc, const Args&... args) {
@@ -488,6 +578,89 @@ constexpr auto Actor<C>::add(std::source_location loc, std::vector<Erased> args)
     // Already rejected above; a value of the right type avoids follow-on errors.
     return Value<std::remove_cvref_t<typename Traits::result>>(graph_, -1);
   }
+}
+
+template <class T>
+constexpr Value<T> Value<T>::with_tensor_transport(TensorTransport transport,
+                                                   std::source_location loc) const {
+  graph_->set_transport(id_, transport, loc);
+  return *this;
+}
+
+namespace detail {
+
+// The collectives' access to the builder and to Value's constructor.
+struct Collectives {
+  template <class T, std::size_t N>
+  static constexpr std::array<Value<T>, N> over(GraphBuilder& g, CollectiveKind kind, int op,
+                                                const Value<T> (&ranks)[N],
+                                                std::source_location loc) {
+    int first = g.add_collective(kind, op, ranks, N, loc);
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return std::array<Value<T>, N>{Value<T>(&g, first + static_cast<int>(I))...};
+    }(std::make_index_sequence<N>{});
+  }
+  template <class T>
+  static constexpr std::vector<Value<T>> over(GraphBuilder& g, CollectiveKind kind, int op,
+                                              const std::vector<Value<T>>& ranks,
+                                              std::source_location loc) {
+    int first = g.add_collective(kind, op, ranks.data(), ranks.size(), loc);
+    std::vector<Value<T>> results;
+    for (std::size_t i = 0; i < ranks.size(); ++i)
+      results.push_back(Value<T>(&g, first + static_cast<int>(i)));
+    return results;
+  }
+};
+
+} // namespace detail
+
+/// All ranks reduce their values with `op`; every rank gets the result.
+/// `auto sums = cg::allreduce(g, {x0, x1, x2}, cg::ReduceOp::sum);` gives one
+/// value per rank (a std::array; a std::vector for a std::vector of ranks),
+/// rank r run by the actor that produced the r-th value.
+template <class T, std::size_t N>
+constexpr std::array<Value<T>, N> allreduce(
+    GraphBuilder& g, const Value<T> (&ranks)[N], ReduceOp op,
+    std::source_location loc = std::source_location::current()) {
+  return detail::Collectives::over(g, detail::CollectiveKind::allreduce, static_cast<int>(op),
+                                   ranks, loc);
+}
+template <class T>
+constexpr std::vector<Value<T>> allreduce(
+    GraphBuilder& g, const std::vector<Value<T>>& ranks, ReduceOp op,
+    std::source_location loc = std::source_location::current()) {
+  return detail::Collectives::over(g, detail::CollectiveKind::allreduce, static_cast<int>(op),
+                                   ranks, loc);
+}
+
+/// Every rank gets all ranks' values, concatenated in rank order.
+template <class T, std::size_t N>
+constexpr std::array<Value<T>, N> allgather(
+    GraphBuilder& g, const Value<T> (&ranks)[N],
+    std::source_location loc = std::source_location::current()) {
+  return detail::Collectives::over(g, detail::CollectiveKind::allgather, -1, ranks, loc);
+}
+template <class T>
+constexpr std::vector<Value<T>> allgather(
+    GraphBuilder& g, const std::vector<Value<T>>& ranks,
+    std::source_location loc = std::source_location::current()) {
+  return detail::Collectives::over(g, detail::CollectiveKind::allgather, -1, ranks, loc);
+}
+
+/// The ranks' values reduced with `op`, rank r getting the r-th part.
+template <class T, std::size_t N>
+constexpr std::array<Value<T>, N> reducescatter(
+    GraphBuilder& g, const Value<T> (&ranks)[N], ReduceOp op,
+    std::source_location loc = std::source_location::current()) {
+  return detail::Collectives::over(g, detail::CollectiveKind::reducescatter,
+                                   static_cast<int>(op), ranks, loc);
+}
+template <class T>
+constexpr std::vector<Value<T>> reducescatter(
+    GraphBuilder& g, const std::vector<Value<T>>& ranks, ReduceOp op,
+    std::source_location loc = std::source_location::current()) {
+  return detail::Collectives::over(g, detail::CollectiveKind::reducescatter,
+                                   static_cast<int>(op), ranks, loc);
 }
 
 namespace detail {

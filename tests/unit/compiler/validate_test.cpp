@@ -493,5 +493,48 @@ TEST(Validate, AReduceOpMustMatchTheCollectiveKind) {
             "allgather has no reduce operation");
 }
 
+TEST(Validate, AnNcclGraphInputIsReportedAtTheGraph) {
+  GraphBuilder g("gpu_in", 10);
+  unsigned x = g.input("Tensor", Transport::Nccl);
+  unsigned a = g.actor("a", 11);
+  g.output(g.bind(a, "echo", {x}, 12));
+  EXPECT_EQ(formatted(validate(g.build())),
+            "examples/echo/echo.cg.cpp:10:1: error: graph input #0 cannot use transport "
+            "nccl: the driver takes part in no NCCL group\n");
+}
+
+TEST(Validate, AnNcclGraphOutputIsReportedAtItsBind) {
+  GraphBuilder g("gpu_out", 10);
+  unsigned x = g.input();
+  unsigned a = g.actor("a", 11);
+  std::vector<unsigned> parts = g.bindTuple(a, "split", {x}, 12, {"Tensor", "Tensor"});
+  g.transport(parts[1], Transport::Nccl);
+  g.output(parts[0]).output(parts[1]);
+  EXPECT_EQ(formatted(validate(g.build())),
+            "examples/echo/echo.cg.cpp:12:3: error: element #1 of the result of 'a.split' is "
+            "a graph output, so it cannot use transport nccl: the driver takes part in no "
+            "NCCL group\n");
+}
+
+TEST(Validate, NcclAndCollectivesNeedTheGpuRuntimeAtTheirBindsInSourceOrder) {
+  EXPECT_TRUE(needsGpuRuntime(test::chainGraph()).empty());
+  EXPECT_EQ(formatted(needsGpuRuntime(test::gpuGraph())),
+            "examples/echo/echo.cg.cpp:63:3: error: transport nccl of 'w0.split' needs the "
+            "GPU runtime, which this build does not have yet; cgc "
+            "--emit=ir,schedule,schedule-json,dot still shows its schedule\n"
+            "examples/echo/echo.cg.cpp:64:3: error: transport nccl of 'w0.grad' needs the "
+            "GPU runtime, which this build does not have yet; cgc "
+            "--emit=ir,schedule,schedule-json,dot still shows its schedule\n"
+            "examples/echo/echo.cg.cpp:65:3: error: transport nccl of 'w1.grad' needs the "
+            "GPU runtime, which this build does not have yet; cgc "
+            "--emit=ir,schedule,schedule-json,dot still shows its schedule\n"
+            "examples/echo/echo.cg.cpp:66:3: error: allreduce needs the GPU runtime, which "
+            "this build does not have yet; cgc --emit=ir,schedule,schedule-json,dot still "
+            "shows its schedule\n"
+            "examples/echo/echo.cg.cpp:67:3: error: allgather needs the GPU runtime, which "
+            "this build does not have yet; cgc --emit=ir,schedule,schedule-json,dot still "
+            "shows its schedule\n");
+}
+
 } // namespace
 } // namespace cg::ir
