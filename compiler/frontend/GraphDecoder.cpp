@@ -240,23 +240,14 @@ private:
     graph_.collectives.push_back(std::move(collective));
   }
 
-  static const char* collectiveName(ir::Collective::Kind kind) {
-    switch (kind) {
-    case ir::Collective::Kind::AllReduce: return "allreduce";
-    case ir::Collective::Kind::AllGather: return "allgather";
-    case ir::Collective::Kind::ReduceScatter: return "reducescatter";
-    }
-    return "collective";
-  }
-
-  // One rank: a task on the actor that produced the rank's value, reading it
+    // One rank: a task on the actor that produced the rank's value, reading it
   // in memory, its result a value of the same type.
   void decodeRank(const clang::APValue& record) {
     ir::Collective& collective = graph_.collectives.back();
     auto rank = static_cast<unsigned>(collective.tasks.size());
     unsigned input = valueId(record);
     const ir::Producer& producer = graph_.values[input].producer;
-    std::string name = collectiveName(collective.kind);
+    std::string name(ir::toString(collective.kind));
     ir::Task task;
     task.method = name;
     task.loc = collective.loc;

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cg::ir {
@@ -128,5 +129,10 @@ struct Graph {
 
   friend bool operator==(const Graph&, const Graph&) = default;
 };
+
+/// Names used in JSON, schedules and messages: "shm", "nccl"; "allreduce",
+/// "allgather", "reducescatter".
+std::string_view toString(Transport transport);
+std::string_view toString(Collective::Kind kind);
 
 } // namespace cg::ir

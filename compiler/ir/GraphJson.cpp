@@ -81,34 +81,6 @@ OrderedJson producerToJson(const Producer& producer) {
   return j;
 }
 
-[[noreturn]] void badEnum(std::string_view what, int value) {
-  throw std::logic_error(
-      fmt::format("internal compiler error: {} has no name for value {}", what,
-                  value));
-}
-
-std::string_view transportName(Transport transport) {
-  switch (transport) {
-  case Transport::Shm:
-    return "shm";
-  case Transport::Nccl:
-    return "nccl";
-  }
-  badEnum("Transport", static_cast<int>(transport));
-}
-
-std::string_view collectiveKindName(Collective::Kind kind) {
-  switch (kind) {
-  case Collective::Kind::AllReduce:
-    return "allreduce";
-  case Collective::Kind::AllGather:
-    return "allgather";
-  case Collective::Kind::ReduceScatter:
-    return "reducescatter";
-  }
-  badEnum("Collective::Kind", static_cast<int>(kind));
-}
-
 //===----------------------------------------------------------------------===//
 // Reading
 //===----------------------------------------------------------------------===//
@@ -275,7 +247,7 @@ Arg readArg(const Json& j, std::string_view path) {
 Transport readTransport(const Json& j, std::string_view path) {
   std::string name = readString(j, path);
   for (Transport transport : {Transport::Shm, Transport::Nccl})
-    if (name == transportName(transport))
+    if (name == toString(transport))
       return transport;
   fail(path, fmt::format("unknown transport \"{}\"; expected \"shm\" or "
                          "\"nccl\"",
@@ -287,7 +259,7 @@ Collective::Kind readCollectiveKind(const Json& j, std::string_view path) {
   for (Collective::Kind kind :
        {Collective::Kind::AllReduce, Collective::Kind::AllGather,
         Collective::Kind::ReduceScatter})
-    if (name == collectiveKindName(kind))
+    if (name == toString(kind))
       return kind;
   fail(path, fmt::format("unknown collective kind \"{}\"; expected "
                          "\"allreduce\", \"allgather\" or \"reducescatter\"",
@@ -402,7 +374,7 @@ std::string toJson(const Graph& graph) {
     OrderedJson v = OrderedJson::object();
     v["type"] = value.type.spelling;
     v["producer"] = producerToJson(value.producer);
-    v["transport"] = transportName(value.transport);
+    v["transport"] = toString(value.transport);
     values.push_back(std::move(v));
   }
   j["values"] = std::move(values);
@@ -410,7 +382,7 @@ std::string toJson(const Graph& graph) {
   OrderedJson collectives = OrderedJson::array();
   for (const Collective& collective : graph.collectives) {
     OrderedJson c = OrderedJson::object();
-    c["kind"] = collectiveKindName(collective.kind);
+    c["kind"] = toString(collective.kind);
     c["reduceOp"] = collective.reduceOp;
     c["tasks"] = idsToJson(collective.tasks);
     c["loc"] = locToJson(collective.loc);

@@ -77,18 +77,6 @@ bool isKnown(Transport transport) {
   return transport == Transport::Shm || transport == Transport::Nccl;
 }
 
-std::string_view kindName(Collective::Kind kind) {
-  switch (kind) {
-  case Collective::Kind::AllReduce:
-    return "allreduce";
-  case Collective::Kind::AllGather:
-    return "allgather";
-  case Collective::Kind::ReduceScatter:
-    return "reducescatter";
-  }
-  return {};
-}
-
 } // namespace
 
 std::optional<std::string> findInconsistency(const Graph& graph) {
@@ -242,7 +230,7 @@ std::optional<std::string> findInconsistency(const Graph& graph) {
   // cannot take part in one collective twice).
   for (std::size_t c = 0; c < graph.collectives.size(); ++c) {
     const Collective& collective = graph.collectives[c];
-    std::string_view kind = kindName(collective.kind);
+    std::string_view kind = toString(collective.kind);
     if (kind.empty())
       return fmt::format("collectives[{}].kind is {}, which is no collective "
                          "kind",
@@ -417,7 +405,7 @@ std::vector<Diagnostic> needsGpuRuntime(const Graph& graph) {
   }
   for (const Collective& collective : graph.collectives)
     diagnostics.push_back(
-        {collective.loc, fmt::format("{} {}", kindName(collective.kind), kHint), {}});
+        {collective.loc, fmt::format("{} {}", toString(collective.kind), kHint), {}});
   std::stable_sort(diagnostics.begin(), diagnostics.end(),
                    [](const Diagnostic& a, const Diagnostic& b) {
                      return a.loc.line < b.loc.line;

@@ -243,7 +243,7 @@ ir::Diagnostic describeCycle(const ir::Graph& graph,
           {locOf(leaves),
            fmt::format("rank {} of {} #{} on actor '{}' completes only together with "
                        "rank {} on actor '{}'",
-                       rankOf(leaves), collectiveKindName(collective.kind), group.source,
+                       rankOf(leaves), ir::toString(collective.kind), group.source,
                        actorOf(leaves), rankOf(entered), actorOf(entered))});
     } else if (g.ops[leaves].kind == Operation::Kind::Write) {
       notes.push_back({locOf(leaves),

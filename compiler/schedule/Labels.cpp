@@ -62,28 +62,6 @@ std::vector<std::string> valueLabels(const Graph& graph,
   return labels;
 }
 
-std::string_view transportName(ir::Transport transport) {
-  switch (transport) {
-  case ir::Transport::Shm:
-    return "shm";
-  case ir::Transport::Nccl:
-    return "nccl";
-  }
-  return "?";
-}
-
-std::string_view collectiveKindName(ir::Collective::Kind kind) {
-  switch (kind) {
-  case ir::Collective::Kind::AllReduce:
-    return "allreduce";
-  case ir::Collective::Kind::AllGather:
-    return "allgather";
-  case ir::Collective::Kind::ReduceScatter:
-    return "reducescatter";
-  }
-  return "?";
-}
-
 std::string collectiveNote(const Graph& graph, unsigned t) {
   const ir::Task& task = graph.tasks[t];
   if (task.collective < 0)
@@ -91,7 +69,7 @@ std::string collectiveNote(const Graph& graph, unsigned t) {
   const ir::Collective& collective =
       graph.collectives[static_cast<std::size_t>(task.collective)];
   auto rank = std::find(collective.tasks.begin(), collective.tasks.end(), t);
-  std::string kind(collectiveKindName(collective.kind));
+  std::string kind(ir::toString(collective.kind));
   if (!collective.reduceOp.empty())
     kind += " " + collective.reduceOp;
   return fmt::format("[{} #{}, rank {} of {}]", kind, task.collective,

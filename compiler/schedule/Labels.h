@@ -28,8 +28,6 @@ std::vector<std::string> taskLabels(const ir::Graph& graph);
 std::vector<std::string> valueLabels(const ir::Graph& graph,
                                      const std::vector<std::string>& tasks);
 
-std::string_view transportName(ir::Transport transport);
-std::string_view collectiveKindName(ir::Collective::Kind kind);
 
 /// "[allreduce sum #0, rank 1 of 2]" for a task that is one rank of a
 /// collective; empty for a plain task.

@@ -279,7 +279,7 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule) {
                          graph.values[channel.value].type.spelling.size());
     transportWidth =
         std::max(transportWidth,
-                 transportName(graph.values[channel.value].transport).size());
+                 ir::toString(graph.values[channel.value].transport).size());
   }
   if (schedule.channels.empty())
     out += "  (none)\n";
@@ -292,7 +292,7 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule) {
                    fmt::format("c{}", c), idWidth, labels[channel.value],
                    labelWidth, graph.values[channel.value].type.spelling,
                    typeWidth,
-                   transportName(graph.values[channel.value].transport),
+                   ir::toString(graph.values[channel.value].transport),
                    transportWidth, endpointName(graph, channel.writer),
                    fmt::join(readers, ", "));
   }
@@ -303,7 +303,7 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule) {
     if (group.kind == SyncGroup::Kind::Nccl)
       return fmt::format("nccl c{}", group.source);
     const ir::Collective& collective = graph.collectives[group.source];
-    std::string kind(collectiveKindName(collective.kind));
+    std::string kind(ir::toString(collective.kind));
     if (!collective.reduceOp.empty())
       kind += " " + collective.reduceOp;
     return fmt::format("{} #{}", kind, group.source);

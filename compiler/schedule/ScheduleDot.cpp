@@ -91,7 +91,7 @@ std::string renderScheduleDot(const ir::Graph& graph, const Schedule& schedule) 
       seen.push_back(arg.value);
       fmt::format_to(it, "    {} -> t{} [label={}{}];\n", producerNode(arg.value), t,
                      quoted(fmt::format("{} {}", values[arg.value],
-                                        transportName(graph.values[arg.value].transport))),
+                                        ir::toString(graph.values[arg.value].transport))),
                      valueEdgeStyle(arg.value));
     }
   }
@@ -106,7 +106,7 @@ std::string renderScheduleDot(const ir::Graph& graph, const Schedule& schedule) 
                      "label={}];\n",
                      ranks[r - 1], ranks[r],
                      quoted(fmt::format("{} #{}",
-                                        collectiveKindName(graph.collectives[c].kind), c)));
+                                        ir::toString(graph.collectives[c].kind), c)));
   }
   out += "  }\n\n";
 

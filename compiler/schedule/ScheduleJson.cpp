@@ -60,7 +60,7 @@ std::string renderScheduleJson(const ir::Graph& graph, const Schedule& schedule)
     out["id"] = c;
     out["value"] = values[channel.value];
     out["type"] = graph.values[channel.value].type.spelling;
-    out["transport"] = transportName(graph.values[channel.value].transport);
+    out["transport"] = ir::toString(graph.values[channel.value].transport);
     out["writer"] = endpointName(graph, channel.writer);
     Json readers = Json::array();
     for (int reader : channel.readers)
@@ -79,7 +79,7 @@ std::string renderScheduleJson(const ir::Graph& graph, const Schedule& schedule)
       out["kind"] = "nccl";
       out["channel"] = group.source;
     } else {
-      out["kind"] = collectiveKindName(graph.collectives[group.source].kind);
+      out["kind"] = ir::toString(graph.collectives[group.source].kind);
       out["collective"] = group.source;
     }
     Json members = Json::array();
