@@ -1,7 +1,9 @@
 // actor.cpp - The actor side of a launched graph: attach, identify, run.
 //
 // The actor executable is started by the driver as
-//   <exe> <graph> <actor> <segment-name>
+//   <exe> <graph> <actor> <segment>
+// where <segment> is fd:<n>, a descriptor of the graph's anonymous segment the
+// driver let us inherit, or the /dev/shm name of a named one.
 // It maps the segment, checks that it was made for this graph and this build
 // (same channel count), runs the generated entry for the actor and returns
 // when the driver closes the channels. Any runtime failure ends the process
@@ -11,6 +13,7 @@
 
 #include <cxxabi.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +21,22 @@
 #include <string_view>
 
 namespace cg {
+namespace {
+
+// "fd:<n>": an inherited descriptor, mapped and closed; anything else: a name.
+SharedSegment map_segment(const std::string& segment) {
+  constexpr std::string_view prefix = "fd:";
+  if (segment.compare(0, prefix.size(), prefix) != 0)
+    return SharedSegment::open(segment);
+  const char* digits = segment.c_str() + prefix.size();
+  char* end = nullptr;
+  long fd = std::strtol(digits, &end, 10);
+  if (end == digits || *end != '\0' || fd < 0 || fd > INT_MAX)
+    throw std::runtime_error("'" + segment + "' names no descriptor");
+  return SharedSegment::adopt(static_cast<int>(fd));
+}
+
+} // namespace
 
 struct ActorProcess::Impl {
   SharedSegment segment;
@@ -27,7 +46,7 @@ struct ActorProcess::Impl {
 
 ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
                            const std::string& segment)
-    : impl_(std::make_unique<Impl>(Impl{SharedSegment::open(segment), {}, nullptr})),
+    : impl_(std::make_unique<Impl>(Impl{map_segment(segment), {}, nullptr})),
       name_(spec.actors[actor].name) {
   if (impl_->segment.size() < sizeof(detail::SegmentHeader))
     throw std::runtime_error("segment " + segment + " is too small to be a graph segment");

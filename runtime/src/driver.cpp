@@ -1,11 +1,16 @@
 // driver.cpp - The driver side of a launched graph.
 //
-// Launch: create the graph's segment and channels, start one actor process
-// per actor (each maps the segment by name), wait until all are attached,
-// then unlink the segment name so nothing can outlive the processes.
-// A monitor thread watches the actors (pidfds); when one dies it closes every
-// channel, which wakes every waiter in every process: get() then reports
-// ActorDiedError instead of hanging.
+// Launch: create the graph's segment (anonymous shared memory) and channels,
+// start one actor process per actor, each inheriting the segment's descriptor,
+// wait until all are attached, then close our descriptor: from then on the
+// memory is reachable only through the processes' mappings, and it has no name
+// anywhere, so no crash of anyone can leave it behind.
+// A monitor thread watches the actors (pidfds); when one dies it records why
+// and closes every channel, which wakes every waiter in every process: get()
+// then reports ActorDiedError instead of hanging.
+// Results are collected from the output channels by the caller of get(), or,
+// once someone asked for a future or the results descriptor, by a collector
+// thread that takes each execution's results as soon as they arrive.
 #include <cg/driver.hpp>
 #include <cg/process.hpp>
 #include <cg/shm.hpp>
@@ -16,9 +21,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace cg::detail {
 namespace {
@@ -27,9 +37,26 @@ using Clock = std::chrono::steady_clock;
 
 std::string describe(const GraphSpec& spec) { return std::string("graph '") + spec.name + "'"; }
 
+Deadline deadline_after(std::chrono::milliseconds timeout) {
+  if (timeout <= std::chrono::milliseconds::zero())
+    return Deadline::min();
+  auto now = Clock::now();
+  if (timeout >= std::chrono::duration_cast<std::chrono::milliseconds>(Deadline::max() - now))
+    return Deadline::max();
+  return now + timeout;
+}
+
+void signal_eventfd(int fd) noexcept {
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto written = ::write(fd, &one, sizeof one);
+}
+
 } // namespace
 
 struct GraphRuntime::Impl {
+  explicit Impl(const GraphSpec& spec) : spec(spec) {}
+
+  const GraphSpec& spec;
   LaunchOptions options;
   SharedSegment segment;
   SegmentHeader* header = nullptr;
@@ -43,32 +70,81 @@ struct GraphRuntime::Impl {
   std::thread monitor;
   int stop_fd = -1;
   std::atomic<bool> stopping{false};
-  std::mutex death_mutex;
-  std::string dead_actor;      // set once by the monitor
-  std::string death;
 
+  // Results of execution `collected` gathered so far. Touched by whoever
+  // collects: the caller of get() before async collection starts, the
+  // collector thread only after.
+  std::vector<Collected> partial;
+
+  std::mutex mutex;  // guards everything below
+  std::condition_variable changed;  // collected, submitted, failure or stop_collector changed
   std::uint64_t submitted = 0;
   std::uint64_t collected = 0;
-  std::vector<Collected> partial;   // results of execution `collected` so far
-  std::map<std::uint64_t, std::vector<Collected>> results;
+  std::map<std::uint64_t, std::vector<Collected>> results;  // collected, not yet taken
+  std::map<std::uint64_t, ResultsCallback> callbacks;       // futures waiting
+  std::exception_ptr failure;  // why the graph cannot execute any more; the first cause wins
   bool torn_down = false;
+  bool async = false;          // the collector thread owns collection
+  bool stop_collector = false;
+  std::thread collector;
+  int results_fd = -1;
 
-  void watch_actors(const GraphSpec& spec);
+  void watch_actors();
+  void collect_loop();
+  ChannelStatus collect_next(Deadline deadline);
+  [[noreturn]] void throw_result_failure(ChannelStatus status);
+  void fail(std::exception_ptr why);
+  void fail_callbacks();
+  void start_async(std::unique_lock<std::mutex>& lock);
+
   void close_all() noexcept {
     for (Channel& channel : channels)
       channel.close();
   }
-  [[noreturn]] void throw_closed(const GraphSpec& spec) {
-    std::lock_guard lock(death_mutex);
-    if (!dead_actor.empty())
-      throw ActorDiedError(dead_actor, death);
+  [[noreturn]] void throw_failure() {
+    std::exception_ptr why;
+    {
+      std::lock_guard lock(mutex);
+      why = failure;
+    }
+    if (why)
+      std::rethrow_exception(why);
     throw ChannelClosedError(describe(spec) + " was torn down");
   }
 };
 
+// Records the first reason the graph stopped working; wakes every waiter.
+void GraphRuntime::Impl::fail(std::exception_ptr why) {
+  {
+    std::lock_guard lock(mutex);
+    if (!failure)
+      failure = std::move(why);
+  }
+  changed.notify_all();
+}
+
+// Tells every waiting future why it will get nothing.
+void GraphRuntime::Impl::fail_callbacks() {
+  std::map<std::uint64_t, ResultsCallback> waiting;
+  std::exception_ptr why;
+  int notify_fd = -1;
+  {
+    std::lock_guard lock(mutex);
+    waiting.swap(callbacks);
+    why = failure;
+    notify_fd = results_fd;
+  }
+  if (!why)
+    why = std::make_exception_ptr(ChannelClosedError(describe(spec) + " was torn down"));
+  for (auto& [seq, callback] : waiting)
+    callback(nullptr, why);
+  if (notify_fd >= 0)
+    signal_eventfd(notify_fd);
+}
+
 // Polls the actors' pidfds (and, where pidfds are unavailable, wakes every
 // 100 ms to check) until one exits or teardown starts.
-void GraphRuntime::Impl::watch_actors(const GraphSpec& spec) {
+void GraphRuntime::Impl::watch_actors() {
   std::vector<pollfd> fds;
   fds.push_back({stop_fd, POLLIN, 0});
   for (ChildProcess& child : actors)
@@ -78,21 +154,118 @@ void GraphRuntime::Impl::watch_actors(const GraphSpec& spec) {
     for (std::size_t i = 0; i < actors.size(); ++i) {
       if (stopping.load() || actors[i].running())
         continue;
-      {
-        std::lock_guard lock(death_mutex);
-        dead_actor = spec.actors[i].name;
-        death = "actor '" + dead_actor + "' of " + describe(spec) + " " +
-                describe_exit(actors[i].exit_status().value_or(0));
-      }
+      std::string name = spec.actors[i].name;
+      fail(std::make_exception_ptr(
+          ActorDiedError(name, "actor '" + name + "' of " + describe(spec) + " " +
+                                   describe_exit(actors[i].exit_status().value_or(0)))));
       close_all();
       return;
     }
   }
 }
 
+// Collects the results of execution `collected` from every result channel,
+// resuming a collection an earlier timeout interrupted, and files them: with
+// the future waiting for them, or in `results`.
+ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline) {
+  while (partial.size() < result_readers.size()) {
+    ChannelReader& reader = result_readers[partial.size()];
+    ChannelReader::Message message;
+    ChannelStatus status = reader.acquire(message, deadline);
+    if (status != ChannelStatus::ok)
+      return status;
+    partial.push_back({message.kind, {message.payload.begin(), message.payload.end()}});
+    reader.release();
+  }
+  std::vector<Collected> outputs(output_source.size());
+  for (std::size_t i = 0; i < output_source.size(); ++i) {
+    // Large values are moved, not copied, unless a later output shares them.
+    bool used_later = std::find(output_source.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                output_source.end(), output_source[i]) != output_source.end();
+    Collected& source = partial[output_source[i]];
+    outputs[i] = used_later ? source : std::move(source);
+  }
+  partial.clear();
+
+  ResultsCallback callback;
+  int notify_fd = -1;
+  {
+    std::lock_guard lock(mutex);
+    if (async)
+      notify_fd = results_fd;
+    std::uint64_t seq = collected++;
+    auto waiting = callbacks.find(seq);
+    if (waiting != callbacks.end()) {
+      callback = std::move(waiting->second);
+      callbacks.erase(waiting);
+    } else {
+      results.emplace(seq, std::move(outputs));
+    }
+  }
+  if (callback)
+    callback(&outputs, nullptr);
+  if (notify_fd >= 0)
+    signal_eventfd(notify_fd);
+  changed.notify_all();
+  return ChannelStatus::ok;
+}
+
+// A result channel answered something other than ok or timeout.
+void GraphRuntime::Impl::throw_result_failure(ChannelStatus status) {
+  if (status == ChannelStatus::corrupt || status == ChannelStatus::unmappable) {
+    std::uint32_t channel = result_channels[std::min(partial.size(), result_channels.size() - 1)];
+    std::string what =
+        status == ChannelStatus::corrupt
+            ? "result channel " + std::to_string(channel) + " of " + describe(spec) +
+                  " is corrupt: its shared memory holds impossible values"
+            : "result channel " + std::to_string(channel) + " of " + describe(spec) +
+                  ": a message's overflow buffer cannot be mapped (its writer is gone, or "
+                  "/proc/<pid>/fd of the actor is not accessible)";
+    // The channels can no longer be trusted to stay in step: stop the graph.
+    fail(std::make_exception_ptr(Error(what + "; the graph cannot execute any more")));
+    close_all();
+  }
+  throw_failure();
+}
+
+void GraphRuntime::Impl::collect_loop() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return stop_collector || failure || collected < submitted; });
+      if (stop_collector || failure)
+        break;
+    }
+    ChannelStatus status = collect_next(Deadline::max());
+    if (status == ChannelStatus::ok)
+      continue;
+    try {
+      throw_result_failure(status);
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    break;
+  }
+  fail_callbacks();
+}
+
+// Called with `mutex` held (hence the lock argument).
+void GraphRuntime::Impl::start_async(std::unique_lock<std::mutex>& lock) {
+  (void)lock;
+  if (async)
+    return;
+  async = true;
+  if (results_fd < 0)
+    results_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  // Results collected before the switch are ready now.
+  if (!results.empty() && results_fd >= 0)
+    signal_eventfd(results_fd);
+  collector = std::thread([this] { collect_loop(); });
+}
+
 GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
                            const LaunchOptions& options)
-    : spec_(spec), impl_(std::make_unique<Impl>()) {
+    : spec_(spec), impl_(std::make_unique<Impl>(spec)) {
   Impl& s = *impl_;
   s.options = options;
   if (options.max_in_flight == 0)
@@ -108,7 +281,11 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
                       "cg::LaunchOptions::actor_host");
 
   SegmentLayout layout = segment_layout(spec, options.max_in_flight, options.slot_bytes);
-  s.segment = SharedSegment::create(unique_segment_name(), layout.total_bytes);
+  try {
+    s.segment = SharedSegment::create_anonymous(std::string("cg.") + spec.name, layout.total_bytes);
+  } catch (const std::exception& e) {
+    throw LaunchError("cannot create the channels of " + describe(spec) + ": " + e.what());
+  }
   auto* base = static_cast<std::byte*>(s.segment.data());
   s.header = new (base) SegmentHeader{};
   s.header->magic = kSegmentMagic;
@@ -136,73 +313,89 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
   }
 
   try {
+    const int fd = s.segment.fd();
     for (const ActorSpec& actor : spec.actors)
-      s.actors.push_back(
-          ChildProcess::spawn(actor_host, {spec.name, actor.name, s.segment.name()}, {}));
+      s.actors.push_back(ChildProcess::spawn(
+          actor_host, {spec.name, actor.name, "fd:" + std::to_string(fd)}, {}, {fd}));
   } catch (const std::exception& e) {
     teardown();
     throw LaunchError(std::string("cannot start the actors of ") + describe(spec) + ": " +
                       e.what());
   }
   s.stop_fd = ::eventfd(0, EFD_CLOEXEC);
-  s.monitor = std::thread([this, &spec] { impl_->watch_actors(spec); });
+  s.monitor = std::thread([this] { impl_->watch_actors(); });
 
   // Start-up is the one place we poll: it happens once per launch.
   auto deadline = Clock::now() + options.start_timeout;
   while (s.header->ready.load(std::memory_order_acquire) < spec.actors.size()) {
-    bool dead = false;
+    std::exception_ptr died;
     {
-      std::lock_guard lock(s.death_mutex);
-      dead = !s.dead_actor.empty();
+      std::lock_guard lock(s.mutex);
+      died = s.failure;
     }
-    if (dead || Clock::now() > deadline) {
-      std::string why;
-      {
-        std::lock_guard lock(s.death_mutex);
-        why = dead ? s.death + " during start-up"
-                   : describe(spec) + ": actors did not start within " +
-                         std::to_string(options.start_timeout.count()) + " ms";
+    if (died || Clock::now() > deadline) {
+      std::string why = describe(spec) + ": actors did not start within " +
+                        std::to_string(options.start_timeout.count()) + " ms";
+      if (died) {
+        try {
+          std::rethrow_exception(died);
+        } catch (const std::exception& e) {
+          why = std::string(e.what()) + " during start-up";
+        }
       }
       teardown();
       throw LaunchError(why);
     }
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
+  // Every actor has mapped the segment: nobody else may.
   s.segment.unlink();
 }
 
-GraphRuntime::~GraphRuntime() { teardown(); }
+GraphRuntime::~GraphRuntime() {
+  teardown();
+  if (impl_->results_fd >= 0)
+    ::close(impl_->results_fd);
+}
 
 std::uint64_t GraphRuntime::begin_execution() {
   Impl& s = *impl_;
-  if (s.torn_down || s.channels.front().closed())
-    s.throw_closed(spec_);
+  std::unique_lock lock(s.mutex);
+  if (s.torn_down || s.failure || s.channels.front().closed()) {
+    lock.unlock();
+    s.throw_failure();
+  }
   if (s.submitted - s.collected >= s.options.max_in_flight)
     throw CapacityExceeded(
         std::to_string(s.submitted - s.collected) + " executions of " + describe(spec_) +
         " are in flight, the most max_in_flight allows; call get() on earlier results first, "
         "or launch with a larger cg::LaunchOptions::max_in_flight");
-  return s.submitted++;
+  std::uint64_t seq = s.submitted++;
+  if (s.async) {
+    lock.unlock();
+    s.changed.notify_all();
+  }
+  return seq;
 }
 
 bool GraphRuntime::acquire_input(std::size_t input, std::size_t bytes,
                                  std::span<std::byte>& slot) {
   Impl& s = *impl_;
-  auto deadline = Clock::now() + s.options.get_timeout;
-  switch (s.inputs.at(input).acquire(bytes, slot, deadline)) {
+  Deadline deadline = deadline_after(s.options.submit_timeout);
+  switch (ChannelStatus status = s.inputs.at(input).acquire(bytes, slot, deadline)) {
   case ChannelStatus::ok:
     return true;
   case ChannelStatus::too_large: {
-    // Keep every actor in step: this execution carries an error, not a value.
+    // No memory for the value. Keep every actor in step: this execution
+    // carries an error, not a value.
     ErrorRecord error = fit_to_slot(
-        {"driver", "execute", "cg::SlotOverflow",
+        {"driver", "execute", "std::bad_alloc",
          "input #" + std::to_string(input) + " of " + std::to_string(bytes) +
-             " bytes does not fit a channel slot of " + std::to_string(s.options.slot_bytes) +
-             " bytes; raise cg::LaunchOptions::slot_bytes"},
+             " bytes: no shared-memory buffer that large could be allocated"},
         s.options.slot_bytes);
     std::size_t size = encoded_size(error);
     if (s.inputs[input].acquire(size, slot, deadline) != ChannelStatus::ok)
-      s.throw_closed(spec_);
+      s.throw_failure();
     Encoder encoder(slot);
     encode(encoder, error);
     s.inputs[input].publish(MessageKind::error, encoder.written());
@@ -211,9 +404,18 @@ bool GraphRuntime::acquire_input(std::size_t input, std::size_t bytes,
   case ChannelStatus::timeout:
     throw TimeoutError("input #" + std::to_string(input) + " of " + describe(spec_) +
                        " could not be submitted within " +
-                       std::to_string(s.options.get_timeout.count()) + " ms");
+                       std::to_string(s.options.submit_timeout.count()) + " ms");
+  case ChannelStatus::corrupt:
+    s.fail(std::make_exception_ptr(
+        Error("input channel " + std::to_string(spec_.input_channels[input]) + " of " +
+              describe(spec_) +
+              " is corrupt: its shared memory holds impossible values; the graph cannot "
+              "execute any more")));
+    s.close_all();
+    s.throw_failure();
   default:
-    s.throw_closed(spec_);
+    (void)status;
+    s.throw_failure();
   }
 }
 
@@ -222,54 +424,130 @@ void GraphRuntime::publish_input(std::size_t input, std::size_t bytes) {
 }
 
 std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq) {
+  return take_results(seq, impl_->options.get_timeout);
+}
+
+std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq,
+                                                  std::chrono::milliseconds timeout) {
   Impl& s = *impl_;
-  if (s.torn_down)
-    s.throw_closed(spec_);
+  Deadline deadline = deadline_after(timeout);
+  auto timed_out = [&] {
+    return TimeoutError("no result of execution " + std::to_string(seq) + " of " +
+                        describe(spec_) + " within " + std::to_string(timeout.count()) + " ms");
+  };
+  std::unique_lock lock(s.mutex);
+  if (s.torn_down) {
+    lock.unlock();
+    s.throw_failure();
+  }
   if (seq >= s.submitted)
     throw Error("execution " + std::to_string(seq) + " of " + describe(spec_) +
                 " was never submitted");
-  auto deadline = Clock::now() + s.options.get_timeout;
-  while (s.collected <= seq) {
-    // Collect execution `collected` from every result channel, resuming a
-    // collection an earlier timeout interrupted.
-    while (s.partial.size() < s.result_readers.size()) {
-      ChannelReader& reader = s.result_readers[s.partial.size()];
-      ChannelReader::Message message;
-      switch (reader.acquire(message, deadline)) {
-      case ChannelStatus::ok:
-        s.partial.push_back(
-            {message.kind, {message.payload.begin(), message.payload.end()}});
-        reader.release();
-        break;
-      case ChannelStatus::timeout:
-        throw TimeoutError("no result of execution " + std::to_string(seq) + " of " +
-                           describe(spec_) + " within " +
-                           std::to_string(s.options.get_timeout.count()) + " ms");
-      case ChannelStatus::closed:
-        s.throw_closed(spec_);
-      default:
-        throw Error("result channel " + std::to_string(s.result_channels[s.partial.size()]) +
-                    " of " + describe(spec_) + " is corrupt");
-      }
+  if (!s.async) {
+    // Collect in this thread, up to and including execution `seq`.
+    while (s.collected <= seq) {
+      lock.unlock();
+      ChannelStatus status = s.collect_next(deadline);
+      if (status == ChannelStatus::timeout)
+        throw timed_out();
+      if (status != ChannelStatus::ok)
+        s.throw_result_failure(status);
+      lock.lock();
     }
-    std::vector<Collected> outputs;
-    for (std::size_t source : s.output_source)
-      outputs.push_back(s.partial[source]);
-    s.results.emplace(s.collected++, std::move(outputs));
-    s.partial.clear();
   }
-  auto node = s.results.extract(seq);
-  if (node.empty())
+  for (;;) {
+    if (auto node = s.results.extract(seq); !node.empty())
+      return std::move(node.mapped());
+    if (seq < s.collected)
+      throw Error("the result of execution " + std::to_string(seq) + " of " + describe(spec_) +
+                  " was already taken");
+    if (s.failure || s.torn_down) {
+      lock.unlock();
+      s.throw_failure();
+    }
+    if (deadline == Deadline::max())
+      s.changed.wait(lock);
+    else if (s.changed.wait_until(lock, deadline) == std::cv_status::timeout &&
+             !s.results.count(seq) && !s.failure && seq >= s.collected)
+      throw timed_out();
+  }
+}
+
+bool GraphRuntime::results_ready(std::uint64_t seq) {
+  Impl& s = *impl_;
+  std::unique_lock lock(s.mutex);
+  if (s.results.count(seq) || s.torn_down || s.failure || seq < s.collected || seq >= s.submitted)
+    return true;
+  if (s.async)
+    return false;
+  // Collect what has arrived, without waiting.
+  while (s.collected <= seq) {
+    lock.unlock();
+    ChannelStatus status = s.collect_next(Deadline::min());
+    if (status == ChannelStatus::timeout)
+      return false;
+    if (status != ChannelStatus::ok) {
+      try {
+        s.throw_result_failure(status);
+      } catch (const std::exception&) {
+      }
+      return true;
+    }
+    lock.lock();
+  }
+  return true;
+}
+
+void GraphRuntime::on_results(std::uint64_t seq, ResultsCallback done) {
+  Impl& s = *impl_;
+  std::unique_lock lock(s.mutex);
+  if (seq >= s.submitted)
+    throw Error("execution " + std::to_string(seq) + " of " + describe(spec_) +
+                " was never submitted");
+  if (auto node = s.results.extract(seq); !node.empty()) {
+    lock.unlock();
+    done(&node.mapped(), nullptr);
+    return;
+  }
+  if (seq < s.collected)
     throw Error("the result of execution " + std::to_string(seq) + " of " + describe(spec_) +
                 " was already taken");
-  return std::move(node.mapped());
+  if (s.failure || s.torn_down) {
+    lock.unlock();
+    try {
+      s.throw_failure();
+    } catch (...) {
+      done(nullptr, std::current_exception());
+    }
+    return;
+  }
+  s.callbacks.emplace(seq, std::move(done));
+  s.start_async(lock);
+}
+
+int GraphRuntime::results_fd() {
+  Impl& s = *impl_;
+  std::unique_lock lock(s.mutex);
+  if (!s.torn_down)
+    s.start_async(lock);
+  else if (s.results_fd < 0)
+    s.results_fd = ::eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);  // readable: get() throws at once
+  if (s.results_fd < 0)
+    throw Error("cannot create the results descriptor of " + describe(spec_) + ": " +
+                std::strerror(errno));
+  return s.results_fd;
 }
 
 void GraphRuntime::teardown() noexcept {
   Impl& s = *impl_;
-  if (s.torn_down)
-    return;
-  s.torn_down = true;
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.torn_down)
+      return;
+    s.torn_down = true;
+    s.stop_collector = true;
+  }
+  s.changed.notify_all();
   s.stopping.store(true);
   s.close_all();
   if (s.monitor.joinable()) {
@@ -279,6 +557,9 @@ void GraphRuntime::teardown() noexcept {
   }
   if (s.stop_fd >= 0)
     ::close(s.stop_fd);
+  if (s.collector.joinable())
+    s.collector.join();
+  s.fail_callbacks();
   // Actors leave their loop when their channels close; give them a moment to
   // exit cleanly, then make sure.
   auto deadline = Clock::now() + std::chrono::seconds(2);

@@ -67,9 +67,18 @@ int open_pidfd(pid_t pid) noexcept {
 }
 
 // Runs in the forked child: async-signal-safe calls only, never returns.
-[[noreturn]] void exec_child(const char* path, char* const* argv, char* const* envp, pid_t parent, int error_fd) {
+[[noreturn]] void exec_child(const char* path, char* const* argv, char* const* envp, pid_t parent, int error_fd,
+                             const int* inherit, std::size_t inherit_count) {
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) {
     _exit(127);  // the parent is already gone (we were re-parented): die with it
+  }
+  for (std::size_t i = 0; i < inherit_count; ++i) {
+    if (::fcntl(inherit[i], F_SETFD, 0) != 0) {
+      const int error = errno;
+      ssize_t ignored = ::write(error_fd, &error, sizeof error);
+      (void)ignored;
+      _exit(127);
+    }
   }
   // Start clean: a blocked or ignored signal in the driver must not leak into actors.
   sigset_t none;
@@ -90,7 +99,7 @@ int open_pidfd(pid_t pid) noexcept {
 }  // namespace
 
 ChildProcess ChildProcess::spawn(const std::string& path, const std::vector<std::string>& args,
-                                 const std::vector<std::string>& env) {
+                                 const std::vector<std::string>& env, const std::vector<int>& inherit) {
   for (const std::string& entry : env) {
     if (entry.find('=') == std::string::npos || entry.front() == '=') {
       throw std::system_error(EINVAL, std::generic_category(),
@@ -119,7 +128,7 @@ ChildProcess ChildProcess::spawn(const std::string& path, const std::vector<std:
   }
   if (pid == 0) {
     ::close(pipe_fds[0]);
-    exec_child(path.c_str(), argv.data(), envp.data(), parent, pipe_fds[1]);
+    exec_child(path.c_str(), argv.data(), envp.data(), parent, pipe_fds[1], inherit.data(), inherit.size());
   }
 
   ::close(pipe_fds[1]);

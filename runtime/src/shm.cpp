@@ -1,13 +1,15 @@
-// shm.cpp — POSIX shared memory segments: create/open by name, map, unlink.
+// shm.cpp — shared memory segments: anonymous (memfd) or named (shm_open), map, unlink.
 //
-// The file descriptor is closed right after mmap: the mapping keeps the memory
-// alive on its own, and holding no descriptor means children spawned later
-// inherit nothing they should not have.
+// A named segment's descriptor is closed right after mmap: the mapping keeps
+// the memory alive on its own. An anonymous segment keeps its descriptor
+// (close-on-exec, so children inherit it only when asked) until unlink(), as
+// it is the only way for another process to reach the memory.
 #include "cg/shm.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,6 +49,7 @@ SharedSegment::SharedSegment(SharedSegment&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
       name_(std::move(other.name_)),
+      fd_(std::exchange(other.fd_, -1)),
       unlinked_(std::exchange(other.unlinked_, false)) {
   other.name_.clear();
 }
@@ -58,6 +61,7 @@ SharedSegment& SharedSegment::operator=(SharedSegment&& other) noexcept {
     size_ = std::exchange(other.size_, 0);
     name_ = std::move(other.name_);
     other.name_.clear();
+    fd_ = std::exchange(other.fd_, -1);
     unlinked_ = std::exchange(other.unlinked_, false);
   }
   return *this;
@@ -67,8 +71,10 @@ SharedSegment::~SharedSegment() { reset(); }
 
 void SharedSegment::reset() noexcept {
   if (data_ != nullptr) ::munmap(data_, size_);
+  if (fd_ >= 0) ::close(fd_);
   data_ = nullptr;
   size_ = 0;
+  fd_ = -1;
 }
 
 SharedSegment SharedSegment::create(const std::string& name, std::size_t bytes) {
@@ -115,7 +121,65 @@ SharedSegment SharedSegment::open(const std::string& name) {
   return segment;
 }
 
+SharedSegment SharedSegment::create_anonymous(const std::string& debug_name, std::size_t bytes) {
+  const std::string name = "memfd:" + debug_name;
+  if (bytes == 0) throw_errno(EINVAL, "cannot create an empty shared memory segment", name);
+  // Growing a file past RLIMIT_FSIZE raises SIGXFSZ, which kills by default: ask first.
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && bytes > limit.rlim_cur) {
+    throw_errno(EFBIG, "shared memory segment larger than RLIMIT_FSIZE", name);
+  }
+  const int fd = ::memfd_create(debug_name.c_str(), MFD_CLOEXEC);
+  if (fd < 0) throw_errno(errno, "memfd_create failed for", name);
+
+  int error = 0;
+  void* data = nullptr;
+  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    error = errno;
+  } else if (::fallocate(fd, 0, 0, static_cast<off_t>(bytes)) != 0 && errno != EOPNOTSUPP) {
+    error = errno;  // no memory for it: say so now, not with a SIGBUS later
+  } else if ((data = map_shared(fd, bytes)) == nullptr) {
+    error = errno;
+  }
+  if (error != 0) {
+    ::close(fd);
+    throw_errno(error, "cannot size or map shared memory segment", name);
+  }
+
+  SharedSegment segment;
+  segment.data_ = data;
+  segment.size_ = bytes;
+  segment.name_ = name;
+  segment.fd_ = fd;
+  return segment;
+}
+
+SharedSegment SharedSegment::adopt(int fd) {
+  const std::string name = "fd " + std::to_string(fd);
+  if (fd < 0) throw_errno(EBADF, "cannot map shared memory segment", name);
+  FdGuard guard{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw_errno(errno, "fstat failed for shared memory segment", name);
+  if (st.st_size <= 0) throw_errno(EINVAL, "empty shared memory segment", name);
+  const auto bytes = static_cast<std::size_t>(st.st_size);
+  void* data = map_shared(fd, bytes);
+  if (data == nullptr) throw_errno(errno, "mmap failed for shared memory segment", name);
+
+  SharedSegment segment;
+  segment.data_ = data;
+  segment.size_ = bytes;
+  segment.name_ = name;
+  segment.unlinked_ = true;  // nothing to unlink: it was never ours to name
+  return segment;
+}
+
 void SharedSegment::unlink() noexcept {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+    unlinked_ = true;
+    return;
+  }
   if (unlinked_ || name_.empty()) return;
   unlinked_ = true;
   ::shm_unlink(name_.c_str());

@@ -72,10 +72,14 @@ std::string current_exception_type();
 /// Reading end of a channel for one actor.
 template <class T> class InputPort {
 public:
-  InputPort(ChannelReader reader, std::uint32_t channel) : reader_(reader), channel_(channel) {}
+  InputPort(ChannelReader reader, std::uint32_t channel, std::string actor = {})
+      : reader_(std::move(reader)), channel_(channel), actor_(std::move(actor)) {}
 
   /// The next execution's value (or forwarded error); false once the driver
-  /// has closed the channel (teardown).
+  /// has closed the channel (teardown). A message whose bytes do not decode
+  /// (corrupted in shared memory) becomes an error record of type
+  /// cg::DecodeError: the channel stays in step and the driver is told. A
+  /// broken channel (impossible slot header) ends the process instead.
   bool read(Result<T>& out) {
     ChannelReader::Message message;
     ChannelStatus status = reader_.acquire(message, Deadline::max());
@@ -89,7 +93,9 @@ public:
       else
         out = Result<T>(decode_all<T>(message.payload));
     } catch (const DecodeError& e) {
-      detail::channel_failure(e.what(), channel_, ChannelStatus::corrupt);
+      out = Result<T>(ErrorRecord{actor_, "read", "cg::DecodeError",
+                                  "channel " + std::to_string(channel_) +
+                                      " holds a value that cannot be decoded: " + e.what()});
     }
     reader_.release();
     return true;
@@ -98,6 +104,7 @@ public:
 private:
   ChannelReader reader_;
   std::uint32_t channel_;
+  std::string actor_;
 };
 
 /// Writing end of a channel for one actor.
@@ -105,11 +112,13 @@ template <class T> class OutputPort {
 public:
   OutputPort(ChannelWriter writer, std::uint32_t channel, std::uint32_t slot_bytes,
              std::string actor, std::string method)
-      : writer_(writer), channel_(channel), slot_bytes_(slot_bytes), actor_(std::move(actor)),
-        method_(std::move(method)) {}
+      : writer_(std::move(writer)), channel_(channel), slot_bytes_(slot_bytes),
+        actor_(std::move(actor)), method_(std::move(method)) {}
 
   /// Publishes this execution's result; false once the channel is closed.
-  /// A value too large for a slot is replaced by an error record saying so.
+  /// A value larger than a slot goes through the channel's overflow buffer;
+  /// only if no buffer that large can be made is it replaced by an error
+  /// record saying so (never truncated).
   bool write(const Result<T>& result) {
     if (!result.ok())
       return put(MessageKind::error, detail::fit_to_slot(result.error(), slot_bytes_));
@@ -120,11 +129,11 @@ public:
       return false;
     case ChannelStatus::too_large:
       return put(MessageKind::error,
-                 detail::fit_to_slot({actor_, method_, "cg::SlotOverflow",
+                 detail::fit_to_slot({actor_, method_, "std::bad_alloc",
                                       "result of " + std::to_string(encoded_size(result.value())) +
-                                          " bytes does not fit a channel slot of " +
-                                          std::to_string(slot_bytes_) +
-                                          " bytes; raise cg::LaunchOptions::slot_bytes"},
+                                          " bytes: no shared-memory buffer that large could be "
+                                          "allocated for channel " +
+                                          std::to_string(channel_)},
                                      slot_bytes_));
     default:
       detail::channel_failure("write", channel_, status);
@@ -169,7 +178,7 @@ public:
   const std::string& actor_name() const noexcept { return name_; }
 
   template <class T> InputPort<T> input(std::uint32_t channel, std::uint32_t reader) {
-    return InputPort<T>(ChannelReader(channel_at(channel), reader), channel);
+    return InputPort<T>(ChannelReader(channel_at(channel), reader), channel, name_);
   }
   template <class T> OutputPort<T> output(std::uint32_t channel, const char* method) {
     return OutputPort<T>(ChannelWriter(channel_at(channel)), channel, slot_bytes_, name_, method);
@@ -214,7 +223,7 @@ struct ActorEntry {
   int (*run)(ActorProcess&);
 };
 /// main() of the generated actor executable:
-///   <exe> <graph> <actor> <segment-name>
+///   <exe> <graph> <actor> <segment>     (segment: fd:<n> or a /dev/shm name)
 int actor_host_main(int argc, char** argv, std::span<const ActorEntry> entries);
 } // namespace detail
 

@@ -2,9 +2,9 @@
 //
 // Actors of a compiled graph exchange values through fixed-size rings that live
 // in memory both sides can map (a SharedSegment across processes, or plain memory
-// between threads). The ring never allocates and never copies per reader: every
-// reader of the channel reads the one copy in the slot, and the writer may only
-// reuse a slot once every reader has released it. Waiting is a short spin
+// between threads). The ring never allocates for a value that fits a slot and
+// never copies per reader: every reader of the channel reads the one copy in
+// the slot, and the writer may only reuse a slot once every reader has released it. Waiting is a short spin
 // followed by a cross-process futex sleep, so an idle channel costs no CPU and a
 // busy one needs no system call.
 //
@@ -12,6 +12,19 @@
 // slot header carries n + 1 once message n is published (0 = never used), the
 // message kind and its byte size. Each reader owns a "consumed" counter. The
 // structures themselves are in cg/detail/channel_layout.hpp.
+//
+// Values larger than a slot: the writer puts them in the slot's *overflow
+// buffer*, an anonymous shared-memory file it creates on first need and
+// replaces only with a larger one; the slot then refers to it. Readers map it
+// on demand (read-only) and keep the mapping for the next message of that slot,
+// so a large value is still written once and read in place by every reader. A
+// slot's buffer is reused under the slot's own rule (every reader released the
+// message), so large values need no extra waiting and the ring keeps its depth:
+// K large values may be in flight, as K small ones. (One buffer per channel
+// would let one unread large value stall the writer, and a driver blocked
+// submitting an input cannot collect the result an actor is blocked on.)
+// Memory: at most one buffer per slot, as large as the largest value that slot
+// carried, until the writer goes away. Nothing is ever named in /dev/shm.
 //
 // Threading contract: at most one ChannelWriter per channel and at most one
 // ChannelReader per reader index, each used by one thread at a time. close() and
@@ -27,17 +40,21 @@ namespace cg {
 
 namespace detail {
 struct ChannelHeader;
+struct OverflowBuffer;
+struct OverflowMapping;
 }
 
-// Absolute deadline for blocking calls; Deadline::max() waits forever.
+// Absolute deadline for blocking calls; Deadline::max() waits forever and
+// Deadline::min() only looks once, without spinning or sleeping.
 using Deadline = std::chrono::steady_clock::time_point;
 
 enum class ChannelStatus {
   ok,
   closed,     // the channel was closed (by anyone); returned promptly to every waiter
-  timeout,    // the deadline passed before the operation could proceed
-  too_large,  // the writer asked for more than slot_bytes (nothing waited)
-  corrupt,    // the shared memory holds impossible values (e.g. a size > slot_bytes)
+  timeout,     // the deadline passed before the operation could proceed
+  too_large,   // the value exceeds slot_bytes and no overflow buffer that large could be made
+  corrupt,     // the shared memory holds impossible values (e.g. a size > slot_bytes)
+  unmappable,  // a message's overflow buffer could not be mapped (its writer is gone?)
 };
 
 const char* to_string(ChannelStatus status) noexcept;
@@ -91,17 +108,25 @@ class Channel {
 };
 
 // The single writer of a channel. A default-constructed writer (or one made
-// from an invalid Channel) reports `closed` from acquire().
+// from an invalid Channel) reports `closed` from acquire(). Movable, not
+// copyable: it owns the overflow buffers of the slots it wrote large values to.
 class ChannelWriter {
  public:
   ChannelWriter() = default;
   explicit ChannelWriter(Channel channel) noexcept;
+  ChannelWriter(ChannelWriter&& other) noexcept;
+  ChannelWriter& operator=(ChannelWriter&& other) noexcept;
+  ChannelWriter(const ChannelWriter&) = delete;
+  ChannelWriter& operator=(const ChannelWriter&) = delete;
+  ~ChannelWriter();  // unmaps and closes its overflow buffers (readers keep their mappings)
 
   // Waits (spin, then futex) until the next slot has been released by every
-  // reader, then exposes its payload area of exactly `bytes` bytes. Returns
-  // too_large at once if bytes > slot_bytes, closed once the channel is closed,
-  // timeout when `deadline` passes first, corrupt if a reader's counter is
-  // impossible. Acquiring again before publish() returns the same slot.
+  // reader, then exposes a payload area of exactly `bytes` bytes: in the slot,
+  // or, when bytes > slot_bytes, in the slot's overflow buffer (made or grown
+  // here; a cold path that allocates). Returns closed once the channel is
+  // closed, timeout when `deadline` passes first, corrupt if a reader's counter
+  // is impossible, too_large if no overflow buffer of that size can be made
+  // (memory or limits). Acquiring again before publish() returns the same slot.
   ChannelStatus acquire(std::size_t bytes, std::span<std::byte>& payload, Deadline deadline) noexcept;
 
   // Publishes the acquired slot as a message of `bytes` bytes (<= the acquired
@@ -112,6 +137,8 @@ class ChannelWriter {
   std::uint64_t published() const noexcept { return next_; }
 
  private:
+  void reset() noexcept;
+
   detail::ChannelHeader* header_ = nullptr;
   std::uint32_t slots_ = 0;
   std::uint32_t slot_bytes_ = 0;
@@ -121,25 +148,34 @@ class ChannelWriter {
   std::uint64_t free_until_ = 0;  // cached: sequences below this may be written
   std::size_t acquired_ = 0;      // bytes of the acquired, unpublished slot
   bool holding_ = false;
+  bool overflowing_ = false;                    // the acquired payload is in an overflow buffer
+  detail::OverflowBuffer* overflow_ = nullptr;  // per slot; allocated on the first large value
 };
 
 // One reader index of a channel. A default-constructed reader (or one made from
 // an invalid Channel or an out-of-range index) reports `closed` from acquire().
+// Movable, not copyable: it owns its mappings of the writer's overflow buffers.
 class ChannelReader {
  public:
   struct Message {
     MessageKind kind;
-    std::span<const std::byte> payload;  // points into the slot; valid until release()
+    std::span<const std::byte> payload;  // in the slot or an overflow buffer; valid until release()
     std::uint64_t sequence;              // 0-based: the n-th message published has sequence n
   };
 
   ChannelReader() = default;
   ChannelReader(Channel channel, std::uint32_t reader_index) noexcept;  // 0 <= index < readers
+  ChannelReader(ChannelReader&& other) noexcept;
+  ChannelReader& operator=(ChannelReader&& other) noexcept;
+  ChannelReader(const ChannelReader&) = delete;
+  ChannelReader& operator=(const ChannelReader&) = delete;
+  ~ChannelReader();
 
   // Waits for this reader's next message. Acquiring again before release()
   // returns the same message. Returns corrupt (without touching the payload) if
-  // the slot's size exceeds slot_bytes, its kind is unknown, or its sequence is
-  // ahead of the expected one.
+  // the slot's size exceeds slot_bytes, its kind or storage is unknown, its
+  // sequence is ahead of the expected one, or its overflow reference does not
+  // match the buffer it names; unmappable if that buffer cannot be opened.
   ChannelStatus acquire(Message& message, Deadline deadline) noexcept;
 
   // This reader is done with the acquired message; the writer may reuse its slot
@@ -147,6 +183,8 @@ class ChannelReader {
   void release() noexcept;
 
  private:
+  void reset() noexcept;
+
   detail::ChannelHeader* header_ = nullptr;
   std::uint32_t slots_ = 0;
   std::uint32_t slot_bytes_ = 0;
@@ -155,6 +193,7 @@ class ChannelReader {
   std::uint64_t stride_ = 0;
   std::uint64_t next_ = 0;  // sequence number of the next message to read
   bool holding_ = false;
+  detail::OverflowMapping* overflow_ = nullptr;  // per slot; allocated on the first large value
 };
 
 }  // namespace cg

@@ -10,6 +10,27 @@
 // may be called on the refs in any order; results of executions collected on
 // the way are kept until their ref asks. At most LaunchOptions::max_in_flight
 // executions may be submitted and not yet collected.
+//
+// Asynchronous results, for event loops (epoll, asio) and std::future users:
+//
+//   std::future<std::string> f = graph.execute("hi").get_future();
+//   int fd = graph.results_fd();      // an eventfd; poll it for POLLIN
+//   ...                               // readable: some execution's results are in
+//   uint64_t n; read(fd, &n, 8);      // reset it, then take what is ready:
+//   if (f.wait_for(0s) == std::future_status::ready) use(f.get());
+//   if (ref.ready()) use(ref.get());  // get() does not block when ready()
+//
+// (The generated driver class forwards results_fd() to GraphRuntime::results_fd()
+// and offers execute_async(...), which is execute(...).get_future().)
+//
+// The first get_future() or results_fd() starts a collector thread that takes
+// every result off the channels as soon as it arrives (so get() then only
+// waits for it); before that, get() reads the channels in the caller's thread,
+// which is the lowest-latency path. Results still arrive in execution order.
+//
+// Threading: execute() and get() of one graph are called from one thread at a
+// time (they may be different threads over time); futures may be waited on and
+// results_fd() polled from any thread.
 #pragma once
 
 #include <cg/detail/error_codec.hpp>
@@ -19,6 +40,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
+#include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,13 +55,17 @@ namespace cg {
 struct LaunchOptions {
   /// Executions submitted and not yet collected; also each channel's ring size.
   std::uint32_t max_in_flight = 10;
-  /// Largest serialized value one channel slot holds (at least 256). A larger
-  /// value is delivered as a cg::TaskError saying so, never truncated.
+  /// Bytes of a value one channel slot holds in place (at least 256). A larger
+  /// value is delivered whole through the slot's overflow buffer, a shared
+  /// memory area made on first need and kept for the next large value (see
+  /// cg/channel.hpp); never truncated.
   std::uint32_t slot_bytes = 64 * 1024;
   /// How long launch() waits for every actor process to attach.
   std::chrono::milliseconds start_timeout{10'000};
-  /// How long get() waits for a result.
+  /// How long get() waits for a result, unless given its own timeout.
   std::chrono::milliseconds get_timeout{10'000};
+  /// How long execute() waits to hand each input to the graph.
+  std::chrono::milliseconds submit_timeout{10'000};
   /// The actor executable; empty: the one add_compiled_graph() built.
   std::string actor_host;
 };
@@ -61,6 +89,10 @@ struct Collected {
   std::vector<std::byte> bytes;
 };
 
+/// Called once with an execution's results, or with why there are none.
+using ResultsCallback =
+    std::function<void(std::vector<Collected>* results, std::exception_ptr error)>;
+
 /// The untyped driver side of a launched graph: processes, segment, channels.
 /// The generated driver class wraps it with typed execute() and Ref<T>.
 class GraphRuntime {
@@ -73,18 +105,39 @@ public:
   /// Starts an execution: checks capacity and returns its sequence number.
   std::uint64_t begin_execution();
 
+  /// Hands input `input` of the execution begun last to the graph, waiting up
+  /// to the submit timeout for room (TimeoutError).
   template <class T> void write_input(std::size_t input, const T& value) {
     std::span<std::byte> slot;
     if (!acquire_input(input, encoded_size(value), slot))
-      return;   // too large: an error record went in its place
+      return;   // no memory for it: an error record went in its place
     Encoder encoder(slot);
     encode(encoder, value);
     publish_input(input, encoder.written());
   }
 
   /// Every output of execution `seq`, collected from the channels (waiting up
-  /// to the get timeout); each may only be taken once.
+  /// to the get timeout, or `timeout`); each may only be taken once.
   std::vector<Collected> take_results(std::uint64_t seq);
+  std::vector<Collected> take_results(std::uint64_t seq, std::chrono::milliseconds timeout);
+
+  /// True when take_results(seq) would not wait: the results are in, or it
+  /// would throw at once. Never blocks.
+  bool results_ready(std::uint64_t seq);
+
+  /// Arranges for `done` to be called once with execution `seq`'s results (or
+  /// the error that replaced them: ActorDiedError, ChannelClosedError, ...),
+  /// on the collector thread as they arrive, or right here if they already
+  /// have; they are then taken. Starts the collector thread.
+  void on_results(std::uint64_t seq, ResultsCallback done);
+
+  /// An eventfd (non-blocking, close-on-exec) that the runtime adds 1 to each
+  /// time an execution's results are collected, and when the graph fails or is
+  /// torn down: it is readable (POLLIN) while its counter is not zero. Read its
+  /// 8 bytes to reset it, then take what is ready (results_ready(), futures).
+  /// Starts the collector thread. Owned by the runtime (do not close it); the
+  /// same descriptor every call, valid as long as the runtime.
+  int results_fd();
 
   /// Closes every channel, stops the actors, unmaps; idempotent.
   void teardown() noexcept;
@@ -122,27 +175,91 @@ template <class... T> struct ResultDecoder<std::tuple<T...>> {
   }
 };
 
+/// The typed results of execution `seq`; bytes that do not decode (corrupted
+/// in shared memory) become a cg::Error naming the graph and the execution.
+template <class T> T decode_results(const std::vector<Collected>& outputs, const char* graph,
+                                    std::uint64_t seq) {
+  try {
+    return ResultDecoder<T>::decode(outputs);
+  } catch (const DecodeError& e) {
+    throw Error("the result of execution " + std::to_string(seq) + " of graph '" + graph +
+                "' cannot be decoded (corrupted in shared memory?): " + e.what());
+  }
+}
+
 } // namespace detail
 
-/// The future result of one execution. get() waits for it (up to the graph's
-/// get timeout) and may be called once.
+/// The future result of one execution. Its result is taken once: by get(),
+/// or by the future get_future() returns.
 template <class T> class Ref {
 public:
   Ref(std::shared_ptr<detail::GraphRuntime> runtime, std::uint64_t seq)
       : runtime_(std::move(runtime)), seq_(seq) {}
 
-  /// The result; throws TaskError if a task of this execution failed,
-  /// TimeoutError, ActorDiedError or ChannelClosedError otherwise.
+  /// The result, waiting up to the graph's get timeout; throws TaskError if a
+  /// task of this execution failed, TimeoutError, ActorDiedError or
+  /// ChannelClosedError otherwise. After a TimeoutError the ref is still
+  /// valid: ask again.
   T get() {
     if (!runtime_)
-      throw Error("cg::Ref::get() called twice on the same execution");
-    auto runtime = std::move(runtime_);
-    return detail::ResultDecoder<T>::decode(runtime->take_results(seq_));
+      throw_taken();
+    return take(runtime_->take_results(seq_));
+  }
+
+  /// As get(), waiting up to `timeout` instead of the graph's get timeout
+  /// (0: only take a result that is already in).
+  T get(std::chrono::milliseconds timeout) {
+    if (!runtime_)
+      throw_taken();
+    return take(runtime_->take_results(seq_, timeout));
+  }
+
+  /// True when get() would return (or throw) without waiting. Never blocks;
+  /// false once the result was taken.
+  bool ready() const { return runtime_ && runtime_->results_ready(seq_); }
+
+  /// The result as a std::future, set by the graph's collector thread as soon
+  /// as the execution completes (with the exception get() would throw, if any;
+  /// ChannelClosedError if the graph is torn down first). Takes the result:
+  /// get() may not be called afterwards. The future does not keep the graph
+  /// alive.
+  std::future<T> get_future() {
+    auto runtime = take_runtime();
+    auto promise = std::make_shared<std::promise<T>>();
+    std::future<T> future = promise->get_future();
+    auto settle = [promise, graph = runtime->spec().name, seq = seq_](
+                      std::vector<detail::Collected>* results, std::exception_ptr error) {
+      if (error) {
+        promise->set_exception(std::move(error));
+        return;
+      }
+      try {
+        promise->set_value(detail::decode_results<T>(*results, graph, seq));
+      } catch (...) {
+        promise->set_exception(std::current_exception());
+      }
+    };
+    runtime->on_results(seq_, std::move(settle));
+    return future;
   }
 
   std::uint64_t sequence() const noexcept { return seq_; }
 
 private:
+  T take(std::vector<detail::Collected> results) {
+    auto runtime = std::move(runtime_);  // taken, whatever decoding says
+    return detail::decode_results<T>(results, runtime->spec().name, seq_);
+  }
+  std::shared_ptr<detail::GraphRuntime> take_runtime() {
+    if (!runtime_)
+      throw_taken();
+    return std::move(runtime_);
+  }
+  [[noreturn]] void throw_taken() const {
+    throw Error("cg::Ref: the result of execution " + std::to_string(seq_) +
+                " was already taken (by get() or get_future())");
+  }
+
   std::shared_ptr<detail::GraphRuntime> runtime_;
   std::uint64_t seq_;
 };

@@ -37,11 +37,15 @@ class ChildProcess {
   // not when the parent process does: spawn from a thread that lives as long as
   // the children should (e.g. the main thread), never from a short-lived worker.
   //
+  // Descriptors are close-on-exec as usual, except those in `inherit`: the
+  // child gets them under the same numbers (only the child's copy loses its
+  // close-on-exec flag, so concurrent spawns elsewhere inherit nothing).
+  //
   // Throws std::system_error naming `path` if fork or exec fails (exec's errno is
   // reported through a close-on-exec pipe, so the code is the real reason, e.g.
   // ENOENT), or naming the entry if an `env` entry has no '='.
   static ChildProcess spawn(const std::string& path, const std::vector<std::string>& args,
-                            const std::vector<std::string>& env);
+                            const std::vector<std::string>& env, const std::vector<int>& inherit = {});
 
   pid_t pid() const noexcept { return pid_; }
 

@@ -2,11 +2,14 @@
 //
 // The ring is the data path of every compiled graph, so these tests pin down
 // ordering (every reader sees every message once, in order), back-pressure (the
-// writer waits for the slowest reader), prompt wake-ups on close, refusal to
-// read corrupted memory, and that it all works across a fork()ed process.
+// writer waits for the slowest reader), values larger than a slot (delivered
+// whole through overflow buffers, never truncated, nothing left in /dev/shm),
+// prompt wake-ups on close, refusal to read corrupted memory, and that it all
+// works across a fork()ed process.
 #include "cg/channel.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,8 +17,11 @@
 #include <csignal>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -251,22 +257,258 @@ TEST(Channel, WriterWaitsForTheSlowestReader) {
   EXPECT_LT(Clock::now() - released, 1s);
 }
 
-TEST(Channel, OversizedPayloadIsRejectedWithoutWaiting) {
-  TestChannel t({1, 100, 1});
-  cg::ChannelWriter writer(t.channel);
-  ASSERT_EQ(write_text(writer, "fills the only slot"), cg::ChannelStatus::ok);
-  std::span<std::byte> payload;
-  const auto start = Clock::now();
-  // The ring is full: an implementation that waited would report timeout.
-  EXPECT_EQ(writer.acquire(101, payload, in(2s)), cg::ChannelStatus::too_large);
-  EXPECT_LT(Clock::now() - start, 1s);
+[[noreturn]] void echo_child_on(cg::SharedSegment segment, std::size_t second_offset);
 
+// Fills `bytes` with a pattern that differs per position and per `seed`.
+void fill_pattern(std::span<std::byte> bytes, std::uint32_t seed) {
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>((i * 131 + (i >> 12) + seed) & 0xFF);
+}
+
+// Index of the first byte that breaks the pattern, or -1.
+long first_mismatch(std::span<const std::byte> bytes, std::uint32_t seed) {
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] != static_cast<std::byte>((i * 131 + (i >> 12) + seed) & 0xFF)) return static_cast<long>(i);
+  }
+  return -1;
+}
+
+cg::ChannelStatus write_pattern(cg::ChannelWriter& writer, std::size_t bytes, std::uint32_t seed,
+                                cg::Deadline deadline = in(10s)) {
+  std::span<std::byte> payload;
+  const cg::ChannelStatus status = writer.acquire(bytes, payload, deadline);
+  if (status != cg::ChannelStatus::ok) return status;
+  EXPECT_EQ(payload.size(), bytes);
+  fill_pattern(payload, seed);
+  writer.publish(cg::MessageKind::value, bytes);
+  return status;
+}
+
+constexpr std::size_t kKiB = 1024;
+constexpr std::size_t kMiB = 1024 * kKiB;
+
+// Names in /dev/shm made by these processes (cg::unique_segment_name() starts
+// with the creator's pid; tests running beside us may make others).
+std::set<std::string> dev_shm_names_of(std::initializer_list<pid_t> pids) {
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    const std::string name = entry.path().filename();
+    for (pid_t pid : pids) {
+      if (name.rfind("cg." + std::to_string(pid) + ".", 0) == 0) names.insert(name);
+    }
+  }
+  return names;
+}
+
+TEST(Channel, ValueLargerThanASlotIsDeliveredWholeToEveryReader) {
+  constexpr std::uint32_t readers = 2;
+  TestChannel t({4, 1 * kKiB, readers});
+  cg::ChannelWriter writer(t.channel);
+  ASSERT_EQ(write_pattern(writer, 64 * kMiB, 1), cg::ChannelStatus::ok);
+  ASSERT_EQ(write_text(writer, "small again"), cg::ChannelStatus::ok);
+  ASSERT_EQ(write_pattern(writer, 1 * kKiB + 1, 2), cg::ChannelStatus::ok) << "one byte past the slot";
+  EXPECT_EQ(t.channel.config().slot_bytes, 1 * kKiB) << "the ring itself never changes";
+
+  std::vector<std::thread> threads;
+  std::vector<std::string> failures(readers);
+  for (std::uint32_t r = 0; r < readers; ++r) {
+    threads.emplace_back([&, r] {
+      cg::ChannelReader reader(t.channel, r);
+      cg::ChannelReader::Message m{};
+      if (reader.acquire(m, in(10s)) != cg::ChannelStatus::ok || m.payload.size() != 64 * kMiB ||
+          first_mismatch(m.payload, 1) != -1) {
+        failures[r] = "64 MiB value";
+        return;
+      }
+      reader.release();
+      if (reader.acquire(m, in(10s)) != cg::ChannelStatus::ok || text_of(m) != "small again") {
+        failures[r] = "small value after a large one";
+        return;
+      }
+      reader.release();
+      if (reader.acquire(m, in(10s)) != cg::ChannelStatus::ok || m.payload.size() != 1 * kKiB + 1 ||
+          first_mismatch(m.payload, 2) != -1 || m.sequence != 2) {
+        failures[r] = "slot_bytes + 1 value";
+        return;
+      }
+      reader.release();
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (std::uint32_t r = 0; r < readers; ++r) EXPECT_EQ(failures[r], "") << "reader " << r;
+}
+
+TEST(Channel, SlotKeepsItsOverflowBufferWhileLargeEnoughAndReplacesItWithALargerOne) {
+  TestChannel t({1, 256, 1});
+  auto* header = static_cast<cg::detail::ChannelHeader*>(t.memory.data());
+  cg::ChannelWriter writer(t.channel);
   cg::ChannelReader reader(t.channel, 0);
+  auto round_trip = [&](std::size_t bytes, std::uint32_t seed) {
+    ASSERT_EQ(write_pattern(writer, bytes, seed), cg::ChannelStatus::ok);
+    cg::ChannelReader::Message m{};
+    ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok);
+    EXPECT_EQ(m.payload.size(), bytes);
+    EXPECT_EQ(first_mismatch(m.payload, seed), -1) << bytes << " bytes";
+    reader.release();
+  };
+  EXPECT_EQ(header->overflow_generations.load(), 0u) << "small values need no buffer";
+  round_trip(100, 1);
+  EXPECT_EQ(header->overflow_generations.load(), 0u);
+  round_trip(1 * kMiB, 2);
+  EXPECT_EQ(header->overflow_generations.load(), 1u) << "the first large value makes the buffer";
+  round_trip(300, 3);
+  round_trip(1 * kMiB, 4);
+  round_trip(1000, 5);
+  EXPECT_EQ(header->overflow_generations.load(), 1u) << "reused while large enough";
+  round_trip(3 * kMiB, 6);
+  EXPECT_EQ(header->overflow_generations.load(), 2u) << "replaced by a larger one";
+  round_trip(2 * kMiB, 7);
+  EXPECT_EQ(header->overflow_generations.load(), 2u);
+}
+
+TEST(Channel, WriterDoesNotReuseAnOverflowBufferUntilEveryReaderReleasedIt) {
+  TestChannel t({1, 256, 2});
+  cg::ChannelWriter writer(t.channel);
+  cg::ChannelReader fast(t.channel, 0);
+  cg::ChannelReader slow(t.channel, 1);
+  ASSERT_EQ(write_pattern(writer, 4 * kMiB, 1), cg::ChannelStatus::ok);
   cg::ChannelReader::Message m{};
-  ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok);
+  ASSERT_EQ(fast.acquire(m, in(1s)), cg::ChannelStatus::ok);
+  fast.release();
+  cg::ChannelReader::Message held{};
+  ASSERT_EQ(slow.acquire(held, in(1s)), cg::ChannelStatus::ok);
+
+  std::span<std::byte> payload;
+  EXPECT_EQ(writer.acquire(4 * kMiB, payload, in(100ms)), cg::ChannelStatus::timeout)
+      << "the slow reader still reads the buffer";
+  EXPECT_EQ(writer.acquire(16 * kMiB, payload, in(100ms)), cg::ChannelStatus::timeout)
+      << "nor may it be replaced under the reader";
+  EXPECT_EQ(first_mismatch(held.payload, 1), -1);
+  slow.release();
+
+  ASSERT_EQ(write_pattern(writer, 4 * kMiB, 2, in(1s)), cg::ChannelStatus::ok);
+  ASSERT_EQ(slow.acquire(held, in(1s)), cg::ChannelStatus::ok);
+  EXPECT_EQ(first_mismatch(held.payload, 2), -1);
+}
+
+TEST(Channel, SixtyFourMebibytesCrossProcessesThroughOneKibibyteSlotsLeavingNothingInDevShm) {
+  const cg::ChannelConfig config{3, 1 * kKiB, 1};
+  const std::size_t footprint = cg::channel_footprint(config);
+  cg::SharedSegment segment = cg::SharedSegment::create_anonymous("cg.test", 2 * footprint);
+  cg::Channel requests = cg::Channel::create(segment.data(), config);
+  const cg::Channel replies = cg::Channel::create(static_cast<std::byte*>(segment.data()) + footprint, config);
+  ASSERT_TRUE(requests.valid());
+  ASSERT_TRUE(replies.valid());
+
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) echo_child_on(std::move(segment), footprint);  // the child keeps the inherited mapping
+  struct Reaper {
+    pid_t pid;
+    bool reaped = false;
+    ~Reaper() {
+      if (!reaped) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+      }
+    }
+  } reaper{pid};
+
+  cg::ChannelWriter writer(requests);
+  cg::ChannelReader reader(replies, 0);
+  for (std::size_t bytes : {64 * kMiB, std::size_t{10}, 64 * kMiB, 2 * kKiB}) {
+    ASSERT_EQ(write_pattern(writer, bytes, static_cast<std::uint32_t>(bytes), in(20s)), cg::ChannelStatus::ok);
+    cg::ChannelReader::Message m{};
+    ASSERT_EQ(reader.acquire(m, in(20s)), cg::ChannelStatus::ok) << bytes;
+    ASSERT_EQ(m.payload.size(), bytes);
+    // The child echoes the bytes reversed.
+    std::vector<std::byte> reversed(m.payload.rbegin(), m.payload.rend());
+    EXPECT_EQ(first_mismatch(reversed, static_cast<std::uint32_t>(bytes)), -1) << bytes;
+    reader.release();
+  }
+  EXPECT_EQ(dev_shm_names_of({getpid(), pid}), std::set<std::string>{}) << "overflow buffers have no name to leak";
+  requests.close();
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  reaper.reaped = true;
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "child exit code (10+ = failure inside the child)";
+}
+
+TEST(Channel, CorruptedOverflowReferenceIsReportedNotRead) {
+  const cg::ChannelConfig config{2, 256, 1};
+  TestChannel t(config);
+  cg::ChannelWriter writer(t.channel);
+  cg::ChannelReader reader(t.channel, 0);
+  ASSERT_EQ(write_pattern(writer, 1 * kMiB, 9), cg::ChannelStatus::ok);
+
+  auto* header = static_cast<cg::detail::ChannelHeader*>(t.memory.data());
+  cg::detail::SlotHeader* slot = cg::detail::slot_header(header, config.readers, header->slot_stride, 0);
+  ASSERT_EQ(slot->storage.load(), static_cast<std::uint32_t>(cg::detail::Storage::overflow));
+  ASSERT_EQ(slot->overflow_bytes.load(), 1 * kMiB) << "the test must poke the real fields";
+  cg::ChannelReader::Message m{};
+
+  slot->storage.store(7);
+  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt) << "unknown storage";
+  slot->storage.store(static_cast<std::uint32_t>(cg::detail::Storage::overflow));
+
+  slot->overflow_generation.store(slot->overflow_generation.load() + 1);
+  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt) << "a generation the buffer does not carry";
+  slot->overflow_generation.store(slot->overflow_generation.load() - 1);
+
+  slot->overflow_bytes.store(1 * kMiB + 64 * kKiB + 1);
+  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt) << "more bytes than the buffer holds";
+  slot->overflow_bytes.store(UINT64_MAX);
+  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt);
+  slot->overflow_bytes.store(1 * kMiB);
+
+  const std::int32_t fd = slot->overflow_fd.load();
+  slot->overflow_fd.store(-1);
+  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt);
+  std::FILE* plain_file = std::tmpfile();
+  ASSERT_NE(plain_file, nullptr);
+  ASSERT_EQ(std::fputs(std::string(2 * kMiB, 'p').c_str(), plain_file), 1);
+  std::fflush(plain_file);
+  slot->overflow_fd.store(fileno(plain_file));
+  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt) << "a file that is no (sealed) overflow buffer";
+  std::fclose(plain_file);
+  slot->overflow_fd.store(1000000);
+  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::unmappable) << "no such descriptor";
+  slot->overflow_fd.store(fd);
+
+  const std::int32_t pid = slot->overflow_pid.load();
+  slot->overflow_pid.store(0);
+  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt);
+  slot->overflow_pid.store(INT32_MAX);
+  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::unmappable) << "no such process";
+  slot->overflow_pid.store(pid);
+
+  ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok) << "restored: readable again";
+  EXPECT_EQ(m.payload.size(), 1 * kMiB);
+  EXPECT_EQ(first_mismatch(m.payload, 9), -1);
   reader.release();
-  ASSERT_EQ(writer.acquire(100, payload, in(1s)), cg::ChannelStatus::ok) << "exactly slot_bytes fits";
-  EXPECT_EQ(payload.size(), 100u);
+  EXPECT_STREQ(cg::to_string(cg::ChannelStatus::unmappable), "unmappable");
+}
+
+TEST(Channel, OverflowBufferTheSystemRefusesIsTooLargeNotACrash) {
+  // A child with a small file-size limit: memfds count against it. The limit
+  // is checked before growing the file, so no SIGXFSZ kills the child.
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    rlimit limit{4 * kMiB, 4 * kMiB};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(10);
+    TestChannel t({2, 256, 1});
+    cg::ChannelWriter writer(t.channel);
+    std::span<std::byte> payload;
+    if (writer.acquire(8 * kMiB, payload, in(1s)) != cg::ChannelStatus::too_large) _exit(11);
+    if (write_pattern(writer, 1 * kMiB, 1) != cg::ChannelStatus::ok) _exit(12);  // within the limit
+    if (write_text(writer, "small") != cg::ChannelStatus::ok) _exit(13);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "child exit code (10+ = failure inside the child)";
 }
 
 TEST(Channel, CloseWakesBlockedReader) {
@@ -363,11 +605,10 @@ TEST(Channel, CorruptedSlotIsReportedNotRead) {
       << "reader claims unpublished messages";
 }
 
-// Child side of the cross-process test: echo each request reversed until the
+// Child side of the cross-process tests: echo each request reversed until the
 // request channel closes. Only _exit codes report back (no gtest in the child).
-[[noreturn]] void echo_child(const std::string& segment_name, std::size_t second_offset) {
+[[noreturn]] void echo_child_on(cg::SharedSegment segment, std::size_t second_offset) {
   try {
-    cg::SharedSegment segment = cg::SharedSegment::open(segment_name);
     const cg::Channel requests = cg::Channel::attach(segment.data());
     const cg::Channel replies = cg::Channel::attach(static_cast<std::byte*>(segment.data()) + second_offset);
     if (!requests.valid() || !replies.valid()) _exit(10);
@@ -386,6 +627,14 @@ TEST(Channel, CorruptedSlotIsReportedNotRead) {
     }
   } catch (...) {
     _exit(13);
+  }
+}
+
+[[noreturn]] void echo_child(const std::string& segment_name, std::size_t second_offset) {
+  try {
+    echo_child_on(cg::SharedSegment::open(segment_name), second_offset);
+  } catch (...) {
+    _exit(14);
   }
 }
 

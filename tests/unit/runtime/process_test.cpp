@@ -5,6 +5,7 @@
 // with the parent — only exist at the kernel boundary.
 #include "cg/process.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -81,6 +82,28 @@ TEST(ChildProcess, ArgumentsArePassedInOrder) {
   cg::ChildProcess swapped = cg::ChildProcess::spawn("/bin/sh", {"-c", script, "zero", "z", "x y"}, {});
   ASSERT_TRUE(swapped.wait_for(10s));
   EXPECT_EQ(cg::describe_exit(swapped.exit_status().value_or(-1)), "exited with code 1");
+}
+
+TEST(ChildProcess, OnlyTheDescriptorsAskedForAreInherited) {
+  int kept[2];
+  int other[2];
+  ASSERT_EQ(pipe2(kept, O_CLOEXEC), 0);
+  ASSERT_EQ(pipe2(other, O_CLOEXEC), 0);
+  const std::string script = "test -e /proc/self/fd/" + std::to_string(kept[1]) + " && ! test -e /proc/self/fd/" +
+                             std::to_string(other[1]) + " && echo inherited >&" + std::to_string(kept[1]);
+  cg::ChildProcess child = cg::ChildProcess::spawn("/bin/sh", {"-c", script}, {}, {kept[1]});
+  ASSERT_TRUE(child.wait_for(10s));
+  EXPECT_EQ(WEXITSTATUS(child.exit_status().value_or(-1)), 0);
+  close(kept[1]);
+  char buffer[32] = {};
+  EXPECT_EQ(read(kept[0], buffer, sizeof buffer - 1), 10);
+  EXPECT_STREQ(buffer, "inherited\n");
+  EXPECT_EQ(fcntl(kept[1], F_GETFD), -1);
+  EXPECT_EQ(fcntl(other[1], F_GETFD) & FD_CLOEXEC, FD_CLOEXEC) << "the parent's flag is untouched";
+  EXPECT_EQ(run_shell("test -e /proc/self/fd/" + std::to_string(other[1])), 256) << "not asked for: not inherited";
+  close(kept[0]);
+  close(other[0]);
+  close(other[1]);
 }
 
 TEST(ChildProcess, EnvironmentEntriesAreAddedAndOverride) {

@@ -1,10 +1,12 @@
-// shm_test.cpp — tests of cg::SharedSegment and unique_segment_name().
+// shm_test.cpp — tests of cg::SharedSegment (named and anonymous) and unique_segment_name().
 //
 // Segments are the only thing a crashed graph can leak system-wide, so besides
 // the basic create/open contract these check error reporting (the name must be
 // in the message) and that names never collide across calls or processes.
 #include "cg/shm.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -87,6 +89,64 @@ TEST(SharedSegment, MoveTransfersTheMapping) {
   c = std::move(b);
   EXPECT_EQ(c.data(), data);
   static_cast<char*>(c.data())[63] = 1;  // still mapped
+}
+
+// Names in /dev/shm made by this process (tests running beside us may make others).
+std::set<std::string> our_dev_shm_names() {
+  std::set<std::string> names;
+  const std::string prefix = "cg." + std::to_string(getpid()) + ".";
+  DIR* dir = opendir("/dev/shm");
+  while (dirent* entry = readdir(dir)) {
+    if (std::string(entry->d_name).rfind(prefix, 0) == 0) names.insert(entry->d_name);
+  }
+  closedir(dir);
+  return names;
+}
+
+TEST(SharedSegment, AnonymousSegmentHasNoNameAndIsSharedThroughItsDescriptor) {
+  const std::set<std::string> before = our_dev_shm_names();
+  cg::SharedSegment created = cg::SharedSegment::create_anonymous("cg.test", 10000);
+  EXPECT_EQ(our_dev_shm_names(), before) << "nothing named, so nothing to leak";
+  ASSERT_NE(created.data(), nullptr);
+  EXPECT_EQ(created.size(), 10000u);
+  EXPECT_EQ(created.name(), "memfd:cg.test");
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(created.data()) % 64, 0u);
+  EXPECT_EQ(static_cast<unsigned char*>(created.data())[9999], 0) << "new segments are zero-filled";
+  ASSERT_GE(created.fd(), 0);
+  EXPECT_EQ(fcntl(created.fd(), F_GETFD) & FD_CLOEXEC, FD_CLOEXEC) << "children inherit it only when asked";
+
+  std::memcpy(created.data(), "shared!", 8);
+  const int copy = dup(created.fd());
+  ASSERT_GE(copy, 0);
+  {
+    cg::SharedSegment adopted = cg::SharedSegment::adopt(copy);
+    EXPECT_EQ(fcntl(copy, F_GETFD), -1) << "adopt() closes the descriptor once mapped";
+    EXPECT_EQ(adopted.size(), 10000u);
+    EXPECT_NE(adopted.data(), created.data());
+    EXPECT_STREQ(static_cast<const char*>(adopted.data()), "shared!");
+    std::memcpy(adopted.data(), "back", 5);
+    adopted.unlink();  // no name, no descriptor: nothing to do
+  }
+  EXPECT_STREQ(static_cast<const char*>(created.data()), "back");
+
+  const int fd = created.fd();
+  created.unlink();
+  EXPECT_EQ(created.fd(), -1);
+  EXPECT_EQ(fcntl(fd, F_GETFD), -1) << "unlink() closes the descriptor";
+  std::memcpy(created.data(), "still mapped", 13);
+  EXPECT_STREQ(static_cast<const char*>(created.data()), "still mapped");
+  EXPECT_EQ(our_dev_shm_names(), before);
+}
+
+TEST(SharedSegment, AdoptingABadDescriptorThrowsNamingIt) {
+  try {
+    cg::SharedSegment::adopt(1000000);
+    FAIL() << "expected std::system_error";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code().value(), EBADF);
+    EXPECT_NE(std::string(e.what()).find("fd 1000000"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(cg::SharedSegment::create_anonymous("cg.empty", 0), std::system_error);
 }
 
 TEST(SharedSegment, UniqueNamesDifferAcrossCallsAndProcesses) {

@@ -7,6 +7,11 @@
 //   [ChannelHeader: 4 cache lines][ReaderState x readers][slot x slots]
 //   slot = [SlotHeader: 1 cache line][payload: slot_bytes rounded up to 64]
 //
+// A message larger than slot_bytes lives in the slot's overflow buffer, an
+// anonymous shared-memory file (memfd) of the writer: [OverflowHeader][payload].
+// The slot header then names it by the writer's pid and descriptor (readers open
+// /proc/<pid>/fd/<fd>), its generation and the payload size (see channel.cpp).
+//
 // Fields written by different parties sit on different cache lines so that the
 // writer publishing and the readers releasing do not false-share.
 #pragma once
@@ -19,7 +24,8 @@ namespace cg::detail {
 
 inline constexpr std::size_t cache_line = 64;
 inline constexpr std::uint64_t channel_magic = 0x314e'4e41'4843'4743ull;  // "CGCHANN1" little-endian
-inline constexpr std::uint32_t channel_version = 1;
+inline constexpr std::uint32_t channel_version = 2;
+inline constexpr std::uint64_t overflow_magic = 0x3130'4c46'564f'4743ull;  // "CGOVFL01" little-endian
 
 // The futex system call works on a plain 32-bit word, and a mapping shared by
 // several processes only works with address-free (lock-free) atomics.
@@ -40,6 +46,8 @@ struct ChannelHeader {
 
   // Line 1: written by the writer on every publish.
   alignas(cache_line) std::atomic<std::uint64_t> published;
+  // Overflow buffers created so far: the last one's generation.
+  std::atomic<std::uint64_t> overflow_generations;
 
   // Line 2: the writer sleeps here; readers bump the word when it does.
   alignas(cache_line) std::atomic<std::uint32_t> writer_futex;
@@ -57,12 +65,30 @@ struct ReaderState {
 };
 static_assert(sizeof(ReaderState) == cache_line);
 
+// Where a message's payload is.
+enum class Storage : std::uint32_t { slot = 0, overflow = 1 };
+
 struct SlotHeader {
   alignas(cache_line) std::atomic<std::uint64_t> sequence;  // n + 1 once message n is published
   std::atomic<std::uint32_t> kind;                          // a MessageKind
-  std::atomic<std::uint32_t> size;                          // payload bytes
+  std::atomic<std::uint32_t> size;                          // payload bytes in the slot (Storage::slot)
+  std::atomic<std::uint32_t> storage;                       // a Storage
+  // Storage::overflow: the writer's buffer for this slot and the payload size.
+  std::atomic<std::int32_t> overflow_pid;
+  std::atomic<std::int32_t> overflow_fd;
+  std::atomic<std::uint64_t> overflow_bytes;
+  std::atomic<std::uint64_t> overflow_generation;
 };
 static_assert(sizeof(SlotHeader) == cache_line);
+
+// The first bytes of an overflow buffer; the payload follows at offset 64.
+struct OverflowHeader {
+  std::uint64_t magic;       // overflow_magic
+  std::uint64_t generation;  // unique per channel: ChannelHeader::overflow_generations when made
+  std::uint64_t capacity;    // payload bytes the buffer holds
+};
+inline constexpr std::size_t overflow_payload_offset = cache_line;
+static_assert(sizeof(OverflowHeader) <= overflow_payload_offset);
 
 inline std::byte* channel_base(ChannelHeader* h) noexcept { return reinterpret_cast<std::byte*>(h); }
 

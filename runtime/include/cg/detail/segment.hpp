@@ -1,9 +1,13 @@
 // cg/detail/segment.hpp - The layout of a launched graph's shared memory.
 //
 // One segment per launched graph: a header, then every channel of the graph
-// back to back (64-byte aligned). The driver creates it; each actor process
-// maps it by name, checks the header and bumps `ready`; the driver then
-// unlinks the name, so a crash of anyone later leaves nothing in /dev/shm.
+// back to back (64-byte aligned). The driver creates it as anonymous shared
+// memory (a memfd, never named in /dev/shm) and each actor process inherits
+// its descriptor, maps it, checks the header and bumps `ready`; the driver then
+// closes its descriptor. The memory goes with the last process mapping it, so
+// a crash of anyone, at any time, leaves nothing behind. Values larger than a
+// slot live in per-slot overflow buffers of the channels' writers (see
+// cg/channel.hpp), also memfds.
 #pragma once
 
 #include <cg/channel.hpp>

@@ -1,0 +1,459 @@
+// driver_test.cpp — tests of the driver side (cg/driver.hpp) on a hand-written graph.
+//
+// The graph below is written the way cgc generates one (a GraphSpec, and an
+// actor entry running READ/COMPUTE/WRITE in a loop), and this very executable
+// is its actor host: started as `runtime_tests <graph> <actor> <segment>`, it
+// runs the actor instead of the tests (see kRunsAsActor). So the driver's
+// contract — per-call timeouts, futures, the results descriptor, values larger
+// than a slot, corrupted shared memory — is tested without cgc, and under the
+// thread sanitizer with the collector and monitor threads running.
+#include "cg/driver.hpp"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cg/actor.hpp"
+#include "cg/detail/channel_layout.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// ---- the graph: driver -> a.perform -> driver ------------------------------
+
+// "sleep:<ms>" sleeps, then echoes; "throw:<message>" throws; "big:<n>"
+// returns n 'x's; anything else is echoed.
+std::string perform(std::string request) {
+  if (request.rfind("sleep:", 0) == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::stoi(request.substr(6))));
+  } else if (request.rfind("throw:", 0) == 0) {
+    throw std::runtime_error(request.substr(6));
+  } else if (request.rfind("big:", 0) == 0) {
+    return std::string(std::stoul(request.substr(4)), 'x');
+  }
+  return request;
+}
+
+constexpr std::array<cg::detail::ActorSpec, 1> kActorSpecs{{{"a"}}};
+constexpr std::array<cg::detail::ChannelSpec, 2> kChannels{{
+    {-1, 1, -1},  // c0: input #0
+    {0, 1, 0},    // c1: a.perform
+}};
+constexpr std::array<std::uint32_t, 1> kInputs{0};
+constexpr std::array<std::uint32_t, 1> kOutputs{1};
+constexpr cg::detail::GraphSpec kSpec{"cg_test_echo", kActorSpecs, kChannels, kInputs, kOutputs};
+
+int run_a(cg::ActorProcess& process) {
+  auto c0 = process.input<std::string>(0, 0);
+  auto c1 = process.output<std::string>(1, "perform");
+  process.ready();
+  for (;;) {
+    cg::Result<std::string> v0;
+    if (!c0.read(v0)) return 0;
+    cg::Result<std::string> v1 = process.call("perform", [&] { return perform(v0.take()); }, v0);
+    if (!c1.write(v1)) return 0;
+  }
+}
+
+constexpr cg::detail::ActorEntry kActors[] = {{"cg_test_echo", &kSpec, 0, &run_a}};
+
+std::vector<std::string> command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  for (std::string arg; std::getline(in, arg, '\0');) args.push_back(arg);
+  return args;
+}
+
+// Started by the driver as our graph's actor host: be the actor, then exit.
+const bool kRunsAsActor = [] {
+  std::vector<std::string> args = command_line();
+  if (args.size() != 4 || args[1] != kSpec.name) return false;
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  std::exit(cg::detail::actor_host_main(4, argv.data(), kActors));
+}();
+
+std::string self_path() { return std::filesystem::read_symlink("/proc/self/exe"); }
+
+std::shared_ptr<cg::detail::GraphRuntime> launch(cg::LaunchOptions options = {}) {
+  return std::make_shared<cg::detail::GraphRuntime>(kSpec, self_path(), options);
+}
+
+cg::Ref<std::string> execute(const std::shared_ptr<cg::detail::GraphRuntime>& graph, const std::string& input) {
+  std::uint64_t seq = graph->begin_execution();
+  graph->write_input(0, input);
+  return cg::Ref<std::string>(graph, seq);
+}
+
+// Children of this process that are alive (or zombies): the actors.
+std::vector<pid_t> child_pids() {
+  std::vector<pid_t> pids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == getpid()) pids.push_back(std::stoi(name));
+  }
+  return pids;
+}
+
+// ---- reaching into the live segment, as a stray write would ---------------
+
+// The driver's mapping of a graph's segment, found in /proc/self/maps by the
+// name the runtime gives its memfd.
+std::span<std::byte> graph_segment(const char* graph) {
+  std::ifstream maps("/proc/self/maps");
+  const std::string suffix = std::string("/memfd:cg.") + graph + " (deleted)";
+  for (std::string line; std::getline(maps, line);) {
+    if (line.size() < suffix.size() || line.compare(line.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    const std::uintptr_t start = std::stoull(line.substr(0, line.find('-')), nullptr, 16);
+    const std::uintptr_t end = std::stoull(line.substr(line.find('-') + 1, line.find(' ')), nullptr, 16);
+    return {reinterpret_cast<std::byte*>(start), end - start};
+  }
+  ADD_FAILURE() << "no mapping of " << suffix;
+  return {};
+}
+
+struct LiveChannel {
+  cg::detail::ChannelHeader* header;
+  cg::detail::SlotHeader* slot(std::uint32_t index) const {
+    return cg::detail::slot_header(header, header->readers, header->slot_stride, index);
+  }
+  std::byte* payload(std::uint32_t index) const { return cg::detail::slot_payload(slot(index)); }
+  // Waits until message `sequence` is published in its slot.
+  bool wait_published(std::uint64_t sequence) const {
+    const auto deadline = Clock::now() + 10s;
+    while (slot(static_cast<std::uint32_t>(sequence % header->slots))->sequence.load() != sequence + 1) {
+      if (Clock::now() > deadline) return false;
+      std::this_thread::sleep_for(1ms);
+    }
+    return true;
+  }
+};
+
+LiveChannel live_channel(const cg::LaunchOptions& options, std::uint32_t channel) {
+  std::span<std::byte> segment = graph_segment(kSpec.name);
+  const cg::detail::SegmentLayout layout = cg::detail::segment_layout(kSpec, options.max_in_flight, options.slot_bytes);
+  return {reinterpret_cast<cg::detail::ChannelHeader*>(segment.data() + layout.channel_offsets.at(channel))};
+}
+
+// ---- timeouts ---------------------------------------------------------------
+
+TEST(Driver, GetWithATimeoutWaitsThatLongInsteadOfTheGraphsGetTimeout) {
+  cg::LaunchOptions options;
+  options.get_timeout = 20s;
+  auto graph = launch(options);
+  cg::Ref<std::string> ref = execute(graph, "sleep:1500");
+  const auto start = Clock::now();
+  try {
+    ref.get(100ms);
+    FAIL() << "expected cg::TimeoutError";
+  } catch (const cg::TimeoutError& e) {
+    EXPECT_STREQ(e.what(), "no result of execution 0 of graph 'cg_test_echo' within 100 ms");
+  }
+  EXPECT_LT(Clock::now() - start, 1s);
+  EXPECT_EQ(ref.get(10s), "sleep:1500") << "a timed-out ref stays valid";
+  EXPECT_THROW(ref.get(), cg::Error) << "taken";
+}
+
+TEST(Driver, GetWithAZeroTimeoutOnlyTakesAResultThatIsAlreadyIn) {
+  auto graph = launch();
+  cg::Ref<std::string> ref = execute(graph, "sleep:300");
+  EXPECT_FALSE(ref.ready());
+  EXPECT_THROW(ref.get(0ms), cg::TimeoutError);
+  const auto deadline = Clock::now() + 10s;
+  while (!ref.ready() && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  ASSERT_TRUE(ref.ready()) << "ready() collects what has arrived";
+  EXPECT_EQ(ref.get(0ms), "sleep:300");
+  EXPECT_FALSE(ref.ready()) << "taken";
+}
+
+TEST(Driver, SubmitTimeoutBoundsAnInputThatCannotBeHandedOver) {
+  cg::LaunchOptions options;
+  options.max_in_flight = 2;
+  options.get_timeout = 20s;
+  options.submit_timeout = 200ms;
+  auto graph = launch(options);
+  EXPECT_EQ(execute(graph, "one").get(), "one");
+  EXPECT_EQ(execute(graph, "two").get(), "two");
+  // The actor's reader now claims to have released nothing: the input ring
+  // looks full although no execution is in flight.
+  LiveChannel input = live_channel(options, 0);
+  cg::detail::reader_state(input.header, 0)->consumed.store(0);
+  const auto start = Clock::now();
+  try {
+    execute(graph, "three");
+    FAIL() << "expected cg::TimeoutError";
+  } catch (const cg::TimeoutError& e) {
+    EXPECT_STREQ(e.what(), "input #0 of graph 'cg_test_echo' could not be submitted within 200 ms");
+  }
+  EXPECT_LT(Clock::now() - start, 5s) << "the submit timeout, not the get timeout";
+}
+
+// ---- futures and the results descriptor -------------------------------------
+
+TEST(Driver, FutureIsSetWhenItsExecutionCompletes) {
+  auto graph = launch();
+  std::future<std::string> first = execute(graph, "sleep:200").get_future();
+  std::future<std::string> second = execute(graph, "second").get_future();
+  EXPECT_EQ(first.wait_for(0s), std::future_status::timeout);
+  ASSERT_EQ(second.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(first.wait_for(0s), std::future_status::ready) << "results arrive in execution order";
+  EXPECT_EQ(first.get(), "sleep:200");
+  EXPECT_EQ(second.get(), "second");
+}
+
+TEST(Driver, FutureCarriesTheTaskErrorAndTheGraphStaysUsable) {
+  auto graph = launch();
+  std::future<std::string> failed = execute(graph, "throw:boom").get_future();
+  try {
+    failed.get();
+    FAIL() << "expected cg::TaskError";
+  } catch (const cg::TaskError& e) {
+    EXPECT_STREQ(e.what(), "task a.perform failed: std::runtime_error: boom");
+  }
+  EXPECT_EQ(execute(graph, "after").get(), "after") << "get() waits for the collector's result";
+}
+
+TEST(Driver, RefCanBeTurnedIntoAFutureOnlyOnce) {
+  auto graph = launch();
+  cg::Ref<std::string> ref = execute(graph, "x");
+  std::future<std::string> future = ref.get_future();
+  EXPECT_THROW(ref.get_future(), cg::Error);
+  EXPECT_THROW(ref.get(), cg::Error);
+  EXPECT_EQ(future.get(), "x");
+}
+
+TEST(Driver, ResultsFdBecomesReadableWhenAResultIsInAndGetThenDoesNotBlock) {
+  auto graph = launch();
+  const int fd = graph->results_fd();
+  EXPECT_EQ(graph->results_fd(), fd) << "one descriptor per graph";
+  cg::Ref<std::string> slow = execute(graph, "sleep:300");
+  pollfd p{fd, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 50), 0) << "nothing is in yet";
+  EXPECT_FALSE(slow.ready());
+
+  ASSERT_EQ(poll(&p, 1, 10'000), 1);
+  EXPECT_TRUE(p.revents & POLLIN);
+  std::uint64_t count = 0;
+  ASSERT_EQ(read(fd, &count, sizeof count), static_cast<ssize_t>(sizeof count));
+  EXPECT_EQ(count, 1u);
+  EXPECT_TRUE(slow.ready());
+  EXPECT_EQ(slow.get(0ms), "sleep:300");
+  EXPECT_EQ(poll(&p, 1, 0), 0) << "read resets it";
+}
+
+TEST(Driver, ResultsFdCountsResultsCollectedBeforeItWasAskedFor) {
+  auto graph = launch();
+  cg::Ref<std::string> first = execute(graph, "first");
+  while (!first.ready()) std::this_thread::sleep_for(1ms);  // collected in this thread
+  const int fd = graph->results_fd();
+  pollfd p{fd, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 0), 1) << "a result is waiting to be taken";
+  EXPECT_EQ(first.get(0ms), "first");
+}
+
+TEST(Driver, FuturesFreeCapacityAsTheirResultsArrive) {
+  cg::LaunchOptions options;
+  options.max_in_flight = 2;
+  auto graph = launch(options);
+  std::vector<std::future<std::string>> futures;
+  for (int i = 0; i < 50; ++i) {
+    // The collector takes results off the channels, so capacity comes back
+    // without anyone calling get(); wait for it rather than spin on execute().
+    const auto deadline = Clock::now() + 10s;
+    for (;;) {
+      try {
+        futures.push_back(execute(graph, "n" + std::to_string(i)).get_future());
+        break;
+      } catch (const cg::CapacityExceeded&) {
+        ASSERT_LT(Clock::now(), deadline);
+        std::this_thread::sleep_for(1ms);
+      }
+    }
+  }
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(futures[static_cast<std::size_t>(i)].get(), "n" + std::to_string(i));
+}
+
+TEST(Driver, FuturesOfAGraphWhoseActorDiedFailWithActorDiedError) {
+  auto graph = launch();
+  std::future<std::string> pending = execute(graph, "sleep:10000").get_future();
+  const int fd = graph->results_fd();
+  std::vector<pid_t> actors = child_pids();
+  ASSERT_EQ(actors.size(), 1u);
+  kill(actors[0], SIGKILL);
+  ASSERT_EQ(pending.wait_for(5s), std::future_status::ready);
+  try {
+    pending.get();
+    FAIL() << "expected cg::ActorDiedError";
+  } catch (const cg::ActorDiedError& e) {
+    EXPECT_EQ(e.actor(), "a");
+    EXPECT_STREQ(e.what(), "actor 'a' of graph 'cg_test_echo' killed by signal 9 (Killed)");
+  }
+  pollfd p{fd, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 5000), 1) << "pollers learn of the failure too";
+  EXPECT_THROW(execute(graph, "more"), cg::ActorDiedError);
+}
+
+TEST(Driver, TeardownFailsPendingFuturesWithChannelClosedError) {
+  auto graph = launch();
+  std::future<std::string> pending = execute(graph, "sleep:10000").get_future();
+  graph->teardown();
+  ASSERT_EQ(pending.wait_for(0s), std::future_status::ready);
+  try {
+    pending.get();
+    FAIL() << "expected cg::ChannelClosedError";
+  } catch (const cg::ChannelClosedError& e) {
+    EXPECT_STREQ(e.what(), "graph 'cg_test_echo' was torn down");
+  }
+  EXPECT_EQ(child_pids(), std::vector<pid_t>{});
+}
+
+// ---- values larger than a slot ----------------------------------------------
+
+TEST(Driver, SixtyFourMebibyteValuesTravelBothWaysThroughOneKibibyteSlots) {
+  cg::LaunchOptions options;
+  options.slot_bytes = 1024;
+  auto graph = launch(options);
+  std::string large(64 << 20, 'L');
+  large.front() = '<';
+  large.back() = '>';
+  EXPECT_EQ(execute(graph, large).get(), large);
+  EXPECT_EQ(execute(graph, "small").get(), "small");
+  EXPECT_EQ(execute(graph, "big:" + std::to_string(64 << 20)).get(), std::string(64 << 20, 'x'));
+  std::future<std::string> async_large = execute(graph, large).get_future();
+  EXPECT_EQ(async_large.get(), large);
+}
+
+// ---- corrupted shared memory: a clear error, never a crash or garbage --------
+
+TEST(Driver, ImpossibleResultSlotSizeIsAClearErrorAndStopsTheGraph) {
+  cg::LaunchOptions options;
+  options.slot_bytes = 256;
+  auto graph = launch(options);
+  cg::Ref<std::string> ref = execute(graph, "hello");
+  LiveChannel result = live_channel(options, 1);
+  ASSERT_TRUE(result.wait_published(0));
+  result.slot(0)->size.store(0x7FFF'FFFF);
+  const std::string expected =
+      "result channel 1 of graph 'cg_test_echo' is corrupt: its shared memory holds impossible values; "
+      "the graph cannot execute any more";
+  try {
+    ref.get();
+    FAIL() << "expected cg::Error";
+  } catch (const cg::Error& e) {
+    EXPECT_EQ(e.what(), expected);
+  }
+  try {
+    execute(graph, "again");
+    FAIL() << "expected cg::Error";
+  } catch (const cg::Error& e) {
+    EXPECT_EQ(e.what(), expected) << "the graph stays stopped, for the same reason";
+  }
+}
+
+TEST(Driver, ResultSequenceAheadOfTheExpectedOneIsAClearError) {
+  auto graph = launch();
+  cg::Ref<std::string> ref = execute(graph, "hello");
+  LiveChannel result = live_channel({}, 1);
+  ASSERT_TRUE(result.wait_published(0));
+  result.slot(0)->sequence.store(7);
+  EXPECT_THROW(
+      {
+        try {
+          ref.get();
+        } catch (const cg::Error& e) {
+          EXPECT_NE(std::string(e.what()).find("result channel 1 of graph 'cg_test_echo' is corrupt"),
+                    std::string::npos)
+              << e.what();
+          throw;
+        }
+      },
+      cg::Error);
+}
+
+TEST(Driver, CorruptLengthPrefixOfAResultIsAClearErrorAndTheGraphStaysUsable) {
+  auto graph = launch();
+  cg::Ref<std::string> ref = execute(graph, "hello");
+  LiveChannel result = live_channel({}, 1);
+  ASSERT_TRUE(result.wait_published(0));
+  const std::uint64_t length = 1'000'000;
+  std::memcpy(result.payload(0), &length, sizeof length);
+  try {
+    ref.get();
+    FAIL() << "expected cg::Error";
+  } catch (const cg::TaskError&) {
+    FAIL() << "not a task's error";
+  } catch (const cg::Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "the result of execution 0 of graph 'cg_test_echo' cannot be decoded (corrupted in "
+                 "shared memory?): cg: length prefix 1000000 exceeds the 5 remaining bytes");
+  }
+  EXPECT_EQ(execute(graph, "next").get(), "next");
+}
+
+TEST(Driver, CorruptLengthPrefixOfAnInputReachesGetAsATaskErrorOfTheReadingActor) {
+  auto graph = launch();
+  cg::Ref<std::string> busy = execute(graph, "sleep:500");  // the actor does not read for a while
+  cg::Ref<std::string> victim = execute(graph, "hello");
+  LiveChannel input = live_channel({}, 0);
+  ASSERT_TRUE(input.wait_published(1));
+  const std::uint64_t length = UINT64_MAX;
+  std::memcpy(input.payload(1), &length, sizeof length);
+  EXPECT_EQ(busy.get(), "sleep:500");
+  try {
+    victim.get();
+    FAIL() << "expected cg::TaskError";
+  } catch (const cg::TaskError& e) {
+    EXPECT_EQ(e.actor(), "a");
+    EXPECT_EQ(e.exception_type(), "cg::DecodeError");
+    EXPECT_EQ(e.message(),
+              "channel 0 holds a value that cannot be decoded: cg: length prefix 18446744073709551615 "
+              "exceeds the 5 remaining bytes");
+  }
+  EXPECT_EQ(execute(graph, "next").get(), "next");
+}
+
+TEST(Driver, ImpossibleInputSlotEndsTheActorAndGetSaysSo) {
+  auto graph = launch();
+  cg::Ref<std::string> busy = execute(graph, "sleep:500");
+  cg::Ref<std::string> victim = execute(graph, "hello");
+  LiveChannel input = live_channel({}, 0);
+  ASSERT_TRUE(input.wait_published(1));
+  input.slot(1)->kind.store(99);
+  // The actor answers `busy`, then dies on the broken slot; whether the driver
+  // still collects `busy` first is a race, so ask only for the victim.
+  try {
+    victim.get();
+    FAIL() << "expected cg::ActorDiedError";
+  } catch (const cg::ActorDiedError& e) {
+    EXPECT_STREQ(e.what(), "actor 'a' of graph 'cg_test_echo' exited with code 2");
+  }
+}
+
+}  // namespace
