@@ -105,19 +105,9 @@ SharedSegment SharedSegment::create(const std::string& name, std::size_t bytes) 
 SharedSegment SharedSegment::open(const std::string& name) {
   const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) throw_errno(errno, "shm_open failed for", name);
-  FdGuard guard{fd};
-
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) throw_errno(errno, "fstat failed for shared memory segment", name);
-  if (st.st_size <= 0) throw_errno(EINVAL, "empty shared memory segment", name);
-  const auto bytes = static_cast<std::size_t>(st.st_size);
-  void* data = map_shared(fd, bytes);
-  if (data == nullptr) throw_errno(errno, "mmap failed for shared memory segment", name);
-
-  SharedSegment segment;
-  segment.data_ = data;
-  segment.size_ = bytes;
+  SharedSegment segment = adopt(fd);  // maps the whole segment, closes the fd
   segment.name_ = name;
+  segment.unlinked_ = false;
   return segment;
 }
 
