@@ -9,10 +9,12 @@
 #                      [COSTS <profile.json>])      # method costs (cgc --costs)
 #
 # Makes:
-#   <target>          a static library carrying the typed driver; link it and
-#                     `#include "<target>.cg.hpp"` (its directory is PUBLIC);
-#   <target>_actors   the actor executable, started once per actor instance;
-#                     built whenever <target> is.
+#   <target>             a static library carrying the typed driver; link it and
+#                        `#include "<target>.cg.hpp"` (its directory is PUBLIC);
+#   <target>_actors      the actor executable, started once per actor instance
+#                        in processes mode; built whenever <target> is;
+#   <target>_actor_code  the actor programs, compiled once and linked into both
+#                        (the driver runs them as threads in threads mode).
 # cgc writes everything under ${CMAKE_CURRENT_BINARY_DIR}/<target>.cg/: the
 # driver, one program per actor, and per graph <graph>.ir.json,
 # <graph>.schedule.txt, <graph>.schedule.json and <graph>.dot (listed as
@@ -41,7 +43,8 @@ function(add_compiled_graph target)
   set(out "${CMAKE_CURRENT_BINARY_DIR}/${target}.cg")
   set(driver_header "${out}/${target}.cg.hpp")
   set(driver_source "${out}/${target}.cg.cpp")
-  set(actor_main "${out}/${target}.actors.cpp")
+  set(actor_code "${out}/${target}.actors.cpp")
+  set(actor_main "${out}/${target}.actor_host.cpp")
 
   set(graph_flags "")
   set(artefacts "")
@@ -79,7 +82,7 @@ function(add_compiled_graph target)
   set(includes "$<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>")
   set(defines "$<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>")
   add_custom_command(
-    OUTPUT "${driver_header}" "${driver_source}" "${actor_main}"
+    OUTPUT "${driver_header}" "${driver_source}" "${actor_code}" "${actor_main}"
     BYPRODUCTS ${artefacts}
     COMMAND CompiledGraph::cgc "${source}" -o "${out}" --target ${target}
             --depfile "${out}/${target}.d" ${graph_flags} ${schedule_flags} --
@@ -93,15 +96,23 @@ function(add_compiled_graph target)
 
   # The actors compile the graph source as the driver library does: with its
   # include directories, definitions and options, wherever they come from.
+  add_library(${target}_actor_code STATIC "${actor_code}")
+  target_include_directories(${target}_actor_code PRIVATE "${out}" "${includes}")
+  target_compile_definitions(${target}_actor_code PRIVATE "${defines}")
+  target_compile_options(${target}_actor_code PRIVATE
+    "$<TARGET_PROPERTY:${target},COMPILE_OPTIONS>")
+  target_link_libraries(${target}_actor_code PUBLIC CompiledGraph::runtime ${ARG_LINK_LIBRARIES})
+
   add_executable(${target}_actors "${actor_main}")
   target_include_directories(${target}_actors PRIVATE "${out}" "${includes}")
   target_compile_definitions(${target}_actors PRIVATE "${defines}")
   target_compile_options(${target}_actors PRIVATE "$<TARGET_PROPERTY:${target},COMPILE_OPTIONS>")
-  target_link_libraries(${target}_actors PRIVATE CompiledGraph::runtime ${ARG_LINK_LIBRARIES})
+  target_link_libraries(${target}_actors PRIVATE ${target}_actor_code)
 
   add_library(${target} STATIC "${driver_source}" "${driver_header}")
   target_include_directories(${target} PUBLIC "${out}")
-  target_link_libraries(${target} PUBLIC CompiledGraph::runtime ${ARG_LINK_LIBRARIES})
+  target_link_libraries(${target} PUBLIC CompiledGraph::runtime ${ARG_LINK_LIBRARIES}
+                        PRIVATE ${target}_actor_code)
   target_compile_definitions(${target} PRIVATE
     "CG_ACTOR_HOST=\"$<TARGET_FILE:${target}_actors>\"")
   add_dependencies(${target} ${target}_actors)

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <future>
 #include <memory>
 
 namespace cg_generated::{target_ns} {{

@@ -3,6 +3,8 @@
 
 namespace cg_generated::{target_ns} {{
 
+// The actors' programs, in {actors_file}.
+{run_declarations}
 inline constexpr std::array<cg::detail::ActorSpec, {actor_count}> {graph_id}_actors{{{{
 {actor_specs}}}}};
 // Channels: writer actor (-1: driver), reader slots, the driver's reader slot.
@@ -31,7 +33,17 @@ public:
 {input_writes}    return cg::Ref<{result_type}>(runtime_, seq);
   }}
 
-  /// Stops the actor processes and releases the channels; idempotent.
+  /// As execute(), for event loops: the result as a std::future, set as soon
+  /// as the execution completes. Poll results_fd() to learn when.
+  std::future<{result_type}> execute_async({input_params}) {{
+    return execute({input_args}).get_future();
+  }}
+
+  /// An eventfd that is readable while results are ready (cg/driver.hpp);
+  /// owned by the graph.
+  int results_fd() {{ return runtime_->results_fd(); }}
+
+  /// Stops the actors and releases the channels; idempotent.
   void teardown() {{
     if (runtime_)
       runtime_->teardown();

@@ -60,9 +60,12 @@ public:
       : input_(input), graph_(graph), schedule_(schedule), id_(identifierFor(graph.name)) {}
 
   std::string driverSection() const {
-    std::string actorSpecs, channelSpecs, inputParams, inputWrites, resultTypes;
-    for (const ir::Actor& actor : graph_.actors)
-      actorSpecs += fmt::format("    {{\"{}\"}},\n", actor.name);
+    std::string runDeclarations, actorSpecs, channelSpecs, inputParams, inputArgs, inputWrites,
+        resultTypes;
+    for (unsigned a = 0; a < graph_.actors.size(); ++a) {
+      runDeclarations += fmt::format("int {}(cg::ActorProcess& process);\n", actorFunction(a));
+      actorSpecs += fmt::format("    {{\"{}\", &{}}},\n", graph_.actors[a].name, actorFunction(a));
+    }
     for (const schedule::Channel& channel : schedule_.channels) {
       auto driver = std::find(channel.readers.begin(), channel.readers.end(), kDriver);
       channelSpecs += fmt::format(
@@ -73,6 +76,7 @@ public:
     for (size_t i = 0; i < graph_.inputs.size(); ++i) {
       const std::string& type = graph_.values.at(graph_.inputs[i]).type.spelling;
       inputParams += fmt::format("{}const {}& input{}", i ? ", " : "", type, i);
+      inputArgs += fmt::format("{}input{}", i ? ", " : "", i);
       inputWrites += fmt::format("    runtime_->write_input({}, input{});\n", i, i);
     }
     for (unsigned output : graph_.outputs)
@@ -85,6 +89,8 @@ public:
         fmt::arg("graph_id", id_), fmt::arg("graph_qualified", "::" + graph_.name),
         fmt::arg("location", locationText(graph_.loc)),
         fmt::arg("target_ns", identifierFor(input_.target)),
+        fmt::arg("actors_file", input_.target + ".actors.cpp"),
+        fmt::arg("run_declarations", runDeclarations),
         fmt::arg("actor_count", graph_.actors.size()), fmt::arg("actor_specs", actorSpecs),
         fmt::arg("channel_count", schedule_.channels.size()),
         fmt::arg("channel_specs", channelSpecs), fmt::arg("input_count", graph_.inputs.size()),
@@ -92,6 +98,7 @@ public:
         fmt::arg("output_count", graph_.outputs.size()),
         fmt::arg("output_channels", fmt::format("{}", fmt::join(schedule_.outputChannels, ", "))),
         fmt::arg("result_type", resultType), fmt::arg("input_params", inputParams),
+        fmt::arg("input_args", inputArgs),
         fmt::arg("input_writes", inputWrites));
   }
 
@@ -286,7 +293,7 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
   const std::string header = input.target + ".cg.hpp";
   const std::string targetNs = identifierFor(input.target);
   std::vector<GeneratedFile> files;
-  std::string sections, includes, entries, codecs;
+  std::string sections, includes, graphSpecs, codecs;
   if (!input.codecs.empty())
     codecs = "\n// Serializers of the structs that cross actor boundaries, generated from their\n"
              "// fields.\n";
@@ -297,13 +304,11 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
       throw std::logic_error("internal compiler error: codegen has no GPU runtime to target");
     GraphGenerator generator(input, *g.graph, *g.schedule);
     sections += generator.driverSection();
+    graphSpecs += fmt::format("    &cg_generated::{}::{}_spec,\n", targetNs,
+                              identifierFor(g.graph->name));
     for (unsigned a = 0; a < g.graph->actors.size(); ++a) {
       files.push_back({generator.actorFileName(a), generator.actorProgram(a)});
       includes += fmt::format("#include \"{}\"\n", generator.actorFileName(a));
-      entries += fmt::format("    {{\"{}\", &cg_generated::{}::{}_spec, {}, "
-                             "&cg_generated::{}::{}}},\n",
-                             g.graph->name, targetNs, identifierFor(g.graph->name), a, targetNs,
-                             generator.actorFunction(a));
     }
   }
   files.push_back(
@@ -320,11 +325,17 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
                                fmt::arg("command", input.command), fmt::arg("header", header),
                                fmt::arg("target", input.target), fmt::arg("target_ns", targetNs))});
   files.push_back({input.target + ".actors.cpp",
-                   fmt::format(fmt::runtime(templateText("actor_host.cpp.tpl")),
+                   fmt::format(fmt::runtime(templateText("actor_code.cpp.tpl")),
                                fmt::arg("file", input.target + ".actors.cpp"),
                                fmt::arg("source_name", baseName(input.source)),
                                fmt::arg("command", input.command), fmt::arg("target", input.target),
-                               fmt::arg("includes", includes), fmt::arg("entries", entries))});
+                               fmt::arg("includes", includes))});
+  files.push_back({input.target + ".actor_host.cpp",
+                   fmt::format(fmt::runtime(templateText("actor_host.cpp.tpl")),
+                               fmt::arg("file", input.target + ".actor_host.cpp"),
+                               fmt::arg("source_name", baseName(input.source)),
+                               fmt::arg("command", input.command), fmt::arg("target", input.target),
+                               fmt::arg("header", header), fmt::arg("graph_specs", graphSpecs))});
   for (GeneratedFile& file : files)
     file.contents = formatCode(file.contents, file.name);
   return files;

@@ -114,7 +114,8 @@ const char* kOverview =
     "  <target>.cg.hpp          the typed driver header: cg::launch<&graph>()\n"
     "  <target>.cg.cpp          the driver library's compiled part\n"
     "  <target>.<graph>.<actor>.cpp  one actor's schedule as code\n"
-    "  <target>.actors.cpp      main() of the actor executable\n";
+    "  <target>.actors.cpp      every actor program, compiled once (both modes)\n"
+    "  <target>.actor_host.cpp  main() of the actor executable (processes mode)\n";
 
 bool wants(Emit kind) {
   return emits.empty() || std::find(emits.begin(), emits.end(), kind) != emits.end();

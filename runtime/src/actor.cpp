@@ -8,6 +8,8 @@
 // (same channel count), runs the generated entry for the actor and returns
 // when the driver closes the channels. Any runtime failure ends the process
 // with a message on stderr and exit code 2; the driver sees the death.
+// In threads mode the driver runs the same entry on a thread over its own
+// mapping (see driver.cpp), and reports a failure itself.
 #include <cg/actor.hpp>
 #include <cg/shm.hpp>
 
@@ -39,37 +41,51 @@ SharedSegment map_segment(const std::string& segment) {
 } // namespace
 
 struct ActorProcess::Impl {
-  SharedSegment segment;
+  SharedSegment owned;        // processes: our own mapping; threads: empty
+  std::span<std::byte> memory;
   detail::SegmentLayout layout;
   detail::SegmentHeader* header = nullptr;
 };
 
 ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
                            const std::string& segment)
-    : impl_(std::make_unique<Impl>(Impl{map_segment(segment), {}, nullptr})),
-      name_(spec.actors[actor].name) {
-  if (impl_->segment.size() < sizeof(detail::SegmentHeader))
-    throw std::runtime_error("segment " + segment + " is too small to be a graph segment");
-  impl_->header = static_cast<detail::SegmentHeader*>(impl_->segment.data());
+    : impl_(std::make_unique<Impl>()), name_(spec.actors[actor].name) {
+  impl_->owned = map_segment(segment);
+  attach(spec, {static_cast<std::byte*>(impl_->owned.data()), impl_->owned.size()}, segment);
+}
+
+ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
+                           std::span<std::byte> segment)
+    : impl_(std::make_unique<Impl>()), name_(spec.actors[actor].name) {
+  attach(spec, segment, "of the driver");
+}
+
+// Checks that the segment was made for this graph and this build (same
+// channel count), then computes where its channels are.
+void ActorProcess::attach(const detail::GraphSpec& spec, std::span<std::byte> memory,
+                          const std::string& segment) {
+  impl_->memory = memory;
+  if (memory.size() < sizeof(detail::SegmentHeader))
+    throw detail::ActorFailure("segment " + segment + " is too small to be a graph segment");
+  impl_->header = reinterpret_cast<detail::SegmentHeader*>(memory.data());
   const detail::SegmentHeader& header = *impl_->header;
   if (header.magic != detail::kSegmentMagic || header.channel_count != spec.channels.size() ||
       header.actor_count != spec.actors.size() ||
       std::string_view(header.graph) != std::string_view(spec.name))
-    throw std::runtime_error("segment " + segment + " was not made for graph '" + spec.name +
-                             "' of this build");
+    throw detail::ActorFailure("segment " + segment + " was not made for graph '" + spec.name +
+                               "' of this build");
   slot_bytes_ = header.slot_bytes;
   impl_->layout = detail::segment_layout(spec, header.slots, header.slot_bytes);
-  if (impl_->layout.total_bytes > impl_->segment.size())
-    throw std::runtime_error("segment " + segment + " is smaller than its channels need");
+  if (impl_->layout.total_bytes > memory.size())
+    throw detail::ActorFailure("segment " + segment + " is smaller than its channels need");
 }
 
 ActorProcess::~ActorProcess() = default;
 
 Channel ActorProcess::channel_at(std::uint32_t channel) const {
-  auto* base = static_cast<std::byte*>(impl_->segment.data());
-  Channel view = Channel::attach(base + impl_->layout.channel_offsets.at(channel));
+  Channel view = Channel::attach(impl_->memory.data() + impl_->layout.channel_offsets.at(channel));
   if (!view.valid())
-    throw std::runtime_error("channel " + std::to_string(channel) + " is not initialised");
+    throw detail::ActorFailure("channel " + std::to_string(channel) + " is not initialised");
   return view;
 }
 
@@ -89,27 +105,30 @@ std::string current_exception_type() {
 }
 
 void channel_failure(const char* what, std::uint32_t channel, ChannelStatus status) {
-  std::fprintf(stderr, "cg actor: channel %u: %s (%s)\n", channel, what, to_string(status));
-  std::exit(2);
+  throw ActorFailure("channel " + std::to_string(channel) + ": " + what + " (" +
+                     to_string(status) + ")");
 }
 
-int actor_host_main(int argc, char** argv, std::span<const ActorEntry> entries) {
+int actor_host_main(int argc, char** argv, std::span<const GraphSpec* const> graphs) {
   if (argc != 4) {
     std::fprintf(stderr, "usage: %s <graph> <actor> <segment>\n"
                          "Started by cg::launch(); not meant to be run by hand.\n",
                  argv[0]);
     return 64;
   }
-  for (const ActorEntry& entry : entries) {
-    if (std::strcmp(entry.graph, argv[1]) != 0 ||
-        std::strcmp(entry.spec->actors[entry.actor].name, argv[2]) != 0)
+  for (const GraphSpec* spec : graphs) {
+    if (std::strcmp(spec->name, argv[1]) != 0)
       continue;
-    try {
-      ActorProcess process(*entry.spec, entry.actor, argv[3]);
-      return entry.run(process);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "cg actor %s/%s: %s\n", argv[1], argv[2], e.what());
-      return 2;
+    for (std::uint32_t actor = 0; actor < spec->actors.size(); ++actor) {
+      if (std::strcmp(spec->actors[actor].name, argv[2]) != 0)
+        continue;
+      try {
+        ActorProcess process(*spec, actor, argv[3]);
+        return spec->actors[actor].run(process);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "cg actor %s/%s: %s\n", argv[1], argv[2], e.what());
+        return 2;
+      }
     }
   }
   std::fprintf(stderr, "cg actor: no actor '%s' in graph '%s' in this executable\n", argv[2],

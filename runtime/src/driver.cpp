@@ -8,10 +8,14 @@
 // A monitor thread watches the actors (pidfds); when one dies it records why
 // and closes every channel, which wakes every waiter in every process: get()
 // then reports ActorDiedError instead of hanging.
+// In threads mode the actors are threads of this process instead, running the
+// same generated programs over our mapping; a thread whose program fails
+// records why and closes every channel, as the monitor does for a process.
 // Results are collected from the output channels by the caller of get(), or,
 // once someone asked for a future or the results descriptor, by a collector
 // thread that takes each execution's results as soon as they arrive.
 #include <cg/driver.hpp>
+#include <cg/actor.hpp>
 #include <cg/process.hpp>
 #include <cg/shm.hpp>
 
@@ -23,6 +27,7 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -65,7 +70,9 @@ struct GraphRuntime::Impl {
   std::vector<std::uint32_t> result_channels;   // distinct output channels
   std::vector<ChannelReader> result_readers;    // parallel to result_channels
   std::vector<std::size_t> output_source;       // output position -> result index
-  std::vector<ChildProcess> actors;
+  Mode mode = Mode::processes;
+  std::vector<ChildProcess> actors;        // processes mode
+  std::vector<std::thread> actor_threads;  // threads mode
 
   std::thread monitor;
   int stop_fd = -1;
@@ -90,6 +97,7 @@ struct GraphRuntime::Impl {
   int results_fd = -1;
 
   void watch_actors();
+  void run_actor_thread(std::uint32_t actor);
   void collect_loop();
   ChannelStatus collect_next(Deadline deadline);
   [[noreturn]] void throw_result_failure(ChannelStatus status);
@@ -162,6 +170,27 @@ void GraphRuntime::Impl::watch_actors() {
       return;
     }
   }
+}
+
+// Threads mode: runs one actor's program until teardown closes its channels.
+// Leaving it any other way (its constructor threw, a channel broke) stops the
+// graph, as an actor process's death does.
+void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
+  const std::string name = spec.actors[actor].name;
+  std::string why;
+  try {
+    ActorProcess process(spec, actor,
+                         {static_cast<std::byte*>(segment.data()), segment.size()});
+    int status = spec.actors[actor].run(process);
+    why = "stopped: its program returned " + std::to_string(status);
+  } catch (const std::exception& e) {
+    why = std::string("failed: ") + e.what();
+  }
+  if (stopping.load())
+    return;
+  fail(std::make_exception_ptr(ActorDiedError(
+      name, "actor '" + name + "' of " + describe(spec) + " (a thread) " + why)));
+  close_all();
 }
 
 // Collects the results of execution `collected` from every result channel,
@@ -263,6 +292,26 @@ void GraphRuntime::Impl::start_async(std::unique_lock<std::mutex>& lock) {
   collector = std::thread([this] { collect_loop(); });
 }
 
+} // namespace cg::detail
+
+namespace cg {
+
+Mode launch_mode(const LaunchOptions& options) {
+  if (options.mode)
+    return *options.mode;
+  const char* name = std::getenv("CG_MODE");
+  if (!name || !*name || std::strcmp(name, "processes") == 0)
+    return Mode::processes;
+  if (std::strcmp(name, "threads") == 0)
+    return Mode::threads;
+  throw LaunchError(std::string("the environment variable CG_MODE is '") + name +
+                    "'; it must be 'processes' or 'threads' (or unset)");
+}
+
+} // namespace cg
+
+namespace cg::detail {
+
 GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
                            const LaunchOptions& options)
     : spec_(spec), impl_(std::make_unique<Impl>(spec)) {
@@ -273,9 +322,10 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
   if (options.slot_bytes < kMinSlotBytes)
     throw LaunchError("cg::LaunchOptions::slot_bytes must be at least " +
                       std::to_string(kMinSlotBytes));
+  s.mode = launch_mode(options);
   if (!options.actor_host.empty())
     actor_host = options.actor_host;
-  if (::access(actor_host.c_str(), X_OK) != 0)
+  if (s.mode == Mode::processes && ::access(actor_host.c_str(), X_OK) != 0)
     throw LaunchError("actor executable '" + actor_host + "' of " + describe(spec) +
                       " is missing or not executable; build it, or set "
                       "cg::LaunchOptions::actor_host");
@@ -313,17 +363,24 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
   }
 
   try {
-    const int fd = s.segment.fd();
-    for (const ActorSpec& actor : spec.actors)
-      s.actors.push_back(ChildProcess::spawn(
-          actor_host, {spec.name, actor.name, "fd:" + std::to_string(fd)}, {}, {fd}));
+    if (s.mode == Mode::threads) {
+      for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor)
+        s.actor_threads.emplace_back([this, actor] { impl_->run_actor_thread(actor); });
+    } else {
+      const int fd = s.segment.fd();
+      for (const ActorSpec& actor : spec.actors)
+        s.actors.push_back(ChildProcess::spawn(
+            actor_host, {spec.name, actor.name, "fd:" + std::to_string(fd)}, {}, {fd}));
+    }
   } catch (const std::exception& e) {
     teardown();
     throw LaunchError(std::string("cannot start the actors of ") + describe(spec) + ": " +
                       e.what());
   }
-  s.stop_fd = ::eventfd(0, EFD_CLOEXEC);
-  s.monitor = std::thread([this] { impl_->watch_actors(); });
+  if (s.mode == Mode::processes) {
+    s.stop_fd = ::eventfd(0, EFD_CLOEXEC);
+    s.monitor = std::thread([this] { impl_->watch_actors(); });
+  }
 
   // Start-up is the one place we poll: it happens once per launch.
   auto deadline = Clock::now() + options.start_timeout;
@@ -560,8 +617,12 @@ void GraphRuntime::teardown() noexcept {
   if (s.collector.joinable())
     s.collector.join();
   s.fail_callbacks();
-  // Actors leave their loop when their channels close; give them a moment to
-  // exit cleanly, then make sure.
+  // Actor threads leave their loop when their channels close (a method still
+  // running is waited for: a thread cannot be killed).
+  for (std::thread& thread : s.actor_threads)
+    thread.join();
+  s.actor_threads.clear();
+  // Actor processes do too; give them a moment to exit cleanly, then make sure.
   auto deadline = Clock::now() + std::chrono::seconds(2);
   for (ChildProcess& child : s.actors) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());

@@ -80,6 +80,7 @@ std::vector<std::string> shm_names_with(const std::string& prefix) {
 }
 
 TEST_F(Faults, ActorsOfAKilledDriverExitWithinASecondAndLeaveNoSharedMemory) {
+  CG_SKIP_IN_THREADS_MODE();
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
   const pid_t driver = ::fork();

@@ -5,10 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <poll.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -35,7 +40,7 @@ TEST_F(Graphs, TaskWithTwoFailedInputsForwardsTheFirstArgumentsError) {
 
 TEST_F(Graphs, SameActorEdgeStaysInProcess) {
   auto graph = cg::launch<&same_actor>();
-  EXPECT_EQ(cg_test::child_pids().size(), 1u);
+  EXPECT_EQ(cg_test::child_pids().size(), cg_test::actor_processes(1));
   EXPECT_EQ(graph.execute(40).get(), 42);
 }
 
@@ -124,6 +129,7 @@ TEST_F(Graphs, MoreExecutionsThanMaxInFlightIsRefused) {
 }
 
 TEST_F(Graphs, KilledActorIsReportedByGetWithinASecond) {
+  CG_SKIP_IN_THREADS_MODE();
   auto graph = cg::launch<&adder>();
   EXPECT_EQ(graph.execute(1).get(), 3);
   std::vector<int> actors = cg_test::child_pids();
@@ -136,6 +142,7 @@ TEST_F(Graphs, KilledActorIsReportedByGetWithinASecond) {
 }
 
 TEST_F(Graphs, GetTimesOutWhenAnActorIsStopped) {
+  CG_SKIP_IN_THREADS_MODE();
   cg::LaunchOptions options;
   options.get_timeout = std::chrono::milliseconds(200);
   auto graph = cg::launch<&adder>(options);
@@ -147,6 +154,7 @@ TEST_F(Graphs, GetTimesOutWhenAnActorIsStopped) {
 }
 
 TEST_F(Graphs, MissingActorExecutableIsALaunchError) {
+  CG_SKIP_IN_THREADS_MODE();
   cg::LaunchOptions options;
   options.actor_host = "/nonexistent/actors";
   try {
@@ -163,6 +171,36 @@ TEST_F(Graphs, GetTwiceOnOneRefIsAnError) {
   auto ref = graph.execute(1);
   EXPECT_EQ(ref.get(), 3);
   EXPECT_THROW(ref.get(), cg::Error);
+}
+
+TEST_F(Graphs, ExecuteAsyncGivesAFutureAndResultsFdSaysWhenItIsReady) {
+  auto graph = cg::launch<&adder>();
+  std::future<int> sum = graph.execute_async(40);
+  std::future<int> failed = graph.execute_async(-1);
+  pollfd ready{graph.results_fd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&ready, 1, 5'000), 1);
+  std::uint64_t count = 0;
+  ASSERT_EQ(::read(ready.fd, &count, sizeof count), static_cast<ssize_t>(sizeof count));
+  EXPECT_GE(count, 1u);
+  EXPECT_EQ(sum.get(), 42);
+  EXPECT_THROW(failed.get(), cg::TaskError);
+}
+
+TEST_F(Graphs, ThreadsModeRunsEveryActorInTheDriverProcessWithoutTheExecutable) {
+  auto tasks = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/task"),
+                         std::filesystem::directory_iterator{});
+  };
+  auto before = tasks();
+  cg::LaunchOptions options;
+  options.mode = cg::Mode::threads;
+  options.actor_host = "/nonexistent/actors";
+  auto graph = cg::launch<&diamond>(options);
+  EXPECT_EQ(cg_test::child_pids(), std::vector<int>{});
+  EXPECT_EQ(tasks(), before + 3);
+  EXPECT_EQ(graph.execute(1).get(), 4);
+  EXPECT_THROW(graph.execute(-1).get(), cg::TaskError);
+  EXPECT_EQ(graph.execute(2).get(), 6);
 }
 
 } // namespace

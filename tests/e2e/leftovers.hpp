@@ -1,6 +1,11 @@
 // leftovers.hpp - what a launched graph could leave behind: child processes
 // and shared-memory segments. Every end-to-end test checks both are gone.
+// Also what differs between the two runs of the suite (CG_MODE=processes and
+// CG_MODE=threads, see tests/CMakeLists.txt): how many actor processes a
+// graph starts, and which tests are about processes only.
 #pragma once
+
+#include <cg/driver.hpp>
 
 #include <gtest/gtest.h>
 
@@ -37,6 +42,21 @@ inline std::vector<int> child_pids() {
   closedir(proc);
   return pids;
 }
+
+/// True when this run of the suite launches actors as threads (CG_MODE).
+inline bool threads_mode() { return cg::launch_mode({}) == cg::Mode::threads; }
+
+/// The child processes a graph of `actors` actors starts in this run's mode.
+inline std::size_t actor_processes(std::size_t actors) { return threads_mode() ? 0 : actors; }
+
+/// Skips a test about actor processes (killing one, its executable) in the
+/// threads-mode run of the suite, saying so.
+#define CG_SKIP_IN_THREADS_MODE()                                                               \
+  do {                                                                                          \
+    if (cg_test::threads_mode())                                                                \
+      GTEST_SKIP() << "threads mode: this test is about actor processes (run with CG_MODE "     \
+                      "unset for it)";                                                          \
+  } while (false)
 
 /// Names in /dev/shm of segments made by this process.
 inline std::vector<std::string> our_segments() {

@@ -42,7 +42,7 @@ TEST_F(Language, LoopsHelpersAndConstantConditionsShapeTheGraph) {
   // stage0 x*1, stage1 +1, stage2 x*3, stage3 +1
   EXPECT_EQ(graph.execute(1).get(), 7);
   EXPECT_EQ(graph.execute(2).get(), 10);
-  EXPECT_EQ(cg_test::child_pids().size(), 4u);
+  EXPECT_EQ(cg_test::child_pids().size(), cg_test::actor_processes(4));
 }
 
 TEST_F(Language, UserStructsCrossActorsWithGeneratedSerializers) {

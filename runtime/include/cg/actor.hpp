@@ -19,6 +19,11 @@
 //
 // Errors are values: a method's exception becomes an ErrorRecord in its
 // result; a task whose input holds an error skips its method and forwards it.
+//
+// The same function runs an actor as a process of the actor executable
+// (cg::Mode::processes: the ActorProcess maps the segment it inherited) or as
+// a thread of the driver (cg::Mode::threads: it borrows the driver's mapping).
+// A broken channel throws detail::ActorFailure out of it in both cases.
 #pragma once
 
 #include <cg/channel.hpp>
@@ -28,6 +33,8 @@
 
 #include <exception>
 #include <memory>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -65,7 +72,13 @@ Result<std::tuple_element_t<K, std::tuple<T...>>> element(Result<std::tuple<T...
 namespace detail {
 /// The demangled dynamic type of the exception being handled.
 std::string current_exception_type();
-/// Fails the actor process on a broken channel (corrupt data): never silently.
+/// Why an actor cannot go on (a broken channel, a segment not made for it):
+/// ends the actor, never silently. The process exits 2; a thread reports it.
+class ActorFailure : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+/// Throws ActorFailure for a broken channel (corrupt data).
 [[noreturn]] void channel_failure(const char* what, std::uint32_t channel, ChannelStatus status);
 } // namespace detail
 
@@ -170,7 +183,12 @@ private:
 /// One actor's view of the launched graph: its segment and its identity.
 class ActorProcess {
 public:
+  /// An actor process: maps `segment` ("fd:<n>", an inherited descriptor it
+  /// takes over, or a /dev/shm name).
   ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor, const std::string& segment);
+  /// An actor thread: uses the driver's mapping of the segment, which must
+  /// outlive it.
+  ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor, std::span<std::byte> segment);
   ~ActorProcess();
   ActorProcess(const ActorProcess&) = delete;
   ActorProcess& operator=(const ActorProcess&) = delete;
@@ -206,6 +224,8 @@ public:
   }
 
 private:
+  void attach(const detail::GraphSpec& spec, std::span<std::byte> memory,
+              const std::string& segment);
   Channel channel_at(std::uint32_t channel) const;
 
   struct Impl;
@@ -215,16 +235,10 @@ private:
 };
 
 namespace detail {
-/// One actor of the host executable: graph name, actor name, entry point.
-struct ActorEntry {
-  const char* graph;
-  const GraphSpec* spec;
-  std::uint32_t actor;
-  int (*run)(ActorProcess&);
-};
-/// main() of the generated actor executable:
+/// main() of the generated actor executable, which serves every graph of its
+/// target:
 ///   <exe> <graph> <actor> <segment>     (segment: fd:<n> or a /dev/shm name)
-int actor_host_main(int argc, char** argv, std::span<const ActorEntry> entries);
+int actor_host_main(int argc, char** argv, std::span<const GraphSpec* const> graphs);
 } // namespace detail
 
 } // namespace cg

@@ -45,6 +45,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -52,7 +53,23 @@
 
 namespace cg {
 
+/// How the actors of a launched graph run. Both run the same generated code
+/// and schedules over the same channels.
+enum class Mode {
+  /// Each actor is a process of the actor executable (the default): an actor
+  /// that crashes or is killed is reported as ActorDiedError and the driver
+  /// lives on.
+  processes,
+  /// Each actor is a thread of the driver process: no process start-up, and
+  /// one address space for debuggers and sanitizers. An actor's crash is the
+  /// driver's crash; teardown() waits for running methods to return.
+  threads,
+};
+
 struct LaunchOptions {
+  /// How the actors run; unset: the environment variable CG_MODE
+  /// ("processes" or "threads") if it is set, else Mode::processes.
+  std::optional<Mode> mode;
   /// Executions submitted and not yet collected; also each channel's ring size.
   std::uint32_t max_in_flight = 10;
   /// Bytes of a value one channel slot holds in place (at least 256). A larger
@@ -66,9 +83,14 @@ struct LaunchOptions {
   std::chrono::milliseconds get_timeout{10'000};
   /// How long execute() waits to hand each input to the graph.
   std::chrono::milliseconds submit_timeout{10'000};
-  /// The actor executable; empty: the one add_compiled_graph() built.
+  /// The actor executable (processes mode); empty: the one
+  /// add_compiled_graph() built.
   std::string actor_host;
 };
+
+/// The mode `options` ask for (resolving CG_MODE); LaunchError if CG_MODE
+/// names no mode.
+Mode launch_mode(const LaunchOptions& options);
 
 /// Maps a graph function to its generated driver class; specialized by cgc.
 template <auto GraphFunction> struct GraphTraits;

@@ -52,7 +52,9 @@ std::string perform(std::string request) {
   return request;
 }
 
-constexpr std::array<cg::detail::ActorSpec, 1> kActorSpecs{{{"a"}}};
+int run_a(cg::ActorProcess& process);
+
+constexpr std::array<cg::detail::ActorSpec, 1> kActorSpecs{{{"a", &run_a}}};
 constexpr std::array<cg::detail::ChannelSpec, 2> kChannels{{
     {-1, 1, -1},  // c0: input #0
     {0, 1, 0},    // c1: a.perform
@@ -73,7 +75,7 @@ int run_a(cg::ActorProcess& process) {
   }
 }
 
-constexpr cg::detail::ActorEntry kActors[] = {{"cg_test_echo", &kSpec, 0, &run_a}};
+constexpr const cg::detail::GraphSpec* kGraphs[] = {&kSpec};
 
 std::vector<std::string> command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
@@ -89,12 +91,14 @@ const bool kRunsAsActor = [] {
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
-  std::exit(cg::detail::actor_host_main(4, argv.data(), kActors));
+  std::exit(cg::detail::actor_host_main(4, argv.data(), kGraphs));
 }();
 
 std::string self_path() { return std::filesystem::read_symlink("/proc/self/exe"); }
 
+// Processes mode unless a test asks for threads, whatever CG_MODE says.
 std::shared_ptr<cg::detail::GraphRuntime> launch(cg::LaunchOptions options = {}) {
+  if (!options.mode) options.mode = cg::Mode::processes;
   return std::make_shared<cg::detail::GraphRuntime>(kSpec, self_path(), options);
 }
 
@@ -454,6 +458,78 @@ TEST(Driver, ImpossibleInputSlotEndsTheActorAndGetSaysSo) {
   } catch (const cg::ActorDiedError& e) {
     EXPECT_STREQ(e.what(), "actor 'a' of graph 'cg_test_echo' exited with code 2");
   }
+}
+
+// ---- threads mode ------------------------------------------------------------
+
+std::size_t thread_count() {
+  return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/task"),
+                                                std::filesystem::directory_iterator{}));
+}
+
+cg::LaunchOptions threads_mode() {
+  cg::LaunchOptions options;
+  options.mode = cg::Mode::threads;
+  options.actor_host = "/nonexistent/actor-host";  // threads mode starts no executable
+  return options;
+}
+
+TEST(Driver, ThreadsModeRunsTheActorAsAThreadOfTheDriverProcess) {
+  std::size_t threads_before = thread_count();
+  auto graph = launch(threads_mode());
+  EXPECT_EQ(child_pids(), std::vector<pid_t>{});
+  EXPECT_EQ(thread_count(), threads_before + 1);
+  EXPECT_EQ(execute(graph, "hello").get(), "hello");
+  EXPECT_EQ(execute(graph, "big:100000").get(), std::string(100000, 'x'));
+  graph->teardown();
+  EXPECT_EQ(thread_count(), threads_before);
+}
+
+TEST(Driver, ThreadsModeTurnsAMethodExceptionIntoATaskError) {
+  auto graph = launch(threads_mode());
+  try {
+    execute(graph, "throw:boom").get();
+    FAIL() << "expected cg::TaskError";
+  } catch (const cg::TaskError& e) {
+    EXPECT_EQ(e.actor(), "a");
+    EXPECT_EQ(e.message(), "boom");
+  }
+  EXPECT_EQ(execute(graph, "next").get(), "next");
+}
+
+TEST(Driver, ThreadsModeImpossibleInputSlotEndsTheActorThreadAndGetSaysSo) {
+  auto graph = launch(threads_mode());
+  cg::Ref<std::string> busy = execute(graph, "sleep:500");
+  cg::Ref<std::string> victim = execute(graph, "hello");
+  LiveChannel input = live_channel({}, 0);
+  ASSERT_TRUE(input.wait_published(1));
+  input.slot(1)->kind.store(99);
+  try {
+    victim.get();
+    FAIL() << "expected cg::ActorDiedError";
+  } catch (const cg::ActorDiedError& e) {
+    EXPECT_EQ(e.actor(), "a");
+    EXPECT_STREQ(e.what(),
+                 "actor 'a' of graph 'cg_test_echo' (a thread) failed: channel 0: read (corrupt)");
+  }
+}
+
+TEST(Driver, ModeComesFromTheEnvironmentUnlessTheOptionsSayIt) {
+  ASSERT_EQ(::setenv("CG_MODE", "threads", 1), 0);
+  EXPECT_EQ(cg::launch_mode({}), cg::Mode::threads);
+  cg::LaunchOptions processes;
+  processes.mode = cg::Mode::processes;
+  EXPECT_EQ(cg::launch_mode(processes), cg::Mode::processes);
+  ASSERT_EQ(::setenv("CG_MODE", "fibers", 1), 0);
+  try {
+    cg::launch_mode({});
+    FAIL() << "expected cg::LaunchError";
+  } catch (const cg::LaunchError& e) {
+    EXPECT_STREQ(e.what(), "the environment variable CG_MODE is 'fibers'; it must be 'processes' "
+                           "or 'threads' (or unset)");
+  }
+  ASSERT_EQ(::unsetenv("CG_MODE"), 0);
+  EXPECT_EQ(cg::launch_mode({}), cg::Mode::processes);
 }
 
 }  // namespace
