@@ -18,6 +18,9 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <optional>
+#include <tuple>
+#include <vector>
 
 namespace cg_generated::{target_ns} {{
 /// The actor executable built beside this driver (see {target}.cg.cpp).

@@ -16,13 +16,21 @@ inline constexpr cg::detail::GraphSpec {graph_id}_spec{{"{graph}", {graph_id}_ac
                                                     {graph_id}_channels, {graph_id}_inputs,
                                                     {graph_id}_outputs}};
 
+/// Constructor arguments for the actors of graph '{graph}' that replace the
+/// graph's at launch: cg::launch<&{graph_qualified}>(constructors, options).
+struct {graph_id}_constructors {{
+{constructor_members}}};
+
 /// The driver of graph '{graph}'. Made by cg::launch<&{graph_qualified}>();
 /// tears the graph down on destruction.
 class {graph_id}_graph {{
 public:
-  explicit {graph_id}_graph(cg::LaunchOptions options = {{}})
-      : runtime_(std::make_shared<cg::detail::GraphRuntime>({graph_id}_spec, actor_host(),
-                                                            options)) {{}}
+  using Constructors = {graph_id}_constructors;
+
+  explicit {graph_id}_graph(cg::LaunchOptions options = {{}}, Constructors constructors = {{}})
+      : runtime_(std::make_shared<cg::detail::GraphRuntime>(
+            {graph_id}_spec, actor_host(), options,
+            std::vector<std::optional<std::vector<std::byte>>>{{{encoded_constructors}}})) {{}}
   ~{graph_id}_graph() {{ teardown(); }}
   {graph_id}_graph({graph_id}_graph&&) noexcept = default;
   {graph_id}_graph& operator=({graph_id}_graph&&) = delete;

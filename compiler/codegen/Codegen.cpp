@@ -79,6 +79,21 @@ public:
       inputArgs += fmt::format("{}input{}", i ? ", " : "", i);
       inputWrites += fmt::format("    runtime_->write_input({}, input{});\n", i, i);
     }
+    std::string constructorMembers, encodedConstructors;
+    for (const ir::Actor& actor : graph_.actors) {
+      std::string member = identifierFor(actor.name);
+      encodedConstructors += (encodedConstructors.empty() ? "" : ", ");
+      if (actor.constructorArgs.empty()) {
+        encodedConstructors += "std::nullopt";
+        continue;
+      }
+      constructorMembers += fmt::format(
+          "  /// {} ({}, {}); the graph passes ({}).\n  std::optional<{}> {};\n", actor.name,
+          actor.className, locationText(actor.loc), constructorArgList(actor),
+          constructorTuple(actor), member);
+      encodedConstructors += fmt::format("cg::detail::encode_constructor_args(constructors.{})",
+                                         member);
+    }
     for (unsigned output : graph_.outputs)
       resultTypes += (resultTypes.empty() ? "" : ", ") + graph_.values.at(output).type.spelling;
     std::string resultType =
@@ -99,6 +114,8 @@ public:
         fmt::arg("output_channels", fmt::format("{}", fmt::join(schedule_.outputChannels, ", "))),
         fmt::arg("result_type", resultType), fmt::arg("input_params", inputParams),
         fmt::arg("input_args", inputArgs),
+        fmt::arg("constructor_members", constructorMembers),
+        fmt::arg("encoded_constructors", encodedConstructors),
         fmt::arg("input_writes", inputWrites));
   }
 
@@ -128,13 +145,27 @@ public:
   }
 
 private:
-  static std::string construction(const ir::Actor& actor) {
-    if (actor.constructorArgs.empty())
-      return actor.className + " actor;";
+  static std::string constructorArgList(const ir::Actor& actor) {
     std::string args;
     for (const ir::Constant& arg : actor.constructorArgs)
       args += (args.empty() ? "" : ", ") + arg.expression;
-    return actor.className + " actor(" + args + ");";
+    return args;
+  }
+
+  static std::string constructorTuple(const ir::Actor& actor) {
+    std::string types;
+    for (const ir::Constant& arg : actor.constructorArgs)
+      types += (types.empty() ? "" : ", ") + arg.type.spelling;
+    return "std::tuple<" + types + ">";
+  }
+
+  // With constructor arguments, launch() may replace the graph's.
+  static std::string construction(const ir::Actor& actor) {
+    if (actor.constructorArgs.empty())
+      return actor.className + " actor;";
+    return fmt::format("// The graph's constructor arguments, unless launch() was given others.\n"
+                       "  auto actor = process.construct<{}>({}({}));",
+                       actor.className, constructorTuple(actor), constructorArgList(actor));
   }
 
   std::string valueType(unsigned value) const { return graph_.values.at(value).type.spelling; }

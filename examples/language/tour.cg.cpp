@@ -5,6 +5,7 @@
 
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -65,7 +66,10 @@ struct CG_ACTOR Text {
 
 struct CG_ACTOR Math {
   Math() = default;
-  Math(int scale, std::string name) : scale_(scale), name_(std::move(name)) {}
+  Math(int scale, std::string name) : scale_(scale), name_(std::move(name)) {
+    if (scale < 0)
+      throw std::invalid_argument("scale must not be negative");
+  }
 
   int scaled(int x, int extra) { return x * scale_ + extra; }
   std::string name() { return name_; }

@@ -9,6 +9,13 @@ int main() {
   auto [scaled, named] = cg::launch<&constants>().execute(5).get();
   std::printf("constants:  %d %s\n", scaled, named.c_str());
 
+  // Constructor arguments given at launch replace the graph's (here: a scale
+  // of 5 and another name for the actor 'triple').
+  cg::Graph<&constants>::Constructors constructors;
+  constructors.triple = {5, "quintupler"};
+  auto [scaled5, named5] = cg::launch<&constants>(constructors).execute(5).get();
+  std::printf("constants:  %d %s (constructed at launch)\n", scaled5, named5.c_str());
+
   std::printf("diamond:    %d\n", cg::launch<&diamond>().execute(10).get());
 
   auto [next_quotient, remainder] = cg::launch<&tuples>().execute(17, 5).get();

@@ -51,19 +51,20 @@ ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
                            const std::string& segment)
     : impl_(std::make_unique<Impl>()), name_(spec.actors[actor].name) {
   impl_->owned = map_segment(segment);
-  attach(spec, {static_cast<std::byte*>(impl_->owned.data()), impl_->owned.size()}, segment);
+  attach(spec, actor,
+         {static_cast<std::byte*>(impl_->owned.data()), impl_->owned.size()}, segment);
 }
 
 ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
                            std::span<std::byte> segment)
     : impl_(std::make_unique<Impl>()), name_(spec.actors[actor].name) {
-  attach(spec, segment, "of the driver");
+  attach(spec, actor, segment, "of the driver");
 }
 
 // Checks that the segment was made for this graph and this build (same
 // channel count), then computes where its channels are.
-void ActorProcess::attach(const detail::GraphSpec& spec, std::span<std::byte> memory,
-                          const std::string& segment) {
+void ActorProcess::attach(const detail::GraphSpec& spec, std::uint32_t actor,
+                          std::span<std::byte> memory, const std::string& segment) {
   impl_->memory = memory;
   if (memory.size() < sizeof(detail::SegmentHeader))
     throw detail::ActorFailure("segment " + segment + " is too small to be a graph segment");
@@ -78,6 +79,23 @@ void ActorProcess::attach(const detail::GraphSpec& spec, std::span<std::byte> me
   impl_->layout = detail::segment_layout(spec, header.slots, header.slot_bytes);
   if (impl_->layout.total_bytes > memory.size())
     throw detail::ActorFailure("segment " + segment + " is smaller than its channels need");
+  if (header.constructor_args != 0) {
+    const std::uint64_t table = header.constructor_args;
+    const std::uint64_t size = memory.size();
+    if (table < impl_->layout.total_bytes || table > size ||
+        (size - table) / sizeof(detail::ConstructorArgs) < spec.actors.size())
+      throw detail::ActorFailure("segment " + segment +
+                                 " has an impossible constructor-argument table");
+    detail::ConstructorArgs args;
+    std::memcpy(&args, memory.data() + table + actor * sizeof args, sizeof args);
+    if (args.offset != 0) {
+      if (args.offset > size || args.bytes > size - args.offset)
+        throw detail::ActorFailure("segment " + segment +
+                                   " places the constructor arguments of actor '" + name_ +
+                                   "' outside itself");
+      constructor_args_ = std::span<const std::byte>(memory.data() + args.offset, args.bytes);
+    }
+  }
 }
 
 ActorProcess::~ActorProcess() = default;

@@ -313,7 +313,8 @@ Mode launch_mode(const LaunchOptions& options) {
 namespace cg::detail {
 
 GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
-                           const LaunchOptions& options)
+                           const LaunchOptions& options,
+                           std::vector<std::optional<std::vector<std::byte>>> constructor_args)
     : spec_(spec), impl_(std::make_unique<Impl>(spec)) {
   Impl& s = *impl_;
   s.options = options;
@@ -331,8 +332,28 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
                       "cg::LaunchOptions::actor_host");
 
   SegmentLayout layout = segment_layout(spec, options.max_in_flight, options.slot_bytes);
+  // Constructor arguments given to launch(): a table after the channels, then
+  // the bytes of each.
+  const bool any_constructor_args =
+      std::any_of(constructor_args.begin(), constructor_args.end(),
+                  [](const auto& args) { return args.has_value(); });
+  if (any_constructor_args && constructor_args.size() != spec.actors.size())
+    throw LaunchError("constructor arguments for " + std::to_string(constructor_args.size()) +
+                      " actors given to " + describe(spec) + ", which has " +
+                      std::to_string(spec.actors.size()));
+  std::size_t table_offset = 0;
+  std::vector<ConstructorArgs> table;
+  std::size_t segment_bytes = layout.total_bytes;
+  if (any_constructor_args) {
+    table_offset = (segment_bytes + 63) / 64 * 64;
+    segment_bytes = table_offset + spec.actors.size() * sizeof(ConstructorArgs);
+    for (const auto& args : constructor_args) {
+      table.push_back({args ? segment_bytes : 0, args ? args->size() : 0});
+      segment_bytes += args ? args->size() : 0;
+    }
+  }
   try {
-    s.segment = SharedSegment::create_anonymous(std::string("cg.") + spec.name, layout.total_bytes);
+    s.segment = SharedSegment::create_anonymous(std::string("cg.") + spec.name, segment_bytes);
   } catch (const std::exception& e) {
     throw LaunchError("cannot create the channels of " + describe(spec) + ": " + e.what());
   }
@@ -344,6 +365,13 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
   s.header->actor_count = static_cast<std::uint32_t>(spec.actors.size());
   s.header->channel_count = static_cast<std::uint32_t>(spec.channels.size());
   std::strncpy(s.header->graph, spec.name, sizeof(s.header->graph) - 1);
+  if (any_constructor_args) {
+    s.header->constructor_args = table_offset;
+    std::memcpy(base + table_offset, table.data(), table.size() * sizeof(ConstructorArgs));
+    for (std::size_t i = 0; i < table.size(); ++i)
+      if (constructor_args[i])
+        std::memcpy(base + table[i].offset, constructor_args[i]->data(), table[i].bytes);
+  }
   for (std::size_t i = 0; i < spec.channels.size(); ++i)
     s.channels.push_back(Channel::create(base + layout.channel_offsets[i],
                                          {options.max_in_flight, options.slot_bytes,

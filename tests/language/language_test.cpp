@@ -26,6 +26,36 @@ TEST_F(Language, ConstantsReachBindsAndConstructors) {
   EXPECT_EQ(named, "name:tripler");
 }
 
+TEST_F(Language, LaunchCanReplaceTheConstructorArgumentsOfAnActor) {
+  cg::Graph<&constants>::Constructors constructors;
+  constructors.triple = {5, "quintupler"};
+  auto graph = cg::launch<&constants>(constructors);
+  auto [scaled, named] = graph.execute(5).get();
+  EXPECT_EQ(scaled, 5 * 5 + 100);
+  EXPECT_EQ(named, "name:quintupler");
+}
+
+TEST_F(Language, ActorThatCannotBeConstructedFromTheArgumentsGivenAtLaunchIsALaunchError) {
+  cg::Graph<&constants>::Constructors constructors;
+  constructors.triple = {-1, "negative"};
+  try {
+    cg::launch<&constants>(constructors);
+    FAIL() << "expected cg::LaunchError";
+  } catch (const cg::LaunchError& e) {
+    std::string expected = cg_test::threads_mode()
+                               ? "actor 'triple' of graph 'constants' (a thread) failed: scale "
+                                 "must not be negative during start-up"
+                               : "actor 'triple' of graph 'constants' exited with code 2 during "
+                                 "start-up";
+    EXPECT_EQ(e.what(), expected);
+  }
+}
+
+TEST_F(Language, ConstructorArgumentsLeftUnsetAtLaunchAreTheGraphs) {
+  auto graph = cg::launch<&loop>(cg::Graph<&loop>::Constructors{}, cg::LaunchOptions{});
+  EXPECT_EQ(graph.execute(1).get(), 7);
+}
+
 TEST_F(Language, OneValueFansOutAndJoinsAgain) {
   auto graph = cg::launch<&diamond>();
   EXPECT_EQ(graph.execute(10).get(), 22);

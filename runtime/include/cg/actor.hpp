@@ -33,6 +33,7 @@
 
 #include <exception>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -205,6 +206,15 @@ public:
   /// Tells the driver this actor is attached and constructed.
   void ready();
 
+  /// Makes the actor: from the constructor arguments launch() was given for
+  /// it, if any, else from `graph_args`, those the graph passes. Both are a
+  /// std::tuple of the graph's argument types.
+  template <class C, class... A> C construct(std::tuple<A...> graph_args) const {
+    if (!constructor_args_)
+      return std::make_from_tuple<C>(std::move(graph_args));
+    return std::make_from_tuple<C>(decode_all<std::tuple<A...>>(*constructor_args_));
+  }
+
   /// Runs a task's method unless an input carries an error; a thrown
   /// exception becomes the task's error record.
   template <class F, class... In> auto call(const char* method, F&& fn, const In&... inputs) {
@@ -224,7 +234,7 @@ public:
   }
 
 private:
-  void attach(const detail::GraphSpec& spec, std::span<std::byte> memory,
+  void attach(const detail::GraphSpec& spec, std::uint32_t actor, std::span<std::byte> memory,
               const std::string& segment);
   Channel channel_at(std::uint32_t channel) const;
 
@@ -232,6 +242,7 @@ private:
   std::unique_ptr<Impl> impl_;
   std::string name_;
   std::uint32_t slot_bytes_ = 0;
+  std::optional<std::span<const std::byte>> constructor_args_;  // given to launch()
 };
 
 namespace detail {

@@ -98,9 +98,23 @@ template <auto GraphFunction> struct GraphTraits;
 /// The driver class of a graph: `cg::Graph<&chain> graph = cg::launch<&chain>();`
 template <auto GraphFunction> using Graph = typename GraphTraits<GraphFunction>::type;
 
-/// Starts the graph's actor processes and maps its channels.
+/// Starts the graph's actors and maps its channels.
 template <auto GraphFunction> Graph<GraphFunction> launch(LaunchOptions options = {}) {
   return Graph<GraphFunction>(std::move(options));
+}
+
+/// As above, constructing the actors set in `constructors` with the
+/// arguments given there instead of the graph's constants (the generated
+/// Constructors struct has one optional std::tuple per actor the graph
+/// constructs with arguments, typed as the graph's arguments):
+///
+///   cg::Graph<&serve>::Constructors args;
+///   args.model = {"/models/big.bin", 8};        // instead of the graph's
+///   auto graph = cg::launch<&serve>(args);
+template <auto GraphFunction>
+Graph<GraphFunction> launch(typename Graph<GraphFunction>::Constructors constructors,
+                            LaunchOptions options = {}) {
+  return Graph<GraphFunction>(std::move(options), std::move(constructors));
 }
 
 namespace detail {
@@ -119,7 +133,10 @@ using ResultsCallback =
 /// The generated driver class wraps it with typed execute() and Ref<T>.
 class GraphRuntime {
 public:
-  GraphRuntime(const GraphSpec& spec, std::string actor_host, const LaunchOptions& options);
+  /// `constructor_args`: per actor, empty or the encoded constructor
+  /// arguments launch() was given for it (see ActorProcess::construct).
+  GraphRuntime(const GraphSpec& spec, std::string actor_host, const LaunchOptions& options,
+               std::vector<std::optional<std::vector<std::byte>>> constructor_args = {});
   ~GraphRuntime();
   GraphRuntime(const GraphRuntime&) = delete;
   GraphRuntime& operator=(const GraphRuntime&) = delete;
@@ -174,6 +191,18 @@ private:
   const GraphSpec& spec_;
   std::unique_ptr<Impl> impl_;
 };
+
+/// The encoded constructor arguments of an actor, if launch() was given any.
+template <class... A>
+std::optional<std::vector<std::byte>> encode_constructor_args(
+    const std::optional<std::tuple<A...>>& args) {
+  if (!args)
+    return std::nullopt;
+  std::vector<std::byte> bytes(encoded_size(*args));
+  Encoder encoder(bytes);
+  encode(encoder, *args);
+  return bytes;
+}
 
 /// Decodes one collected output; an error record becomes TaskError.
 template <class T> T decode_result(const Collected& collected) {

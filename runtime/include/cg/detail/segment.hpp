@@ -7,7 +7,8 @@
 // closes its descriptor. The memory goes with the last process mapping it, so
 // a crash of anyone, at any time, leaves nothing behind. Values larger than a
 // slot live in per-slot overflow buffers of the channels' writers (see
-// cg/channel.hpp), also memfds.
+// cg/channel.hpp), also memfds. Constructor arguments given to launch() follow
+// the channels.
 #pragma once
 
 #include <cg/channel.hpp>
@@ -59,6 +60,16 @@ struct SegmentHeader {
   std::uint32_t channel_count;
   std::atomic<std::uint32_t> ready;  // actors attached so far
   char graph[64];
+  // Offset of the constructor-argument table (one ConstructorArgs per actor,
+  // after the channels), 0 when launch() was given none.
+  std::uint64_t constructor_args;
+};
+
+/// Where an actor's constructor arguments given to launch() lie in the
+/// segment (encoded as the std::tuple of the graph's argument types).
+struct ConstructorArgs {
+  std::uint64_t offset;  // 0: none for this actor, it takes the graph's
+  std::uint64_t bytes;
 };
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 
