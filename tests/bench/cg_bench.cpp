@@ -194,17 +194,31 @@ int main(int argc, char** argv) {
   std::uint64_t word = 42;
 
   std::printf("measuring (n=%d per case)...\n", n);
+  cg::LaunchOptions threads;
+  threads.mode = cg::Mode::threads;
   {
+    const double mpi = baselineMicros(mpirun(2, "pingpong 8 " + std::to_string(n)));
     auto graph = cg::launch<&round_trip>();
     double ours = medianMicros(n, [&] { graph.execute(word).get(); });
-    rows.push_back(latencyRow("round trip driver->a->driver 8 B", ours, "OpenMPI ping-pong",
-                              baselineMicros(mpirun(2, "pingpong 8 " + std::to_string(n))), 1.2));
+    rows.push_back(latencyRow("round trip driver->a->driver 8 B", ours, "OpenMPI ping-pong", mpi,
+                              1.2));
+    graph.teardown();
+    auto threaded = cg::launch<&round_trip>(threads);
+    ours = medianMicros(n, [&] { threaded.execute(word).get(); });
+    rows.push_back(latencyRow("  same, threads mode", ours, "OpenMPI ping-pong", mpi, 1.2));
   }
   {
+    const double mpi = baselineMicros(mpirun(3, "ring " + std::to_string(n)));
+    double threaded = 0;
+    {
+      auto graph = cg::launch<&chain>(threads);
+      threaded = medianMicros(n, [&] { graph.execute(word).get(); });
+    }
     auto graph = cg::launch<&chain>();
     double ours = medianMicros(n, [&] { graph.execute(word).get(); });
-    rows.push_back(latencyRow("chain driver->a->b->driver 8 B", ours, "OpenMPI 3-rank ring",
-                              baselineMicros(mpirun(3, "ring " + std::to_string(n))), 1.2));
+    rows.push_back(latencyRow("chain driver->a->b->driver 8 B", ours, "OpenMPI 3-rank ring", mpi,
+                              1.2));
+    rows.push_back(latencyRow("  same, threads mode", threaded, "OpenMPI 3-rank ring", mpi, 1.2));
     rows.push_back(latencyRow("chain driver->a->b->driver 8 B", ours, "ZeroMQ ipc:// by hand",
                               baselineMicros(CG_ZMQ_CHAIN " " + std::to_string(n))));
 
