@@ -227,7 +227,7 @@ private:
                     return other.kind == ir::Arg::Kind::Value && other.value == arg.value;
                   }) == 1;
       bool moveIt = once && last.at(arg.value) == t;
-      args += fmt::format("v{}.{}()", arg.value, moveIt ? "take" : "value");
+      args += moveIt ? fmt::format("cg::pass(v{})", arg.value) : fmt::format("v{}.value()", arg.value);
       inputs += fmt::format(", v{}", arg.value);
     }
     std::string call = fmt::format("process.call(\"{}\", [&] {{ return actor.{}({}); }}{})",
@@ -264,7 +264,7 @@ private:
       case Operation::Kind::Read:
         for (unsigned c : op.channels) {
           unsigned value = schedule_.channels.at(c).value;
-          out += fmt::format("    cg::Result<{}> v{};\n    if (!c{}.read(v{}))\n      return 0;\n",
+          out += fmt::format("    cg::Received<{}> v{};\n    if (!c{}.read(v{}))\n      return 0;\n",
                              valueType(value), value, c, value);
         }
         break;

@@ -62,13 +62,17 @@ std::optional<std::string> SerializerPlanner::visit(clang::QualType type, const 
   if (canonical->isArithmeticType() || canonical->isEnumeralType())
     return std::nullopt;
   const auto* record = canonical->getAsCXXRecordDecl();
-  if (!record || !record->hasDefinition())
+  // Standard templates are judged by name: a specialization the source never
+  // instantiates (a std::vector<T> only ever read as a std::span) has no
+  // definition yet.
+  const bool standard = record && inStd(record);
+  if (!record || (!standard && !record->hasDefinition()))
     return cannot("is a '" + written + "', which has no serializer");
   if (hasUserCodec(canonical)) {
     done_[canonical.getTypePtr()] = true;
     return std::nullopt;
   }
-  if (inStd(record)) {
+  if (standard) {
     const auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(record);
     if (spec && spec->getName() == "basic_string" &&
         spec->getTemplateArgs()[0].getAsType()->isCharType())

@@ -2,12 +2,14 @@
 #include <cg/cg.hpp>
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 struct CG_ACTOR Relay {
   std::uint64_t echo(std::uint64_t x) { return x; }
-  // Receives a payload, answers with its size: one hop of payload.
-  std::uint64_t absorb(std::vector<std::uint8_t> payload) { return payload.size(); }
+  // Receives a payload, answers with its size: one hop of payload, read in
+  // place (the span points into the channel's shared memory).
+  std::uint64_t absorb(std::span<const std::uint8_t> payload) { return payload.size(); }
 };
 
 // driver -> a -> driver

@@ -5,9 +5,50 @@
 #error "the definitions of the e2e_graphs target must reach every compile of this source"
 #endif
 
+#include <cstdint>
+#include <fstream>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
+
+// Whether `p` points into a channel's shared memory (a "cg." memfd mapping of
+// this process): what reading in place means.
+inline bool in_channel_memory(const void* p) {
+  std::ifstream maps("/proc/self/maps");
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("/memfd:cg.") == std::string::npos)
+      continue;
+    const std::uintptr_t start = std::stoull(line.substr(0, line.find('-')), nullptr, 16);
+    const std::uintptr_t end = std::stoull(line.substr(line.find('-') + 1), nullptr, 16);
+    if (address >= start && address < end)
+      return true;
+  }
+  return false;
+}
+
+// View parameters read their values where they arrived.
+struct CG_ACTOR Inspector {
+  std::string sum_and_place(std::span<const double> values) {
+    double sum = 0;
+    for (double v : values)
+      sum += v;
+    return std::to_string(static_cast<long>(sum)) +
+           (in_channel_memory(values.data()) ? " in place" : " copied");
+  }
+  std::string length_and_place(std::string_view text) {
+    return std::to_string(text.size()) +
+           (in_channel_memory(text.data()) ? " in place" : " copied");
+  }
+  std::vector<double> ramp(int n) {
+    std::vector<double> values(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+      values[static_cast<std::size_t>(i)] = i;
+    return values;
+  }
+};
 
 struct CG_ACTOR Calculator {
   int add_one(int x) {
@@ -69,4 +110,14 @@ CG_GRAPH void vectors(cg::GraphBuilder& g) {
   auto factor = g.input<int>();
   auto scaled = a.bind<&Calculator::scale>(g.input<std::vector<double>>(), factor);
   g.output(b.bind<&Calculator::scale>(scaled, factor), b.bind<&Calculator::sum>(factor, factor));
+}
+
+// Values read in place by span and string_view parameters: from the driver
+// (slot and overflow buffer), and from another actor.
+CG_GRAPH void in_place(cg::GraphBuilder& g) {
+  auto [values, text, n] = g.input<std::vector<double>, std::string, int>();
+  auto a = g.actor<Inspector>("a");
+  auto b = g.actor<Inspector>("b");
+  g.output(a.bind<&Inspector::sum_and_place>(values), a.bind<&Inspector::length_and_place>(text),
+           b.bind<&Inspector::sum_and_place>(a.bind<&Inspector::ramp>(n)));
 }

@@ -203,4 +203,19 @@ TEST_F(Graphs, ThreadsModeRunsEveryActorInTheDriverProcessWithoutTheExecutable) 
   EXPECT_EQ(graph.execute(2).get(), 6);
 }
 
+TEST_F(Graphs, SpanAndStringViewParametersReadValuesInPlace) {
+  cg::LaunchOptions options;
+  options.slot_bytes = 1024;
+  auto graph = cg::launch<&in_place>(options);
+  // Small values sit in the slot, large ones in its overflow buffer: both in place.
+  for (std::size_t size : {std::size_t{4}, std::size_t{100'000}}) {
+    std::vector<double> values(size, 2.0);
+    auto [sum, length, ramp] = graph.execute(values, std::string(size, 'x'),
+                                             static_cast<int>(size)).get();
+    EXPECT_EQ(sum, std::to_string(2 * size) + " in place");
+    EXPECT_EQ(length, std::to_string(size) + " in place");
+    EXPECT_EQ(ramp, std::to_string(size * (size - 1) / 2) + " in place");
+  }
+}
+
 } // namespace

@@ -10,9 +10,9 @@
 //     auto c2 = process.output<std::string>(2);
 //     process.ready();
 //     for (;;) {
-//       cg::Result<std::string> v1;
+//       cg::Received<std::string> v1;
 //       if (!c1.read(v1)) return 0;                          // READ
-//       auto v2 = process.call("echo", [&] { return actor.echo(v1.take()); }, v1);
+//       auto v2 = process.call("echo", [&] { return actor.echo(cg::pass(v1)); }, v1);
 //       if (!c2.write(v2)) return 0;                         // WRITE
 //     }
 //   }
@@ -28,6 +28,7 @@
 
 #include <cg/channel.hpp>
 #include <cg/detail/error_codec.hpp>
+#include <cg/detail/in_place.hpp>
 #include <cg/detail/segment.hpp>
 #include <cg/serialize.hpp>
 
@@ -60,6 +61,95 @@ public:
 private:
   std::variant<std::monostate, T, ErrorRecord> state_;
 };
+
+/// A value read from a channel by this actor, or the error that replaced it.
+/// A value that can be read in place (cg/detail/in_place.hpp) stays in its
+/// channel slot, which this object holds until it is destroyed or the value
+/// is decoded (value(), take()); a view parameter then reads it there.
+template <class T> class Received : public Result<T> {
+public:
+  Received() = default;
+  Received(const Received&) = delete;
+  Received& operator=(const Received&) = delete;
+  ~Received() { release(); }
+
+  bool ok() const noexcept { return pending_.has_value() || Result<T>::ok(); }
+  T& value() {
+    materialize();
+    return Result<T>::value();
+  }
+  T take() {
+    materialize();
+    return Result<T>::take();
+  }
+  /// The value as its view type, in the slot when it is still there.
+  auto view()
+    requires detail::readable_in_place_v<T>
+  {
+    if (pending_) {
+      if (auto in_place = detail::view_in_place<T>(*pending_))
+        return *in_place;
+      materialize();  // misaligned: decode a copy, kept here
+    }
+    return typename detail::InPlace<T>::view(Result<T>::value());
+  }
+
+  /// Keeps `bytes` (validated) in `reader`'s acquired slot until released.
+  void hold(ChannelReader& reader, std::span<const std::byte> bytes) noexcept {
+    reader_ = &reader;
+    pending_ = bytes;
+  }
+  /// Gives the slot back to the channel (the value must have been decoded).
+  void release() noexcept {
+    if (reader_)
+      reader_->release();
+    reader_ = nullptr;
+    pending_.reset();
+  }
+
+private:
+  void materialize() {
+    if (!pending_)
+      return;
+    T decoded = decode_all<T>(*pending_);
+    release();
+    Result<T>::operator=(Result<T>(std::move(decoded)));
+  }
+  ChannelReader* reader_ = nullptr;
+  std::optional<std::span<const std::byte>> pending_;
+};
+
+namespace detail {
+/// An argument on its last use, handed to the method as the parameter wants
+/// it: moved out as T, or, for a view parameter, as a view of the value (in
+/// its slot, if it was read there). Made by cg::pass().
+template <class R> class Passed {
+public:
+  explicit Passed(R& result) : result_(result) {}
+  using value_type = std::remove_cvref_t<decltype(std::declval<R&>().take())>;
+  operator value_type() && { return result_.take(); }
+  template <class V = value_type>
+    requires readable_in_place_v<V>
+  operator typename InPlace<V>::view() && {
+    if constexpr (requires { result_.view(); })
+      return result_.view();
+    else
+      return typename InPlace<V>::view(result_.value());
+  }
+
+private:
+  R& result_;
+};
+} // namespace detail
+
+/// Passes a task's argument on its last use: by value (moved), or in place
+/// to a view parameter (std::span<const E>, std::string_view).
+template <class T> detail::Passed<Result<T>> pass(Result<T>& result) {
+  return detail::Passed<Result<T>>(result);
+}
+template <class T> detail::Passed<Received<T>> pass(Received<T>& received) {
+  return detail::Passed<Received<T>>(received);
+}
 
 /// Element K of a task's std::tuple result, or the error that replaced it:
 /// how a graph's `auto [x, y] = a.bind<&C::split>(...)` reaches the consumers.
@@ -101,21 +191,62 @@ public:
       return false;
     if (status != ChannelStatus::ok)
       detail::channel_failure("read", channel_, status);
-    try {
-      if (message.kind == MessageKind::error)
-        out = Result<T>(decode_all<ErrorRecord>(message.payload));
-      else
+    if (message.kind == MessageKind::error) {
+      out = read_error(message.payload);
+    } else {
+      try {
         out = Result<T>(decode_all<T>(message.payload));
-    } catch (const DecodeError& e) {
-      out = Result<T>(ErrorRecord{actor_, "read", "cg::DecodeError",
-                                  "channel " + std::to_string(channel_) +
-                                      " holds a value that cannot be decoded: " + e.what()});
+      } catch (const DecodeError& e) {
+        out = Result<T>(undecodable(e));
+      }
     }
     reader_.release();
     return true;
   }
 
+  /// As above, into a Received: a value that can be read in place is only
+  /// validated, and stays in the slot until `out` releases it.
+  bool read(Received<T>& out) {
+    if constexpr (!detail::readable_in_place_v<T>) {
+      return read(static_cast<Result<T>&>(out));
+    } else {
+      out.release();
+      ChannelReader::Message message;
+      ChannelStatus status = reader_.acquire(message, Deadline::max());
+      if (status == ChannelStatus::closed)
+        return false;
+      if (status != ChannelStatus::ok)
+        detail::channel_failure("read", channel_, status);
+      if (message.kind != MessageKind::error) {
+        try {
+          detail::validate_in_place<T>(message.payload);
+          out.hold(reader_, message.payload);
+          return true;
+        } catch (const DecodeError& e) {
+          static_cast<Result<T>&>(out) = Result<T>(undecodable(e));
+        }
+      } else {
+        static_cast<Result<T>&>(out) = read_error(message.payload);
+      }
+      reader_.release();
+      return true;
+    }
+  }
+
 private:
+  ErrorRecord undecodable(const DecodeError& e) const {
+    return {actor_, "read", "cg::DecodeError",
+            "channel " + std::to_string(channel_) +
+                " holds a value that cannot be decoded: " + e.what()};
+  }
+  Result<T> read_error(std::span<const std::byte> payload) const {
+    try {
+      return Result<T>(decode_all<ErrorRecord>(payload));
+    } catch (const DecodeError& e) {
+      return Result<T>(undecodable(e));
+    }
+  }
+
   ChannelReader reader_;
   std::uint32_t channel_;
   std::string actor_;

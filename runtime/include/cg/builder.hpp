@@ -41,6 +41,8 @@
 // for a parameter of type P, a cg::Value<P> or a constant convertible to P.
 #pragma once
 
+#include <cg/detail/in_place.hpp>
+
 #include <array>
 #include <cstddef>
 #include <limits>
@@ -277,7 +279,9 @@ template <class P> struct BindArg {
   int id = -1;        // -1: a constant
   Record constant{};
 };
-template <auto M, std::size_t I> using arg_t = BindArg<param_t<M, I>>;
+// A view parameter (std::span<const E>, std::string_view) takes the owning
+// value: it reads it in place at run time (cg/detail/in_place.hpp).
+template <auto M, std::size_t I> using arg_t = BindArg<graph_value_t<param_t<M, I>>>;
 
 template <class R> struct bind_result {
   using type = Value<R>;

@@ -4,6 +4,7 @@
 // besides round trips these tests feed it truncated, oversized and over-long
 // input and require a DecodeError rather than a crash or a huge allocation.
 #include "cg/serialize.hpp"
+#include "cg/detail/in_place.hpp"
 
 #include <gtest/gtest.h>
 
@@ -163,6 +164,64 @@ TEST(Serialize, SerializabilityIsDetectable) {
   static_assert(!cg::is_serializable_v<std::vector<Unsupported>>);
   static_assert(!cg::is_serializable_v<int*>);
   SUCCEED();
+}
+
+// ---- reading in place (cg/detail/in_place.hpp) ----------------------------
+
+template <class T> std::vector<std::byte> encoded(const T& value) {
+  std::vector<std::byte> bytes(cg::encoded_size(value));
+  cg::Encoder e(bytes);
+  cg::encode(e, value);
+  return bytes;
+}
+
+TEST(InPlace, ViewParametersReadTheOwningGraphValues) {
+  static_assert(std::is_same_v<cg::detail::graph_value_t<std::span<const float>>, std::vector<float>>);
+  static_assert(std::is_same_v<cg::detail::graph_value_t<std::string_view>, std::string>);
+  static_assert(std::is_same_v<cg::detail::graph_value_t<std::span<float>>, std::span<float>>);
+  static_assert(cg::detail::readable_in_place_v<std::vector<double>>);
+  static_assert(!cg::detail::readable_in_place_v<std::vector<bool>>);
+  static_assert(!cg::detail::readable_in_place_v<std::vector<std::string>>);
+  SUCCEED();
+}
+
+TEST(InPlace, AnAlignedVectorIsViewedWhereItLies) {
+  alignas(8) std::vector<std::byte> bytes = encoded(std::vector<double>{1.5, -2.0, 4.25});
+  cg::detail::validate_in_place<std::vector<double>>(bytes);
+  auto view = cg::detail::view_in_place<std::vector<double>>(bytes);
+  ASSERT_TRUE(view.has_value());
+  EXPECT_EQ(reinterpret_cast<const std::byte*>(view->data()), bytes.data() + 8);
+  EXPECT_EQ(std::vector<double>(view->begin(), view->end()), (std::vector<double>{1.5, -2.0, 4.25}));
+}
+
+TEST(InPlace, AMisalignedVectorIsNotViewed) {
+  std::vector<std::byte> bytes = encoded(std::vector<double>{1.5});
+  bytes.insert(bytes.begin(), std::byte{0});  // shift by one byte
+  std::span<const std::byte> shifted(bytes.data() + 1, bytes.size() - 1);
+  cg::detail::validate_in_place<std::vector<double>>(shifted);
+  ASSERT_NE(reinterpret_cast<std::uintptr_t>(shifted.data() + 8) % alignof(double), 0u);
+  EXPECT_FALSE(cg::detail::view_in_place<std::vector<double>>(shifted).has_value());
+}
+
+TEST(InPlace, ValidationRejectsWhatDecodingWouldReject) {
+  std::vector<std::byte> bytes = encoded(std::string("hello"));
+  bytes.pop_back();
+  try {
+    cg::detail::validate_in_place<std::string>(bytes);
+    FAIL() << "expected cg::DecodeError";
+  } catch (const cg::DecodeError& e) {
+    EXPECT_STREQ(e.what(), "cg: length prefix 5 exceeds the 4 remaining bytes");
+  }
+  bytes = encoded(std::vector<std::int32_t>{1, 2});
+  bytes.push_back(std::byte{0});
+  try {
+    cg::detail::validate_in_place<std::vector<std::int32_t>>(bytes);
+    FAIL() << "expected cg::DecodeError";
+  } catch (const cg::DecodeError& e) {
+    EXPECT_STREQ(e.what(), "cg: 1 trailing bytes after the value");
+  }
+  EXPECT_THROW(cg::detail::validate_in_place<std::string>(std::span<const std::byte>(bytes.data(), 7)),
+               cg::DecodeError);
 }
 
 }  // namespace
