@@ -3,7 +3,7 @@
 // Every call switches to the tensor's device and back, so tensors on several
 // devices can be used from one thread without it noticing. Without CUDA the
 // calls throw (cuda_free does nothing: nothing can have been allocated).
-#include "cuda_memory.hpp"
+#include "cg/detail/cuda_memory.hpp"
 
 #include <string>
 

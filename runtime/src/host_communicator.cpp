@@ -37,7 +37,8 @@
 #include <span>
 #include <vector>
 
-#include "host_reduce.hpp"
+#include "cg/detail/host_reduce.hpp"
+#include "cg/detail/tensor_copy.hpp"
 
 namespace cg {
 namespace detail {
@@ -481,6 +482,9 @@ void HostCommunicator::recv(Tensor& t, int peer) {
   from.expected = mine;
   from.p2p.store(p2p_word(detail::done, rank_), std::memory_order_release);
   wake(call.header());
+  // A sender that saw an abort while we copied may have moved on and reused
+  // its area: what we copied is then not to be trusted.
+  if (group_.aborted()) call.fail_aborted();
   if (!match) {
     call.fail(CommErrorKind::mismatch, "expected " + meta_text(mine) + ", rank " + std::to_string(peer) + " sent " +
                                            meta_text(sent));
@@ -527,6 +531,7 @@ void HostCommunicator::run_collective(Collective& c) {
     }
   }
 
+  if (group_.aborted()) call.fail_aborted();  // before touching our area: a recv may still read it
   RankSlot& mine = call.slot(rank_);
   mine.op = static_cast<std::uint32_t>(c.op);
   mine.reduce = c.reduce;

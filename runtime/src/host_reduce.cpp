@@ -6,7 +6,7 @@
 // done in the unsigned type of the same width, so that overflow wraps instead
 // of being undefined behaviour. bool elements are bytes 0 or 1, on which
 // min, max and product are and, or, and: they reduce as uint8.
-#include "host_reduce.hpp"
+#include "cg/detail/host_reduce.hpp"
 
 #include <cstdint>
 #include <cstring>

@@ -16,7 +16,7 @@
 #include <cstring>
 #include <thread>
 
-#include "host_reduce.hpp"
+#include "cg/detail/host_reduce.hpp"
 
 namespace cg {
 namespace {

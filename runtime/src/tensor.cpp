@@ -1,11 +1,10 @@
-// tensor.cpp - cg::Tensor: construction, strided copies, DLPack and the wire codec.
+// tensor.cpp - cg::Tensor: construction, DLPack and the wire codec.
 //
 // Owned memory is a shared_ptr<void> whose deleter releases it (free,
 // cudaFree, the user's deleter, or a DLPack producer's deleter), so copies of
 // a Tensor, slices made by the user with from_blob over them and DLPack
-// exports all share one reference count. Strided copies walk the tensor as
-// contiguous runs: the innermost dimensions that are laid out contiguously
-// collapse into one run, the outer ones are counted like an odometer.
+// exports all share one reference count. Strided copies are in
+// tensor_copy.cpp.
 #include "cg/tensor.hpp"
 
 #include <dlpack/dlpack.h>
@@ -15,7 +14,8 @@
 #include <new>
 #include <utility>
 
-#include "cuda_memory.hpp"
+#include "cg/detail/cuda_memory.hpp"
+#include "cg/detail/tensor_copy.hpp"
 
 namespace cg {
 namespace {
@@ -290,66 +290,6 @@ Tensor Tensor::from_dlpack(DLManagedTensor* managed) {
   return t;
 }
 
-namespace detail {
-
-void for_each_run(const Tensor& t, const std::function<void(std::byte* run, std::size_t bytes)>& fn) {
-  if (t.numel() == 0) return;
-  const std::size_t item = t.element_size();
-  auto* base = static_cast<std::byte*>(t.data_ptr());
-  // Dimensions of extent 1 never move the pointer: leave them out.
-  std::vector<std::int64_t> shape;
-  std::vector<std::int64_t> strides;
-  for (std::size_t i = 0; i < t.shape().size(); ++i) {
-    if (t.shape()[i] != 1) {
-      shape.push_back(t.shape()[i]);
-      strides.push_back(t.strides()[i]);
-    }
-  }
-  // The innermost dimensions that are contiguous form one run.
-  std::size_t outer = shape.size();
-  std::int64_t run = 1;
-  while (outer > 0 && strides[outer - 1] == run) {
-    run *= shape[outer - 1];
-    --outer;
-  }
-  const std::size_t run_bytes = static_cast<std::size_t>(run) * item;
-  if (outer == 0) {
-    fn(base, run_bytes);
-    return;
-  }
-  std::vector<std::int64_t> index(outer, 0);
-  std::int64_t offset = 0;  // in elements, of the current index
-  for (;;) {
-    fn(base + offset * static_cast<std::int64_t>(item), run_bytes);
-    std::size_t d = outer;
-    for (; d > 0; --d) {  // odometer increment, innermost outer dimension first
-      const std::size_t k = d - 1;
-      if (++index[k] < shape[k]) {
-        offset += strides[k];
-        break;
-      }
-      offset -= strides[k] * (shape[k] - 1);
-      index[k] = 0;
-    }
-    if (d == 0) return;
-  }
-}
-
-void gather(const Tensor& t, std::byte* out) {
-  for_each_run(t, [&out](std::byte* run, std::size_t bytes) {
-    std::memcpy(out, run, bytes);
-    out += bytes;
-  });
-}
-
-void scatter(const std::byte* in, const Tensor& t) {
-  for_each_run(t, [&in](std::byte* run, std::size_t bytes) {
-    std::memcpy(run, in, bytes);
-    in += bytes;
-  });
-}
-
-}  // namespace detail
 
 namespace {
 

@@ -166,21 +166,6 @@ class Tensor {
   bool defined_ = false;
 };
 
-namespace detail {
-
-/// Calls fn(const std::byte* run, std::size_t bytes) for the tensor's elements
-/// in row-major order, in as few contiguous runs as its strides allow (one for
-/// a contiguous tensor). Host memory only; the caller checks the device.
-void for_each_run(const Tensor& t, const std::function<void(std::byte* run, std::size_t bytes)>& fn);
-
-/// Copies the elements of a host tensor into `out` (nbytes() bytes), row-major.
-void gather(const Tensor& t, std::byte* out);
-
-/// Copies nbytes() bytes from `in` into the elements of a host tensor, row-major.
-void scatter(const std::byte* in, const Tensor& t);
-
-}  // namespace detail
-
 /// A host tensor on the wire: u8 1 (0 alone for an undefined Tensor), u8 dtype, u64 ndim, the shape and the strides
 /// (i64 each; always the contiguous ones), u64 byte count, then the elements
 /// row-major, a non-contiguous tensor being made contiguous while it is copied

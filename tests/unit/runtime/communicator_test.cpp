@@ -428,16 +428,26 @@ TEST(HostCommunicator, RankThatNeverShowsUpIsATimeoutNotAHang) {
   EXPECT_EQ(kind_of([&] { late.recv(t, 0); }), cg::CommErrorKind::timeout) << "the timed-out send was withdrawn";
 
   // A collective: the barrier is broken, so the group is aborted.
-  cg::HostCommunicator one(g.group, 1);
-  std::thread arrives([&] { (void)message_of([&] { one.allreduce(t, cg::ReduceOp::sum); }); });
   EXPECT_EQ(message_of([&] { comm.allreduce(t, cg::ReduceOp::sum); }),
-            "cg: HostCommunicator rank 0 of 3: allreduce(sum): rank 2 did not arrive within 200 ms");
-  arrives.join();
+            "cg: HostCommunicator rank 0 of 3: allreduce(sum): ranks 1, 2 do not arrive within 200 ms");
   EXPECT_TRUE(g.group.aborted());
-  EXPECT_EQ(g.group.abort_reason(), "cg: HostCommunicator rank 0 of 3: allreduce(sum): rank 2 did not arrive within 200 ms");
   EXPECT_EQ(message_of([&] { late.send(t, 1); }),
             "cg: HostCommunicator rank 2 of 3: send to rank 1: the group was aborted: cg: HostCommunicator rank 0 of 3: "
-            "allreduce(sum): rank 2 did not arrive within 200 ms");
+            "allreduce(sum): ranks 1, 2 do not arrive within 200 ms");
+}
+
+TEST(HostCommunicator, CollectiveTimeoutNamesTheMissingRankAndAbortsTheGroupForTheOthers) {
+  TestGroup g(2);
+  cg::HostCommunicator comm(g.group, 0);
+  comm.set_timeout(200ms);
+  cg::Tensor t = cg::Tensor::zeros(cg::DType::float32, {2});
+  EXPECT_EQ(message_of([&] { comm.allgather(t, t); }),
+            "cg: HostCommunicator rank 0 of 2: allgather: rank 1 did not arrive within 200 ms")
+      << "even with invalid arguments a rank waits for the others, so that all fail together";
+  EXPECT_TRUE(g.group.aborted());
+  EXPECT_EQ(g.group.abort_reason(), "cg: HostCommunicator rank 0 of 2: allgather: rank 1 did not arrive within 200 ms");
+  cg::HostCommunicator other(g.group, 1);
+  EXPECT_EQ(kind_of([&] { other.allreduce(t, cg::ReduceOp::sum); }), cg::CommErrorKind::aborted);
 }
 
 TEST(HostCommunicator, AbortWakesABlockedRecvInAnotherThread) {

@@ -1,11 +1,11 @@
-// host_reduce.hpp - elementwise reduction of host buffers, for HostCommunicator (internal).
+// cg/detail/host_reduce.hpp - elementwise reduction of host buffers, for HostCommunicator (internal).
 #pragma once
+
+#include <cg/builder.hpp>
+#include <cg/dtype.hpp>
 
 #include <cstddef>
 #include <span>
-
-#include "cg/builder.hpp"
-#include "cg/dtype.hpp"
 
 namespace cg::detail {
 

@@ -1,4 +1,4 @@
-// cuda_memory.hpp - the few CUDA memory calls cg::Tensor makes (internal).
+// cg/detail/cuda_memory.hpp - the few CUDA memory calls cg::Tensor makes (internal).
 //
 // Declared in both configurations so that tensor.cpp has no #ifdef; without
 // CUDA each call throws cg::TensorError explaining how to get a CUDA build.
