@@ -7,7 +7,7 @@
 //   col.is_contiguous();                                             // false
 //
 //   DLManagedTensor* m = t.to_dlpack();          // zero copy: hand to PyTorch, CuPy, ...
-//   cg::Tensor back = cg::Tensor::from_dlpack(m);  // zero copy: same data() pointer
+//   cg::Tensor back = cg::Tensor::from_dlpack(m);  // zero copy: the same data_ptr()
 //
 // A Tensor is a handle, like a shared_ptr: copies share the memory (and
 // writes through one are seen by all). Its memory is either
@@ -21,9 +21,10 @@
 // negative or zero). `data<T>()` is the address of element (0, 0, ...).
 //
 // Host tensors are read and written through data<T>(); CUDA tensors hold a
-// device pointer and need CUDA calls (or to(device::cpu)) to be read. Tensors
-// on CUDA devices can only be made when the runtime is built with CUDA
-// (CG_WITH_CUDA); otherwise those calls throw cg::TensorError saying so.
+// device pointer and need CUDA calls (or to(device::cpu)) to be read. CUDA
+// memory can only be allocated or copied (empty, zeros, to) when the runtime
+// is built with CUDA (CG_WITH_CUDA); otherwise those calls throw
+// cg::TensorError saying so. (from_blob merely describes memory, anywhere.)
 //
 // Values of type cg::Tensor travel through channels (cg::Codec<cg::Tensor>
 // below) when they are on the host: dtype, shape, strides and the elements in
