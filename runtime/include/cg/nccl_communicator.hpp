@@ -1,0 +1,108 @@
+// cg/nccl_communicator.hpp - A Communicator over NCCL, for CUDA tensors (CUDA builds only).
+//
+//   // The group's creator, once:
+//   cg::NcclUniqueId id = cg::NcclCommunicator::make_unique_id();
+//   // ... hand `id` (128 plain bytes) to every rank, e.g. through a channel ...
+//   // Each rank, in its own process, on its own GPU:
+//   cg::NcclCommunicator comm(id, /*size=*/2, rank, /*cuda_device=*/rank);
+//   comm.warm_up();                                   // connections made here
+//   comm.allreduce(t, cg::ReduceOp::sum);             // enqueued on comm.stream()
+//   comm.synchronize();                               // waits, at most timeout()
+//
+// NCCL is loaded with dlopen at first use, so programs have no link-time
+// dependency on it: CG_NCCL_LIBRARY (a path) if set, else libnccl.so.2 from
+// the loader's search path. Where NCCL comes inside a Python wheel, point
+// CG_NCCL_LIBRARY at .../site-packages/nvidia/nccl/lib/libnccl.so.2. If it
+// cannot be loaded, every call throws CommunicatorError{backend} saying so.
+// The CUDA runtime is linked statically for the same reason.
+//
+// Calls check their tensors (on this communicator's device, contiguous, the
+// counts the collective needs) and enqueue the NCCL operation on stream()
+// (the one given, or one of its own); they return before the GPU is done.
+// synchronize() waits for the stream, polling NCCL's asynchronous error, and
+// aborts the communicator when timeout() passes. NCCL itself cannot check
+// that a recv's dtype and shape are the sender's: only the element count
+// travels, so the caller (the schedule) must pair them right.
+// bool tensors travel as uint8 and reduce with min, max and product only.
+//
+// Construction calls ncclCommInitRank, which waits until every rank has
+// called it (NCCL gives it no deadline). abort() may be called from any
+// thread (ncclCommAbort) to unblock a rank stuck in NCCL; the communicator
+// can then only be destroyed.
+#pragma once
+
+#if !defined(CG_HAVE_CUDA)
+#error "cg/nccl_communicator.hpp needs a runtime built with CUDA (configure with -DCG_WITH_CUDA=ON)"
+#endif
+
+#include <cg/communicator.hpp>
+
+#include <array>
+#include <atomic>
+#include <mutex>
+#include <string>
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*
+
+namespace cg {
+
+/// ncclUniqueId: opaque bytes that identify one group while it forms.
+struct NcclUniqueId {
+  std::array<char, 128> bytes{};
+};
+
+class NcclCommunicator final : public Communicator {
+ public:
+  /// ncclGetUniqueId. Throws CommunicatorError{backend} if NCCL cannot be loaded or fails.
+  static NcclUniqueId make_unique_id();
+
+  /// NCCL's version as it encodes it (e.g. 22703 for 2.27.3); throws like make_unique_id.
+  static int version();
+
+  /// True when the NCCL library can be loaded (and has every symbol used).
+  static bool available() noexcept;
+
+  /// Joins the group `id` as `rank` of `size` on CUDA device `cuda_device`;
+  /// `stream` null makes a non-blocking stream of its own. Throws
+  /// CommunicatorError{invalid} for a bad rank or size, {backend} for NCCL
+  /// or CUDA failures.
+  NcclCommunicator(const NcclUniqueId& id, int size, int rank, int cuda_device, CUstream_st* stream = nullptr);
+  ~NcclCommunicator() override;  // ncclCommDestroy (nothing more after an abort)
+  NcclCommunicator(const NcclCommunicator&) = delete;
+  NcclCommunicator& operator=(const NcclCommunicator&) = delete;
+
+  int rank() const noexcept override { return rank_; }
+  int size() const noexcept override { return size_; }
+  int cuda_device() const noexcept { return device_; }
+  CUstream_st* stream() const noexcept { return stream_; }
+
+  void send(const Tensor& t, int peer) override;
+  void recv(Tensor& t, int peer) override;
+  void allreduce(Tensor& t, ReduceOp op) override;
+  void allgather(const Tensor& in, Tensor& out) override;
+  void reducescatter(const Tensor& in, Tensor& out, ReduceOp op) override;
+  void synchronize() override;
+  void abort(std::string_view reason) noexcept override;
+
+  /// A one-element allreduce, synchronized: NCCL sets up its connections
+  /// here rather than in the first real call.
+  void warm_up();
+
+ private:
+  void check(const Tensor& t, const char* role, const std::string& call) const;
+  void check_alive(const std::string& call) const;
+  [[noreturn]] void fail(CommErrorKind kind, const std::string& call, const std::string& detail) const;
+  void enqueued(int result, const std::string& call);
+
+  void* comm_ = nullptr;  // ncclComm_t
+  CUstream_st* stream_ = nullptr;
+  bool own_stream_ = false;
+  int size_ = 0;
+  int rank_ = 0;
+  int device_ = 0;
+  std::atomic<bool> aborted_{false};
+  mutable std::mutex abort_mutex_;  // guards abort_reason_
+  std::string abort_reason_;
+};
+
+}  // namespace cg
