@@ -15,6 +15,10 @@
 // (the length says how much to read), so they are checked first.
 #include "cg/tcp_channel.hpp"
 
+#include "cg/detail/crc32c.hpp"
+#include "cg/detail/socket.hpp"
+#include "cg/detail/tcp_frame.hpp"
+
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -27,10 +31,6 @@
 #include <cstring>
 #include <new>
 #include <utility>
-
-#include "cg/detail/crc32c.hpp"
-#include "cg/detail/socket.hpp"
-#include "cg/detail/tcp_frame.hpp"
 
 namespace cg {
 
@@ -54,9 +54,13 @@ struct ErrnoText {
   const char* text;
 };
 
+// The socket stays in blocking mode: every call that must not block says
+// MSG_DONTWAIT, and a wait without a deadline is one blocking call instead of
+// a poll() and another call (a round trip then costs no more system calls
+// than plain blocking TCP). close()'s shutdown() wakes a blocked call.
 void prepare_socket(int fd) noexcept {
   if (fd < 0) return;
-  detail::set_nonblocking(fd);
+  detail::set_blocking(fd);
   detail::set_nodelay(fd);  // fails harmlessly on a socket that is not TCP
 }
 
@@ -154,8 +158,10 @@ ChannelStatus TcpWriter::send(MessageKind kind, std::span<const std::byte> paylo
   message.msg_iovlen = payload.empty() ? 1 : 2;
   const std::size_t total = frame_header_bytes + payload.size();
   std::size_t done = 0;
+  // Without a deadline, wait inside sendmsg itself.
+  const int flags = MSG_NOSIGNAL | (deadline == Deadline::max() ? 0 : MSG_DONTWAIT);
   while (done < total) {
-    const ssize_t n = ::sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t n = ::sendmsg(fd_, &message, flags);
     if (n > 0) {
       done += static_cast<std::size_t>(n);
       auto left = static_cast<std::size_t>(n);
@@ -297,12 +303,14 @@ ChannelStatus TcpReader::fill(std::size_t frame_bytes, Deadline deadline) noexce
     return fail(ChannelStatus::too_large, TcpFault::no_memory, "frame %llu: no memory for a buffer of %zu bytes",
                 static_cast<ull>(next_), frame_bytes);
   }
+  // Without a deadline, wait inside recv itself (one system call per wake-up).
+  const int flags = deadline == Deadline::max() ? 0 : MSG_DONTWAIT;
   for (;;) {
     const std::size_t target = begin_ + frame_bytes;
     // Read ahead a little for small frames; read a large rest exactly in place.
     const std::size_t limit =
         target - end_ >= read_ahead ? target : std::min(capacity_, std::max(target, end_ + read_ahead));
-    const ssize_t n = ::recv(fd_, buffer_ + end_, limit - end_, MSG_DONTWAIT);
+    const ssize_t n = ::recv(fd_, buffer_ + end_, limit - end_, flags);
     if (n > 0) {
       end_ += static_cast<std::size_t>(n);
       if (have_header_) advance_checksum();

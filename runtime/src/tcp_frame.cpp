@@ -1,9 +1,9 @@
 // tcp_frame.cpp — encoding, decoding and checksumming TCP channel frame headers.
 #include "cg/detail/tcp_frame.hpp"
 
-#include <cstring>
-
 #include "cg/detail/crc32c.hpp"
+
+#include <cstring>
 
 namespace cg::detail {
 

@@ -8,11 +8,11 @@
 // for longer than that.
 #include "cg/tcp_setup.hpp"
 
-#include <algorithm>
-#include <thread>
-
 #include "cg/detail/tcp_frame.hpp"
 #include "cg/rendezvous.hpp"
+
+#include <algorithm>
+#include <thread>
 
 namespace cg {
 

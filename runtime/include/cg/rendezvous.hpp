@@ -39,6 +39,10 @@
 // disconnects. The server serves every client from one thread of its own.
 #pragma once
 
+#include "cg/channel.hpp"
+#include "cg/detail/socket.hpp"
+#include "cg/net.hpp"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -46,10 +50,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "cg/channel.hpp"
-#include "cg/detail/socket.hpp"
-#include "cg/net.hpp"
 
 namespace cg {
 

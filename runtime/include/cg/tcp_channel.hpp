@@ -54,18 +54,20 @@
 //   (and at least 64 KiB); a 64 MiB payload is received straight into it (one
 //   copy, kernel to user) and delivered in place. Hot paths allocate nothing
 //   and never throw.
-// - TCP_NODELAY is set on the socket, and it is made non-blocking.
+// - TCP_NODELAY is set on the socket. It is left in blocking mode (calls that
+//   must not block pass MSG_DONTWAIT), so that waiting with Deadline::max()
+//   is a single blocking recv()/sendmsg() rather than poll() plus a call.
 // - Threading: one thread uses a writer (reader) at a time; close() may be
 //   called from any thread and wakes a blocked send() or receive().
 #pragma once
+
+#include "cg/channel.hpp"
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
-
-#include "cg/channel.hpp"
 
 namespace cg {
 

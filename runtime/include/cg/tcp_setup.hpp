@@ -33,15 +33,15 @@
 // would wait until the deadline.
 #pragma once
 
-#include <cstdint>
-#include <span>
-#include <string>
-#include <vector>
-
 #include "cg/channel.hpp"
 #include "cg/detail/socket.hpp"
 #include "cg/net.hpp"
 #include "cg/tcp_channel.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
 
 namespace cg {
 

@@ -6,8 +6,11 @@
 // timeout (on both sides), a wrong graph or an unknown actor is refused with
 // the reason, and a client started before its server retries until it listens.
 #include "cg/rendezvous.hpp"
+#include "cg/detail/launcher.hpp"
+#include "cg/detail/socket.hpp"
 
 #include <gtest/gtest.h>
+
 #include <sys/socket.h>
 
 #include <chrono>
@@ -15,9 +18,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "cg/detail/launcher.hpp"
-#include "cg/detail/socket.hpp"
 
 namespace {
 

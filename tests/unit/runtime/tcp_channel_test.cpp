@@ -6,8 +6,12 @@
 // reported with its own fault and message and never delivered. Bad frames are
 // forged by writing raw bytes into the socket.
 #include "cg/tcp_channel.hpp"
+#include "cg/detail/crc32c.hpp"
+#include "cg/detail/socket.hpp"
+#include "cg/detail/tcp_frame.hpp"
 
 #include <gtest/gtest.h>
+
 #include <sys/socket.h>
 
 #include <chrono>
@@ -18,10 +22,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "cg/detail/crc32c.hpp"
-#include "cg/detail/socket.hpp"
-#include "cg/detail/tcp_frame.hpp"
 
 namespace {
 

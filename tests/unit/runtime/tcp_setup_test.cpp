@@ -9,9 +9,12 @@
 // rendezvous and round-trip messages; that test is skipped, with the reason,
 // where namespaces cannot be made.
 #include "cg/tcp_setup.hpp"
+#include "cg/detail/socket.hpp"
+#include "cg/rendezvous.hpp"
+
+#include <gtest/gtest.h>
 
 #include <fcntl.h>
-#include <gtest/gtest.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/file.h>
@@ -24,9 +27,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "cg/detail/socket.hpp"
-#include "cg/rendezvous.hpp"
 
 namespace {
 

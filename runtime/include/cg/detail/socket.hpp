@@ -6,10 +6,10 @@
 // Failures are a NetStatus plus a sentence in `error` that names the peer.
 #pragma once
 
-#include <string>
-
 #include "cg/channel.hpp"
 #include "cg/net.hpp"
+
+#include <string>
 
 namespace cg::detail {
 
@@ -42,6 +42,7 @@ int wait_fd(int fd, short events, Deadline deadline) noexcept;
 int milliseconds_until(Deadline deadline) noexcept;
 
 bool set_nonblocking(int fd) noexcept;
+bool set_blocking(int fd) noexcept;
 bool set_nodelay(int fd) noexcept;  // TCP_NODELAY: every frame goes out at once
 
 // Binds and listens on `where` (port 0 = ephemeral); `bound` gets the address
