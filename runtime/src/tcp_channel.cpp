@@ -257,7 +257,7 @@ TcpReader::~TcpReader() {
 
 void TcpReader::close() noexcept {
   closing_.store(true, std::memory_order_release);
-  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);  // wakes a receive() blocked in poll
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);  // wakes a receive() blocked in poll() or recv()
 }
 
 ChannelStatus TcpReader::fail(ChannelStatus status, TcpFault fault, const char* format, ...) noexcept {

@@ -14,11 +14,10 @@
 //   client.publish("b", {client.local_host(), listener.endpoint().port}, deadline);
 //   client.wait_for_table(deadline);
 //
-//   const cg::TcpChannelSpec in{"pipeline", "c1", "a", "b"};   // a -> b, read here
-//   const cg::TcpChannelSpec out{"pipeline", "c2", "b", "c"};  // b -> c, written here
+//   const cg::TcpChannelSpec in[] = {{"pipeline", "c1", "a", "b"}};          // a -> b, read here
+//   const cg::TcpOutgoing out[] = {{{"pipeline", "c2", "b", "c"}, *client.lookup("c")}};  // b -> c
 //   cg::TcpChannels channels;
-//   if (cg::set_up_channels(listener, {&in, 1}, {{out, *client.lookup("c")}}, deadline, channels) != cg::NetStatus::ok)
-//     fail(channels.error);
+//   if (cg::set_up_channels(listener, in, out, deadline, channels) != cg::NetStatus::ok) fail(channels.error);
 //   // channels.readers[0] reads c1, channels.writers[0] writes c2.
 //
 // Handshake (frames as in cg/detail/tcp_frame.hpp, sequence 0, not counted):
