@@ -57,6 +57,14 @@ public:
   using Error::Error;
 };
 
+/// A channel delivered a lost, reordered or corrupted message (e.g. a TCP
+/// frame whose sequence number or checksum is wrong); the message names the
+/// channel and the fault. The graph cannot execute any more.
+class ChannelError : public Error {
+public:
+  using Error::Error;
+};
+
 /// A submit or get waited longer than its timeout.
 class TimeoutError : public Error {
 public:

@@ -1,0 +1,309 @@
+// tcp_pingpong.cpp — the TCP channel (cg::TcpWriter / cg::TcpReader) beside plain TCP, one run.
+//
+// Two processes, one connection. The measuring side sends; the echo side
+// answers. Figures are medians over many repetitions, and the plain-TCP
+// baseline (send()/recv() on blocking sockets with TCP_NODELAY, the least any
+// TCP transport can do) runs in the same invocation, alternating with ours, so
+// their ratio survives the noise of a shared machine even when absolute
+// figures do not.
+//
+//   8 B round trip:  a message of 8 bytes there and back.
+//   64 MiB one way:  64 MiB there, an 8-byte acknowledgement back; reported as GB/s.
+//
+// Usage: tcp_pingpong [--netns] [--deadlines] [--rounds N] [--big N]
+//   --netns     run the two processes in the network namespaces cgtest-a and
+//               cgtest-b (tests/e2e/netns.sh, brought up and down here; needs
+//               root), over a veth pair instead of loopback
+//   --deadlines every cg call gets a finite deadline (now + 60 s), which waits
+//               in poll(); by default they wait with Deadline::max(), as an
+//               actor waiting for its next input does
+//   --rounds N  8-byte round trips per pass (default 20000)
+//   --big N     64 MiB transfers per pass (default 8)
+#include "cg/detail/crc32c.hpp"
+#include "cg/detail/socket.hpp"
+#include "cg/tcp_channel.hpp"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Seconds = std::chrono::duration<double>;
+
+constexpr std::size_t small_bytes = 8;
+constexpr std::size_t big_bytes = std::size_t{64} << 20;
+constexpr int warm_up_rounds = 1000;
+constexpr int passes = 3;  // each pass runs the baseline, then ours
+
+enum class Transport { plain, cg };
+
+struct Options {
+  bool netns = false;
+  int rounds = 20000;
+  int big = 8;
+};
+
+struct Samples {
+  std::vector<double> round_trip_us;
+  std::vector<double> big_seconds;
+};
+
+[[noreturn]] void die(const std::string& what) {
+  std::fprintf(stderr, "tcp_pingpong: %s\n", what.c_str());
+  std::exit(1);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+bool finite_deadlines = false;  // --deadlines
+
+cg::Deadline soon() { return finite_deadlines ? Clock::now() + std::chrono::seconds(60) : cg::Deadline::max(); }
+
+void enter_namespace(const char* name) {
+  const int fd = ::open((std::string("/run/netns/") + name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::setns(fd, CLONE_NEWNET) != 0) die(std::string("cannot enter network namespace ") + name);
+  ::close(fd);
+}
+
+// ---- plain TCP: blocking send()/recv() -------------------------------------------
+
+void plain_send(int fd, const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = ::send(fd, p, bytes, MSG_NOSIGNAL);
+    if (n <= 0) die("send failed");
+    p += n;
+    bytes -= static_cast<std::size_t>(n);
+  }
+}
+
+void plain_receive(int fd, void* data, std::size_t bytes) {
+  auto* p = static_cast<char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = ::recv(fd, p, bytes, 0);
+    if (n <= 0) die("recv failed");
+    p += n;
+    bytes -= static_cast<std::size_t>(n);
+  }
+}
+
+void make_blocking(int fd) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  cg::detail::set_nodelay(fd);
+}
+
+void plain_echo(int fd, const Options& o) {
+  make_blocking(fd);
+  std::vector<char> small(small_bytes);
+  std::vector<char> big(big_bytes);
+  for (int i = 0; i < warm_up_rounds + o.rounds; ++i) {
+    plain_receive(fd, small.data(), small.size());
+    plain_send(fd, small.data(), small.size());
+  }
+  for (int i = 0; i < 1 + o.big; ++i) {
+    plain_receive(fd, big.data(), big.size());
+    plain_send(fd, small.data(), small.size());
+  }
+}
+
+Samples plain_measure(int fd, const Options& o) {
+  make_blocking(fd);
+  Samples s;
+  std::vector<char> small(small_bytes, 'p');
+  std::vector<char> big(big_bytes, 'b');
+  for (int i = 0; i < warm_up_rounds + o.rounds; ++i) {
+    const auto start = Clock::now();
+    plain_send(fd, small.data(), small.size());
+    plain_receive(fd, small.data(), small.size());
+    if (i >= warm_up_rounds) s.round_trip_us.push_back(Seconds(Clock::now() - start).count() * 1e6);
+  }
+  for (int i = 0; i < 1 + o.big; ++i) {
+    const auto start = Clock::now();
+    plain_send(fd, big.data(), big.size());
+    plain_receive(fd, small.data(), small.size());
+    if (i >= 1) s.big_seconds.push_back(Seconds(Clock::now() - start).count());
+  }
+  return s;
+}
+
+// ---- ours: TcpWriter / TcpReader on the same connection ---------------------------
+
+void check(cg::ChannelStatus status, std::string_view error) {
+  if (status != cg::ChannelStatus::ok) die(std::string(cg::to_string(status)) + ": " + std::string(error));
+}
+
+void cg_echo(int fd, const Options& o) {
+  cg::TcpWriter writer(fd);
+  cg::TcpReader reader(::dup(fd));
+  const std::vector<std::byte> ack(small_bytes);
+  cg::TcpReader::Message m{};
+  for (int i = 0; i < warm_up_rounds + o.rounds; ++i) {
+    check(reader.receive(m, soon()), reader.error());
+    check(writer.send(m.kind, m.payload, soon()), writer.error());
+  }
+  for (int i = 0; i < 1 + o.big; ++i) {
+    check(reader.receive(m, soon()), reader.error());
+    check(writer.send(cg::MessageKind::value, ack, soon()), writer.error());
+  }
+}
+
+Samples cg_measure(int fd, const Options& o) {
+  cg::TcpWriter writer(fd);
+  cg::TcpReader reader(::dup(fd));
+  Samples s;
+  const std::vector<std::byte> small(small_bytes, std::byte{'p'});
+  const std::vector<std::byte> big(big_bytes, std::byte{'b'});
+  cg::TcpReader::Message m{};
+  for (int i = 0; i < warm_up_rounds + o.rounds; ++i) {
+    const auto start = Clock::now();
+    check(writer.send(cg::MessageKind::value, small, soon()), writer.error());
+    check(reader.receive(m, soon()), reader.error());
+    if (i >= warm_up_rounds) s.round_trip_us.push_back(Seconds(Clock::now() - start).count() * 1e6);
+  }
+  for (int i = 0; i < 1 + o.big; ++i) {
+    const auto start = Clock::now();
+    check(writer.send(cg::MessageKind::value, big, soon()), writer.error());
+    check(reader.receive(m, soon()), reader.error());
+    if (i >= 1) s.big_seconds.push_back(Seconds(Clock::now() - start).count());
+  }
+  return s;
+}
+
+// ---- one pass: an echo process and this one, connected ---------------------------
+
+Samples run_pass(Transport transport, const Options& o) {
+  int port_pipe[2];
+  if (::pipe2(port_pipe, O_CLOEXEC) != 0) die("pipe failed");
+  std::fflush(nullptr);
+  const pid_t echo = ::fork();
+  if (echo < 0) die("fork failed");
+  const char* echo_host = o.netns ? "10.77.0.2" : "127.0.0.1";
+  if (echo == 0) {
+    if (o.netns) enter_namespace("cgtest-b");
+    cg::detail::UniqueFd listener, connection;
+    cg::Endpoint bound;
+    std::string error;
+    if (cg::detail::listen_tcp({echo_host, 0}, listener, bound, error) != cg::NetStatus::ok) die(error);
+    if (::write(port_pipe[1], &bound.port, sizeof bound.port) != sizeof bound.port) die("pipe write failed");
+    if (cg::detail::accept_tcp(listener.get(), soon(), connection, error) != cg::NetStatus::ok) die(error);
+    if (transport == Transport::plain) {
+      plain_echo(connection.release(), o);
+    } else {
+      cg_echo(connection.release(), o);
+    }
+    ::_exit(0);
+  }
+  ::close(port_pipe[1]);
+  std::uint16_t port = 0;
+  if (::read(port_pipe[0], &port, sizeof port) != sizeof port) die("the echo process did not start");
+  ::close(port_pipe[0]);
+  cg::detail::UniqueFd connection;
+  std::string error;
+  if (cg::detail::connect_tcp({echo_host, port}, soon(), connection, error) != cg::NetStatus::ok) die(error);
+  const int fd = connection.release();
+  Samples s = transport == Transport::plain ? plain_measure(fd, o) : cg_measure(fd, o);
+  if (transport == Transport::plain) ::close(fd);  // cg's writer closed its own
+  int status = 0;
+  ::waitpid(echo, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die("the echo process failed");
+  return s;
+}
+
+double crc_gigabytes_per_second() {
+  const std::vector<std::byte> data(big_bytes, std::byte{7});
+  std::vector<double> seconds;
+  for (int i = 0; i < 5; ++i) {
+    const auto start = Clock::now();
+    volatile std::uint32_t sink = cg::detail::crc32c(0, data.data(), data.size());
+    (void)sink;
+    seconds.push_back(Seconds(Clock::now() - start).count());
+  }
+  return static_cast<double>(big_bytes) / median(seconds) / 1e9;
+}
+
+int netns_script(const char* command) {
+  const std::string line = std::string(CG_NETNS_SCRIPT) + " " + command;
+  const int status = std::system(line.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--netns") {
+      o.netns = true;
+    } else if (arg == "--deadlines") {
+      finite_deadlines = true;
+    } else if (arg == "--rounds" && i + 1 < argc) {
+      o.rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--big" && i + 1 < argc) {
+      o.big = std::max(1, std::atoi(argv[++i]));
+    } else {
+      std::fprintf(stderr, "usage: tcp_pingpong [--netns] [--deadlines] [--rounds N] [--big N]\n");
+      return 2;
+    }
+  }
+
+  int lock = -1;
+  if (o.netns) {
+    lock = ::open("/run/lock/cgtest-netns-user.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (lock >= 0) ::flock(lock, LOCK_EX);
+    const int code = netns_script("up");
+    if (code == 77) {
+      std::fprintf(stderr, "tcp_pingpong: --netns is not possible here (see above)\n");
+      return 77;
+    }
+    if (code != 0) die("netns.sh up failed");
+    enter_namespace("cgtest-a");  // the measuring side; the echo side enters cgtest-b
+  }
+
+  Samples plain, ours;
+  for (int pass = 0; pass < passes; ++pass) {
+    for (Transport t : {Transport::plain, Transport::cg}) {
+      Samples s = run_pass(t, o);
+      Samples& into = t == Transport::plain ? plain : ours;
+      into.round_trip_us.insert(into.round_trip_us.end(), s.round_trip_us.begin(), s.round_trip_us.end());
+      into.big_seconds.insert(into.big_seconds.end(), s.big_seconds.begin(), s.big_seconds.end());
+    }
+  }
+  if (o.netns) {
+    netns_script("down");
+    ::close(lock);
+  }
+
+  const double rtt_plain = median(plain.round_trip_us), rtt_ours = median(ours.round_trip_us);
+  const double bw_plain = static_cast<double>(big_bytes) / median(plain.big_seconds) / 1e9;
+  const double bw_ours = static_cast<double>(big_bytes) / median(ours.big_seconds) / 1e9;
+  std::printf("tcp_pingpong over %s, cg waiting %s: %d passes x (%d round trips of %zu B, %d transfers of 64 MiB), medians\n",
+              o.netns ? "a veth pair between netns cgtest-a and cgtest-b" : "loopback",
+              finite_deadlines ? "with deadlines (poll)" : "without deadlines", passes, o.rounds, small_bytes, o.big);
+  std::printf("%-26s %14s %14s %10s\n", "", "plain TCP", "cg::Tcp*", "cg/plain");
+  std::printf("%-26s %11.1f us %11.1f us %9.2fx\n", "8 B round trip", rtt_plain, rtt_ours, rtt_ours / rtt_plain);
+  std::printf("%-26s %9.2f GB/s %9.2f GB/s %9.2fx\n", "64 MiB one way (+8 B ack)", bw_plain, bw_ours,
+              bw_ours / bw_plain);
+  std::printf("(CRC-32C alone on this machine: %.1f GB/s; cg checksums every byte on both sides)\n",
+              crc_gigabytes_per_second());
+  return 0;
+}

@@ -1,0 +1,276 @@
+// rendezvous_test.cpp — tests of the rendezvous (cg/rendezvous.hpp), endpoints
+// (cg/net.hpp) and the launcher's rank (cg/detail/launcher.hpp).
+//
+// Clients are threads talking to a real server over loopback TCP: everyone
+// gets the same full table, an actor that never shows up is named in the
+// timeout (on both sides), a wrong graph or an unknown actor is refused with
+// the reason, and a client started before its server retries until it listens.
+#include "cg/rendezvous.hpp"
+#include "cg/detail/launcher.hpp"
+#include "cg/detail/socket.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using cg::NetStatus;
+
+cg::Deadline in(std::chrono::milliseconds ms) { return Clock::now() + ms; }
+
+// A server on loopback expecting `actors` of graph "g".
+struct LoopbackServer {
+  explicit LoopbackServer(std::vector<std::string> actors) {
+    EXPECT_EQ(server.start({"g", std::move(actors), {"127.0.0.1", 0}}), NetStatus::ok) << server.error();
+    address = server.endpoint();
+  }
+  cg::RendezvousServer server;
+  cg::Endpoint address;
+};
+
+// A port nobody listens on (right now).
+std::uint16_t free_port() {
+  cg::detail::UniqueFd fd;
+  cg::Endpoint bound;
+  std::string error;
+  EXPECT_EQ(cg::detail::listen_tcp({"127.0.0.1", 0}, fd, bound, error), NetStatus::ok) << error;
+  return bound.port;
+}
+
+// Sets (or, with nullptr, unsets) an environment variable for the scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(Rendezvous, FiveActorsOnThreadsAllGetTheFullTable) {
+  const std::vector<std::string> names = {"a0", "a1", "a2", "a3", "a4"};
+  LoopbackServer s(names);
+  std::map<std::string, cg::Endpoint> expected;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    expected[names[i]] = {"127.0.0." + std::to_string(i + 1), static_cast<std::uint16_t>(4000 + i)};
+  }
+  std::vector<std::map<std::string, cg::Endpoint>> tables(names.size());
+  std::vector<std::string> errors(names.size());
+  std::vector<std::thread> actors;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    actors.emplace_back([&, i] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20 * i));  // arrive one by one
+      cg::RendezvousClient client;
+      NetStatus status = client.connect(s.address, "g", in(10s));
+      if (status == NetStatus::ok) status = client.publish(names[i], expected[names[i]], in(10s));
+      if (status == NetStatus::ok) status = client.wait_for_table(in(10s));
+      if (status == NetStatus::ok) {
+        tables[i] = client.table();
+        EXPECT_EQ(client.local_host(), "127.0.0.1");
+        EXPECT_EQ(client.lookup("a3"), expected["a3"]);
+        EXPECT_EQ(client.lookup("nobody"), std::nullopt);
+      } else {
+        errors[i] = std::string(cg::to_string(status)) + ": " + client.error();
+      }
+    });
+  }
+  for (std::thread& t : actors) t.join();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(errors[i], "") << names[i];
+    EXPECT_EQ(tables[i], expected) << names[i];
+  }
+  EXPECT_EQ(s.server.wait_for_all(in(1s)), NetStatus::ok);
+  EXPECT_EQ(s.server.table(), expected);
+  EXPECT_TRUE(s.server.missing().empty());
+}
+
+TEST(Rendezvous, ActorThatNeverPublishesIsNamedInTheTimeoutOnBothSides) {
+  LoopbackServer s({"a", "b", "c", "d"});
+  const auto run = [&](const std::string& name, NetStatus& status, std::string& error) {
+    cg::RendezvousClient client;
+    status = client.connect(s.address, "g", in(5s));
+    if (status == NetStatus::ok) status = client.publish(name, {"10.0.0.1", 1234}, in(5s));
+    if (status == NetStatus::ok) status = client.wait_for_table(in(300ms));
+    error = client.error();
+  };
+  NetStatus status_a, status_b;
+  std::string error_a, error_b;
+  std::thread a([&] { run("a", status_a, error_a); });
+  std::thread b([&] { run("b", status_b, error_b); });
+  const auto start = Clock::now();
+  a.join();
+  b.join();
+  EXPECT_LT(Clock::now() - start, 3s);
+  const std::string expected = "rendezvous for graph 'g': timed out; actors that never published: c, d";
+  EXPECT_EQ(status_a, NetStatus::timeout);
+  EXPECT_EQ(error_a, expected);
+  EXPECT_EQ(status_b, NetStatus::timeout);
+  EXPECT_EQ(error_b, expected);
+
+  EXPECT_EQ(s.server.wait_for_all(in(50ms)), NetStatus::timeout);
+  EXPECT_EQ(s.server.error(), expected);
+  EXPECT_EQ(s.server.missing(), (std::vector<std::string>{"c", "d"}));
+}
+
+TEST(Rendezvous, LateActorCompletesTheTableForThoseAlreadyWaiting) {
+  LoopbackServer s({"early", "late"});
+  NetStatus waited = NetStatus::system_error;
+  std::map<std::string, cg::Endpoint> table;
+  std::thread early([&] {
+    cg::RendezvousClient client;
+    ASSERT_EQ(client.connect(s.address, "g", in(5s)), NetStatus::ok) << client.error();
+    ASSERT_EQ(client.publish("early", {"h1", 1}, in(5s)), NetStatus::ok) << client.error();
+    waited = client.wait_for_table(in(10s));
+    table = client.table();
+  });
+  std::this_thread::sleep_for(200ms);
+  cg::RendezvousClient late;
+  ASSERT_EQ(late.connect(s.address, "g", in(5s)), NetStatus::ok) << late.error();
+  ASSERT_EQ(late.publish("late", {"h2", 2}, in(5s)), NetStatus::ok) << late.error();
+  early.join();
+  EXPECT_EQ(waited, NetStatus::ok);
+  EXPECT_EQ(table, (std::map<std::string, cg::Endpoint>{{"early", {"h1", 1}}, {"late", {"h2", 2}}}));
+}
+
+TEST(Rendezvous, ClientStartedBeforeTheServerRetriesUntilItListens) {
+  const std::uint16_t port = free_port();
+  NetStatus connected = NetStatus::system_error;
+  std::string error;
+  std::thread actor([&] {
+    cg::RendezvousClient client;
+    connected = client.connect({"127.0.0.1", port}, "g", in(10s));
+    error = client.error();
+  });
+  std::this_thread::sleep_for(300ms);
+  cg::RendezvousServer server;
+  ASSERT_EQ(server.start({"g", {"a"}, {"127.0.0.1", port}}), NetStatus::ok) << server.error();
+  actor.join();
+  EXPECT_EQ(connected, NetStatus::ok) << error;
+}
+
+TEST(Rendezvous, ConnectGivesUpAtItsDeadlineNamingTheAddress) {
+  const std::uint16_t port = free_port();
+  cg::RendezvousClient client;
+  const auto start = Clock::now();
+  EXPECT_EQ(client.connect({"127.0.0.1", port}, "g", in(200ms)), NetStatus::timeout);
+  EXPECT_GE(Clock::now() - start, 200ms);
+  EXPECT_LT(Clock::now() - start, 2s);
+  EXPECT_EQ(client.error(), "rendezvous: cannot connect to 127.0.0.1:" + std::to_string(port) +
+                                " before the deadline: Connection refused");
+}
+
+TEST(Rendezvous, WrongGraphUnknownActorAndAMovedEndpointAreRefusedWithTheReason) {
+  LoopbackServer s({"a", "b"});
+  const std::string at = "rendezvous at " + cg::to_string(s.address) + " refused: ";
+
+  cg::RendezvousClient stranger;
+  EXPECT_EQ(stranger.connect(s.address, "other", in(5s)), NetStatus::rejected);
+  EXPECT_EQ(stranger.error(), at + "this rendezvous serves graph 'g', not 'other'");
+
+  cg::RendezvousClient client;
+  ASSERT_EQ(client.connect(s.address, "g", in(5s)), NetStatus::ok) << client.error();
+  EXPECT_EQ(client.publish("z", {"h", 1}, in(5s)), NetStatus::rejected);
+  EXPECT_EQ(client.error(), at + "graph 'g' has no actor 'z' (expected: a, b)");
+  EXPECT_EQ(client.publish("a", {"h", 1}, in(5s)), NetStatus::ok);
+  EXPECT_EQ(client.publish("a", {"h", 1}, in(5s)), NetStatus::ok) << "the same endpoint again is a harmless retry";
+  EXPECT_EQ(client.publish("a", {"h", 2}, in(5s)), NetStatus::rejected);
+  EXPECT_EQ(client.error(), at + "actor 'a' already published h:1");
+  EXPECT_EQ(client.publish("b", {"0.0.0.0", 7}, in(5s)), NetStatus::rejected);
+  EXPECT_EQ(client.error(), at + "'0.0.0.0:7' is not an endpoint peers can connect to");
+  EXPECT_EQ(client.publish("has space", {"h", 1}, in(5s)), NetStatus::invalid_argument);
+  EXPECT_EQ(client.error(), "actor name 'has space' is not 1 to 128 printable characters without spaces");
+}
+
+TEST(Rendezvous, ServerRefusesDuplicateOrMalformedActorNames) {
+  cg::RendezvousServer server;
+  EXPECT_EQ(server.start({"g", {"a", "b", "a"}, {"127.0.0.1", 0}}), NetStatus::invalid_argument);
+  EXPECT_EQ(server.error(), "actor 'a' is listed twice");
+  EXPECT_EQ(server.start({"g", {"a b"}, {"127.0.0.1", 0}}), NetStatus::invalid_argument);
+  EXPECT_EQ(server.error(), "actor name 'a b' is not 1 to 128 printable characters without spaces");
+  EXPECT_EQ(server.start({"", {"a"}, {"127.0.0.1", 0}}), NetStatus::invalid_argument);
+}
+
+TEST(Rendezvous, ServerSpeaksTheDocumentedLineProtocol) {
+  LoopbackServer s({"a"});
+  cg::detail::UniqueFd fd;
+  std::string error;
+  ASSERT_EQ(cg::detail::connect_tcp(s.address, in(5s), fd, error), NetStatus::ok) << error;
+  // Sends `request` and expects exactly `reply` back.
+  const auto exchange = [&](const std::string& request, const std::string& reply) {
+    EXPECT_EQ(cg::detail::send_all(fd.get(), request.data(), request.size(), in(5s), error), NetStatus::ok);
+    std::string got(reply.size(), '\0');
+    EXPECT_EQ(cg::detail::receive_exact(fd.get(), got.data(), got.size(), in(5s), error), NetStatus::ok) << error;
+    EXPECT_EQ(got, reply) << request;
+  };
+  exchange("HELLO cg-rendezvous/1 g\n", "OK\n");
+  exchange("LOOKUP 0\n", "MISSING 1 a\n");
+  exchange("PUBLISH a 10.1.2.3:99\n", "OK\n");
+  exchange("LOOKUP 0\n", "TABLE 1\na 10.1.2.3:99\n");
+  exchange("FROB\n", "ERROR unknown request 'FROB'\n");
+}
+
+TEST(Rendezvous, AddressComesFromTheEnvironment) {
+  {
+    ScopedEnv env(cg::rendezvous_variable, "10.1.2.3:4567");
+    EXPECT_EQ(cg::rendezvous_from_env(), (cg::Endpoint{"10.1.2.3", 4567}));
+  }
+  {
+    ScopedEnv env(cg::rendezvous_variable, "no-port");
+    EXPECT_EQ(cg::rendezvous_from_env(), std::nullopt);
+  }
+  ScopedEnv env(cg::rendezvous_variable, nullptr);
+  EXPECT_EQ(cg::rendezvous_from_env(), std::nullopt);
+}
+
+TEST(Rendezvous, EndpointsParseAndPrintHostAndPort) {
+  EXPECT_EQ(cg::parse_endpoint("node7.cluster:80"), (cg::Endpoint{"node7.cluster", 80}));
+  EXPECT_EQ(cg::parse_endpoint("[fe80::1]:65535"), (cg::Endpoint{"fe80::1", 65535}));
+  EXPECT_EQ(cg::to_string(cg::Endpoint{"fe80::1", 8}), "[fe80::1]:8");
+  EXPECT_EQ(cg::to_string(cg::Endpoint{"h", 8}), "h:8");
+  for (const char* bad : {"", "h", "h:", ":80", "h:65536", "h:8x", "fe80::1:80", "[fe80::1]80", "a b:1", "h:-1"}) {
+    EXPECT_EQ(cg::parse_endpoint(bad), std::nullopt) << bad;
+  }
+}
+
+TEST(Rendezvous, LauncherRankComesFromTheFirstVariableSet) {
+  ScopedEnv ompi("OMPI_COMM_WORLD_RANK", nullptr);
+  ScopedEnv pmi("PMI_RANK", nullptr);
+  ScopedEnv slurm("SLURM_PROCID", nullptr);
+  EXPECT_EQ(cg::detail::launcher_rank(), std::nullopt);
+  {
+    ScopedEnv s("SLURM_PROCID", "5");
+    EXPECT_EQ(cg::detail::launcher_rank(), 5);
+    ScopedEnv p("PMI_RANK", "3");
+    EXPECT_EQ(cg::detail::launcher_rank(), 3);
+    ScopedEnv o("OMPI_COMM_WORLD_RANK", "0");
+    EXPECT_EQ(cg::detail::launcher_rank(), 0);
+  }
+  ScopedEnv malformed("OMPI_COMM_WORLD_RANK", "2x");
+  ScopedEnv s("SLURM_PROCID", "5");
+  EXPECT_EQ(cg::detail::launcher_rank(), std::nullopt) << "a malformed rank is not replaced by another launcher's";
+}
+
+}  // namespace

@@ -1,0 +1,422 @@
+// tcp_channel_test.cpp — tests of the TCP channel (cg/tcp_channel.hpp) and its frame format.
+//
+// Over real loopback TCP connections: messages arrive whole and in order (a
+// 64 MiB one included), and every way a stream can go wrong — a flipped byte,
+// a lost, repeated or foreign frame, a peer that goes away, a deadline — is
+// reported with its own fault and message and never delivered. Bad frames are
+// forged by writing raw bytes into the socket.
+#include "cg/tcp_channel.hpp"
+#include "cg/detail/crc32c.hpp"
+#include "cg/detail/socket.hpp"
+#include "cg/detail/tcp_frame.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using cg::ChannelStatus;
+using cg::TcpFault;
+
+cg::Deadline in(std::chrono::milliseconds ms) { return Clock::now() + ms; }
+
+// Two ends of a loopback TCP connection.
+struct Connection {
+  int writer_fd = -1;
+  int reader_fd = -1;
+};
+
+Connection connect_loopback() {
+  cg::detail::UniqueFd listener, writer, reader;
+  cg::Endpoint bound;
+  std::string error;
+  EXPECT_EQ(cg::detail::listen_tcp({"127.0.0.1", 0}, listener, bound, error), cg::NetStatus::ok) << error;
+  EXPECT_EQ(cg::detail::connect_tcp(bound, in(5s), writer, error), cg::NetStatus::ok) << error;
+  EXPECT_EQ(cg::detail::accept_tcp(listener.get(), in(5s), reader, error), cg::NetStatus::ok) << error;
+  return {writer.release(), reader.release()};
+}
+
+std::span<const std::byte> bytes_of(const std::string& text) {
+  return std::as_bytes(std::span(text.data(), text.size()));
+}
+
+std::string text_of(const cg::TcpReader::Message& m) {
+  return std::string(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
+}
+
+// A well-formed frame, as a writer would send it.
+std::string frame(std::uint64_t sequence, const std::string& payload, std::uint16_t kind = 0) {
+  cg::detail::FrameHeader header;
+  header.kind = kind;
+  header.sequence = sequence;
+  header.length = payload.size();
+  header.checksum = cg::detail::frame_checksum(header, bytes_of(payload));
+  std::string out(cg::detail::frame_header_bytes, '\0');
+  cg::detail::encode_frame_header(header, reinterpret_cast<std::byte*>(out.data()));
+  return out + payload;
+}
+
+void send_raw(int fd, const std::string& bytes) {
+  std::string error;
+  ASSERT_EQ(cg::detail::send_all(fd, bytes.data(), bytes.size(), in(5s), error), cg::NetStatus::ok) << error;
+}
+
+std::string checksum_text(std::uint32_t value) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08x", value);
+  return text;
+}
+
+std::byte pattern(std::uint64_t message, std::uint64_t index) {
+  return static_cast<std::byte>((message * 131 + index * 7 + (index >> 11)) & 0xff);
+}
+
+std::vector<std::byte> message_bytes(std::uint64_t message, std::size_t size) {
+  std::vector<std::byte> bytes(size);
+  for (std::size_t i = 0; i < size; ++i) bytes[i] = pattern(message, i);
+  return bytes;
+}
+
+TEST(TcpChannel, RoundTripsManyMessagesInOrderIncludingOneOfSixtyFourMebibytes) {
+  const Connection c = connect_loopback();
+  cg::TcpWriter writer(c.writer_fd);
+  cg::TcpReader reader(c.reader_fd);
+  constexpr std::uint64_t count = 3000;
+  constexpr std::uint64_t big = 1500;  // the 64 MiB message, in the middle of small ones
+  const auto size_of = [](std::uint64_t i) -> std::size_t { return i == big ? std::size_t{64} << 20 : (i * 37) % 5000; };
+  const auto kind_of = [](std::uint64_t i) { return i % 7 == 3 ? cg::MessageKind::error : cg::MessageKind::value; };
+
+  std::thread sender([&] {
+    for (std::uint64_t i = 0; i < count; ++i) {
+      const std::vector<std::byte> payload = message_bytes(i, size_of(i));
+      ASSERT_EQ(writer.send(kind_of(i), payload, in(30s)), ChannelStatus::ok) << i << ": " << writer.error();
+    }
+    EXPECT_EQ(writer.sent(), count);
+  });
+  int mismatches = 0;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    cg::TcpReader::Message m{};
+    ASSERT_EQ(reader.receive(m, in(30s)), ChannelStatus::ok) << i << ": " << reader.error();
+    const std::vector<std::byte> expected = message_bytes(i, size_of(i));
+    if (m.sequence != i || m.kind != kind_of(i) || m.payload.size() != expected.size() ||
+        !std::equal(expected.begin(), expected.end(), m.payload.begin())) {
+      ++mismatches;
+    }
+  }
+  sender.join();
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_EQ(reader.received(), count);
+}
+
+TEST(TcpChannel, FlippedPayloadByteIsReportedAsAChecksumMismatchAndNeverDelivered) {
+  const Connection c = connect_loopback();
+  cg::TcpReader reader(c.reader_fd);
+  const std::string good = "a payload that arrives with one bit flipped";
+  std::string flipped = frame(1, good);
+  flipped[cg::detail::frame_header_bytes + 5] ^= 0x04;
+  send_raw(c.writer_fd, frame(0, "intact") + flipped + frame(2, "after"));
+
+  cg::TcpReader::Message m{};
+  ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok);
+  EXPECT_EQ(text_of(m), "intact");
+
+  cg::detail::FrameHeader header;
+  header.sequence = 1;
+  header.length = good.size();
+  const std::uint32_t sent = cg::detail::frame_checksum(header, bytes_of(good));
+  std::string bad_payload = good;
+  bad_payload[5] ^= 0x04;
+  const std::uint32_t received = cg::detail::frame_checksum(header, bytes_of(bad_payload));
+  ASSERT_NE(sent, received);
+
+  cg::TcpReader::Message bad{};
+  EXPECT_EQ(reader.receive(bad, in(5s)), ChannelStatus::corrupt);
+  EXPECT_EQ(reader.fault(), TcpFault::checksum_mismatch);
+  EXPECT_EQ(reader.error(), "frame 1: checksum mismatch: the header says " + checksum_text(sent) + ", its " +
+                                std::to_string(cg::detail::frame_header_bytes + good.size()) + " bytes give " +
+                                checksum_text(received));
+  EXPECT_EQ(bad.payload.data(), nullptr) << "nothing of the bad frame is handed out";
+  EXPECT_EQ(reader.receive(bad, in(1s)), ChannelStatus::corrupt) << "the stream stays failed; frame 2 is not read";
+  EXPECT_EQ(reader.received(), 1u);
+  ::close(c.writer_fd);
+}
+
+TEST(TcpChannel, CorruptedSequenceFieldIsAChecksumMismatchNotALostFrame) {
+  const Connection c = connect_loopback();
+  cg::TcpReader reader(c.reader_fd);
+  std::string forged = frame(0, "x");
+  forged[8] = '\x05';  // sequence 0 -> 5, checksum left as it was
+  send_raw(c.writer_fd, forged);
+  cg::TcpReader::Message m{};
+  EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
+  EXPECT_EQ(reader.fault(), TcpFault::checksum_mismatch) << reader.error();
+  ::close(c.writer_fd);
+}
+
+TEST(TcpChannel, SkippedSequenceNumberIsReportedAsALostFrame) {
+  const Connection c = connect_loopback();
+  cg::TcpReader reader(c.reader_fd);
+  send_raw(c.writer_fd, frame(0, "zero") + frame(1, "one") + frame(4, "four"));
+  cg::TcpReader::Message m{};
+  ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok);
+  ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok);
+  EXPECT_EQ(text_of(m), "one");
+  EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
+  EXPECT_EQ(reader.fault(), TcpFault::lost_frame);
+  EXPECT_EQ(reader.error(), "lost frame: expected sequence 2, got 4 (2 missing)");
+  EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
+  EXPECT_EQ(reader.fault(), TcpFault::lost_frame);
+  ::close(c.writer_fd);
+}
+
+TEST(TcpChannel, RepeatedSequenceNumberIsReportedAsReordered) {
+  const Connection c = connect_loopback();
+  cg::TcpReader reader(c.reader_fd);
+  send_raw(c.writer_fd, frame(0, "zero") + frame(1, "one") + frame(1, "one again"));
+  cg::TcpReader::Message m{};
+  ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok);
+  ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok);
+  EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
+  EXPECT_EQ(reader.fault(), TcpFault::reordered_frame);
+  EXPECT_EQ(reader.error(), "reordered or repeated frame: expected sequence 2, got 1");
+  ::close(c.writer_fd);
+}
+
+TEST(TcpChannel, BytesThatAreNotAFrameAreReportedAsBadMagic) {
+  const Connection c = connect_loopback();
+  cg::TcpReader reader(c.reader_fd);
+  send_raw(c.writer_fd, "GET / HTTP/1.1\r\nHost: example\r\n\r\n");
+  cg::TcpReader::Message m{};
+  EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
+  EXPECT_EQ(reader.fault(), TcpFault::bad_magic);
+  EXPECT_EQ(reader.error(), "frame 0: bad magic 0x20544547 (expected 0x46544743, \"CGTF\")");
+  ::close(c.writer_fd);
+}
+
+TEST(TcpChannel, FrameOfAnotherVersionOrKindOrWithReservedBitsIsRefused) {
+  struct Case {
+    std::size_t offset;
+    char value;
+    TcpFault fault;
+    std::string message;
+  };
+  const Case cases[] = {
+      {4, '\x02', TcpFault::bad_version, "frame 0: protocol version 2, expected 1"},
+      {28, '\x01', TcpFault::bad_header, "frame 0: reserved header field is 0x00000001, expected 0"},
+  };
+  for (const Case& k : cases) {
+    const Connection c = connect_loopback();
+    cg::TcpReader reader(c.reader_fd);
+    std::string forged = frame(0, "payload");
+    forged[k.offset] = k.value;
+    send_raw(c.writer_fd, forged);
+    cg::TcpReader::Message m{};
+    EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
+    EXPECT_EQ(reader.fault(), k.fault);
+    EXPECT_EQ(reader.error(), k.message);
+    ::close(c.writer_fd);
+  }
+  const Connection c = connect_loopback();
+  cg::TcpReader reader(c.reader_fd);
+  send_raw(c.writer_fd, frame(0, "graph\nc1\na\nb", static_cast<std::uint16_t>(cg::detail::FrameKind::hello)));
+  cg::TcpReader::Message m{};
+  EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
+  EXPECT_EQ(reader.fault(), TcpFault::bad_kind);
+  EXPECT_EQ(reader.error(), "frame 0: unexpected kind 2 (not a value or an error)");
+  ::close(c.writer_fd);
+}
+
+TEST(TcpChannel, LengthBeyondTheLimitIsRefusedBeforeThePayloadArrives) {
+  const Connection c = connect_loopback();
+  cg::TcpWriter writer(c.writer_fd, 1024);
+  cg::TcpReader reader(c.reader_fd, 1024);
+
+  const std::vector<std::byte> too_big(1025);
+  EXPECT_EQ(writer.send(cg::MessageKind::value, too_big, in(1s)), ChannelStatus::too_large);
+  EXPECT_EQ(writer.fault(), TcpFault::too_large);
+  EXPECT_EQ(writer.error(), "frame 0: payload of 1025 bytes exceeds the limit of 1024");
+  const std::vector<std::byte> fits(1024);
+  EXPECT_EQ(writer.send(cg::MessageKind::value, fits, in(1s)), ChannelStatus::ok) << "refusing a payload breaks nothing";
+  cg::TcpReader::Message m{};
+  ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok);
+  EXPECT_EQ(m.payload.size(), 1024u);
+
+  cg::detail::FrameHeader header;
+  header.sequence = 1;
+  header.length = std::uint64_t{1} << 40;  // only the header is sent: the reader must not wait for a terabyte
+  std::string raw(cg::detail::frame_header_bytes, '\0');
+  cg::detail::encode_frame_header(header, reinterpret_cast<std::byte*>(raw.data()));
+  send_raw(writer.fd(), raw);
+  EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
+  EXPECT_EQ(reader.fault(), TcpFault::too_large);
+  EXPECT_EQ(reader.error(), "frame 1: payload of 1099511627776 bytes exceeds the limit of 1024");
+}
+
+TEST(TcpChannel, PeerClosingBetweenFramesIsClosed) {
+  const Connection c = connect_loopback();
+  cg::TcpReader reader(c.reader_fd);
+  {
+    cg::TcpWriter writer(c.writer_fd);
+    ASSERT_EQ(writer.send(cg::MessageKind::value, bytes_of("one"), in(1s)), ChannelStatus::ok);
+    ASSERT_EQ(writer.send(cg::MessageKind::value, bytes_of("two"), in(1s)), ChannelStatus::ok);
+  }  // the writer goes away: frames already sent still arrive
+  cg::TcpReader::Message m{};
+  ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok);
+  ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok);
+  EXPECT_EQ(text_of(m), "two");
+  EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::closed);
+  EXPECT_EQ(reader.fault(), TcpFault::peer_closed);
+  EXPECT_EQ(reader.error(), "the peer closed the connection after 2 frames");
+  EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::closed);
+}
+
+TEST(TcpChannel, PeerClosingInsideAFrameIsReportedAsTruncated) {
+  const Connection c = connect_loopback();
+  cg::TcpReader reader(c.reader_fd);
+  const std::string whole = frame(0, std::string(100, 'p'));
+  send_raw(c.writer_fd, whole.substr(0, 72));
+  ::close(c.writer_fd);
+  cg::TcpReader::Message m{};
+  EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::closed);
+  EXPECT_EQ(reader.fault(), TcpFault::truncated);
+  EXPECT_EQ(reader.error(), "the peer closed the connection inside frame 0, after 72 of its 132 bytes");
+
+  const Connection d = connect_loopback();
+  cg::TcpReader early(d.reader_fd);
+  send_raw(d.writer_fd, whole.substr(0, 10));
+  ::close(d.writer_fd);
+  EXPECT_EQ(early.receive(m, in(5s)), ChannelStatus::closed);
+  EXPECT_EQ(early.error(), "the peer closed the connection inside frame 0, after 10 of its 32 header bytes");
+}
+
+TEST(TcpChannel, ReceiveDeadlineIsATimeoutAndKeepsAPartlyReceivedFrame) {
+  const Connection c = connect_loopback();
+  cg::TcpReader reader(c.reader_fd);
+  cg::TcpReader::Message m{};
+  const auto start = Clock::now();
+  EXPECT_EQ(reader.receive(m, in(50ms)), ChannelStatus::timeout);
+  EXPECT_GE(Clock::now() - start, 50ms);
+  EXPECT_EQ(reader.receive(m, cg::Deadline::min()), ChannelStatus::timeout) << "a past deadline looks once";
+
+  const std::string whole = frame(0, "arrives in three parts");
+  send_raw(c.writer_fd, whole.substr(0, 20));
+  EXPECT_EQ(reader.receive(m, in(50ms)), ChannelStatus::timeout) << "inside the header";
+  send_raw(c.writer_fd, whole.substr(20, 20));
+  EXPECT_EQ(reader.receive(m, in(50ms)), ChannelStatus::timeout) << "inside the payload";
+  send_raw(c.writer_fd, whole.substr(40));
+  ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok) << reader.error();
+  EXPECT_EQ(text_of(m), "arrives in three parts");
+  EXPECT_EQ(reader.fault(), TcpFault::none);
+  ::close(c.writer_fd);
+}
+
+TEST(TcpChannel, WriterReportsClosedOnceTheReaderIsGone) {
+  const Connection c = connect_loopback();
+  cg::TcpWriter writer(c.writer_fd);
+  ::close(c.reader_fd);
+  ChannelStatus status = ChannelStatus::ok;
+  for (int i = 0; i < 200 && status == ChannelStatus::ok; ++i) {
+    status = writer.send(cg::MessageKind::value, bytes_of("into the void"), in(1s));
+    if (status == ChannelStatus::ok) std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(status, ChannelStatus::closed);
+  EXPECT_EQ(writer.fault(), TcpFault::peer_closed);
+  const std::string error(writer.error());
+  const std::string prefix = "frame " + std::to_string(writer.sent()) + ": the peer closed the connection (";
+  EXPECT_EQ(error.substr(0, prefix.size()), prefix) << error;
+  EXPECT_EQ(writer.send(cg::MessageKind::value, bytes_of("again"), in(1s)), ChannelStatus::closed);
+}
+
+TEST(TcpChannel, CloseFromAnotherThreadWakesABlockedReceive) {
+  const Connection c = connect_loopback();
+  cg::TcpReader reader(c.reader_fd);
+  std::thread closer([&] {
+    std::this_thread::sleep_for(100ms);
+    reader.close();
+  });
+  cg::TcpReader::Message m{};
+  const auto start = Clock::now();
+  EXPECT_EQ(reader.receive(m, cg::Deadline::max()), ChannelStatus::closed);
+  EXPECT_LT(Clock::now() - start, 5s);
+  closer.join();
+  EXPECT_EQ(reader.fault(), TcpFault::closed_locally);
+  EXPECT_EQ(reader.error(), "the stream was closed locally after 0 frames");
+  ::close(c.writer_fd);
+}
+
+TEST(TcpChannel, SendThatMissesItsDeadlineMidFrameShutsTheStreamDown) {
+  const Connection c = connect_loopback();
+  cg::TcpWriter writer(c.writer_fd);
+  cg::TcpReader reader(c.reader_fd);
+  const std::vector<std::byte> big(std::size_t{64} << 20);  // far more than the socket buffers hold; nobody reads
+  EXPECT_EQ(writer.send(cg::MessageKind::value, big, in(200ms)), ChannelStatus::timeout);
+  EXPECT_EQ(writer.fault(), TcpFault::send_timeout);
+  const std::string error(writer.error());
+  EXPECT_EQ(error.rfind("frame 0: the deadline passed after ", 0), 0u) << error;
+  const std::string suffix = " of its 67108896 bytes were sent; the stream is shut down";
+  EXPECT_EQ(error.substr(error.size() - suffix.size()), suffix) << error;
+  EXPECT_EQ(writer.send(cg::MessageKind::value, bytes_of("next"), in(1s)), ChannelStatus::closed);
+
+  cg::TcpReader::Message m{};
+  EXPECT_EQ(reader.receive(m, in(10s)), ChannelStatus::closed);
+  EXPECT_EQ(reader.fault(), TcpFault::truncated) << reader.error();
+}
+
+TEST(TcpChannel, FrameHeaderIsLittleEndianAsDocumented) {
+  cg::detail::FrameHeader header;
+  header.kind = 1;
+  header.sequence = 0x0102030405060708ull;
+  header.length = 0x1112131415161718ull;
+  header.checksum = 0xa1b2c3d4u;
+  std::byte out[cg::detail::frame_header_bytes];
+  cg::detail::encode_frame_header(header, out);
+  const unsigned char expected[] = {'C',  'G',  'T',  'F',  1,    0,    1,    0,    0x08, 0x07, 0x06,
+                                    0x05, 0x04, 0x03, 0x02, 0x01, 0x18, 0x17, 0x16, 0x15, 0x14, 0x13,
+                                    0x12, 0x11, 0xd4, 0xc3, 0xb2, 0xa1, 0,    0,    0,    0};
+  static_assert(sizeof expected == cg::detail::frame_header_bytes);
+  EXPECT_EQ(std::memcmp(out, expected, sizeof expected), 0);
+  const cg::detail::FrameHeader back = cg::detail::decode_frame_header(out);
+  EXPECT_EQ(back.magic, cg::detail::frame_magic);
+  EXPECT_EQ(back.sequence, header.sequence);
+  EXPECT_EQ(back.length, header.length);
+  EXPECT_EQ(back.checksum, header.checksum);
+  EXPECT_EQ(back.kind, 1);
+}
+
+TEST(TcpChannel, Crc32cMatchesTheStandardCheckValueAndTheTableOnEveryLength) {
+  EXPECT_EQ(cg::detail::crc32c(0, "123456789", 9), 0xe3069283u);
+  EXPECT_EQ(cg::detail::crc32c_portable(0, "123456789", 9), 0xe3069283u);
+  EXPECT_EQ(cg::detail::crc32c(0, nullptr, 0), 0u);
+
+  std::mt19937_64 random(42);
+  std::vector<unsigned char> data(200'000);
+  for (unsigned char& b : data) b = static_cast<unsigned char>(random());
+  // Lengths around the three-stream block (3 x 8192) and offsets that misalign the loads.
+  for (std::size_t length : {1ul, 7ul, 8ul, 63ul, 24575ul, 24576ul, 24577ul, 49152ul, 49159ul, 199'990ul}) {
+    for (std::size_t offset : {0ul, 1ul, 5ul}) {
+      EXPECT_EQ(cg::detail::crc32c(0, data.data() + offset, length),
+                cg::detail::crc32c_portable(0, data.data() + offset, length))
+          << length << " at " << offset;
+    }
+  }
+  const std::uint32_t whole = cg::detail::crc32c(0, data.data(), data.size());
+  for (std::size_t split : {0ul, 3ul, 30'000ul, 150'001ul}) {
+    EXPECT_EQ(cg::detail::crc32c(cg::detail::crc32c(0, data.data(), split), data.data() + split, data.size() - split),
+              whole)
+        << split;
+  }
+}
+
+}  // namespace
