@@ -27,7 +27,8 @@ class {graph_id}_graph {{
 public:
   using Constructors = {graph_id}_constructors;
 
-  explicit {graph_id}_graph(cg::LaunchOptions options = {{}}, Constructors constructors = {{}})
+  explicit {graph_id}_graph(cg::LaunchOptions options = {{}},
+                           [[maybe_unused]] Constructors constructors = {{}})
       : runtime_(std::make_shared<cg::detail::GraphRuntime>(
             {graph_id}_spec, actor_host(), options,
             std::vector<std::optional<std::vector<std::byte>>>{{{encoded_constructors}}})) {{}}

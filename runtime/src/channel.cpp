@@ -45,6 +45,7 @@
 #include <utility>
 
 #include "cg/detail/channel_layout.hpp"
+#include "cg/detail/futex.hpp"
 
 namespace cg {
 
@@ -96,20 +97,9 @@ constexpr std::chrono::milliseconds max_sleep{100};
 
 constexpr std::uint64_t round_up(std::uint64_t n, std::uint64_t to) noexcept { return (n + to - 1) / to * to; }
 
-inline void cpu_relax() noexcept { __builtin_ia32_pause(); }
-
-// Not FUTEX_PRIVATE_FLAG: waiters and wakers may be in different processes.
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::chrono::nanoseconds timeout) noexcept {
-  timespec ts{};
-  ts.tv_sec = static_cast<time_t>(timeout.count() / 1'000'000'000);
-  ts.tv_nsec = static_cast<long>(timeout.count() % 1'000'000'000);
-  // EINTR, EAGAIN (word changed) and ETIMEDOUT all mean "re-check": ignore the result.
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, expected, &ts, nullptr, 0);
-}
-
-void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
-}
+using detail::cpu_relax;
+using detail::futex_wait;
+using detail::futex_wake_all;
 
 // Called after the progress has been stored (release): wakes sleepers, if any.
 void wake(std::atomic<std::uint32_t>& word, std::atomic<std::uint32_t>& waiters) noexcept {

@@ -37,6 +37,7 @@
 #include <span>
 #include <vector>
 
+#include "cg/detail/futex.hpp"
 #include "cg/detail/host_reduce.hpp"
 #include "cg/detail/tensor_copy.hpp"
 
@@ -115,23 +116,9 @@ constexpr int spin_limit = 128;
 constexpr int yield_limit = 64;
 constexpr std::chrono::milliseconds max_sleep{100};
 
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
-// Not FUTEX_PRIVATE_FLAG: the ranks may be different processes.
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::chrono::nanoseconds timeout) noexcept {
-  timespec ts{};
-  ts.tv_sec = static_cast<time_t>(timeout.count() / 1'000'000'000);
-  ts.tv_nsec = static_cast<long>(timeout.count() % 1'000'000'000);
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, expected, &ts, nullptr, 0);
-}
-
-void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
-}
+using detail::cpu_relax;
+using detail::futex_wait;
+using detail::futex_wake_all;
 
 // Called after progress was stored (release): wakes the sleepers, if any.
 void wake(HostGroupHeader& h) noexcept {

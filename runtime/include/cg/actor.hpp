@@ -186,11 +186,8 @@ public:
   /// broken channel (impossible slot header) ends the process instead.
   bool read(Result<T>& out) {
     ChannelReader::Message message;
-    ChannelStatus status = reader_.acquire(message, Deadline::max());
-    if (status == ChannelStatus::closed)
+    if (!next(message))
       return false;
-    if (status != ChannelStatus::ok)
-      detail::channel_failure("read", channel_, status);
     if (message.kind == MessageKind::error) {
       out = read_error(message.payload);
     } else {
@@ -212,11 +209,8 @@ public:
     } else {
       out.release();
       ChannelReader::Message message;
-      ChannelStatus status = reader_.acquire(message, Deadline::max());
-      if (status == ChannelStatus::closed)
+      if (!next(message))
         return false;
-      if (status != ChannelStatus::ok)
-        detail::channel_failure("read", channel_, status);
       if (message.kind != MessageKind::error) {
         try {
           detail::validate_in_place<T>(message.payload);
@@ -234,6 +228,16 @@ public:
   }
 
 private:
+  // Waits for the next message; false once the channel is closed.
+  bool next(ChannelReader::Message& message) {
+    ChannelStatus status = reader_.acquire(message, Deadline::max());
+    if (status == ChannelStatus::closed)
+      return false;
+    if (status != ChannelStatus::ok)
+      detail::channel_failure("read", channel_, status);
+    return true;
+  }
+
   ErrorRecord undecodable(const DecodeError& e) const {
     return {actor_, "read", "cg::DecodeError",
             "channel " + std::to_string(channel_) +
