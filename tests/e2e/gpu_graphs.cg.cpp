@@ -4,6 +4,7 @@
 // the host communicator: the same schedules, synchronous groups and error
 // handling as over NCCL, with host tensors.
 #include <cg/cg.hpp>
+#include <cg/tensor.hpp>
 
 #include <cstdint>
 #include <stdexcept>
