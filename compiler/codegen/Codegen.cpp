@@ -164,6 +164,11 @@ public:
         fmt::arg("schedule_file", id_ + ".schedule.txt"),
         fmt::arg("header", input_.target + ".cg.hpp"),
         fmt::arg("target_ns", identifierFor(input_.target)),
+        fmt::arg("communicators_note", groupsOf(actorIndex).empty()
+                                           ? ""
+                                           : "\n// Each `gN` is this actor's rank of synchronous "
+                                             "group N (the schedule's\n// `# synchronous groups`), "
+                                             "a communicator: NCCL, or the host communicator."),
         fmt::arg("ports", ports(actorIndex, ops)), fmt::arg("body", body(actorIndex, ops)));
   }
 
@@ -187,6 +192,17 @@ private:
         ranks.push_back(graph_.tasks.at(t).actor);
     }
     return ranks;
+  }
+
+  // The synchronous groups `actor` is a rank of.
+  std::vector<unsigned> groupsOf(unsigned actor) const {
+    std::vector<unsigned> groups;
+    for (unsigned g = 0; g < schedule_.groups.size(); ++g) {
+      std::vector<unsigned> ranks = groupRanks(g);
+      if (std::find(ranks.begin(), ranks.end(), actor) != ranks.end())
+        groups.push_back(g);
+    }
+    return groups;
   }
 
   // "nccl c1: a -> b, c" or "allreduce sum #0: a, b, c".
@@ -266,12 +282,9 @@ private:
   std::string ports(unsigned actor, const schedule::ActorSchedule& ops) const {
     // This actor's communicators, one per group it is a rank of.
     std::string out;
-    for (unsigned g = 0; g < schedule_.groups.size(); ++g) {
-      std::vector<unsigned> ranks = groupRanks(g);
-      if (std::find(ranks.begin(), ranks.end(), actor) != ranks.end())
-        out += fmt::format("  cg::Communicator& g{} = process.communicator({});  // {}\n", g, g,
-                           describeGroup(g));
-    }
+    for (unsigned g : groupsOf(actor))
+      out += fmt::format("  cg::Communicator& g{} = process.communicator({});  // {}\n", g, g,
+                         describeGroup(g));
     for (const Operation& op : ops.operations) {
       for (unsigned c : op.channels) {
         const schedule::Channel& channel = schedule_.channels.at(c);

@@ -339,14 +339,15 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
                       "cg::LaunchOptions::actor_host");
 
   if (!spec.communicators.empty()) {
+    // The seam for GPU builds: where an NcclCommunicator per group would be
+    // made. Until then NCCL graphs run over the host communicator only.
     if (options.communicator == CommunicatorKind::nccl)
-      throw LaunchError(
-          describe(spec) + ": cg::CommunicatorKind::nccl needs a CUDA device" +
-          (built_with_cuda() && cuda_device_count() > 0
-               ? std::string(", and this runtime runs NCCL edges and collectives over the host "
-                             "communicator only")
-               : std::string(" and a CUDA build; this machine has none (use "
-                             "cg::CommunicatorKind::host)")));
+      throw LaunchError(describe(spec) + ": cg::CommunicatorKind::nccl needs a CUDA device, " +
+                        (built_with_cuda() && cuda_device_count() > 0
+                             ? std::string("and this runtime runs NCCL edges and collectives "
+                                           "over the host communicator only")
+                             : std::string("and this machine has none")) +
+                        " (use cg::CommunicatorKind::host)");
     if (options.communicator_bytes == 0)
       throw LaunchError("cg::LaunchOptions::communicator_bytes must be at least 1");
   }

@@ -2,8 +2,13 @@
 #include "e2e_gpu_graphs.cg.hpp"
 #include "leftovers.hpp"
 
+#include <cg/device.hpp>
+
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -107,6 +112,35 @@ TEST_F(GpuGraphs, OneFailedRankGivesItsErrorToEveryRankOfTheCollective) {
   auto [sum, gathered, s0, s1, s2] = graph.execute(1).get();
   EXPECT_EQ(values(sum), (std::vector<float>{6}));
   EXPECT_EQ(values(s2), (std::vector<float>{18}));
+}
+
+TEST_F(GpuGraphs, KilledRankIsReportedWhileItsPeersWaitInTheCollective) {
+  CG_SKIP_IN_THREADS_MODE();
+  auto graph = cg::launch<&collectives>();
+  EXPECT_EQ(values(std::get<0>(graph.execute(1).get())), (std::vector<float>{6}));
+  std::vector<int> actors = cg_test::child_pids();
+  ASSERT_EQ(actors.size(), 3u);
+  ::kill(actors[0], SIGKILL);
+  // The other two ranks enter the allreduce and wait for the dead one until
+  // the driver aborts the group.
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(graph.execute(1).get(), cg::ActorDiedError);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
+TEST_F(GpuGraphs, NcclCommunicatorWithoutACudaDeviceIsALaunchError) {
+  if (cg::built_with_cuda() && cg::cuda_device_count() > 0)
+    GTEST_SKIP() << "this machine has a CUDA device";
+  cg::LaunchOptions options;
+  options.communicator = cg::CommunicatorKind::nccl;
+  try {
+    auto graph = cg::launch<&nccl_pipeline>(options);
+    FAIL() << "expected cg::LaunchError";
+  } catch (const cg::LaunchError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "graph 'nccl_pipeline': cg::CommunicatorKind::nccl needs a CUDA device, and this "
+              "machine has none (use cg::CommunicatorKind::host)");
+  }
 }
 
 } // namespace

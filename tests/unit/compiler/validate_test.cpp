@@ -544,7 +544,7 @@ TEST(Validate, NcclEdgesAndCollectivesOfTensorsAreAccepted) {
   g.transport(ta, Transport::Nccl);
   unsigned used = g.bind(b, "use", {ta}, 75, "cg::Tensor");
   std::vector<unsigned> sums =
-      g.collective(Collective::Kind::AllReduce, "sum", {a, b}, {ta, used}, 76);
+      g.collective(Collective::Kind::AllReduce, "sum", {a, b}, {ta, used}, 76, "cg::Tensor");
   g.output(sums[0]).output(sums[1]).output(tb);
   EXPECT_TRUE(tensorTransportTypes(g.build()).empty());
 }
