@@ -20,6 +20,16 @@
 // Errors are values: a method's exception becomes an ErrorRecord in its
 // result; a task whose input holds an error skips its method and forwards it.
 //
+// NCCL edges and collectives (cg::Tensor values) go through the actor's
+// communicators instead, one per synchronous group of the schedule:
+//
+//     cg::Communicator& g0 = process.communicator(0);      // nccl c1: a -> b
+//     auto c1 = process.nccl_input(1, 0, g0);              // header, then recv
+//     ...
+//     cg::Result<cg::Tensor> v4 = process.allreduce(g1, v3, cg::ReduceOp::sum);
+//
+// (cg/detail/tensor_transport.hpp says how errors cross them.)
+//
 // The same function runs an actor as a process of the actor executable
 // (cg::Mode::processes: the ActorProcess maps the segment it inherited) or as
 // a thread of the driver (cg::Mode::threads: it borrows the driver's mapping).
