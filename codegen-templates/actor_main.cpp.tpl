@@ -5,7 +5,7 @@
 //
 // The actor's operations, run in this order once per execution; the numbered
 // list is in {schedule_file}. Each value `vN` holds a result or the error that
-// replaced it upstream; each `cN` is a port of channel N.
+// replaced it upstream; each `cN` is a port of channel N.{communicators_note}
 #include "{header}"
 
 namespace cg_generated::{target_ns} {{

@@ -12,9 +12,9 @@ inline constexpr std::array<cg::detail::ChannelSpec, {channel_count}> {graph_id}
 {channel_specs}}}}};
 inline constexpr std::array<std::uint32_t, {input_count}> {graph_id}_inputs{{{input_channels}}};
 inline constexpr std::array<std::uint32_t, {output_count}> {graph_id}_outputs{{{output_channels}}};
-inline constexpr cg::detail::GraphSpec {graph_id}_spec{{"{graph}", {graph_id}_actors,
+{communicator_specs}inline constexpr cg::detail::GraphSpec {graph_id}_spec{{"{graph}", {graph_id}_actors,
                                                     {graph_id}_channels, {graph_id}_inputs,
-                                                    {graph_id}_outputs}};
+                                                    {graph_id}_outputs{spec_communicators}}};
 
 /// Constructor arguments for the actors of graph '{graph}' that replace the
 /// graph's at launch: cg::launch<&{graph_qualified}>(constructors, options).

@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <stdexcept>
+#include <vector>
 
 namespace cg::codegen {
 namespace {
@@ -94,6 +96,25 @@ public:
       encodedConstructors += fmt::format("cg::detail::encode_constructor_args(constructors.{})",
                                          member);
     }
+    // Communicator groups: one array of actor indices each (rank = position).
+    std::string communicatorSpecs, specCommunicators = ", {}";
+    if (!schedule_.groups.empty()) {
+      std::string groupList;
+      communicatorSpecs = "// Communicator groups (NCCL edges, collectives): their actors, rank = "
+                          "position.\n";
+      for (unsigned g = 0; g < schedule_.groups.size(); ++g) {
+        std::vector<unsigned> ranks = groupRanks(g);
+        communicatorSpecs += fmt::format(
+            "inline constexpr std::array<std::uint32_t, {}> {}_g{}{{{}}};  // {}\n", ranks.size(),
+            id_, g, fmt::join(ranks, ", "), describeGroup(g));
+        groupList += fmt::format("    {{{}_g{}}},\n", id_, g);
+      }
+      communicatorSpecs += fmt::format(
+          "inline constexpr std::array<cg::detail::CommunicatorSpec, {}> {}_communicators{{{{\n"
+          "{}}}}};\n",
+          schedule_.groups.size(), id_, groupList);
+      specCommunicators = fmt::format(", {}_communicators", id_);
+    }
     for (unsigned output : graph_.outputs)
       resultTypes += (resultTypes.empty() ? "" : ", ") + graph_.values.at(output).type.spelling;
     std::string resultType =
@@ -112,6 +133,8 @@ public:
         fmt::arg("input_channels", fmt::format("{}", fmt::join(schedule_.inputChannels, ", "))),
         fmt::arg("output_count", graph_.outputs.size()),
         fmt::arg("output_channels", fmt::format("{}", fmt::join(schedule_.outputChannels, ", "))),
+        fmt::arg("communicator_specs", communicatorSpecs),
+        fmt::arg("spec_communicators", specCommunicators),
         fmt::arg("result_type", resultType), fmt::arg("input_params", inputParams),
         fmt::arg("input_args", inputArgs),
         fmt::arg("constructor_members", constructorMembers),
@@ -141,10 +164,88 @@ public:
         fmt::arg("schedule_file", id_ + ".schedule.txt"),
         fmt::arg("header", input_.target + ".cg.hpp"),
         fmt::arg("target_ns", identifierFor(input_.target)),
+        fmt::arg("communicators_note", groupsOf(actorIndex).empty()
+                                           ? ""
+                                           : "\n// Each `gN` is this actor's rank of synchronous "
+                                             "group N (the schedule's\n// `# synchronous groups`), "
+                                             "a communicator: NCCL, or the host communicator."),
         fmt::arg("ports", ports(actorIndex, ops)), fmt::arg("body", body(actorIndex, ops)));
   }
 
 private:
+  // The actors of synchronous group `g`, by rank: an NCCL edge's writer, then
+  // its readers in reader-slot order; a collective's ranks in order.
+  std::vector<unsigned> groupRanks(unsigned g) const {
+    const schedule::SyncGroup& group = schedule_.groups.at(g);
+    std::vector<unsigned> ranks;
+    if (group.kind == schedule::SyncGroup::Kind::Nccl) {
+      const schedule::Channel& channel = schedule_.channels.at(group.source);
+      if (channel.writer == kDriver ||
+          std::count(channel.readers.begin(), channel.readers.end(), kDriver) != 0)
+        throw std::logic_error("internal compiler error: an nccl channel with the driver at one "
+                               "end");
+      ranks.push_back(static_cast<unsigned>(channel.writer));
+      for (int reader : channel.readers)
+        ranks.push_back(static_cast<unsigned>(reader));
+    } else {
+      for (unsigned t : graph_.collectives.at(group.source).tasks)
+        ranks.push_back(graph_.tasks.at(t).actor);
+    }
+    return ranks;
+  }
+
+  // The synchronous groups `actor` is a rank of.
+  std::vector<unsigned> groupsOf(unsigned actor) const {
+    std::vector<unsigned> groups;
+    for (unsigned g = 0; g < schedule_.groups.size(); ++g) {
+      std::vector<unsigned> ranks = groupRanks(g);
+      if (std::find(ranks.begin(), ranks.end(), actor) != ranks.end())
+        groups.push_back(g);
+    }
+    return groups;
+  }
+
+  // "nccl c1: a -> b, c" or "allreduce sum #0: a, b, c".
+  std::string describeGroup(unsigned g) const {
+    const schedule::SyncGroup& group = schedule_.groups.at(g);
+    std::vector<unsigned> ranks = groupRanks(g);
+    std::vector<std::string> names;
+    for (unsigned actor : ranks)
+      names.push_back(graph_.actors.at(actor).name);
+    if (group.kind == schedule::SyncGroup::Kind::Nccl)
+      return fmt::format("nccl c{}: {} -> {}", group.source, names.front(),
+                         fmt::join(names.begin() + 1, names.end(), ", "));
+    const ir::Collective& collective = graph_.collectives.at(group.source);
+    std::string kind(ir::toString(collective.kind));
+    if (!collective.reduceOp.empty())
+      kind += " " + collective.reduceOp;
+    return fmt::format("{} #{}: {}", kind, group.source, fmt::join(names, ", "));
+  }
+
+  bool isNccl(const schedule::Channel& channel) const {
+    return graph_.values.at(channel.value).transport == ir::Transport::Nccl;
+  }
+
+  // The synchronous group of NCCL channel `c`.
+  unsigned ncclGroup(unsigned c) const {
+    for (unsigned g = 0; g < schedule_.groups.size(); ++g)
+      if (schedule_.groups[g].kind == schedule::SyncGroup::Kind::Nccl &&
+          schedule_.groups[g].source == c)
+        return g;
+    throw std::logic_error("internal compiler error: nccl channel c" + std::to_string(c) +
+                           " has no synchronous group");
+  }
+
+  // The synchronous group of collective `collective`.
+  unsigned collectiveGroup(int collective) const {
+    for (unsigned g = 0; g < schedule_.groups.size(); ++g)
+      if (schedule_.groups[g].kind == schedule::SyncGroup::Kind::Collective &&
+          schedule_.groups[g].source == static_cast<unsigned>(collective))
+        return g;
+    throw std::logic_error("internal compiler error: collective #" +
+                           std::to_string(collective) + " has no synchronous group");
+  }
+
   static std::string constructorArgList(const ir::Actor& actor) {
     std::string args;
     for (const ir::Constant& arg : actor.constructorArgs)
@@ -179,12 +280,29 @@ private:
   }
 
   std::string ports(unsigned actor, const schedule::ActorSchedule& ops) const {
+    // This actor's communicators, one per group it is a rank of.
     std::string out;
+    for (unsigned g : groupsOf(actor))
+      out += fmt::format("  cg::Communicator& g{} = process.communicator({});  // {}\n", g, g,
+                         describeGroup(g));
     for (const Operation& op : ops.operations) {
       for (unsigned c : op.channels) {
         const schedule::Channel& channel = schedule_.channels.at(c);
         std::string peers;
-        if (op.kind == Operation::Kind::Read) {
+        if (isNccl(channel) && op.kind == Operation::Kind::Read) {
+          out += fmt::format("  auto c{} = process.nccl_input({}, {}, g{});  // {}, from {} over "
+                             "nccl\n",
+                             c, c, readerSlot(channel, actor), ncclGroup(c),
+                             describeValue(graph_, channel.value),
+                             endpointName(graph_, channel.writer));
+        } else if (isNccl(channel)) {
+          for (int reader : channel.readers)
+            peers += (peers.empty() ? "" : ", ") + endpointName(graph_, reader);
+          out += fmt::format("  auto c{} = process.nccl_output({}, \"{}\", g{});  // {}, to {} "
+                             "over nccl\n",
+                             c, c, graph_.tasks.at(op.task).method, ncclGroup(c),
+                             describeValue(graph_, channel.value), peers);
+        } else if (op.kind == Operation::Kind::Read) {
           out += fmt::format("  auto c{} = process.input<{}>({}, {});  // {}, from {}\n", c,
                              valueType(channel.value), c, readerSlot(channel, actor),
                              describeValue(graph_, channel.value),
@@ -216,6 +334,21 @@ private:
   // for an unpacked std::tuple result, one value per element.
   std::string compute(unsigned t, const ir::Task& task,
                       const std::map<unsigned, unsigned>& last) const {
+    if (task.collective >= 0) {
+      // One rank of a collective: the input is this actor's own value.
+      const ir::Collective& collective = graph_.collectives.at(task.collective);
+      if (task.args.size() != 1 || task.args.front().kind != ir::Arg::Kind::Value ||
+          task.results.size() != 1)
+        throw std::logic_error("internal compiler error: a collective's rank takes one value "
+                               "and gives one");
+      std::string op = collective.reduceOp.empty()
+                           ? ""
+                           : fmt::format(", cg::ReduceOp::{}", collective.reduceOp);
+      return fmt::format("    cg::Result<{}> v{} = process.{}(g{}, v{}{});\n",
+                         valueType(task.results.front()), task.results.front(),
+                         ir::toString(collective.kind), collectiveGroup(task.collective),
+                         task.args.front().value, op);
+    }
     std::string args, inputs;
     for (const ir::Arg& arg : task.args) {
       args += args.empty() ? "" : ", ";
@@ -264,7 +397,8 @@ private:
       case Operation::Kind::Read:
         for (unsigned c : op.channels) {
           unsigned value = schedule_.channels.at(c).value;
-          out += fmt::format("    cg::Received<{}> v{};\n    if (!c{}.read(v{}))\n      return 0;\n",
+          out += fmt::format("    cg::{}<{}> v{};\n    if (!c{}.read(v{}))\n      return 0;\n",
+                             isNccl(schedule_.channels.at(c)) ? "Result" : "Received",
                              valueType(value), value, c, value);
         }
         break;
@@ -331,8 +465,6 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
   for (const ir::AggregateCodec& codec : input.codecs)
     codecs += aggregateCodec(codec);
   for (const GraphToGenerate& g : input.graphs) {
-    if (!g.schedule->groups.empty())   // NCCL and collectives: cgc rejects them before codegen
-      throw std::logic_error("internal compiler error: codegen has no GPU runtime to target");
     GraphGenerator generator(input, *g.graph, *g.schedule);
     sections += generator.driverSection();
     graphSpecs += fmt::format("    &cg_generated::{}::{}_spec,\n", targetNs,

@@ -386,26 +386,41 @@ std::vector<Diagnostic> validate(const Graph& graph) {
   return diagnostics;
 }
 
-std::vector<Diagnostic> needsGpuRuntime(const Graph& graph) {
+std::vector<Diagnostic> tensorTransportTypes(const Graph& graph) {
   std::vector<Diagnostic> diagnostics;
-  constexpr std::string_view kHint =
-      "needs the GPU runtime, which this build does not have yet; cgc "
-      "--emit=ir,schedule,schedule-json,dot still shows its schedule";
+  constexpr std::string_view kTensor = "cg::Tensor";
   for (const Task& task : graph.tasks) {
     if (task.collective >= 0)
       continue;
-    for (unsigned result : task.results)
-      if (graph.values[result].transport == Transport::Nccl) {
-        diagnostics.push_back(
-            {task.loc,
-             fmt::format("transport nccl of '{}' {}", taskName(graph, task), kHint),
-             {}});
-        break;
-      }
+    for (unsigned result : task.results) {
+      const Value& value = graph.values[result];
+      if (value.transport != Transport::Nccl || value.type.spelling == kTensor)
+        continue;
+      const std::string what =
+          value.producer.element == -1
+              ? fmt::format("the result of '{}'", taskName(graph, task))
+              : fmt::format("element #{} of the result of '{}'", value.producer.element,
+                            taskName(graph, task));
+      diagnostics.push_back(
+          {task.loc,
+           fmt::format("{} is a '{}', so it cannot use transport nccl: only cg::Tensor values "
+                       "travel over nccl",
+                       what, value.type.spelling),
+           {}});
+    }
   }
-  for (const Collective& collective : graph.collectives)
-    diagnostics.push_back(
-        {collective.loc, fmt::format("{} {}", toString(collective.kind), kHint), {}});
+  for (const Collective& collective : graph.collectives) {
+    if (collective.tasks.empty())
+      continue;
+    const Task& first = graph.tasks[collective.tasks.front()];
+    const std::string& type = graph.values[first.results.front()].type.spelling;
+    if (type != kTensor)
+      diagnostics.push_back(
+          {collective.loc,
+           fmt::format("{} of '{}' values: a collective takes cg::Tensor values",
+                       toString(collective.kind), type),
+           {}});
+  }
   std::stable_sort(diagnostics.begin(), diagnostics.end(),
                    [](const Diagnostic& a, const Diagnostic& b) {
                      return a.loc.line < b.loc.line;

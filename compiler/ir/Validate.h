@@ -23,11 +23,12 @@ namespace cg::ir {
 /// user's code.
 std::vector<Diagnostic> validate(const Graph& graph);
 
-/// What the generated CPU code cannot run yet: every plain task with a
-/// result that uses transport nccl, and every collective (once, not per
-/// rank), each at its bind or call, in source order. `cgc --emit=cpp` reports these; the
-/// scheduler and the inspectable artefacts handle such graphs fully.
-std::vector<Diagnostic> needsGpuRuntime(const Graph& graph);
+/// What the generated code cannot carry: a plain task's result that uses
+/// transport nccl and is not a cg::Tensor (its elements go through a
+/// communicator), and a collective of other values (once, not per rank),
+/// each at its bind or call, in source order. `cgc --emit=cpp` reports
+/// these; the scheduler and the inspectable artefacts handle such graphs.
+std::vector<Diagnostic> tensorTransportTypes(const Graph& graph);
 
 /// Describes the first broken structural invariant of the IR (an id out of
 /// range, a value whose producer (task and tuple element) does not name it

@@ -228,10 +228,10 @@ int run(int argc, const char** argv) {
       else
         problems = std::get<std::vector<cg::ir::Diagnostic>>(scheduled);
     }
-    // A graph that has a schedule but needs the GPU runtime: the schedule
-    // and the IR can still be emitted, the program cannot.
+    // NCCL edges and collectives of other types than cg::Tensor: the
+    // schedule and the IR can still be emitted, the program cannot.
     if (problems.empty() && wants(Emit::Cpp))
-      problems = cg::ir::needsGpuRuntime(graph);
+      problems = cg::ir::tensorTransportTypes(graph);
     for (const auto& problem : problems)
       std::cerr << cg::ir::formatDiagnostic(problem);
     failed |= !problems.empty();

@@ -11,16 +11,20 @@
 // In threads mode the driver runs the same entry on a thread over its own
 // mapping (see driver.cpp), and reports a failure itself.
 #include <cg/actor.hpp>
+#include <cg/host_communicator.hpp>
 #include <cg/shm.hpp>
 
 #include <cxxabi.h>
 
+#include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string_view>
+#include <vector>
 
 namespace cg {
 namespace {
@@ -45,11 +49,13 @@ struct ActorProcess::Impl {
   std::span<std::byte> memory;
   detail::SegmentLayout layout;
   detail::SegmentHeader* header = nullptr;
+  std::vector<std::unique_ptr<Communicator>> communicators;  // per group, made on first use
 };
 
 ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
                            const std::string& segment)
-    : impl_(std::make_unique<Impl>()), name_(spec.actors[actor].name) {
+    : impl_(std::make_unique<Impl>()), spec_(&spec), actor_(actor),
+      name_(spec.actors[actor].name) {
   impl_->owned = map_segment(segment);
   attach(spec, actor,
          {static_cast<std::byte*>(impl_->owned.data()), impl_->owned.size()}, segment);
@@ -57,7 +63,8 @@ ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
 
 ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
                            std::span<std::byte> segment)
-    : impl_(std::make_unique<Impl>()), name_(spec.actors[actor].name) {
+    : impl_(std::make_unique<Impl>()), spec_(&spec), actor_(actor),
+      name_(spec.actors[actor].name) {
   attach(spec, actor, segment, "of the driver");
 }
 
@@ -72,11 +79,14 @@ void ActorProcess::attach(const detail::GraphSpec& spec, std::uint32_t actor,
   const detail::SegmentHeader& header = *impl_->header;
   if (header.magic != detail::kSegmentMagic || header.channel_count != spec.channels.size() ||
       header.actor_count != spec.actors.size() ||
+      header.communicator_count != spec.communicators.size() ||
       std::string_view(header.graph) != std::string_view(spec.name))
     throw detail::ActorFailure("segment " + segment + " was not made for graph '" + spec.name +
                                "' of this build");
   slot_bytes_ = header.slot_bytes;
-  impl_->layout = detail::segment_layout(spec, header.slots, header.slot_bytes);
+  impl_->layout =
+      detail::segment_layout(spec, header.slots, header.slot_bytes, header.communicator_bytes);
+  impl_->communicators.resize(spec.communicators.size());
   if (impl_->layout.total_bytes > memory.size())
     throw detail::ActorFailure("segment " + segment + " is smaller than its channels need");
   if (header.constructor_args != 0) {
@@ -105,6 +115,34 @@ Channel ActorProcess::channel_at(std::uint32_t channel) const {
   if (!view.valid())
     throw detail::ActorFailure("channel " + std::to_string(channel) + " is not initialised");
   return view;
+}
+
+Communicator& ActorProcess::communicator(std::uint32_t group) {
+  std::unique_ptr<Communicator>& made = impl_->communicators.at(group);
+  if (made)
+    return *made;
+  std::span<const std::uint32_t> ranks = spec_->communicators[group].actors;
+  auto position = std::find(ranks.begin(), ranks.end(), actor_);
+  if (position == ranks.end())
+    throw detail::ActorFailure("actor '" + name_ + "' is no rank of communicator group " +
+                               std::to_string(group));
+  // Where a GPU build would choose an NcclCommunicator (LaunchOptions::
+  // communicator), every group here is a HostGroup in the segment.
+  HostGroup host = HostGroup::attach(impl_->memory.data() +
+                                     impl_->layout.communicator_offsets.at(group));
+  if (!host.valid() || host.config().ranks != static_cast<int>(ranks.size()))
+    throw detail::ActorFailure("communicator group " + std::to_string(group) +
+                               " is not initialised");
+  auto comm = std::make_unique<HostCommunicator>(host, static_cast<int>(position - ranks.begin()));
+  // Peers may be waiting for the driver's next input: only an abort (the
+  // graph stopped) ends a wait.
+  comm->set_timeout(std::chrono::milliseconds::max());
+  made = std::move(comm);
+  return *made;
+}
+
+std::uint64_t ActorProcess::communicator_bytes() const noexcept {
+  return impl_->header->communicator_bytes;
 }
 
 void ActorProcess::ready() { impl_->header->ready.fetch_add(1, std::memory_order_release); }
@@ -143,6 +181,8 @@ int actor_host_main(int argc, char** argv, std::span<const GraphSpec* const> gra
       try {
         ActorProcess process(*spec, actor, argv[3]);
         return spec->actors[actor].run(process);
+      } catch (const GraphStopped&) {
+        return 0;  // the graph was stopped while we waited in a communicator
       } catch (const std::exception& e) {
         std::fprintf(stderr, "cg actor %s/%s: %s\n", argv[1], argv[2], e.what());
         return 2;

@@ -16,6 +16,8 @@
 // thread that takes each execution's results as soon as they arrive.
 #include <cg/driver.hpp>
 #include <cg/actor.hpp>
+#include <cg/device.hpp>
+#include <cg/host_communicator.hpp>
 #include <cg/process.hpp>
 #include <cg/shm.hpp>
 
@@ -66,6 +68,7 @@ struct GraphRuntime::Impl {
   SharedSegment segment;
   SegmentHeader* header = nullptr;
   std::vector<Channel> channels;
+  std::vector<HostGroup> groups;                // communicator groups, per GraphSpec::communicators
   std::vector<ChannelWriter> inputs;            // per input position
   std::vector<std::uint32_t> result_channels;   // distinct output channels
   std::vector<ChannelReader> result_readers;    // parallel to result_channels
@@ -105,9 +108,13 @@ struct GraphRuntime::Impl {
   void fail_callbacks();
   void start_async(std::unique_lock<std::mutex>& lock);
 
+  // Closes every channel and aborts every communicator group: whoever waits
+  // in either, in any process, wakes up.
   void close_all() noexcept {
     for (Channel& channel : channels)
       channel.close();
+    for (HostGroup& group : groups)
+      group.abort(describe(spec) + " stopped");
   }
   [[noreturn]] void throw_failure() {
     std::exception_ptr why;
@@ -331,7 +338,21 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
                       " is missing or not executable; build it, or set "
                       "cg::LaunchOptions::actor_host");
 
-  SegmentLayout layout = segment_layout(spec, options.max_in_flight, options.slot_bytes);
+  if (!spec.communicators.empty()) {
+    // The seam for GPU builds: where an NcclCommunicator per group would be
+    // made. Until then NCCL graphs run over the host communicator only.
+    if (options.communicator == CommunicatorKind::nccl)
+      throw LaunchError(describe(spec) + ": cg::CommunicatorKind::nccl needs a CUDA device, " +
+                        (built_with_cuda() && cuda_device_count() > 0
+                             ? std::string("and this runtime runs NCCL edges and collectives "
+                                           "over the host communicator only")
+                             : std::string("and this machine has none")) +
+                        " (use cg::CommunicatorKind::host)");
+    if (options.communicator_bytes == 0)
+      throw LaunchError("cg::LaunchOptions::communicator_bytes must be at least 1");
+  }
+  SegmentLayout layout = segment_layout(spec, options.max_in_flight, options.slot_bytes,
+                                        options.communicator_bytes);
   // Constructor arguments given to launch(): a table after the channels, then
   // the bytes of each.
   const bool any_constructor_args =
@@ -364,6 +385,8 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
   s.header->slot_bytes = options.slot_bytes;
   s.header->actor_count = static_cast<std::uint32_t>(spec.actors.size());
   s.header->channel_count = static_cast<std::uint32_t>(spec.channels.size());
+  s.header->communicator_count = static_cast<std::uint32_t>(spec.communicators.size());
+  s.header->communicator_bytes = options.communicator_bytes;
   std::strncpy(s.header->graph, spec.name, sizeof(s.header->graph) - 1);
   if (any_constructor_args) {
     s.header->constructor_args = table_offset;
@@ -376,6 +399,17 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
     s.channels.push_back(Channel::create(base + layout.channel_offsets[i],
                                          {options.max_in_flight, options.slot_bytes,
                                           spec.channels[i].readers}));
+  for (std::size_t i = 0; i < spec.communicators.size(); ++i) {
+    HostGroup group = HostGroup::create(
+        base + layout.communicator_offsets[i],
+        {static_cast<int>(spec.communicators[i].actors.size()),
+         static_cast<std::size_t>(options.communicator_bytes)});
+    if (!group.valid())
+      throw LaunchError("cannot create communicator group " + std::to_string(i) + " of " +
+                        describe(spec) + " (" + std::to_string(options.communicator_bytes) +
+                        " bytes per message)");
+    s.groups.push_back(group);
+  }
 
   for (std::uint32_t channel : spec.input_channels)
     s.inputs.emplace_back(s.channels.at(channel));

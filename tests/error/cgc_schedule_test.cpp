@@ -1,10 +1,10 @@
-// cgc_schedule_test.cpp - cgc schedules GPU graphs it cannot generate code for yet.
+// cgc_schedule_test.cpp - cgc schedules GPU graphs, and shows the schedule of any.
 //
 // NCCL values, collectives, costs and the scheduling options, end to end from
 // a graph source: `cgc --emit=ir,schedule,schedule-json,dot` succeeds and its
 // artefacts say what the scheduler decided, byte for byte the same each run.
-// (The default emit includes the program, which needs the GPU runtime: see
-// nccl_needs_gpu_runtime.cg.cpp.)
+// (These graphs send std::vector<float> over nccl, which the default emit,
+// the program, refuses: see nccl_edge_not_a_tensor.cg.cpp.)
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 

@@ -20,6 +20,16 @@
 // Errors are values: a method's exception becomes an ErrorRecord in its
 // result; a task whose input holds an error skips its method and forwards it.
 //
+// NCCL edges and collectives (cg::Tensor values) go through the actor's
+// communicators instead, one per synchronous group of the schedule:
+//
+//     cg::Communicator& g0 = process.communicator(0);      // nccl c1: a -> b
+//     auto c1 = process.nccl_input(1, 0, g0);              // header, then recv
+//     ...
+//     cg::Result<cg::Tensor> v4 = process.allreduce(g1, v3, cg::ReduceOp::sum);
+//
+// (cg/detail/tensor_transport.hpp says how errors cross them.)
+//
 // The same function runs an actor as a process of the actor executable
 // (cg::Mode::processes: the ActorProcess maps the segment it inherited) or as
 // a thread of the driver (cg::Mode::threads: it borrows the driver's mapping).
@@ -30,6 +40,7 @@
 #include <cg/detail/error_codec.hpp>
 #include <cg/detail/in_place.hpp>
 #include <cg/detail/segment.hpp>
+#include <cg/detail/tensor_transport.hpp>
 #include <cg/serialize.hpp>
 
 #include <exception>
@@ -316,6 +327,46 @@ private:
   std::string method_;
 };
 
+/// Writing end of an NCCL edge (cg/detail/tensor_transport.hpp): the header
+/// through the channel, then the elements to each reader (ranks 1, 2, ...).
+class NcclOutputPort {
+public:
+  NcclOutputPort(OutputPort<detail::TensorHeader> header, Communicator& communicator,
+                 std::uint32_t channel, std::uint64_t max_bytes, std::string actor,
+                 std::string method)
+      : header_(std::move(header)), communicator_(communicator), channel_(channel),
+        max_bytes_(max_bytes), actor_(std::move(actor)), method_(std::move(method)) {}
+
+  /// Publishes this execution's tensor, or its error; false once the graph stopped.
+  bool write(const Result<Tensor>& result);
+
+private:
+  OutputPort<detail::TensorHeader> header_;
+  Communicator& communicator_;
+  std::uint32_t channel_;
+  std::uint64_t max_bytes_;  // the most one message may carry
+  std::string actor_;
+  std::string method_;
+};
+
+/// Reading end of an NCCL edge: the header, then the elements from rank 0.
+class NcclInputPort {
+public:
+  NcclInputPort(InputPort<detail::TensorHeader> header, Communicator& communicator,
+                std::uint32_t channel, Device device)
+      : header_(std::move(header)), communicator_(communicator), channel_(channel),
+        device_(device) {}
+
+  /// The next execution's tensor (or forwarded error); false once the graph stopped.
+  bool read(Result<Tensor>& out);
+
+private:
+  InputPort<detail::TensorHeader> header_;
+  Communicator& communicator_;
+  std::uint32_t channel_;
+  Device device_;
+};
+
 /// One actor's view of the launched graph: its segment and its identity.
 class ActorProcess {
 public:
@@ -337,6 +388,37 @@ public:
   template <class T> OutputPort<T> output(std::uint32_t channel, const char* method) {
     return OutputPort<T>(ChannelWriter(channel_at(channel)), channel, slot_bytes_, name_, method);
   }
+
+  /// This actor's rank of the graph's communicator group `group`
+  /// (GraphSpec::communicators; its rank is its position there). A
+  /// cg::HostCommunicator over the group in the segment, in both modes; made
+  /// on first use, kept for the actor's life.
+  Communicator& communicator(std::uint32_t group);
+
+  /// The ends of an NCCL edge; `communicator` is its group's (the writer is
+  /// rank 0, reader slot r is rank r + 1).
+  NcclOutputPort nccl_output(std::uint32_t channel, const char* method,
+                             Communicator& communicator) {
+    return NcclOutputPort(output<detail::TensorHeader>(channel, method), communicator, channel,
+                          communicator_bytes(), name_, method);
+  }
+  NcclInputPort nccl_input(std::uint32_t channel, std::uint32_t reader,
+                           Communicator& communicator) {
+    return NcclInputPort(input<detail::TensorHeader>(channel, reader), communicator, channel,
+                         device::cpu);
+  }
+
+  /// A collective's rank on this actor: every rank of `communicator` calls
+  /// the same one at the same point of its schedule. The result is a new
+  /// tensor (the input is never modified), or the error of the first rank
+  /// whose input had one, on every rank (cg/detail/tensor_transport.hpp).
+  Result<Tensor> allreduce(Communicator& communicator, const Result<Tensor>& input, ReduceOp op);
+  /// Rank r's input becomes the r-th of `size` blocks along dimension 0.
+  Result<Tensor> allgather(Communicator& communicator, const Result<Tensor>& input);
+  /// Dimension 0 of the input (a multiple of the group's size) is reduced
+  /// and rank r gets the r-th block.
+  Result<Tensor> reducescatter(Communicator& communicator, const Result<Tensor>& input,
+                               ReduceOp op);
 
   /// Tells the driver this actor is attached and constructed.
   void ready();
@@ -369,12 +451,18 @@ public:
   }
 
 private:
+  enum class CollectiveKind { allreduce, allgather, reducescatter };
+  std::uint64_t communicator_bytes() const noexcept;
+  Result<Tensor> collective(CollectiveKind kind, Communicator& communicator,
+                            const Result<Tensor>& input, ReduceOp op);
   void attach(const detail::GraphSpec& spec, std::uint32_t actor, std::span<std::byte> memory,
               const std::string& segment);
   Channel channel_at(std::uint32_t channel) const;
 
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  const detail::GraphSpec* spec_ = nullptr;
+  std::uint32_t actor_ = 0;
   std::string name_;
   std::uint32_t slot_bytes_ = 0;
   std::optional<std::span<const std::byte>> constructor_args_;  // given to launch()

@@ -66,6 +66,9 @@ enum class Mode {
   threads,
 };
 
+/// What carries a graph's NCCL edges and collectives (LaunchOptions::communicator).
+enum class CommunicatorKind { host, nccl };
+
 struct LaunchOptions {
   /// How the actors run; unset: the environment variable CG_MODE
   /// ("processes" or "threads") if it is set, else Mode::processes.
@@ -86,6 +89,17 @@ struct LaunchOptions {
   /// The actor executable (processes mode); empty: the one
   /// add_compiled_graph() built.
   std::string actor_host;
+  /// What carries NCCL edges and collectives (graphs that have them).
+  /// CommunicatorKind::host: a cg::HostCommunicator per group in the graph's
+  /// shared memory, host tensors, on any machine. CommunicatorKind::nccl
+  /// needs a CUDA build and device; launch() refuses it (LaunchError) where
+  /// there is none, and this runtime does not run graphs over NCCL yet.
+  CommunicatorKind communicator = CommunicatorKind::host;
+  /// The largest tensor one NCCL edge or collective rank carries, in bytes
+  /// (host communicator: each rank's area of each group; the memory is
+  /// only touched as far as it is used). Larger tensors become the task's
+  /// error (cg::TensorError).
+  std::uint64_t communicator_bytes = 16u << 20;
 };
 
 /// The mode `options` ask for (resolving CG_MODE); LaunchError if CG_MODE

@@ -516,24 +516,37 @@ TEST(Validate, AnNcclGraphOutputIsReportedAtItsBind) {
             "NCCL group\n");
 }
 
-TEST(Validate, NcclAndCollectivesNeedTheGpuRuntimeAtTheirBindsInSourceOrder) {
-  EXPECT_TRUE(needsGpuRuntime(test::chainGraph()).empty());
-  EXPECT_EQ(formatted(needsGpuRuntime(test::gpuGraph())),
-            "examples/echo/echo.cg.cpp:63:3: error: transport nccl of 'w0.split' needs the "
-            "GPU runtime, which this build does not have yet; cgc "
-            "--emit=ir,schedule,schedule-json,dot still shows its schedule\n"
-            "examples/echo/echo.cg.cpp:64:3: error: transport nccl of 'w0.grad' needs the "
-            "GPU runtime, which this build does not have yet; cgc "
-            "--emit=ir,schedule,schedule-json,dot still shows its schedule\n"
-            "examples/echo/echo.cg.cpp:65:3: error: transport nccl of 'w1.grad' needs the "
-            "GPU runtime, which this build does not have yet; cgc "
-            "--emit=ir,schedule,schedule-json,dot still shows its schedule\n"
-            "examples/echo/echo.cg.cpp:66:3: error: allreduce needs the GPU runtime, which "
-            "this build does not have yet; cgc --emit=ir,schedule,schedule-json,dot still "
-            "shows its schedule\n"
-            "examples/echo/echo.cg.cpp:67:3: error: allgather needs the GPU runtime, which "
-            "this build does not have yet; cgc --emit=ir,schedule,schedule-json,dot still "
-            "shows its schedule\n");
+TEST(Validate, NcclEdgesAndCollectivesOfOtherTypesThanTensorAreReportedInSourceOrder) {
+  EXPECT_TRUE(tensorTransportTypes(test::chainGraph()).empty());
+  EXPECT_EQ(formatted(tensorTransportTypes(test::gpuGraph())),
+            "examples/echo/echo.cg.cpp:63:3: error: element #1 of the result of 'w0.split' is "
+            "a 'std::vector<float>', so it cannot use transport nccl: only cg::Tensor values "
+            "travel over nccl\n"
+            "examples/echo/echo.cg.cpp:64:3: error: the result of 'w0.grad' is a "
+            "'std::vector<float>', so it cannot use transport nccl: only cg::Tensor values "
+            "travel over nccl\n"
+            "examples/echo/echo.cg.cpp:65:3: error: the result of 'w1.grad' is a "
+            "'std::vector<float>', so it cannot use transport nccl: only cg::Tensor values "
+            "travel over nccl\n"
+            "examples/echo/echo.cg.cpp:66:3: error: allreduce of 'std::vector<float>' values: a "
+            "collective takes cg::Tensor values\n"
+            "examples/echo/echo.cg.cpp:67:3: error: allgather of 'std::vector<float>' values: a "
+            "collective takes cg::Tensor values\n");
+}
+
+TEST(Validate, NcclEdgesAndCollectivesOfTensorsAreAccepted) {
+  GraphBuilder g("tensors", 70);
+  unsigned x = g.input("int");
+  unsigned a = g.actor("a", 71);
+  unsigned b = g.actor("b", 72);
+  unsigned ta = g.bind(a, "make", {x}, 73, "cg::Tensor");
+  unsigned tb = g.bind(b, "make", {x}, 74, "cg::Tensor");
+  g.transport(ta, Transport::Nccl);
+  unsigned used = g.bind(b, "use", {ta}, 75, "cg::Tensor");
+  std::vector<unsigned> sums =
+      g.collective(Collective::Kind::AllReduce, "sum", {a, b}, {ta, used}, 76, "cg::Tensor");
+  g.output(sums[0]).output(sums[1]).output(tb);
+  EXPECT_TRUE(tensorTransportTypes(g.build()).empty());
 }
 
 } // namespace

@@ -61,7 +61,7 @@ constexpr std::array<cg::detail::ChannelSpec, 2> kChannels{{
 }};
 constexpr std::array<std::uint32_t, 1> kInputs{0};
 constexpr std::array<std::uint32_t, 1> kOutputs{1};
-constexpr cg::detail::GraphSpec kSpec{"cg_test_echo", kActorSpecs, kChannels, kInputs, kOutputs};
+constexpr cg::detail::GraphSpec kSpec{"cg_test_echo", kActorSpecs, kChannels, kInputs, kOutputs, {}};
 
 int run_a(cg::ActorProcess& process) {
   auto c0 = process.input<std::string>(0, 0);
@@ -162,7 +162,7 @@ struct LiveChannel {
 
 LiveChannel live_channel(const cg::LaunchOptions& options, std::uint32_t channel) {
   std::span<std::byte> segment = graph_segment(kSpec.name);
-  const cg::detail::SegmentLayout layout = cg::detail::segment_layout(kSpec, options.max_in_flight, options.slot_bytes);
+  const cg::detail::SegmentLayout layout = cg::detail::segment_layout(kSpec, options.max_in_flight, options.slot_bytes, options.communicator_bytes);
   return {reinterpret_cast<cg::detail::ChannelHeader*>(segment.data() + layout.channel_offsets.at(channel))};
 }
 

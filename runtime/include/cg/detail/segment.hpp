@@ -7,8 +7,9 @@
 // closes its descriptor. The memory goes with the last process mapping it, so
 // a crash of anyone, at any time, leaves nothing behind. Values larger than a
 // slot live in per-slot overflow buffers of the channels' writers (see
-// cg/channel.hpp), also memfds. Constructor arguments given to launch() follow
-// the channels.
+// cg/channel.hpp), also memfds. The communicator groups (cg::HostGroup, one
+// per NCCL edge or collective) follow the channels, then the constructor
+// arguments given to launch().
 #pragma once
 
 #include <cg/channel.hpp>
@@ -32,6 +33,13 @@ struct ChannelSpec {
   int driver_reader;      // the driver's reader slot, or -1 if it does not read
 };
 
+/// A communicator group: the actors that take part, rank = position. One
+/// per NCCL edge (the writer, then its readers in reader-slot order) and one
+/// per collective (its ranks in order).
+struct CommunicatorSpec {
+  std::span<const std::uint32_t> actors;
+};
+
 struct ActorSpec {
   const char* name;                  // instance name, e.g. "a"
   int (*run)(ActorProcess& process); // the actor's generated program (cgc)
@@ -44,6 +52,7 @@ struct GraphSpec {
   std::span<const ChannelSpec> channels;
   std::span<const std::uint32_t> input_channels; // per input position
   std::span<const std::uint32_t> output_channels;// per output position
+  std::span<const CommunicatorSpec> communicators;
 };
 
 /// The smallest slot: room for an error record with names of actors, methods
@@ -63,6 +72,9 @@ struct SegmentHeader {
   // Offset of the constructor-argument table (one ConstructorArgs per actor,
   // after the channels), 0 when launch() was given none.
   std::uint64_t constructor_args;
+  std::uint32_t communicator_count;
+  // Per group: the largest message or collective input, in bytes.
+  std::uint64_t communicator_bytes;
 };
 
 /// Where an actor's constructor arguments given to launch() lie in the
@@ -75,12 +87,14 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 
 struct SegmentLayout {
   std::vector<std::size_t> channel_offsets;
+  std::vector<std::size_t> communicator_offsets;  // one cg::HostGroup each
   std::size_t total_bytes = 0;
 };
 
-/// Offsets of every channel for this spec and ring geometry; the driver and
-/// the actors compute it alike.
+/// Offsets of every channel, then of every communicator group, for this spec,
+/// ring geometry and message size; the driver and the actors compute it
+/// alike.
 SegmentLayout segment_layout(const GraphSpec& spec, std::uint32_t slots,
-                             std::uint32_t slot_bytes);
+                             std::uint32_t slot_bytes, std::uint64_t communicator_bytes);
 
 } // namespace cg::detail

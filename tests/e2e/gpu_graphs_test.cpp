@@ -1,0 +1,146 @@
+// gpu_graphs_test.cpp - NCCL edges and collectives end to end, over the host communicator.
+#include "e2e_gpu_graphs.cg.hpp"
+#include "leftovers.hpp"
+
+#include <cg/device.hpp>
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+using GpuGraphs = cg_test::NoLeftovers;
+
+std::vector<float> values(const cg::Tensor& t) {
+  EXPECT_EQ(t.dtype(), cg::DType::float32);
+  return {t.data<float>(), t.data<float>() + t.numel()};
+}
+
+TEST_F(GpuGraphs, PipelineWithAnNcclEdgeDeliversExactValues) {
+  auto graph = cg::launch<&nccl_pipeline>();
+  cg::Tensor t = graph.execute(3).get();
+  EXPECT_EQ(t.shape(), (std::vector<std::int64_t>{3}));
+  EXPECT_EQ(values(t), (std::vector<float>{6, 8, 10}));
+  EXPECT_EQ(values(graph.execute(1).get()), (std::vector<float>{2}));
+}
+
+TEST_F(GpuGraphs, PipelineKeepsSeveralExecutionsInFlight) {
+  auto graph = cg::launch<&nccl_pipeline>();
+  std::vector<cg::Ref<cg::Tensor>> refs;
+  for (int n = 1; n <= 8; ++n)
+    refs.push_back(graph.execute(n));
+  for (int n = 1; n <= 8; ++n) {
+    std::vector<float> expected;
+    for (int i = 0; i < n; ++i)
+      expected.push_back(2.0f * static_cast<float>(n + i));
+    EXPECT_EQ(values(refs[static_cast<std::size_t>(n - 1)].get()), expected);
+  }
+}
+
+TEST_F(GpuGraphs, ExceptionWhoseOnlyOutputGoesOverNcclReachesGetAsTaskError) {
+  auto graph = cg::launch<&nccl_pipeline>();
+  try {
+    graph.execute(-1).get();
+    FAIL() << "expected cg::TaskError";
+  } catch (const cg::TaskError& e) {
+    EXPECT_EQ(e.actor(), "a");
+    EXPECT_EQ(e.method(), "make");
+    EXPECT_EQ(e.exception_type(), "std::invalid_argument");
+    EXPECT_EQ(e.message(), "cannot make a tensor of -1 elements");
+  }
+  EXPECT_EQ(values(graph.execute(2).get()), (std::vector<float>{4, 6}));
+}
+
+TEST_F(GpuGraphs, OneFOneBPipelineOfTwoStagesAndTwoMicrobatches) {
+  auto graph = cg::launch<&one_f_one_b>();
+  auto [g0, g1] = graph.execute(0, 5).get();
+  EXPECT_EQ(values(g0), (std::vector<float>{12, 15}));
+  EXPECT_EQ(values(g1), (std::vector<float>{27, 30}));
+  auto [h0, h1] = graph.execute(1, 2).get();
+  EXPECT_EQ(values(h0), (std::vector<float>{15, 18}));
+  EXPECT_EQ(values(h1), (std::vector<float>{18, 21}));
+}
+
+TEST_F(GpuGraphs, ThreeSendersToOneReceiverOverNccl) {
+  auto graph = cg::launch<&three_senders>();
+  EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{6, 60, 600}));
+  try {
+    graph.execute(-3).get();
+    FAIL() << "expected cg::TaskError";
+  } catch (const cg::TaskError& e) {
+    EXPECT_EQ(e.actor(), "s2");
+    EXPECT_EQ(e.method(), "contribution");
+    EXPECT_EQ(e.message(), "rank 2 has no contribution");
+  }
+  EXPECT_EQ(values(graph.execute(1).get()), (std::vector<float>{6}));
+}
+
+TEST_F(GpuGraphs, AllreduceAllgatherAndReducescatterGiveExactValues) {
+  auto graph = cg::launch<&collectives>();
+  auto [sum, gathered, s0, s1, s2] = graph.execute(2).get();
+  // Contributions [1, 10], [2, 20], [3, 30].
+  EXPECT_EQ(values(sum), (std::vector<float>{6, 60}));
+  // w0 and w1 double their sums, w2 does not; gathered in rank order.
+  EXPECT_EQ(gathered.shape(), (std::vector<std::int64_t>{6}));
+  EXPECT_EQ(values(gathered), (std::vector<float>{12, 120, 12, 120, 6, 60}));
+  // Three equal inputs summed, rank r keeping the r-th third.
+  EXPECT_EQ(values(s0), (std::vector<float>{36, 360}));
+  EXPECT_EQ(values(s1), (std::vector<float>{36, 360}));
+  EXPECT_EQ(values(s2), (std::vector<float>{18, 180}));
+}
+
+TEST_F(GpuGraphs, OneFailedRankGivesItsErrorToEveryRankOfTheCollective) {
+  auto graph = cg::launch<&collectives>();
+  // Rank 1 throws; all outputs, from every rank, carry its error.
+  auto ref = graph.execute(-2);
+  try {
+    ref.get();
+    FAIL() << "expected cg::TaskError";
+  } catch (const cg::TaskError& e) {
+    EXPECT_EQ(e.actor(), "w1");
+    EXPECT_EQ(e.method(), "contribution");
+    EXPECT_EQ(e.exception_type(), "std::runtime_error");
+    EXPECT_EQ(e.message(), "rank 1 has no contribution");
+  }
+  auto [sum, gathered, s0, s1, s2] = graph.execute(1).get();
+  EXPECT_EQ(values(sum), (std::vector<float>{6}));
+  EXPECT_EQ(values(s2), (std::vector<float>{18}));
+}
+
+TEST_F(GpuGraphs, KilledRankIsReportedWhileItsPeersWaitInTheCollective) {
+  CG_SKIP_IN_THREADS_MODE();
+  auto graph = cg::launch<&collectives>();
+  EXPECT_EQ(values(std::get<0>(graph.execute(1).get())), (std::vector<float>{6}));
+  std::vector<int> actors = cg_test::child_pids();
+  ASSERT_EQ(actors.size(), 3u);
+  ::kill(actors[0], SIGKILL);
+  // The other two ranks enter the allreduce and wait for the dead one until
+  // the driver aborts the group.
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(graph.execute(1).get(), cg::ActorDiedError);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
+TEST_F(GpuGraphs, NcclCommunicatorWithoutACudaDeviceIsALaunchError) {
+  if (cg::built_with_cuda() && cg::cuda_device_count() > 0)
+    GTEST_SKIP() << "this machine has a CUDA device";
+  cg::LaunchOptions options;
+  options.communicator = cg::CommunicatorKind::nccl;
+  try {
+    auto graph = cg::launch<&nccl_pipeline>(options);
+    FAIL() << "expected cg::LaunchError";
+  } catch (const cg::LaunchError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "graph 'nccl_pipeline': cg::CommunicatorKind::nccl needs a CUDA device, and this "
+              "machine has none (use cg::CommunicatorKind::host)");
+  }
+}
+
+} // namespace
