@@ -1,12 +1,15 @@
 //===- FormatCode.cpp - clang-format for generated sources ---------------===//
 #include "codegen/FormatCode.h"
 
+#include "support/PhaseTimes.h"
+
 #include "clang/Format/Format.h"
 #include "clang/Tooling/Core/Replacement.h"
 
 namespace cg::codegen {
 
 std::string formatCode(const std::string& code, const std::string& fileName) {
+  support::PhaseTimer timer("format");
   clang::format::FormatStyle style = clang::format::getLLVMStyle();
   style.ColumnLimit = 100;
   style.PointerAlignment = clang::format::FormatStyle::PAS_Left;
