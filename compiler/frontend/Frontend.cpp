@@ -273,6 +273,9 @@ public:
       // What the end of the translation unit would do for the source alone:
       // instantiate the templates it uses, with their errors.
       sema.ActOnEndOfTranslationUnitFragment(clang::Sema::TUFragmentKind::Normal);
+    }
+    {
+      support::PhaseTimer timer("discover");
       session_.discovery = discover(ci.getASTContext());
     }
     if (hasErrors(session_.diagnostics) || !session_.discovery.problems.empty()) {

@@ -268,26 +268,33 @@ template <class T> struct is_value<Value<T>> : std::true_type {};
 // A bind argument for a parameter of type P: a Value<P>, or a constant.
 // Kept small: one is made per argument of every bind.
 template <class P> struct BindArg {
-  constexpr BindArg(Value<P> v) : graph(v.graph_), id(v.id_) {}
+  constexpr BindArg(Value<P> v) : graph(v.graph_), id(v.id_), none() {}
   template <class U>
     requires(!is_value<std::remove_cvref_t<U>>::value && std::is_convertible_v<const U&, P>)
-  constexpr BindArg(const U& value) {
+  constexpr BindArg(const U& value) : graph(nullptr), id(-1), constant(constant_of(value)) {}
+
+  const GraphBuilder* graph;
+  int id;              // -1: a constant
+  union {
+    char none;         // a value: nothing more to say (and nothing to initialize)
+    Constant constant;
+  };
+
+private:
+  template <class U> static constexpr Constant constant_of(const U& value) {
     static_assert(is_embeddable_v<P>,
                   "bind<>: a constant argument must be arithmetic, an enum or a string literal; "
                   "pass other values as graph inputs");
     if constexpr (!is_embeddable_v<P>) {
-      // Rejected above; nothing more to say.
+      return {};   // rejected above; nothing more to say
     } else if constexpr (std::is_same_v<P, std::string>) {
       static_assert(std::is_convertible_v<const U&, const char*>,
                     "bind<>: a std::string constant must be a string literal");
-      constant = make_constant<P>(static_cast<const char*>(value));
+      return make_constant<P>(static_cast<const char*>(value));
     } else {
-      constant = make_constant<P>(value);
+      return make_constant<P>(value);
     }
   }
-  const GraphBuilder* graph = nullptr;
-  int id = -1;        // -1: a constant
-  Constant constant{};
 };
 template <auto M, std::size_t I> using arg_t = BindArg<param_t<M, I>>;
 
@@ -555,13 +562,15 @@ private:
   template <class... P>
   constexpr int add_task(int actor, const void* method, std::source_location loc, int results,
                          const detail::BindArg<P>&... args) {
-    push({.kind = detail::RecordKind::task,
-          .a = actor,
-          .b = value_count_,
-          .c = results,
-          .tag = method,
-          .line = loc.line(),
-          .column = loc.column()});
+    if (record_count_ < record_capacity_)
+      records_[record_count_] = {.kind = detail::RecordKind::task,
+                                 .a = actor,
+                                 .b = value_count_,
+                                 .c = results,
+                                 .tag = method,
+                                 .line = loc.line(),
+                                 .column = loc.column()};
+    ++record_count_;
     (add_argument(args), ...);
     int first = value_count_;
     value_count_ += results == 0 ? 1 : results;
@@ -573,7 +582,9 @@ private:
       return push_constant(arg.constant);
     if (arg.graph != this)
       detail::graph_error("this value belongs to another graph");
-    push({.kind = detail::RecordKind::argument, .a = arg.id});
+    if (record_count_ < record_capacity_)
+      records_[record_count_] = {.kind = detail::RecordKind::argument, .a = arg.id};
+    ++record_count_;
   }
 
   detail::Record* records_ = nullptr;
