@@ -1,22 +1,27 @@
 //===- Frontend.cpp - From an annotated C++ source to graph IR -----------===//
 //
-// Two parses of the user's translation unit:
+// One parse of the user's translation unit, in two steps over one Sema:
 //   1. the source itself: find CG_GRAPH functions and every file read (for the
 //      build's depfile); errors here are the user's C++ errors, shown as is;
-//   2. a probe file that includes the source and adds, per graph,
-//      `constexpr auto count_N = ::cg::detail::encoded_sizes<&::graph>();`
-//      `constexpr auto probe_N = ::cg::detail::encode<&::graph, count_N.records,
-//                                                    count_N.text>();`
+//   2. a probe appended to the same translation unit, one line per graph,
+//      `constexpr auto probe_N = ::cg::detail::encode<&::graph, R, T>();`
 //      Clang's Sema evaluates those initializers; a graph that cannot be
 //      evaluated surfaces as Sema's "must be initialized by a constant
 //      expression" error on the probe, which we re-locate to the graph
 //      function, keeping Clang's notes that point into the user's code.
+// The preprocessor runs in incremental mode, so that the end of the source is
+// not the end of the translation unit and the probe can follow it without
+// parsing the source (and the standard library it includes) a second time.
+// R and T are capacities large enough for any graph in practice (the
+// evaluator materializes only what is written); a graph larger still is
+// probed once more with its exact sizes.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/Frontend.h"
 
 #include "frontend/GraphDecoder.h"
 #include "ir/Diagnostic.h"
+#include "support/PhaseTimes.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/Attr.h"
@@ -25,6 +30,8 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendActions.h"
+#include "clang/Parse/Parser.h"
+#include "clang/Sema/Sema.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/FileSystem.h"
@@ -32,6 +39,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/VirtualFileSystem.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <iostream>
 #include <set>
 
@@ -110,7 +119,7 @@ std::vector<std::string> clangArgs(const FrontendOptions& options, const std::st
   return args;
 }
 
-// ---- pass 1: find graphs ------------------------------------------------
+// ---- step 1: the source ------------------------------------------------
 
 struct Discovery {
   std::vector<GraphFunction> graphs;
@@ -118,148 +127,279 @@ struct Discovery {
   std::vector<std::string> files;
 };
 
-class DiscoverConsumer : public clang::ASTConsumer {
-public:
-  explicit DiscoverConsumer(Discovery& out) : out_(out) {}
-
-  void HandleTranslationUnit(clang::ASTContext& context) override {
-    const clang::SourceManager& sm = context.getSourceManager();
-    Visitor visitor(out_, sm);
-    visitor.TraverseDecl(context.getTranslationUnitDecl());
-    // Canonical paths: build tools compare dependencies textually.
-    for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
-      llvm::SmallString<256> path;
-      if (llvm::sys::fs::real_path(it->first->getName(), path))
-        path = it->first->getName();
-      out_.files.push_back(path.str().str());
-    }
-  }
-
-private:
-  struct Visitor : clang::RecursiveASTVisitor<Visitor> {
-    Visitor(Discovery& out, const clang::SourceManager& sm) : out(out), sm(sm) {}
-    bool VisitFunctionDecl(clang::FunctionDecl* fn) {
-      if (!fn->isThisDeclarationADefinition() || !isAnnotated(fn, "cg::graph"))
-        return true;
-      ir::SourceLoc loc = toLoc(sm, fn->getLocation());
-      bool takesBuilder = fn->getNumParams() == 1 &&
-                          fn->getParamDecl(0)->getType()->isLValueReferenceType() &&
-                          fn->getParamDecl(0)
-                                  ->getType()
-                                  .getNonReferenceType()
-                                  .getUnqualifiedType()
-                                  .getAsString() == "cg::GraphBuilder";
-      if (fn->isTemplated() || !fn->getReturnType()->isVoidType() || !takesBuilder) {
-        out.problems.push_back(
-            {loc,
-             "a CG_GRAPH function must be a non-template 'void " + fn->getNameAsString() +
-                 "(cg::GraphBuilder&)'",
-             {}});
-        return true;
-      }
-      out.graphs.push_back({fn->getQualifiedNameAsString(), loc});
+struct DiscoverVisitor : clang::RecursiveASTVisitor<DiscoverVisitor> {
+  DiscoverVisitor(Discovery& out, const clang::SourceManager& sm) : out(out), sm(sm) {}
+  // Graph functions are declarations; nothing inside a function body is one.
+  bool TraverseStmt(clang::Stmt*) { return true; }
+  bool VisitFunctionDecl(clang::FunctionDecl* fn) {
+    if (!fn->isThisDeclarationADefinition() || !isAnnotated(fn, "cg::graph"))
+      return true;
+    ir::SourceLoc loc = toLoc(sm, fn->getLocation());
+    bool takesBuilder = fn->getNumParams() == 1 &&
+                        fn->getParamDecl(0)->getType()->isLValueReferenceType() &&
+                        fn->getParamDecl(0)
+                                ->getType()
+                                .getNonReferenceType()
+                                .getUnqualifiedType()
+                                .getAsString() == "cg::GraphBuilder";
+    if (fn->isTemplated() || !fn->getReturnType()->isVoidType() || !takesBuilder) {
+      out.problems.push_back(
+          {loc,
+           "a CG_GRAPH function must be a non-template 'void " + fn->getNameAsString() +
+               "(cg::GraphBuilder&)'",
+           {}});
       return true;
     }
-    Discovery& out;
-    const clang::SourceManager& sm;
-  };
-
-  Discovery& out_;
+    out.graphs.push_back({fn->getQualifiedNameAsString(), loc});
+    return true;
+  }
+  Discovery& out;
+  const clang::SourceManager& sm;
 };
 
-class DiscoverAction : public clang::ASTFrontendAction {
+Discovery discover(clang::ASTContext& context) {
+  Discovery out;
+  const clang::SourceManager& sm = context.getSourceManager();
+  DiscoverVisitor(out, sm).TraverseDecl(context.getTranslationUnitDecl());
+  // Canonical paths: build tools compare dependencies textually.
+  for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
+    llvm::SmallString<256> path;
+    if (llvm::sys::fs::real_path(it->first->getName(), path))
+      path = it->first->getName();
+    out.files.push_back(path.str().str());
+  }
+  return out;
+}
+
+// ---- step 2: the probe --------------------------------------------------
+
+/// Capacities of the probe's arrays: records and characters of text. The
+/// evaluator materializes an array only as far as it is written, so these
+/// cost nothing until used; a graph of a million records is probed again.
+constexpr uint64_t kProbeRecords = uint64_t{1} << 20;
+constexpr uint64_t kProbeText = uint64_t{1} << 24;
+
+/// One probe variable: which graph it evaluates, and the line it is on.
+struct ProbeLine {
+  size_t graph;
+  unsigned line;
+};
+
+/// Everything one run of the frontend finds, filled in by GraphAction.
+struct Session {
+  const FrontendOptions& options;
+  std::string source;      // absolute path
+  std::string probePath;   // the name the probe's lines are reported under
+  CollectingConsumer diagnostics;
+  size_t probeDiagnostics = 0;   // diagnostics.entries from here on are the probe's
+
+  Discovery discovery;
+  std::string selectionError;    // printed as is
+  std::vector<GraphFunction> graphs;
+  std::vector<ProbeLine> probeLines;
+  std::vector<std::optional<ir::Graph>> decoded;   // per graph
+  std::vector<AggregateCodec> codecs;
+  std::vector<ir::Diagnostic> problems;            // found while decoding
+  bool probed = false;           // step 2 began
+  bool parseFailed = false;
+  bool evaluationFailed = false;
+};
+
+bool hasErrors(const CollectingConsumer& diagnostics, size_t from = 0) {
+  for (size_t i = from; i < diagnostics.entries.size(); ++i)
+    if (diagnostics.entries[i].level >= clang::DiagnosticsEngine::Error)
+      return true;
+  return false;
+}
+
+// The graphs to compile: those named on the command line, or all.
+bool selectGraphs(Session& session) {
+  const auto& found = session.discovery.graphs;
+  for (const std::string& wanted : session.options.onlyGraphs) {
+    auto it = std::find_if(found.begin(), found.end(),
+                           [&](const GraphFunction& g) { return g.name == wanted; });
+    if (it == found.end()) {
+      session.selectionError = "cgc: error: no CG_GRAPH function named '" + wanted + "' in " +
+                               session.source + "\n";
+      return false;
+    }
+    session.graphs.push_back(*it);
+  }
+  if (session.options.onlyGraphs.empty())
+    session.graphs = found;
+  if (session.graphs.empty()) {
+    session.selectionError = session.source +
+                             ":1:1: error: no CG_GRAPH function found; mark a "
+                             "'void graph(cg::GraphBuilder&)' function with CG_GRAPH\n";
+    return false;
+  }
+  return true;
+}
+
+/// Runs Clang over the source and then the probe, as one translation unit.
+class GraphAction : public clang::ASTFrontendAction {
 public:
-  explicit DiscoverAction(Discovery& out) : out_(out) {}
+  explicit GraphAction(Session& session) : session_(session) {}
+
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&,
                                                         llvm::StringRef) override {
-    return std::make_unique<DiscoverConsumer>(out_);
+    return std::make_unique<clang::ASTConsumer>();
+  }
+
+  // ASTFrontendAction::ExecuteAction parses one file to its end (ParseAST);
+  // this parses the source, then the probe after it.
+  void ExecuteAction() override {
+    clang::CompilerInstance& ci = getCompilerInstance();
+    if (!ci.hasPreprocessor())
+      return;
+    clang::Preprocessor& pp = ci.getPreprocessor();
+    pp.enableIncrementalProcessing();   // the source's end is not the unit's
+    if (!ci.hasSema())
+      ci.createSema(getTranslationUnitKind(), nullptr);
+    clang::Sema& sema = ci.getSema();
+    clang::Parser parser(pp, sema, /*SkipFunctionBodies=*/false);
+    pp.EnterMainSourceFile();
+    if (!pp.getCurrentLexer())
+      return;
+
+    {
+      support::PhaseTimer timer("parse");
+      parser.Initialize();
+      clang::Parser::DeclGroupPtrTy decl;
+      clang::Sema::ModuleImportState importState;
+      for (bool atEnd = parser.ParseFirstTopLevelDecl(decl, importState); !atEnd;
+           atEnd = parser.ParseTopLevelDecl(decl, importState)) {
+      }
+      // What the end of the translation unit would do for the source alone:
+      // instantiate the templates it uses, with their errors.
+      sema.ActOnEndOfTranslationUnitFragment(clang::Sema::TUFragmentKind::Normal);
+    }
+    {
+      support::PhaseTimer timer("discover");
+      session_.discovery = discover(ci.getASTContext());
+    }
+    if (hasErrors(session_.diagnostics) || !session_.discovery.problems.empty()) {
+      session_.parseFailed = true;
+      return;
+    }
+    if (!selectGraphs(session_))
+      return;
+
+    session_.probed = true;
+    session_.probeDiagnostics = session_.diagnostics.entries.size();
+    session_.decoded.resize(session_.graphs.size());
+    SerializerPlanner serializers(ci.getASTContext());
+    std::vector<size_t> all(session_.graphs.size());
+    for (size_t i = 0; i < all.size(); ++i)
+      all[i] = i;
+    // Graphs larger than the probe's arrays, with their sizes.
+    std::vector<std::pair<size_t, EncodedSizes>> larger;
+    probe(parser, all, {}, serializers, larger);
+    if (!larger.empty() && !session_.evaluationFailed) {
+      std::vector<size_t> again;
+      for (const auto& [graph, sizes] : larger)
+        again.push_back(graph);
+      std::vector<std::pair<size_t, EncodedSizes>> stillLarger;
+      probe(parser, again, larger, serializers, stillLarger);
+      if (!stillLarger.empty())
+        throw std::logic_error("internal compiler error: a graph's size changed between two "
+                               "evaluations");
+    }
+    session_.codecs = serializers.codecs();
+    // The rest of what the end of the translation unit does (its errors,
+    // rare, are the source's).
+    sema.ActOnEndOfTranslationUnit();
+    if (hasErrors(session_.diagnostics, session_.probeDiagnostics))
+      session_.evaluationFailed = true;
   }
 
 private:
-  Discovery& out_;
-};
+  // Parses a probe for `graphs` (with their exact sizes if given, else the
+  // default capacities) as more of the translation unit, and decodes what
+  // fits; graphs that did not fit go to `larger`.
+  void probe(clang::Parser& parser, const std::vector<size_t>& graphs,
+             const std::vector<std::pair<size_t, EncodedSizes>>& sizes,
+             SerializerPlanner& serializers,
+             std::vector<std::pair<size_t, EncodedSizes>>& larger) {
+    clang::CompilerInstance& ci = getCompilerInstance();
+    clang::SourceManager& sm = ci.getSourceManager();
+    // Lines go on from the last probe's, so that a line names one probe variable.
+    unsigned line = session_.probeLines.empty() ? 1 : session_.probeLines.back().line + 2;
+    std::string code(line - 1, '\n');
+    code += "namespace " + kProbeNamespace.str() + " {\n";
+    std::vector<std::pair<std::string, size_t>> names;   // variable, graph
+    for (size_t n = 0; n < graphs.size(); ++n) {
+      size_t graph = graphs[n];
+      uint64_t records = sizes.empty() ? kProbeRecords : std::max<uint64_t>(1, sizes[n].second.records);
+      uint64_t text = sizes.empty() ? kProbeText : std::max<uint64_t>(1, sizes[n].second.text);
+      std::string name = "probe_" + std::to_string(session_.probeLines.size());
+      session_.probeLines.push_back({graph, line + 1 + static_cast<unsigned>(n)});
+      code += "constexpr auto " + name + " = ::cg::detail::encode<&::" +
+              session_.graphs[graph].name + ", " + std::to_string(records) + "u, " +
+              std::to_string(text) + "u>();\n";
+      names.emplace_back(name, graph);
+    }
+    code += "}\n";
 
-// ---- pass 2: evaluate graphs --------------------------------------------
+    {
+      support::PhaseTimer timer("evaluate");
+      clang::FileID file = sm.createFileID(
+          llvm::MemoryBuffer::getMemBufferCopy(code, session_.probePath), clang::SrcMgr::C_User,
+          0, 0, sm.getLocForEndOfFile(sm.getMainFileID()));
+      clang::Preprocessor& pp = ci.getPreprocessor();
+      pp.EnterSourceFile(file, nullptr, clang::SourceLocation());
+      parser.ConsumeToken();   // the end of what was parsed before
+      clang::Parser::DeclGroupPtrTy decl;
+      clang::Sema::ModuleImportState importState = clang::Sema::ModuleImportState::NotACXX20Module;
+      while (!parser.ParseTopLevelDecl(decl, importState)) {
+      }
+    }
 
-struct Evaluation {
-  std::vector<std::optional<ir::Graph>> graphs;   // per probe, when evaluated
-  std::vector<AggregateCodec> codecs;
-  std::vector<ir::Diagnostic> problems;
-};
-
-class EvaluateConsumer : public clang::ASTConsumer {
-public:
-  EvaluateConsumer(const std::vector<GraphFunction>& graphs, Evaluation& out)
-      : graphs_(graphs), out_(out) {
-    out_.graphs.resize(graphs.size());
+    support::PhaseTimer timer("decode");
+    clang::ASTContext& context = ci.getASTContext();
+    for (const auto& [name, graph] : names) {
+      const clang::VarDecl* var = probeVariable(context, name);
+      if (!var || var->isInvalidDecl())
+        continue;   // Sema already reported why
+      const clang::APValue* value = var->evaluateValue();
+      if (!value)
+        continue;   // Sema already reported why
+      EncodedSizes encoded = encodedSizes(*value);
+      if (!encoded.fit) {
+        larger.emplace_back(graph, encoded);
+        continue;
+      }
+      auto result = decodeGraph(*value, session_.graphs[graph], serializers);
+      if (auto* decoded = std::get_if<ir::Graph>(&result))
+        session_.decoded[graph] = std::move(*decoded);
+      else
+        for (auto& problem : std::get<std::vector<ir::Diagnostic>>(result))
+          session_.problems.push_back(std::move(problem));
+    }
   }
 
-  void HandleTranslationUnit(clang::ASTContext& context) override {
-    SerializerPlanner serializers(context);
+  static const clang::VarDecl* probeVariable(clang::ASTContext& context, llvm::StringRef name) {
     for (clang::Decl* decl : context.getTranslationUnitDecl()->decls()) {
       auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(decl);
       if (!ns || ns->getName() != kProbeNamespace)
         continue;
-      for (clang::Decl* member : ns->decls()) {
-        auto* var = llvm::dyn_cast<clang::VarDecl>(member);
-        if (!var || var->isInvalidDecl() || !var->getName().starts_with("probe_"))
-          continue;
-        unsigned index = std::stoul(var->getName().drop_front(strlen("probe_")).str());
-        const clang::APValue* value = var->evaluateValue();
-        if (!value)
-          continue;   // Sema already reported why
-        auto decoded = decodeGraph(*value, graphs_[index], serializers);
-        if (auto* graph = std::get_if<ir::Graph>(&decoded))
-          out_.graphs[index] = std::move(*graph);
-        else
-          for (auto& problem : std::get<std::vector<ir::Diagnostic>>(decoded))
-            out_.problems.push_back(std::move(problem));
-      }
+      for (clang::Decl* member : ns->decls())
+        if (auto* var = llvm::dyn_cast<clang::VarDecl>(member); var && var->getName() == name)
+          return var;
     }
-    out_.codecs = serializers.codecs();
+    return nullptr;
   }
 
-private:
-  const std::vector<GraphFunction>& graphs_;
-  Evaluation& out_;
-};
-
-class EvaluateAction : public clang::ASTFrontendAction {
-public:
-  EvaluateAction(const std::vector<GraphFunction>& graphs, Evaluation& out)
-      : graphs_(graphs), out_(out) {}
-  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&,
-                                                        llvm::StringRef) override {
-    return std::make_unique<EvaluateConsumer>(graphs_, out_);
-  }
-
-private:
-  const std::vector<GraphFunction>& graphs_;
-  Evaluation& out_;
+  Session& session_;
 };
 
 bool runAction(std::unique_ptr<clang::FrontendAction> action, std::vector<std::string> args,
-               CollectingConsumer& diagnostics, const std::string& probePath = {},
-               const std::string& probeCode = {}) {
-  // The probe exists only in memory, over the real file system.
-  auto overlay =
-      llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
-  if (!probePath.empty()) {
-    auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-    memory->addFile(probePath, 0, llvm::MemoryBuffer::getMemBufferCopy(probeCode));
-    overlay->pushOverlay(memory);
-  }
-  auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(), overlay);
+               CollectingConsumer& diagnostics) {
+  auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(),
+                                                             llvm::vfs::getRealFileSystem());
   clang::tooling::ToolInvocation invocation(std::move(args), std::move(action), files.get());
   invocation.setDiagnosticConsumer(&diagnostics);
   return invocation.run();
-}
-
-bool hasErrors(const CollectingConsumer& diagnostics) {
-  for (const auto& entry : diagnostics.entries)
-    if (entry.level >= clang::DiagnosticsEngine::Error)
-      return true;
-  return false;
 }
 
 bool isUserLocation(const ir::SourceLoc& loc, const std::string& probePath) {
@@ -293,38 +433,38 @@ brokenRule(const std::vector<CollectingConsumer::Entry>& entries, size_t begin, 
   return std::nullopt;
 }
 
-// Prints pass-2 diagnostics. An error on the probe is about a graph: it moves
-// to the graph function, keeping Clang's notes that point at the user's code
-// and dropping those inside the probe or the builder. A broken builder rule
-// (graph_error) becomes an error with its own message at the user's line.
-void reportEvaluationErrors(const CollectingConsumer& diagnostics, const std::string& probePath,
-                            const std::vector<GraphFunction>& graphs, unsigned constexprSteps) {
-  std::set<size_t> reported;   // a failed count_N also fails probe_N: say it once
-  const auto& entries = diagnostics.entries;
-  for (size_t i = 0; i < entries.size(); ++i) {
+// Prints the probe's diagnostics. An error on the probe is about a graph: it
+// moves to the graph function, keeping Clang's notes that point at the user's
+// code and dropping those inside the probe or the builder. A broken builder
+// rule (graph_error) becomes an error with its own message at the user's line.
+void reportEvaluationErrors(const Session& session) {
+  std::set<size_t> reported;   // one error per graph
+  const auto& entries = session.diagnostics.entries;
+  for (size_t i = session.probeDiagnostics; i < entries.size(); ++i) {
     if (entries[i].level == clang::DiagnosticsEngine::Note)
       continue;
     size_t end = i + 1;
     while (end < entries.size() && entries[end].level == clang::DiagnosticsEngine::Note)
       ++end;
     CollectingConsumer::Entry shown = entries[i];
-    // Graph k's probe lines are 3 + 2k and 4 + 2k (see probeSource).
-    unsigned line = shown.loc.line;
-    bool onProbe = shown.loc.file == probePath && line >= 3 && (line - 3) / 2 < graphs.size();
-    if (onProbe) {
-      size_t graph = (line - 3) / 2;
-      if (!reported.insert(graph).second)
-        continue;
-      if (auto rule = brokenRule(entries, i + 1, end, probePath)) {
-        printEntry(*rule);
-        continue;
+    if (shown.loc.file == session.probePath) {
+      auto probe = std::find_if(session.probeLines.begin(), session.probeLines.end(),
+                                [&](const ProbeLine& p) { return p.line == shown.loc.line; });
+      if (probe != session.probeLines.end()) {
+        if (!reported.insert(probe->graph).second)
+          continue;
+        if (auto rule = brokenRule(entries, i + 1, end, session.probePath)) {
+          printEntry(*rule);
+          continue;
+        }
+        const GraphFunction& graph = session.graphs[probe->graph];
+        shown.loc = graph.loc;
+        shown.message = "graph '" + graph.name + "' cannot be evaluated at compile time";
       }
-      shown.loc = graphs[graph].loc;
-      shown.message = "graph '" + graphs[graph].name + "' cannot be evaluated at compile time";
     }
     printEntry(shown);
     for (size_t n = i + 1; n < end; ++n) {
-      if (!isUserLocation(entries[n].loc, probePath))
+      if (!isUserLocation(entries[n].loc, session.probePath))
         continue;
       printEntry(entries[n]);
     }
@@ -332,7 +472,7 @@ void reportEvaluationErrors(const CollectingConsumer& diagnostics, const std::st
       if (llvm::StringRef(entries[n].message).contains("maximum step limit"))
         printEntry({clang::DiagnosticsEngine::Note, shown.loc,
                     "cgc evaluates graphs with -fconstexpr-steps=" +
-                        std::to_string(constexprSteps) +
+                        std::to_string(session.options.constexprSteps) +
                         "; raise it with 'cgc --constexpr-steps=N' (add_compiled_graph(... "
                         "CONSTEXPR_STEPS N))"});
   }
@@ -376,20 +516,6 @@ void reportParseErrors(const CollectingConsumer& diagnostics) {
       if (isUserLocation(entries[n].loc, ""))
         printEntry(entries[n]);
   }
-}
-
-std::string probeSource(const std::string& source, const std::vector<GraphFunction>& graphs) {
-  std::string code = "#include \"" + source + "\"\n";
-  code += "namespace " + kProbeNamespace.str() + " {\n";
-  for (size_t i = 0; i < graphs.size(); ++i) {
-    std::string n = std::to_string(i);
-    code += "constexpr auto count_" + n + " = ::cg::detail::encoded_sizes<&::" +
-            graphs[i].name + ">();\n";
-    code += "constexpr auto probe_" + n + " = ::cg::detail::encode<&::" + graphs[i].name +
-            ", count_" + n + ".records, count_" + n + ".text>();\n";
-  }
-  code += "}\n";
-  return code;
 }
 
 } // namespace
@@ -439,62 +565,40 @@ std::optional<FrontendResult> runFrontend(const FrontendOptions& options) {
     return std::nullopt;
   }
 
-  // Pass 1.
-  Discovery discovery;
-  CollectingConsumer parseDiagnostics;
-  bool parsed = runAction(std::make_unique<DiscoverAction>(discovery),
-                          clangArgs(options, source.str().str()), parseDiagnostics);
-  if (!parsed || hasErrors(parseDiagnostics) || !discovery.problems.empty()) {
-    reportParseErrors(parseDiagnostics);
-    for (const auto& problem : discovery.problems)
+  Session session{options, source.str().str(), ""};
+  // The probe is reported under a name beside the source.
+  llvm::SmallString<256> probePath(source);
+  llvm::sys::path::replace_extension(probePath, "cgc-probe.cpp");
+  session.probePath = probePath.str().str();
+  bool ran = runAction(std::make_unique<GraphAction>(session),
+                       clangArgs(options, session.source), session.diagnostics);
+  if (!ran && !session.probed && session.selectionError.empty())
+    session.parseFailed = true;   // Clang stopped before the probe
+  if (session.parseFailed) {
+    reportParseErrors(session.diagnostics);
+    for (const auto& problem : session.discovery.problems)
       std::cerr << ir::formatDiagnostic(problem);
     return std::nullopt;
   }
-
-  std::vector<GraphFunction> graphs;
-  for (const std::string& wanted : options.onlyGraphs) {
-    auto it = std::find_if(discovery.graphs.begin(), discovery.graphs.end(),
-                           [&](const GraphFunction& g) { return g.name == wanted; });
-    if (it == discovery.graphs.end()) {
-      std::cerr << "cgc: error: no CG_GRAPH function named '" << wanted << "' in "
-                << source.str().str() << "\n";
-      return std::nullopt;
-    }
-    graphs.push_back(*it);
-  }
-  if (options.onlyGraphs.empty())
-    graphs = discovery.graphs;
-  if (graphs.empty()) {
-    std::cerr << source.str().str()
-              << ":1:1: error: no CG_GRAPH function found; mark a "
-                 "'void graph(cg::GraphBuilder&)' function with CG_GRAPH\n";
+  if (!session.selectionError.empty()) {
+    std::cerr << session.selectionError;
     return std::nullopt;
   }
-
-  // Pass 2. The probe lives beside the source so relative includes behave.
-  llvm::SmallString<256> probePath(source);
-  llvm::sys::path::replace_extension(probePath, "cgc-probe.cpp");
-  Evaluation evaluation;
-  CollectingConsumer evalDiagnostics;
-  bool evaluated = runAction(std::make_unique<EvaluateAction>(graphs, evaluation),
-                             clangArgs(options, probePath.str().str()), evalDiagnostics,
-                             probePath.str().str(), probeSource(source.str().str(), graphs));
-  if (!evaluated || hasErrors(evalDiagnostics) || !evaluation.problems.empty()) {
-    reportEvaluationErrors(evalDiagnostics, probePath.str().str(), graphs,
-                           options.constexprSteps);
-    for (const auto& problem : evaluation.problems)
+  if (!ran || session.evaluationFailed || !session.problems.empty()) {
+    reportEvaluationErrors(session);
+    for (const auto& problem : session.problems)
       std::cerr << ir::formatDiagnostic(problem);
     return std::nullopt;
   }
 
   FrontendResult result;
-  result.codecs = std::move(evaluation.codecs);
-  for (auto& graph : evaluation.graphs) {
+  result.codecs = std::move(session.codecs);
+  for (auto& graph : session.decoded) {
     if (!graph)
       throw std::logic_error("internal compiler error: a graph probe was not evaluated");
     result.graphs.push_back(std::move(*graph));
   }
-  std::set<std::string> unique(discovery.files.begin(), discovery.files.end());
+  std::set<std::string> unique(session.discovery.files.begin(), session.discovery.files.end());
   result.dependencies.assign(unique.begin(), unique.end());
   return result;
 }

@@ -24,8 +24,10 @@ namespace {
 
 // Field order of cg::detail::Record.
 enum Field : unsigned {
-  Kind, A, B, C, Tag, Integer, Floating, Text, TextSize, Line, Column, String, FieldCount
+  Kind, A, B, C, Tag, Integer, Floating, Text, TextSize, Line, Column, FieldCount
 };
+// Field order of cg::detail::Encoded.
+enum EncodedField : unsigned { EncodedRecordCount, EncodedTextSize, EncodedRecords, EncodedText, EncodedFieldCount };
 enum class RecordKind : int {
   Actor = 1, Input = 2, Task = 3, Argument = 4, Output = 5, Constant = 6, Transport = 7,
   Collective = 8, Rank = 9, Cost = 10
@@ -52,13 +54,25 @@ int64_t intField(const clang::APValue& record, Field field) {
   return value.getInt().getExtValue();
 }
 
-// The characters of std::array<char, N> (a struct holding a C array).
-std::string charArray(const clang::APValue& array) {
+// The first `size` characters of std::array<char, N> (a struct holding a C array).
+std::string charArray(const clang::APValue& array, uint64_t size) {
   const clang::APValue& chars = array.getStructField(0);
+  if (size > chars.getArraySize())
+    internalError("the text pool is larger than its array");
   std::string text;
-  for (unsigned i = 0; i < chars.getArraySize(); ++i)
+  text.reserve(size);
+  for (unsigned i = 0; i < size; ++i)
     text.push_back(static_cast<char>(element(chars, i).getInt().getExtValue()));
   return text;
+}
+
+uint64_t sizeField(const clang::APValue& encoded, EncodedField field) {
+  if (!encoded.isStruct() || encoded.getStructNumFields() != EncodedFieldCount)
+    internalError("encoded graph does not match cg::detail::Encoded");
+  const clang::APValue& value = encoded.getStructField(field);
+  if (!value.isInt())
+    internalError("encoded graph size is not an integer");
+  return value.getInt().getZExtValue();
 }
 
 // A C++ string literal spelling `text`.
@@ -101,14 +115,14 @@ public:
       : function_(function), serializers_(serializers) {}
 
   std::variant<ir::Graph, std::vector<ir::Diagnostic>> run(const clang::APValue& encoded) {
-    // cg::detail::Encoded: {std::array<Record, N> records; std::array<char, M> text;}
-    if (!encoded.isStruct() || encoded.getStructNumFields() != 2)
-      internalError("encoded graph does not match cg::detail::Encoded");
-    text_ = charArray(encoded.getStructField(1));
-    const clang::APValue& records = encoded.getStructField(0).getStructField(0);
+    EncodedSizes sizes = encodedSizes(encoded);
+    if (!sizes.fit)
+      internalError("decoding a graph whose records did not fit the probe's arrays");
+    text_ = charArray(encoded.getStructField(EncodedText), sizes.text);
+    const clang::APValue& records = encoded.getStructField(EncodedRecords).getStructField(0);
     graph_.name = function_.name;
     graph_.loc = function_.loc;
-    for (unsigned i = 0; i < records.getArraySize(); ++i)
+    for (unsigned i = 0; i < sizes.records; ++i)
       decodeRecord(element(records, i));
     applyCosts();
     if (!diagnostics_.empty())
@@ -342,7 +356,7 @@ private:
     clang::QualType type = tagArgument(record).getAsType().getCanonicalType();
     ir::Constant out{typeName(type), ""};
     int64_t integer = intField(record, Integer);
-    if (record.getStructField(Text).getInt().getExtValue() >= 0) {
+    if (intField(record, C) == 1) {
       out.expression = "std::string(" + quoted(text(record)) + ")";
     } else if (type->isBooleanType()) {
       out.expression = integer ? "true" : "false";
@@ -419,6 +433,17 @@ private:
 };
 
 } // namespace
+
+EncodedSizes encodedSizes(const clang::APValue& encoded) {
+  EncodedSizes sizes;
+  sizes.records = sizeField(encoded, EncodedRecordCount);
+  sizes.text = sizeField(encoded, EncodedTextSize);
+  // The arrays: std::array<T, N> holds one C array.
+  uint64_t recordCapacity = encoded.getStructField(EncodedRecords).getStructField(0).getArraySize();
+  uint64_t textCapacity = encoded.getStructField(EncodedText).getStructField(0).getArraySize();
+  sizes.fit = sizes.records <= recordCapacity && sizes.text <= textCapacity;
+  return sizes;
+}
 
 std::variant<ir::Graph, std::vector<ir::Diagnostic>>
 decodeGraph(const clang::APValue& records, const GraphFunction& function,

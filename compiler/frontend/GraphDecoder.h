@@ -1,7 +1,7 @@
 //===- GraphDecoder.h - Constant-evaluated records to graph IR ---*- C++ -*-===//
 //
-// `cg::detail::encode<&graph>()` (runtime/include/cg/builder.hpp) yields an
-// array of records whose tags point at template variables instantiated for
+// `cg::detail::encode<&graph, R, T>()` (runtime/include/cg/builder.hpp) yields
+// an array of records whose tags point at template variables instantiated for
 // the actor classes, value types and bound methods. This decoder reads that
 // APValue back, maps each tag to its declaration and builds the ir::Graph,
 // checking what only the AST can tell (CG_ACTOR, public methods, types that
@@ -17,6 +17,7 @@
 #include "clang/AST/APValue.h"
 #include "clang/AST/ASTContext.h"
 
+#include <cstdint>
 #include <variant>
 #include <vector>
 
@@ -27,6 +28,17 @@ struct GraphFunction {
   ir::SourceLoc loc;
 };
 
+/// How many records and characters of text a graph made, and whether they
+/// fit the arrays of the encode<> that was evaluated (else: evaluate again
+/// with these sizes).
+struct EncodedSizes {
+  uint64_t records = 0;
+  uint64_t text = 0;
+  bool fit = false;
+};
+EncodedSizes encodedSizes(const clang::APValue& encoded);
+
+/// The graph in `encoded` (whose records fit), or the problems found in it.
 std::variant<ir::Graph, std::vector<ir::Diagnostic>>
 decodeGraph(const clang::APValue& records, const GraphFunction& function,
             SerializerPlanner& serializers);

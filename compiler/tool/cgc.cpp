@@ -2,7 +2,7 @@
 //
 // cgc <source> -o <dir> [--target NAME] [--graph NAME]... [--emit=...]
 //     [--depfile FILE] [--schedule=bind|cost] [--costs FILE]
-//     [--overlap-gpu-communication] [--max-in-flight N] -- <compile flags>
+//     [--overlap-gpu-communication] [--max-in-flight N] [--time-phases] -- <compile flags>
 //
 // Parses the graph source with the given flags, evaluates its CG_GRAPH
 // functions, validates and schedules each graph, and writes the artefacts.
@@ -18,12 +18,14 @@
 #include "schedule/Schedule.h"
 #include "schedule/ScheduleDot.h"
 #include "schedule/ScheduleJson.h"
+#include "support/PhaseTimes.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -98,6 +100,10 @@ cl::opt<std::string> resourceDir("resource-dir",
                                  cl::desc("Clang resource directory (default: the one cgc was built with"
                                           ")"),
                                  cl::value_desc("dir"), cl::cat(category));
+
+cl::opt<bool> timePhases("time-phases",
+                         cl::desc("Print the wall time of each phase to stderr"),
+                         cl::cat(category));
 
 const char* kOverview =
     "Compiled Graph compiler\n\n"
@@ -219,6 +225,7 @@ int run(int argc, const char** argv) {
 
   std::vector<cg::schedule::Schedule> schedules;
   bool failed = false;
+  std::optional<cg::support::PhaseTimer> scheduleTimer("schedule");
   for (const cg::ir::Graph& graph : parsed->graphs) {
     std::vector<cg::ir::Diagnostic> problems = cg::ir::validate(graph);
     if (problems.empty()) {
@@ -236,6 +243,7 @@ int run(int argc, const char** argv) {
       std::cerr << cg::ir::formatDiagnostic(problem);
     failed |= !problems.empty();
   }
+  scheduleTimer.reset();
   if (failed)
     return 1;
 
@@ -249,32 +257,38 @@ int run(int argc, const char** argv) {
     return path.str().str();
   };
 
-  bool ok = true;
+  // Everything to write, rendered first: (path, contents).
+  std::vector<std::pair<std::string, std::string>> files;
   cg::codegen::CodegenInput codegen{target, "", "", {}, parsed->codecs};
   llvm::SmallString<256> absoluteSource(sourcePath.getValue());
   llvm::sys::fs::make_absolute(absoluteSource);
   llvm::sys::path::remove_dots(absoluteSource, true);
   codegen.source = absoluteSource.str().str();
   codegen.command = "cgc " + llvm::sys::path::filename(sourcePath).str() + " --target " + target;
-  for (size_t i = 0; i < parsed->graphs.size(); ++i) {
-    const cg::ir::Graph& graph = parsed->graphs[i];
-    std::string id = cg::codegen::identifierFor(graph.name);
-    if (wants(Emit::IR))
-      ok &= writeIfChanged(output(id + ".ir.json"), cg::ir::toJson(graph));
-    if (wants(Emit::Schedule))
-      ok &= writeIfChanged(output(id + ".schedule.txt"),
+  {
+    cg::support::PhaseTimer timer("artefacts");
+    for (size_t i = 0; i < parsed->graphs.size(); ++i) {
+      const cg::ir::Graph& graph = parsed->graphs[i];
+      std::string id = cg::codegen::identifierFor(graph.name);
+      if (wants(Emit::IR))
+        files.emplace_back(output(id + ".ir.json"), cg::ir::toJson(graph));
+      if (wants(Emit::Schedule))
+        files.emplace_back(output(id + ".schedule.txt"),
                            cg::schedule::renderScheduleText(graph, schedules[i]));
-    if (wants(Emit::ScheduleJson))
-      ok &= writeIfChanged(output(id + ".schedule.json"),
+      if (wants(Emit::ScheduleJson))
+        files.emplace_back(output(id + ".schedule.json"),
                            cg::schedule::renderScheduleJson(graph, schedules[i]));
-    if (wants(Emit::Dot))
-      ok &= writeIfChanged(output(id + ".dot"),
+      if (wants(Emit::Dot))
+        files.emplace_back(output(id + ".dot"),
                            cg::schedule::renderScheduleDot(graph, schedules[i]));
-    codegen.graphs.push_back({&graph, &schedules[i]});
+      codegen.graphs.push_back({&graph, &schedules[i]});
+    }
   }
-  if (wants(Emit::Cpp))
-    for (const cg::codegen::GeneratedFile& file : cg::codegen::generate(codegen))
-      ok &= writeIfChanged(output(file.name), file.contents);
+  if (wants(Emit::Cpp)) {
+    cg::support::PhaseTimer timer("codegen (with format)");
+    for (cg::codegen::GeneratedFile& file : cg::codegen::generate(codegen))
+      files.emplace_back(output(file.name), std::move(file.contents));
+  }
 
   if (!depfilePath.empty()) {
     std::string deps = escapeForMake(output(target + ".cg.hpp")) + ":";
@@ -286,16 +300,44 @@ int run(int argc, const char** argv) {
       llvm::sys::path::remove_dots(costs, true);
       deps += " \\\n  " + escapeForMake(costs.str().str());
     }
-    ok &= writeIfChanged(depfilePath, deps + "\n");
+    files.emplace_back(depfilePath, deps + "\n");
   }
+
+  cg::support::PhaseTimer timer("write");
+  bool ok = true;
+  for (const auto& [path, contents] : files)
+    ok &= writeIfChanged(path, contents);
   return ok ? 0 : 2;
+}
+
+// `--time-phases`: one line per phase, codegen without the formatting inside it.
+void printPhaseTimes() {
+  std::vector<std::pair<std::string, double>> phases = cg::support::phaseTimes();
+  double format = 0;
+  for (const auto& [name, seconds] : phases)
+    if (name == "format")
+      format += seconds;
+  double total = 0;
+  for (auto& [name, seconds] : phases)
+    if (name == "codegen (with format)") {
+      name = "codegen";
+      seconds -= format;
+    }
+  for (const auto& [name, seconds] : phases) {
+    std::fprintf(stderr, "cgc: time: %-10s %8.3f s\n", name.c_str(), seconds);
+    total += seconds;
+  }
+  std::fprintf(stderr, "cgc: time: %-10s %8.3f s\n", "total", total);
 }
 
 } // namespace
 
 int main(int argc, const char** argv) {
   try {
-    return run(argc, argv);
+    int status = run(argc, argv);
+    if (timePhases)
+      printPhaseTimes();
+    return status;
   } catch (const std::exception& e) {
     std::string what = e.what();
     if (what.rfind("internal compiler error", 0) != 0)

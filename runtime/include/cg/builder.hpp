@@ -37,6 +37,12 @@
 // of a template variable instantiated for them, which cgc maps back to the
 // declaration.
 //
+// It is written for the evaluator's speed, which sets how large a graph cgc
+// can compile in reasonable time: each call, object and copy costs about a
+// microsecond of evaluation, so a bind writes its records straight into the
+// array cgc's probe hands the builder (no std::vector, no reallocation, no
+// temporary containers), and a builder made by the user (no array) only counts.
+//
 // Argument types are checked by the C++ compiler: bind<&C::m>(v...) accepts,
 // for a parameter of type P, a cg::Value<P> or a constant convertible to P.
 #pragma once
@@ -97,21 +103,29 @@ enum class RecordKind : int {
 
 enum class CollectiveKind : int { allreduce = 0, allgather = 1, reducescatter = 2 };
 
-/// One thing the graph function did; fields by kind above.
+/// One thing the graph function did; fields by kind above. Trivial (no
+/// default member initializers): an array of them can be value-initialized
+/// without running a constructor per element, so cgc's probe can offer a large
+/// one that the evaluator materializes only as far as it is written.
 struct Record {
-  RecordKind kind{};
-  int a = 0;
-  int b = 0;
-  int c = 0;
-  const void* tag = nullptr;
-  long long integer = 0;
-  double floating = 0;
-  int text = -1;       // offset into the text pool, or -1
-  int text_size = 0;
-  unsigned line = 0;
-  unsigned column = 0;
-  const char* string = nullptr;   // a string constant until the builder copies
-                                  // it into the pool; always null once stored
+  RecordKind kind;
+  int a;
+  int b;
+  int c;
+  const void* tag;
+  long long integer;
+  double floating;
+  int text;          // offset into the text pool (actor names, string constants)
+  int text_size;
+  unsigned line;
+  unsigned column;
+};
+
+/// A constant argument: its record, and for a string literal the characters
+/// the builder copies into the text pool when it stores the record.
+struct Constant {
+  Record record;
+  const char* string;
 };
 
 /// Breaks constant evaluation on purpose. Clang's note for the failed call
@@ -161,60 +175,57 @@ template <class T>
 inline constexpr bool is_embeddable_v =
     std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, std::string>;
 
-/// A constant of type T as a record: its type's tag and its value.
-template <class T, class U> constexpr Record make_constant(const U& value) {
-  Record r;
-  r.kind = RecordKind::constant;
-  r.tag = &type_tag<T>;
+/// A constant of type T: its type's tag and its value (c = 1 marks text).
+template <class T, class U> constexpr Constant make_constant(const U& value) {
   if constexpr (std::is_same_v<T, std::string>)
-    r.string = value;   // U converts to const char*: a literal
+    return {{.kind = RecordKind::constant, .c = 1, .tag = &type_tag<T>}, value};   // a literal
   else if constexpr (std::is_floating_point_v<T>)
-    r.floating = static_cast<double>(static_cast<T>(value));
+    return {{.kind = RecordKind::constant,
+             .tag = &type_tag<T>,
+             .floating = static_cast<double>(static_cast<T>(value))},
+            nullptr};
   else
-    r.integer = static_cast<long long>(static_cast<T>(value));
-  return r;
+    return {{.kind = RecordKind::constant,
+             .tag = &type_tag<T>,
+             .integer = static_cast<long long>(static_cast<T>(value))},
+            nullptr};
 }
 
 } // namespace detail
 
 /// An actor instance's name: a string literal, or cg::indexed_name(...).
+/// It refers to the characters it is made from (a literal lives for ever);
+/// g.actor() copies them.
 class ActorName {
 public:
   static constexpr std::size_t max_length = 63;
-  constexpr ActorName(const char* name) {
-    for (; name[size_] != '\0'; ++size_) {
+  constexpr ActorName(const char* name) : text_(name) {
+    for (; name[size_] != '\0'; ++size_)
       if (size_ == max_length)
         detail::graph_error("actor name is longer than 63 characters");
-      text_[size_] = name[size_];
-    }
     if (size_ == 0)
       detail::graph_error("actor name is empty");
   }
-  constexpr const char* data() const { return text_; }
-  constexpr std::size_t size() const { return size_; }
 
 private:
-  char text_[max_length + 1] = {};
-  std::size_t size_ = 0;
+  friend class GraphBuilder;
+  friend constexpr ActorName indexed_name(const char* prefix, int index);
+  constexpr ActorName(const char* prefix, std::size_t size, int index)
+      : text_(prefix), size_(size), index_(index) {}
+
+  const char* text_;
+  std::size_t size_ = 0;   // of text_, at most max_length
+  int index_ = -1;         // indexed_name: written after text_ in decimal (within max_length)
 };
 
 /// `prefix` followed by `index` in decimal: indexed_name("worker", 3) is "worker3".
 constexpr ActorName indexed_name(const char* prefix, int index) {
-  char text[ActorName::max_length + 1] = {};
   std::size_t n = 0;
-  for (; prefix[n] != '\0' && n < ActorName::max_length; ++n)
-    text[n] = prefix[n];
+  while (prefix[n] != '\0' && n < ActorName::max_length)
+    ++n;
   if (index < 0)
     detail::graph_error("indexed_name: the index must not be negative");
-  char digits[12] = {};
-  int count = 0;
-  do {
-    digits[count++] = static_cast<char>('0' + index % 10);
-    index /= 10;
-  } while (index > 0);
-  while (count > 0 && n < ActorName::max_length)
-    text[n++] = digits[--count];
-  return ActorName(text);
+  return ActorName(prefix, n, index);
 }
 
 /// A parameter that also captures where its argument was written: how
@@ -257,27 +268,35 @@ template <class T> struct is_value : std::false_type {};
 template <class T> struct is_value<Value<T>> : std::true_type {};
 
 // A bind argument for a parameter of type P: a Value<P>, or a constant.
+// Kept small: one is made per argument of every bind.
 template <class P> struct BindArg {
-  constexpr BindArg(Value<P> v) : graph(v.graph_), id(v.id_) {}
+  constexpr BindArg(Value<P> v) : graph(v.graph_), id(v.id_), none() {}
   template <class U>
     requires(!is_value<std::remove_cvref_t<U>>::value && std::is_convertible_v<const U&, P>)
-  constexpr BindArg(const U& value) {
+  constexpr BindArg(const U& value) : graph(nullptr), id(-1), constant(constant_of(value)) {}
+
+  const GraphBuilder* graph;
+  int id;              // -1: a constant
+  union {
+    char none;         // a value: nothing more to say (and nothing to initialize)
+    Constant constant;
+  };
+
+private:
+  template <class U> static constexpr Constant constant_of(const U& value) {
     static_assert(is_embeddable_v<P>,
                   "bind<>: a constant argument must be arithmetic, an enum or a string literal; "
                   "pass other values as graph inputs");
     if constexpr (!is_embeddable_v<P>) {
-      // Rejected above; nothing more to say.
+      return {};   // rejected above; nothing more to say
     } else if constexpr (std::is_same_v<P, std::string>) {
       static_assert(std::is_convertible_v<const U&, const char*>,
                     "bind<>: a std::string constant must be a string literal");
-      constant = make_constant<P>(static_cast<const char*>(value));
+      return make_constant<P>(static_cast<const char*>(value));
     } else {
-      constant = make_constant<P>(value);
+      return make_constant<P>(value);
     }
   }
-  const GraphBuilder* graph = nullptr;
-  int id = -1;        // -1: a constant
-  Record constant{};
 };
 // A view parameter (std::span<const E>, std::string_view) takes the owning
 // value: it reads it in place at run time (cg/detail/in_place.hpp).
@@ -301,66 +320,62 @@ public:
   template <auto M>
     requires(detail::arity_v<M> == 0)
   constexpr auto bind(std::source_location loc = std::source_location::current()) const {
-    return add<M>(loc, {});
+    return add<M>(loc);
   }
   template <auto M>
     requires(detail::arity_v<M> == 1)
   constexpr auto bind(detail::arg_t<M, 0> a0,
                       std::source_location loc = std::source_location::current()) const {
-    return add<M>(loc, {erase(a0)});
+    return add<M>(loc, a0);
   }
   template <auto M>
     requires(detail::arity_v<M> == 2)
   constexpr auto bind(detail::arg_t<M, 0> a0, detail::arg_t<M, 1> a1,
                       std::source_location loc = std::source_location::current()) const {
-    return add<M>(loc, {erase(a0), erase(a1)});
+    return add<M>(loc, a0, a1);
   }
   template <auto M>
     requires(detail::arity_v<M> == 3)
   constexpr auto bind(detail::arg_t<M, 0> a0, detail::arg_t<M, 1> a1, detail::arg_t<M, 2> a2,
                       std::source_location loc = std::source_location::current()) const {
-    return add<M>(loc, {erase(a0), erase(a1), erase(a2)});
+    return add<M>(loc, a0, a1, a2);
   }
   template <auto M>
     requires(detail::arity_v<M> == 4)
   constexpr auto bind(detail::arg_t<M, 0> a0, detail::arg_t<M, 1> a1, detail::arg_t<M, 2> a2,
                       detail::arg_t<M, 3> a3,
                       std::source_location loc = std::source_location::current()) const {
-    return add<M>(loc, {erase(a0), erase(a1), erase(a2), erase(a3)});
+    return add<M>(loc, a0, a1, a2, a3);
   }
   template <auto M>
     requires(detail::arity_v<M> == 5)
   constexpr auto bind(detail::arg_t<M, 0> a0, detail::arg_t<M, 1> a1, detail::arg_t<M, 2> a2,
                       detail::arg_t<M, 3> a3, detail::arg_t<M, 4> a4,
                       std::source_location loc = std::source_location::current()) const {
-    return add<M>(loc, {erase(a0), erase(a1), erase(a2), erase(a3), erase(a4)});
+    return add<M>(loc, a0, a1, a2, a3, a4);
   }
   template <auto M>
     requires(detail::arity_v<M> == 6)
   constexpr auto bind(detail::arg_t<M, 0> a0, detail::arg_t<M, 1> a1, detail::arg_t<M, 2> a2,
                       detail::arg_t<M, 3> a3, detail::arg_t<M, 4> a4, detail::arg_t<M, 5> a5,
                       std::source_location loc = std::source_location::current()) const {
-    return add<M>(loc, {erase(a0), erase(a1), erase(a2), erase(a3), erase(a4), erase(a5)});
+    return add<M>(loc, a0, a1, a2, a3, a4, a5);
   }
 
 private:
   friend class GraphBuilder;
   constexpr Actor(GraphBuilder* graph, int index) : graph_(graph), index_(index) {}
 
-  struct Erased {
-    const GraphBuilder* graph;
-    int id;
-    detail::Record constant;
-  };
-  template <class P> static constexpr Erased erase(const detail::BindArg<P>& arg) {
-    return {arg.graph, arg.id, arg.constant};
-  }
-
-  template <auto M> constexpr auto add(std::source_location loc, std::vector<Erased> args) const;
+  template <auto M, class... P>
+  constexpr auto add(std::source_location loc, const detail::BindArg<P>&... args) const;
 
   GraphBuilder* graph_;
   int index_;
 };
+
+namespace detail {
+struct Probe;
+}
 
 /// What a CG_GRAPH function receives. See the file comment.
 class GraphBuilder {
@@ -404,27 +419,34 @@ public:
                   "g.cost<&C::method>: the method must be a non-static member function");
     if (!(estimate >= 0 && estimate <= std::numeric_limits<double>::max()))
       detail::graph_error("g.cost<&C::method>(c): a cost must be finite and not negative");
-    detail::Record r = located(detail::RecordKind::cost, loc);
-    r.tag = &detail::method_tag<M>;
-    r.floating = estimate;
-    push(r);
+    push({.kind = detail::RecordKind::cost,
+          .tag = &detail::method_tag<M>,
+          .floating = estimate,
+          .line = loc.line(),
+          .column = loc.column()});
   }
-
-  constexpr const std::vector<detail::Record>& records() const { return records_; }
-  constexpr const std::vector<char>& text() const { return text_; }
 
 private:
   template <class C> friend class Actor;
   template <class T> friend class Value;
   friend struct detail::Collectives;
+  friend struct detail::Probe;
+
+  // What cgc's probe uses: records and text go into these arrays as far as
+  // they fit, and are counted in any case.
+  constexpr GraphBuilder(detail::Record* records, std::size_t record_capacity, char* text,
+                         std::size_t text_capacity)
+      : records_(records), record_capacity_(record_capacity), text_(text),
+        text_capacity_(text_capacity) {}
 
   constexpr void set_transport(int value, TensorTransport transport, std::source_location loc) {
     if (transport != TensorTransport::shm && transport != TensorTransport::nccl)
       detail::graph_error("with_tensor_transport: unknown transport");
-    detail::Record r = located(detail::RecordKind::transport, loc);
-    r.a = value;
-    r.b = static_cast<int>(transport);
-    push(r);
+    push({.kind = detail::RecordKind::transport,
+          .a = value,
+          .b = static_cast<int>(transport),
+          .line = loc.line(),
+          .column = loc.column()});
   }
 
   // Records a collective over `ranks` (value ids of this graph) and returns
@@ -434,38 +456,41 @@ private:
                                std::size_t count, std::source_location loc) {
     if (count == 0)
       detail::graph_error("a collective needs at least one rank");
-    detail::Record r = located(detail::RecordKind::collective, loc);
-    r.a = static_cast<int>(kind);
-    r.b = op;
-    r.c = static_cast<int>(count);
-    r.tag = &detail::type_tag<T>;
-    push(r);
+    push({.kind = detail::RecordKind::collective,
+          .a = static_cast<int>(kind),
+          .b = op,
+          .c = static_cast<int>(count),
+          .tag = &detail::type_tag<T>,
+          .line = loc.line(),
+          .column = loc.column()});
     int first = value_count_;
     for (std::size_t i = 0; i < count; ++i) {
       check_owner(ranks[i]);
-      detail::Record rank;
-      rank.kind = detail::RecordKind::rank;
-      rank.a = ranks[i].id();
-      rank.b = value_count_++;
-      push(rank);
+      push({.kind = detail::RecordKind::rank, .a = ranks[i].id(), .b = value_count_++});
     }
     return first;
   }
 
   template <class C, class... Args>
-  constexpr Actor<C> add_actor(ActorName name, std::source_location loc, const Args&... args) {
+  constexpr Actor<C> add_actor(const ActorName& name, std::source_location loc,
+                               const Args&... args) {
     static_assert(std::is_class_v<C>, "g.actor<C>: C must be a class marked CG_ACTOR");
     static_assert(std::is_constructible_v<C, const Args&...>,
                   "g.actor<C>(name, args...): C has no constructor taking these arguments");
-    detail::Record r = located(detail::RecordKind::actor, loc);
-    r.tag = &detail::type_tag<C>;
-    add_text(r, name.data(), name.size());
-    push(r);
-    (push(constant_of(args)), ...);
+    int text = add_text(name.text_, name.size_);
+    if (name.index_ >= 0)
+      add_decimal(name.index_, ActorName::max_length - name.size_);
+    push({.kind = detail::RecordKind::actor,
+          .tag = &detail::type_tag<C>,
+          .text = text,
+          .text_size = static_cast<int>(text_size_) - text,
+          .line = loc.line(),
+          .column = loc.column()});
+    (push_constant(constant_of(args)), ...);
     return Actor<C>(this, actor_count_++);
   }
 
-  template <class T> static constexpr detail::Record constant_of(const T& value) {
+  template <class T> static constexpr detail::Constant constant_of(const T& value) {
     if constexpr (std::is_convertible_v<const T&, const char*>)
       return detail::make_constant<std::string>(static_cast<const char*>(value));
     else {
@@ -477,39 +502,56 @@ private:
   }
 
   template <class T> constexpr Value<T> add_input(std::source_location loc) {
-    detail::Record r = located(detail::RecordKind::input, loc);
-    r.a = value_count_;
-    r.b = input_count_++;
-    r.tag = &detail::type_tag<T>;
-    push(r);
+    push({.kind = detail::RecordKind::input,
+          .a = value_count_,
+          .b = input_count_++,
+          .tag = &detail::type_tag<T>,
+          .line = loc.line(),
+          .column = loc.column()});
     return Value<T>(this, value_count_++);
   }
 
-  static constexpr detail::Record located(detail::RecordKind kind, std::source_location loc) {
-    detail::Record r;
-    r.kind = kind;
-    r.line = loc.line();
-    r.column = loc.column();
-    return r;
+  // Appends `size` characters to the text pool; returns where they start.
+  constexpr int add_text(const char* text, std::size_t size) {
+    auto start = static_cast<int>(text_size_);
+    for (std::size_t i = 0; i < size; ++i, ++text_size_)
+      if (text_size_ < text_capacity_)
+        text_[text_size_] = text[i];
+    return start;
   }
 
-  constexpr void add_text(detail::Record& r, const char* text, std::size_t size) {
-    r.text = static_cast<int>(text_.size());
-    r.text_size = static_cast<int>(size);
-    for (std::size_t i = 0; i < size; ++i)
-      text_.push_back(text[i]);
+  // Appends `value` in decimal, at most `room` digits (the most significant).
+  constexpr void add_decimal(int value, std::size_t room) {
+    char digits[12] = {};
+    std::size_t count = 0;
+    do {
+      digits[count++] = static_cast<char>('0' + value % 10);
+      value /= 10;
+    } while (value > 0);
+    for (; count > 0 && room > 0; --room, ++text_size_)
+      if (text_size_ < text_capacity_)
+        text_[text_size_] = digits[--count];
+      else
+        --count;
   }
 
-  // Stores a record, moving a string constant's characters into the pool.
-  constexpr void push(detail::Record r) {
-    if (r.string) {
-      std::size_t n = 0;
-      while (r.string[n] != '\0')
-        ++n;
-      add_text(r, r.string, n);
-      r.string = nullptr;
-    }
-    records_.push_back(r);
+  constexpr void push(const detail::Record& r) {
+    if (record_count_ < record_capacity_)
+      records_[record_count_] = r;
+    ++record_count_;
+  }
+
+  // Stores a constant, its characters (if any) into the pool.
+  constexpr void push_constant(const detail::Constant& constant) {
+    if (!constant.string)
+      return push(constant.record);
+    std::size_t n = 0;
+    while (constant.string[n] != '\0')
+      ++n;
+    detail::Record r = constant.record;
+    r.text = add_text(constant.string, n);
+    r.text_size = static_cast<int>(n);
+    push(r);
   }
 
   template <class T> constexpr void check_owner(const Value<T>& v) const {
@@ -518,48 +560,52 @@ private:
   }
   template <class T> constexpr void add_output(const Value<T>& value) {
     check_owner(value);
-    detail::Record r;
-    r.kind = detail::RecordKind::output;
-    r.a = value.id();
-    push(r);
+    push({.kind = detail::RecordKind::output, .a = value.id()});
   }
 
-  template <class Erased>
-  constexpr int add_task(int actor, const void* method, std::source_location loc,
-                         const std::vector<Erased>& args, int results) {
-    detail::Record r = located(detail::RecordKind::task, loc);
-    r.a = actor;
-    r.b = value_count_;
-    r.c = results;
-    r.tag = method;
-    push(r);
-    for (const Erased& arg : args) {
-      if (arg.id >= 0) {
-        if (arg.graph != this)
-          detail::graph_error("this value belongs to another graph");
-        detail::Record argument;
-        argument.kind = detail::RecordKind::argument;
-        argument.a = arg.id;
-        push(argument);
-      } else {
-        push(arg.constant);
-      }
-    }
+  template <class... P>
+  constexpr int add_task(int actor, const void* method, std::source_location loc, int results,
+                         const detail::BindArg<P>&... args) {
+    if (record_count_ < record_capacity_)
+      records_[record_count_] = {.kind = detail::RecordKind::task,
+                                 .a = actor,
+                                 .b = value_count_,
+                                 .c = results,
+                                 .tag = method,
+                                 .line = loc.line(),
+                                 .column = loc.column()};
+    ++record_count_;
+    (add_argument(args), ...);
     int first = value_count_;
     value_count_ += results == 0 ? 1 : results;
     return first;
   }
 
-  std::vector<detail::Record> records_;
-  std::vector<char> text_;
+  template <class P> constexpr void add_argument(const detail::BindArg<P>& arg) {
+    if (arg.id < 0)
+      return push_constant(arg.constant);
+    if (arg.graph != this)
+      detail::graph_error("this value belongs to another graph");
+    if (record_count_ < record_capacity_)
+      records_[record_count_] = {.kind = detail::RecordKind::argument, .a = arg.id};
+    ++record_count_;
+  }
+
+  detail::Record* records_ = nullptr;
+  std::size_t record_capacity_ = 0;
+  std::size_t record_count_ = 0;
+  char* text_ = nullptr;
+  std::size_t text_capacity_ = 0;
+  std::size_t text_size_ = 0;
   int actor_count_ = 0;
   int input_count_ = 0;
   int value_count_ = 0;
 };
 
 template <class C>
-template <auto M>
-constexpr auto Actor<C>::add(std::source_location loc, std::vector<Erased> args) const {
+template <auto M, class... P>
+constexpr auto Actor<C>::add(std::source_location loc,
+                             const detail::BindArg<P>&... args) const {
   using Traits = detail::traits<M>;
   static_assert(Traits::is_member,
                 "bind<&C::method>: the method must be a non-static member function");
@@ -569,14 +615,14 @@ constexpr auto Actor<C>::add(std::source_location loc, std::vector<Erased> args)
     using R = std::remove_cvref_t<typename Traits::result>;
     static_assert(!std::is_void_v<R>, "bind<&C::method>: the method must return a value");
     if constexpr (detail::is_tuple<R>::value) {
-      int first = graph_->add_task(index_, &detail::method_tag<M>, loc, args,
-                                   static_cast<int>(std::tuple_size_v<R>));
+      int first = graph_->add_task(index_, &detail::method_tag<M>, loc,
+                                   static_cast<int>(std::tuple_size_v<R>), args...);
       return [&]<std::size_t... I>(std::index_sequence<I...>) {
         return typename detail::bind_result<R>::type{
             Value<std::tuple_element_t<I, R>>(graph_, first + static_cast<int>(I))...};
       }(std::make_index_sequence<std::tuple_size_v<R>>{});
     } else {
-      return Value<R>(graph_, graph_->add_task(index_, &detail::method_tag<M>, loc, args, 0));
+      return Value<R>(graph_, graph_->add_task(index_, &detail::method_tag<M>, loc, 0, args...));
     }
   } else {
     // Already rejected above; a value of the right type avoids follow-on errors.
@@ -669,38 +715,35 @@ constexpr std::vector<Value<T>> reducescatter(
 
 namespace detail {
 
-struct EncodedSizes {
-  std::size_t records;
-  std::size_t text;   // at least 1: std::array<char, 0> has another layout
-};
-
+/// What cgc evaluates: the graph's records and text, in arrays of a capacity
+/// cgc chooses (at least 1 each: std::array<T, 0> has another layout).
+///   constexpr auto ir = cg::detail::encode<&graph, 1 << 20, 1 << 24>();
+/// An array the evaluator only materializes as far as it is written costs
+/// nothing for its capacity, so one evaluation usually does; a graph that
+/// makes more (records > Records or text > Text) is evaluated again with
+/// exactly its sizes.
 template <std::size_t Records, std::size_t Text> struct Encoded {
+  std::size_t record_count;   // how many the graph made, stored or not
+  std::size_t text_size;
   std::array<Record, Records> records;
   std::array<char, Text> text;
 };
 
-/// What cgc evaluates, in two steps so that a graph that cannot be evaluated
-/// is reported on the first:
-///   constexpr auto n = cg::detail::encoded_sizes<&graph>();
-///   constexpr auto ir = cg::detail::encode<&graph, n.records, n.text>();
-/// The graph function runs twice; both runs agree because it is a pure
-/// constant expression.
-template <auto Graph> constexpr EncodedSizes encoded_sizes() {
-  GraphBuilder g;
-  Graph(g);
-  return {g.records().size(), g.text().size() + 1};
-}
+struct Probe {
+  template <auto Graph, std::size_t Records, std::size_t Text>
+  static constexpr Encoded<Records, Text> encode() {
+    Encoded<Records, Text> out{};
+    GraphBuilder g(out.records.data(), Records, out.text.data(), Text);
+    Graph(g);
+    out.record_count = g.record_count_;
+    out.text_size = g.text_size_;
+    return out;
+  }
+};
 
 template <auto Graph, std::size_t Records, std::size_t Text>
 constexpr Encoded<Records, Text> encode() {
-  GraphBuilder g;
-  Graph(g);
-  Encoded<Records, Text> out{};
-  for (std::size_t i = 0; i < Records; ++i)
-    out.records[i] = g.records()[i];
-  for (std::size_t i = 0; i + 1 < Text; ++i)
-    out.text[i] = g.text()[i];
-  return out;
+  return Probe::encode<Graph, Records, Text>();
 }
 
 } // namespace detail
