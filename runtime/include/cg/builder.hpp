@@ -56,6 +56,13 @@
 #include <type_traits>
 #include <vector>
 
+// Records are built with designated initializers that name only the fields
+// their kind uses; the others are zero, as meant (GCC's -Wextra would say so).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#endif
+
 namespace cg {
 
 class GraphBuilder;
@@ -744,3 +751,7 @@ constexpr Encoded<Records, Text> encode() {
 
 } // namespace detail
 } // namespace cg
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
