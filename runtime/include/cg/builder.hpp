@@ -303,7 +303,12 @@ private:
     }
   }
 };
-template <auto M, std::size_t I> using arg_t = BindArg<param_t<M, I>>;
+// Through a class template, whose instantiation Clang keeps: an alias chain
+// alone is substituted again at every bind.
+template <auto M, std::size_t I> struct arg_of {
+  using type = BindArg<param_t<M, I>>;
+};
+template <auto M, std::size_t I> using arg_t = typename arg_of<M, I>::type;
 
 template <class R> struct bind_result {
   using type = Value<R>;
