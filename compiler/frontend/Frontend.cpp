@@ -173,12 +173,6 @@ Discovery discover(clang::ASTContext& context) {
 
 // ---- step 2: the probe --------------------------------------------------
 
-/// Capacities of the probe's arrays: records and characters of text. The
-/// evaluator materializes an array only as far as it is written, so these
-/// cost nothing until used; a graph of a million records is probed again.
-constexpr uint64_t kProbeRecords = uint64_t{1} << 20;
-constexpr uint64_t kProbeText = uint64_t{1} << 24;
-
 /// One probe variable: which graph it evaluates, and the line it is on.
 struct ProbeLine {
   size_t graph;
@@ -250,8 +244,10 @@ public:
   // this parses the source, then the probe after it.
   void ExecuteAction() override {
     clang::CompilerInstance& ci = getCompilerInstance();
-    if (!ci.hasPreprocessor())
+    if (!ci.hasPreprocessor()) {
+      session_.parseFailed = true;
       return;
+    }
     clang::Preprocessor& pp = ci.getPreprocessor();
     pp.enableIncrementalProcessing();   // the source's end is not the unit's
     if (!ci.hasSema())
@@ -259,8 +255,10 @@ public:
     clang::Sema& sema = ci.getSema();
     clang::Parser parser(pp, sema, /*SkipFunctionBodies=*/false);
     pp.EnterMainSourceFile();
-    if (!pp.getCurrentLexer())
+    if (!pp.getCurrentLexer()) {
+      session_.parseFailed = true;
       return;
+    }
 
     {
       support::PhaseTimer timer("parse");
@@ -295,7 +293,7 @@ public:
     // Graphs larger than the probe's arrays, with their sizes.
     std::vector<std::pair<size_t, EncodedSizes>> larger;
     probe(parser, all, {}, serializers, larger);
-    if (!larger.empty() && !session_.evaluationFailed) {
+    if (!larger.empty()) {
       std::vector<size_t> again;
       for (const auto& [graph, sizes] : larger)
         again.push_back(graph);
@@ -328,10 +326,14 @@ private:
     std::string code(line - 1, '\n');
     code += "namespace " + kProbeNamespace.str() + " {\n";
     std::vector<std::pair<std::string, size_t>> names;   // variable, graph
+    const FrontendOptions& options = session_.options;
     for (size_t n = 0; n < graphs.size(); ++n) {
       size_t graph = graphs[n];
-      uint64_t records = sizes.empty() ? kProbeRecords : std::max<uint64_t>(1, sizes[n].second.records);
-      uint64_t text = sizes.empty() ? kProbeText : std::max<uint64_t>(1, sizes[n].second.text);
+      // At least 1: std::array<T, 0> has another layout.
+      uint64_t records =
+          std::max<uint64_t>(1, sizes.empty() ? options.probeRecords : sizes[n].second.records);
+      uint64_t text =
+          std::max<uint64_t>(1, sizes.empty() ? options.probeText : sizes[n].second.text);
       std::string name = "probe_" + std::to_string(session_.probeLines.size());
       session_.probeLines.push_back({graph, line + 1 + static_cast<unsigned>(n)});
       code += "constexpr auto " + name + " = ::cg::detail::encode<&::" +
@@ -350,7 +352,7 @@ private:
       pp.EnterSourceFile(file, nullptr, clang::SourceLocation());
       parser.ConsumeToken();   // the end of what was parsed before
       clang::Parser::DeclGroupPtrTy decl;
-      clang::Sema::ModuleImportState importState = clang::Sema::ModuleImportState::NotACXX20Module;
+      auto importState = clang::Sema::ModuleImportState::NotACXX20Module;
       while (!parser.ParseTopLevelDecl(decl, importState)) {
       }
     }

@@ -12,6 +12,7 @@
 #include "ir/AggregateCodec.h"
 #include "ir/Graph.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <variant>
@@ -19,10 +20,18 @@
 
 namespace cg::frontend {
 
-/// Twice Clang's default. Measured here: a graph of 1,000 tasks on 100 actors
-/// needs under 1M steps; Clang evaluates ~170k steps/s of plain loops, so an
-/// infinite loop in a graph fails in about 12 s.
+/// Twice Clang's default. Measured here: a bind costs the builder about 48
+/// steps, so a generated graph of 10,000 tasks on 1,000 actors needs about
+/// 480k; Clang evaluates ~170k steps/s of plain loops, so an infinite loop in a
+/// graph fails in about 12 s.
 inline constexpr unsigned kDefaultConstexprSteps = 2'000'000;
+
+/// Capacities of the arrays each graph is evaluated into: records and
+/// characters of text. The evaluator materializes an array only as far as it
+/// is written, so these cost nothing unused; a graph larger than either is
+/// evaluated a second time with its exact sizes.
+inline constexpr uint64_t kProbeRecords = uint64_t{1} << 20;
+inline constexpr uint64_t kProbeText = uint64_t{1} << 24;
 
 struct FrontendOptions {
   std::string source;                     // the graph source (.cg.cpp)
@@ -30,6 +39,8 @@ struct FrontendOptions {
   std::vector<std::string> onlyGraphs;    // empty: every CG_GRAPH function
   std::string resourceDir;                // empty: the one baked in at build
   unsigned constexprSteps = kDefaultConstexprSteps;
+  uint64_t probeRecords = kProbeRecords;  // see kProbeRecords
+  uint64_t probeText = kProbeText;
 };
 
 struct FrontendResult {

@@ -27,7 +27,9 @@ enum Field : unsigned {
   Kind, A, B, C, Tag, Integer, Floating, Text, TextSize, Line, Column, FieldCount
 };
 // Field order of cg::detail::Encoded.
-enum EncodedField : unsigned { EncodedRecordCount, EncodedTextSize, EncodedRecords, EncodedText, EncodedFieldCount };
+enum EncodedField : unsigned {
+  EncodedRecordCount, EncodedTextSize, EncodedRecords, EncodedText, EncodedFieldCount
+};
 enum class RecordKind : int {
   Actor = 1, Input = 2, Task = 3, Argument = 4, Output = 5, Constant = 6, Transport = 7,
   Collective = 8, Rank = 9, Cost = 10
@@ -439,7 +441,8 @@ EncodedSizes encodedSizes(const clang::APValue& encoded) {
   sizes.records = sizeField(encoded, EncodedRecordCount);
   sizes.text = sizeField(encoded, EncodedTextSize);
   // The arrays: std::array<T, N> holds one C array.
-  uint64_t recordCapacity = encoded.getStructField(EncodedRecords).getStructField(0).getArraySize();
+  uint64_t recordCapacity =
+      encoded.getStructField(EncodedRecords).getStructField(0).getArraySize();
   uint64_t textCapacity = encoded.getStructField(EncodedText).getStructField(0).getArraySize();
   sizes.fit = sizes.records <= recordCapacity && sizes.text <= textCapacity;
   return sizes;

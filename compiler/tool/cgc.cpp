@@ -101,6 +101,14 @@ cl::opt<std::string> resourceDir("resource-dir",
                                           ")"),
                                  cl::value_desc("dir"), cl::cat(category));
 
+// For tests of the frontend's second evaluation (see kProbeRecords).
+cl::opt<uint64_t> probeRecords("probe-records", cl::Hidden,
+                               cl::desc("Records a graph is first evaluated into"),
+                               cl::init(cg::frontend::kProbeRecords), cl::cat(category));
+cl::opt<uint64_t> probeText("probe-text", cl::Hidden,
+                            cl::desc("Characters of text a graph is first evaluated into"),
+                            cl::init(cg::frontend::kProbeText), cl::cat(category));
+
 cl::opt<bool> timePhases("time-phases",
                          cl::desc("Print the wall time of each phase to stderr"),
                          cl::cat(category));
@@ -193,7 +201,7 @@ int run(int argc, const char** argv) {
     compileFlags.insert(compileFlags.begin(), fromDatabase.begin(), fromDatabase.end());
   }
   cg::frontend::FrontendOptions options{sourcePath, compileFlags, onlyGraphs, resourceDir,
-                                       constexprSteps};
+                                       constexprSteps, probeRecords, probeText};
   std::optional<cg::schedule::CostProfile> profile;
   if (!costsPath.empty()) {
     std::ifstream in(costsPath, std::ios::binary);

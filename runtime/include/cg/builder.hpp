@@ -58,6 +58,13 @@
 #include <type_traits>
 #include <vector>
 
+// Records are built with designated initializers that name only the fields
+// their kind uses; the others are zero, as meant (GCC's -Wextra would say so).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#endif
+
 namespace cg {
 
 class GraphBuilder;
@@ -299,8 +306,13 @@ private:
   }
 };
 // A view parameter (std::span<const E>, std::string_view) takes the owning
-// value: it reads it in place at run time (cg/detail/in_place.hpp).
-template <auto M, std::size_t I> using arg_t = BindArg<graph_value_t<param_t<M, I>>>;
+// value: it reads it in place at run time (cg/detail/in_place.hpp). Through a
+// class template, whose instantiation Clang keeps: an alias chain alone is
+// substituted again at every bind.
+template <auto M, std::size_t I> struct arg_of {
+  using type = BindArg<graph_value_t<param_t<M, I>>>;
+};
+template <auto M, std::size_t I> using arg_t = typename arg_of<M, I>::type;
 
 template <class R> struct bind_result {
   using type = Value<R>;
@@ -748,3 +760,7 @@ constexpr Encoded<Records, Text> encode() {
 
 } // namespace detail
 } // namespace cg
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
