@@ -181,6 +181,9 @@ struct ProbeLine {
 
 /// Everything one run of the frontend finds, filled in by GraphAction.
 struct Session {
+  Session(const FrontendOptions& options, std::string source, std::string probePath)
+      : options(options), source(std::move(source)), probePath(std::move(probePath)) {}
+
   const FrontendOptions& options;
   std::string source;      // absolute path
   std::string probePath;   // the name the probe's lines are reported under
@@ -567,11 +570,10 @@ std::optional<FrontendResult> runFrontend(const FrontendOptions& options) {
     return std::nullopt;
   }
 
-  Session session{options, source.str().str(), ""};
   // The probe is reported under a name beside the source.
   llvm::SmallString<256> probePath(source);
   llvm::sys::path::replace_extension(probePath, "cgc-probe.cpp");
-  session.probePath = probePath.str().str();
+  Session session(options, source.str().str(), probePath.str().str());
   bool ran = runAction(std::make_unique<GraphAction>(session),
                        clangArgs(options, session.source), session.diagnostics);
   if (!ran && !session.probed && session.selectionError.empty())
