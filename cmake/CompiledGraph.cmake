@@ -6,7 +6,9 @@
 #                      [OVERLAP_GPU_COMMUNICATION]  # hoist NCCL receives (cgc
 #                                                   # --overlap-gpu-communication)
 #                      [SCHEDULE bind|cost]         # task order (cgc --schedule)
-#                      [COSTS <profile.json>])      # method costs (cgc --costs)
+#                      [COSTS <profile.json>]       # method costs (cgc --costs)
+#                      [TRANSPORT tcp])             # every channel between processes
+#                                                   # over TCP (cgc --transport=tcp)
 #
 # Makes:
 #   <target>             a static library carrying the typed driver; link it and
@@ -25,7 +27,7 @@
 include_guard(GLOBAL)
 
 function(add_compiled_graph target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "OVERLAP_GPU_COMMUNICATION" "SOURCE;SCHEDULE;COSTS"
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "OVERLAP_GPU_COMMUNICATION" "SOURCE;SCHEDULE;COSTS;TRANSPORT"
                         "GRAPHS;LINK_LIBRARIES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "add_compiled_graph(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
@@ -69,6 +71,13 @@ function(add_compiled_graph target)
                           "not '${ARG_SCHEDULE}'")
     endif()
     list(APPEND schedule_flags --schedule=${ARG_SCHEDULE})
+  endif()
+  if(ARG_TRANSPORT)
+    if(NOT ARG_TRANSPORT STREQUAL "tcp")
+      message(FATAL_ERROR "add_compiled_graph(${target}): TRANSPORT must be tcp, "
+                          "not '${ARG_TRANSPORT}'")
+    endif()
+    list(APPEND schedule_flags --transport=tcp)
   endif()
   if(ARG_COSTS)
     cmake_path(ABSOLUTE_PATH ARG_COSTS BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"

@@ -7,6 +7,10 @@
 // instance, as
 //   <executable> <graph> <actor> <shared-memory segment>
 // and each instance runs only its own actor's program (in {target}.actors.cpp).
+// On another host (or with TCP forced) it runs as
+//   <executable> <graph> <actor>[,<actor>...]   (CG_RENDEZVOUS=host:port)
+//   <executable> <graph>                        (under mpirun/srun: the actor of its rank)
+// and reaches the driver over TCP (cg/placement.hpp).
 #include "{header}"
 
 namespace {{

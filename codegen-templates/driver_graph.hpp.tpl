@@ -7,14 +7,15 @@ namespace cg_generated::{target_ns} {{
 {run_declarations}
 inline constexpr std::array<cg::detail::ActorSpec, {actor_count}> {graph_id}_actors{{{{
 {actor_specs}}}}};
-// Channels: writer actor (-1: driver), reader slots, the driver's reader slot.
-inline constexpr std::array<cg::detail::ChannelSpec, {channel_count}> {graph_id}_channels{{{{
+// Channels: writer actor (-1: driver), reader slots, the driver's reader slot,
+// the reader of each slot (-1: driver).
+{reader_actors}inline constexpr std::array<cg::detail::ChannelSpec, {channel_count}> {graph_id}_channels{{{{
 {channel_specs}}}}};
 inline constexpr std::array<std::uint32_t, {input_count}> {graph_id}_inputs{{{input_channels}}};
 inline constexpr std::array<std::uint32_t, {output_count}> {graph_id}_outputs{{{output_channels}}};
 {communicator_specs}inline constexpr cg::detail::GraphSpec {graph_id}_spec{{"{graph}", {graph_id}_actors,
                                                     {graph_id}_channels, {graph_id}_inputs,
-                                                    {graph_id}_outputs{spec_communicators}}};
+                                                    {graph_id}_outputs{spec_communicators}{spec_tcp}}};
 
 /// Constructor arguments for the actors of graph '{graph}' that replace the
 /// graph's at launch: cg::launch<&{graph_qualified}>(constructors, options).
@@ -51,6 +52,10 @@ public:
   /// An eventfd that is readable while results are ready (cg/driver.hpp);
   /// owned by the graph.
   int results_fd() {{ return runtime_->results_fd(); }}
+
+  /// How each channel travels at run time ("shm", "tcp"), by channel id (the
+  /// schedule's cN).
+  std::vector<std::string> channel_transports() const {{ return runtime_->channel_transports(); }}
 
   /// Stops the actors and releases the channels; idempotent.
   void teardown() {{

@@ -66,14 +66,23 @@ public:
         resultTypes;
     for (unsigned a = 0; a < graph_.actors.size(); ++a) {
       runDeclarations += fmt::format("int {}(cg::ActorProcess& process);\n", actorFunction(a));
-      actorSpecs += fmt::format("    {{\"{}\", &{}}},\n", graph_.actors[a].name, actorFunction(a));
+      actorSpecs += graph_.actors[a].host == 0
+                        ? fmt::format("    {{\"{}\", &{}}},\n", graph_.actors[a].name,
+                                      actorFunction(a))
+                        : fmt::format("    {{\"{}\", &{}, {}}},\n", graph_.actors[a].name,
+                                      actorFunction(a), graph_.actors[a].host);
     }
+    std::string readerActors;  // per channel: the actor of each reader slot
     for (const schedule::Channel& channel : schedule_.channels) {
       auto driver = std::find(channel.readers.begin(), channel.readers.end(), kDriver);
+      size_t c = static_cast<size_t>(&channel - schedule_.channels.data());
+      readerActors += fmt::format("inline constexpr std::array<int, {}> {}_r{}{{{}}};\n",
+                                  channel.readers.size(), id_, c,
+                                  fmt::join(channel.readers, ", "));
       channelSpecs += fmt::format(
-          "    {{{}, {}, {}}},  // c{}: {}\n", channel.writer, channel.readers.size(),
-          driver == channel.readers.end() ? -1 : driver - channel.readers.begin(),
-          &channel - schedule_.channels.data(), describeValue(graph_, channel.value));
+          "    {{{}, {}, {}, {}_r{}}},  // c{}: {}\n", channel.writer, channel.readers.size(),
+          driver == channel.readers.end() ? -1 : driver - channel.readers.begin(), id_, c, c,
+          describeValue(graph_, channel.value));
     }
     for (size_t i = 0; i < graph_.inputs.size(); ++i) {
       const std::string& type = graph_.values.at(graph_.inputs[i]).type.spelling;
@@ -129,7 +138,9 @@ public:
         fmt::arg("run_declarations", runDeclarations),
         fmt::arg("actor_count", graph_.actors.size()), fmt::arg("actor_specs", actorSpecs),
         fmt::arg("channel_count", schedule_.channels.size()),
-        fmt::arg("channel_specs", channelSpecs), fmt::arg("input_count", graph_.inputs.size()),
+        fmt::arg("channel_specs", channelSpecs), fmt::arg("reader_actors", readerActors),
+        fmt::arg("spec_tcp", schedule_.options.tcpEverywhere ? ", true" : ""),
+        fmt::arg("input_count", graph_.inputs.size()),
         fmt::arg("input_channels", fmt::format("{}", fmt::join(schedule_.inputChannels, ", "))),
         fmt::arg("output_count", graph_.outputs.size()),
         fmt::arg("output_channels", fmt::format("{}", fmt::join(schedule_.outputChannels, ", "))),

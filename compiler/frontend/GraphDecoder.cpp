@@ -32,7 +32,7 @@ enum EncodedField : unsigned {
 };
 enum class RecordKind : int {
   Actor = 1, Input = 2, Task = 3, Argument = 4, Output = 5, Constant = 6, Transport = 7,
-  Collective = 8, Rank = 9, Cost = 10
+  Collective = 8, Rank = 9, Cost = 10, Host = 11
 };
 // cg::TensorTransport and cg::detail::CollectiveKind, by value.
 enum class TensorTransport : int64_t { Shm = 0, Nccl = 1 };
@@ -177,6 +177,14 @@ private:
     case RecordKind::Cost:
       costs_[methodOf(record)] = record.getStructField(Floating).getFloat().convertToDouble();
       break;
+    case RecordKind::Host: {
+      // actor.host(i): the last call for an actor counts.
+      int64_t actor = intField(record, A);
+      if (actor < 0 || static_cast<uint64_t>(actor) >= graph_.actors.size())
+        internalError("host record for actor " + std::to_string(actor));
+      graph_.actors[static_cast<size_t>(actor)].host = static_cast<unsigned>(intField(record, B));
+      break;
+    }
     default:
       internalError("unknown record kind " + std::to_string(intField(record, Kind)));
     }

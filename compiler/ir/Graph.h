@@ -51,6 +51,7 @@ struct Actor {
   std::string className;              // fully qualified, e.g. "EchoActor"
   std::vector<Constant> constructorArgs;  // from g.actor<C>(name, args...)
   SourceLoc loc;                      // the g.actor<C>(...) call
+  unsigned host = 0;                  // logical host index (actor.host(i)); 0: the driver's
 
   friend bool operator==(const Actor&, const Actor&) = default;
 };

@@ -277,7 +277,7 @@ std::vector<T> readArray(const Json& j, std::string_view path, ReadFn read) {
 }
 
 Actor readActor(const Json& j, std::string_view path) {
-  expectKeys(j, path, {"name", "className", "loc"}, {"constructorArgs"});
+  expectKeys(j, path, {"name", "className", "loc"}, {"constructorArgs", "host"});
   Actor actor;
   actor.name = readString(j["name"], fieldPath(path, "name"));
   actor.className = readString(j["className"], fieldPath(path, "className"));
@@ -286,6 +286,8 @@ Actor readActor(const Json& j, std::string_view path) {
         readArray<Constant>(j["constructorArgs"],
                             fieldPath(path, "constructorArgs"), readConstant);
   actor.loc = readLoc(j["loc"], fieldPath(path, "loc"));
+  if (j.contains("host"))
+    actor.host = readUnsigned(j["host"], fieldPath(path, "host"));
   return actor;
 }
 
@@ -346,6 +348,8 @@ std::string toJson(const Graph& graph) {
       a["constructorArgs"] = std::move(args);
     }
     a["loc"] = locToJson(actor.loc);
+    if (actor.host != 0)
+      a["host"] = actor.host;
     actors.push_back(std::move(a));
   }
   j["actors"] = std::move(actors);

@@ -165,6 +165,21 @@ bool better(const SimulationSummary& a, const SimulationSummary& b) {
 
 } // namespace
 
+std::string_view channelTransport(const Graph& graph, const Schedule& schedule,
+                                  const Channel& channel) {
+  if (graph.values[channel.value].transport != ir::Transport::Shm)
+    return ir::toString(graph.values[channel.value].transport);
+  if (schedule.options.tcpEverywhere)
+    return "tcp";
+  auto hostOf = [&](int endpoint) {
+    return endpoint == kDriver ? 0u : graph.actors[static_cast<unsigned>(endpoint)].host;
+  };
+  for (int reader : channel.readers)
+    if (hostOf(reader) != hostOf(channel.writer))
+      return "tcp";
+  return "shm";
+}
+
 std::variant<Schedule, std::vector<ir::Diagnostic>>
 buildSchedule(const Graph& graph, const ScheduleOptions& options) {
   if (std::optional<std::string> problem = ir::findInconsistency(graph))
@@ -278,8 +293,7 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule) {
     typeWidth = std::max(typeWidth,
                          graph.values[channel.value].type.spelling.size());
     transportWidth =
-        std::max(transportWidth,
-                 ir::toString(graph.values[channel.value].transport).size());
+        std::max(transportWidth, channelTransport(graph, schedule, channel).size());
   }
   if (schedule.channels.empty())
     out += "  (none)\n";
@@ -292,7 +306,7 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule) {
                    fmt::format("c{}", c), idWidth, labels[channel.value],
                    labelWidth, graph.values[channel.value].type.spelling,
                    typeWidth,
-                   ir::toString(graph.values[channel.value].transport),
+                   channelTransport(graph, schedule, channel),
                    transportWidth, endpointName(graph, channel.writer),
                    fmt::join(readers, ", "));
   }

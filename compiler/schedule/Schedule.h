@@ -102,6 +102,10 @@ struct ScheduleOptions {
   /// K: executions in flight, and slots per shared-memory channel, that the
   /// simulator checks the schedule with (the runtime's max_in_flight).
   unsigned maxInFlight = 10;
+  /// `cgc --transport=tcp`: every channel between two processes is a TCP
+  /// stream, on one host too (otherwise only those between hosts, see
+  /// channelTransport).
+  bool tcpEverywhere = false;
 
   friend bool operator==(const ScheduleOptions&, const ScheduleOptions&) = default;
 };
@@ -139,6 +143,12 @@ struct Schedule {
 
   friend bool operator==(const Schedule&, const Schedule&) = default;
 };
+
+/// How channel `channel` of `schedule` travels at run time: "nccl" for an
+/// NCCL edge; "tcp" when its writer and a reader are placed on different
+/// hosts (the driver is on host 0) or options.tcpEverywhere; else "shm".
+std::string_view channelTransport(const ir::Graph& graph, const Schedule& schedule,
+                                  const Channel& channel);
 
 /// Builds the schedule of a graph that passed ir::validate(). Returns the
 /// schedule, or the diagnostics explaining why none exists (an actor without

@@ -60,7 +60,7 @@ std::string renderScheduleJson(const ir::Graph& graph, const Schedule& schedule)
     out["id"] = c;
     out["value"] = values[channel.value];
     out["type"] = graph.values[channel.value].type.spelling;
-    out["transport"] = ir::toString(graph.values[channel.value].transport);
+    out["transport"] = channelTransport(graph, schedule, channel);
     out["writer"] = endpointName(graph, channel.writer);
     Json readers = Json::array();
     for (int reader : channel.readers)

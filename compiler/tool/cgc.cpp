@@ -2,7 +2,8 @@
 //
 // cgc <source> -o <dir> [--target NAME] [--graph NAME]... [--emit=...]
 //     [--depfile FILE] [--schedule=bind|cost] [--costs FILE]
-//     [--overlap-gpu-communication] [--max-in-flight N] [--time-phases] -- <compile flags>
+//     [--overlap-gpu-communication] [--max-in-flight N] [--transport=tcp]
+//     [--actor-executable PATH] [--time-phases] -- <compile flags>
 //
 // Parses the graph source with the given flags, evaluates its CG_GRAPH
 // functions, validates and schedules each graph, and writes the artefacts.
@@ -11,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Codegen.h"
+#include "codegen/Recipes.h"
 #include "frontend/Frontend.h"
 #include "ir/GraphJson.h"
 #include "ir/Validate.h"
@@ -47,7 +49,7 @@ cl::opt<std::string> targetName(
 cl::list<std::string> onlyGraphs("graph",
                                  cl::desc("Compile only this CG_GRAPH function (repeatable)"),
                                  cl::value_desc("name"), cl::cat(category));
-enum class Emit { IR, Schedule, ScheduleJson, Dot, Cpp };
+enum class Emit { IR, Schedule, ScheduleJson, Dot, Cpp, Mpirun, Srun };
 cl::list<Emit> emits(
     "emit", cl::CommaSeparated, cl::desc("What to write (default: all of them)"),
     cl::values(clEnumValN(Emit::IR, "ir", "<graph>.ir.json, the graph IR"),
@@ -58,8 +60,26 @@ cl::list<Emit> emits(
                clEnumValN(Emit::Dot, "dot",
                           "<graph>.dot, the tasks and the schedule for Graphviz"),
                clEnumValN(Emit::Cpp, "cpp",
-                          "<target>.cg.hpp/.cg.cpp driver, per-actor programs, actor main")),
+                          "<target>.cg.hpp/.cg.cpp driver, per-actor programs, actor main"),
+               clEnumValN(Emit::Mpirun, "mpirun",
+                          "<graph>.mpirun.sh, the graph under OpenMPI's mpirun (only when "
+                          "asked for)"),
+               clEnumValN(Emit::Srun, "srun",
+                          "<graph>.srun.sh, the graph under SLURM's srun --multi-prog (only "
+                          "when asked for)")),
     cl::cat(category));
+enum class TransportChoice { Placement, Tcp };
+cl::opt<TransportChoice> transport(
+    "transport", cl::desc("How channels between processes travel"),
+    cl::values(clEnumValN(TransportChoice::Placement, "placement",
+                          "shared memory on one host, TCP between hosts (the default)"),
+               clEnumValN(TransportChoice::Tcp, "tcp",
+                          "TCP for every channel between processes, on one host too")),
+    cl::init(TransportChoice::Placement), cl::cat(category));
+cl::opt<std::string> actorExecutable(
+    "actor-executable",
+    cl::desc("The actor executable the mpirun/srun recipes start (default: <target>_actors)"),
+    cl::value_desc("path"), cl::cat(category));
 cl::opt<cg::schedule::ScheduleOptions::Order> scheduleOrder(
     "schedule", cl::desc("How each actor's tasks are ordered (default: bind)"),
     cl::values(clEnumValN(cg::schedule::ScheduleOptions::Order::Bind, "bind",
@@ -129,10 +149,15 @@ const char* kOverview =
     "  <target>.cg.cpp          the driver library's compiled part\n"
     "  <target>.<graph>.<actor>.cpp  one actor's schedule as code\n"
     "  <target>.actors.cpp      every actor program, compiled once (both modes)\n"
-    "  <target>.actor_host.cpp  main() of the actor executable (processes mode)\n";
+    "  <target>.actor_host.cpp  main() of the actor executable (processes mode)\n"
+    "  <graph>.mpirun.sh        with --emit=mpirun: the graph under mpirun (MPMD)\n"
+    "  <graph>.srun.sh          with --emit=srun: the graph under srun --multi-prog\n";
 
 bool wants(Emit kind) {
-  return emits.empty() || std::find(emits.begin(), emits.end(), kind) != emits.end();
+  bool listed = std::find(emits.begin(), emits.end(), kind) != emits.end();
+  if (kind == Emit::Mpirun || kind == Emit::Srun)
+    return listed;  // launch recipes only when asked for
+  return emits.empty() || listed;
 }
 
 // Rewrites a file only when its contents change, so builds stay incremental.
@@ -230,6 +255,7 @@ int run(int argc, const char** argv) {
   scheduling.order = scheduleOrder;
   scheduling.overlapGpuCommunication = overlapGpuCommunication;
   scheduling.maxInFlight = std::max(1u, maxInFlight.getValue());
+  scheduling.tcpEverywhere = transport == TransportChoice::Tcp;
 
   std::vector<cg::schedule::Schedule> schedules;
   bool failed = false;
@@ -289,6 +315,14 @@ int run(int argc, const char** argv) {
       if (wants(Emit::Dot))
         files.emplace_back(output(id + ".dot"),
                            cg::schedule::renderScheduleDot(graph, schedules[i]));
+      cg::codegen::RecipeInput recipe{codegen.command, actorExecutable.empty()
+                                                           ? target + "_actors"
+                                                           : actorExecutable.getValue(),
+                                      id};
+      if (wants(Emit::Mpirun))
+        files.emplace_back(output(id + ".mpirun.sh"), cg::codegen::mpirunRecipe(graph, recipe));
+      if (wants(Emit::Srun))
+        files.emplace_back(output(id + ".srun.sh"), cg::codegen::srunRecipe(graph, recipe));
       codegen.graphs.push_back({&graph, &schedules[i]});
     }
   }

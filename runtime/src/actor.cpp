@@ -11,6 +11,8 @@
 // In threads mode the driver runs the same entry on a thread over its own
 // mapping (see driver.cpp), and reports a failure itself.
 #include <cg/actor.hpp>
+#include <cg/detail/launcher.hpp>
+#include <cg/detail/scale_out.hpp>
 #include <cg/host_communicator.hpp>
 #include <cg/shm.hpp>
 
@@ -165,11 +167,47 @@ void channel_failure(const char* what, std::uint32_t channel, ChannelStatus stat
                      to_string(status) + ")");
 }
 
+// An actor process that shares no memory with the driver (another host, a
+// launcher's rank, or TCP forced): `<exe> <graph> <actor>[,<actor>...]`, or
+// `<exe> <graph>` under mpirun/srun, where rank r runs the graph's actor r - 1
+// (rank 0 is the driver).
+int remote_host_main(int argc, char** argv, std::span<const GraphSpec* const> graphs) {
+  for (const GraphSpec* spec : graphs) {
+    if (std::strcmp(spec->name, argv[1]) != 0)
+      continue;
+    std::vector<std::string> names;
+    if (argc == 3) {
+      std::string list = argv[2];
+      for (std::size_t start = 0; start <= list.size();) {
+        std::size_t comma = std::min(list.find(',', start), list.size());
+        names.push_back(list.substr(start, comma - start));
+        start = comma + 1;
+      }
+    } else {
+      std::optional<int> rank = launcher_rank();
+      if (!rank || *rank < 1 || static_cast<std::size_t>(*rank) > spec->actors.size()) {
+        std::fprintf(stderr,
+                     "cg actor: no actor named and no launcher rank 1..%zu of graph '%s' "
+                     "(OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID)\n",
+                     spec->actors.size(), argv[1]);
+        return 64;
+      }
+      names.push_back(spec->actors[static_cast<std::size_t>(*rank - 1)].name);
+    }
+    return remote_actor_main(*spec, names);
+  }
+  std::fprintf(stderr, "cg actor: no graph '%s' in this executable\n", argv[1]);
+  return 64;
+}
+
 int actor_host_main(int argc, char** argv, std::span<const GraphSpec* const> graphs) {
+  if (argc == 2 || argc == 3)
+    return remote_host_main(argc, argv, graphs);
   if (argc != 4) {
-    std::fprintf(stderr, "usage: %s <graph> <actor> <segment>\n"
-                         "Started by cg::launch(); not meant to be run by hand.\n",
-                 argv[0]);
+    std::fprintf(stderr, "usage: %s <graph> <actor> <segment>     (started by cg::launch())\n"
+                         "       %s <graph> <actor>[,<actor>...]  (another host: CG_RENDEZVOUS)\n"
+                         "       %s <graph>                       (under mpirun/srun: by rank)\n",
+                 argv[0], argv[0], argv[0]);
     return 64;
   }
   for (const GraphSpec* spec : graphs) {

@@ -11,14 +11,24 @@
 // In threads mode the actors are threads of this process instead, running the
 // same generated programs over our mapping; a thread whose program fails
 // records why and closes every channel, as the monitor does for a process.
+// Actors that share no memory with the driver (other hosts, a launcher's
+// ranks, TCP forced) are reached through a rendezvous server and relays
+// (cg/detail/scale_out.hpp): the driver's side of each TCP stream is a relay
+// thread on its own ring, so everything below sees shared-memory channels
+// only. Each remote process keeps its rendezvous connection open; when it
+// ends, the actors of that process are reported dead.
 // Results are collected from the output channels by the caller of get(), or,
 // once someone asked for a future or the results descriptor, by a collector
 // thread that takes each execution's results as soon as they arrive.
 #include <cg/driver.hpp>
 #include <cg/actor.hpp>
+#include <cg/detail/launcher.hpp>
+#include <cg/detail/scale_out.hpp>
 #include <cg/device.hpp>
 #include <cg/host_communicator.hpp>
+#include <cg/placement.hpp>
 #include <cg/process.hpp>
+#include <cg/rendezvous.hpp>
 #include <cg/shm.hpp>
 
 #include <poll.h>
@@ -75,7 +85,18 @@ struct GraphRuntime::Impl {
   std::vector<std::size_t> output_source;       // output position -> result index
   Mode mode = Mode::processes;
   std::vector<ChildProcess> actors;        // processes mode
+  std::vector<std::string> child_names;    // per entry of `actors`: whom it runs
   std::vector<std::thread> actor_threads;  // threads mode
+
+  // Scale-out: actors in processes that share no memory with the driver.
+  std::vector<bool> local;                 // per actor: in this segment
+  std::uint32_t local_count = 0;
+  std::uint32_t remote_count = 0;
+  RendezvousServer server;
+  TcpChannelListener listener;
+  Relays relays;
+  Participants participants;
+  std::vector<std::string> transports;     // per channel: "shm" or "tcp"
 
   std::thread monitor;
   int stop_fd = -1;
@@ -101,6 +122,11 @@ struct GraphRuntime::Impl {
 
   void watch_actors();
   void run_actor_thread(std::uint32_t actor);
+  void start_scale_out(const std::string& actor_host, bool under_launcher, bool tcp,
+                       const std::vector<std::uint32_t>& hosts);
+  void connect_remote(Deadline deadline);
+  void remote_lost(const std::vector<std::string>& actors, const std::string& reason);
+  void relay_fault(const std::string& why, bool corrupt);
   void collect_loop();
   ChannelStatus collect_next(Deadline deadline);
   [[noreturn]] void throw_result_failure(ChannelStatus status);
@@ -115,6 +141,7 @@ struct GraphRuntime::Impl {
       channel.close();
     for (HostGroup& group : groups)
       group.abort(describe(spec) + " stopped");
+    relays.close();
   }
   [[noreturn]] void throw_failure() {
     std::exception_ptr why;
@@ -169,7 +196,7 @@ void GraphRuntime::Impl::watch_actors() {
     for (std::size_t i = 0; i < actors.size(); ++i) {
       if (stopping.load() || actors[i].running())
         continue;
-      std::string name = spec.actors[i].name;
+      std::string name = child_names[i];
       fail(std::make_exception_ptr(
           ActorDiedError(name, "actor '" + name + "' of " + describe(spec) + " " +
                                    describe_exit(actors[i].exit_status().value_or(0)))));
@@ -197,6 +224,160 @@ void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
     return;
   fail(std::make_exception_ptr(ActorDiedError(
       name, "actor '" + name + "' of " + describe(spec) + " (a thread) " + why)));
+  close_all();
+}
+
+// The executable `name` names: itself if it has a '/', else found on PATH.
+std::string find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos)
+    return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    std::size_t colon = std::min(dirs.find(':', start), dirs.size());
+    std::string candidate = dirs.substr(start, colon - start) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+    start = colon + 1;
+  }
+  return name;
+}
+
+// Starts the rendezvous and the actor processes the driver starts itself
+// (TCP forced on this host, or a host with a command in host_commands).
+void GraphRuntime::Impl::start_scale_out(const std::string& actor_host, bool under_launcher,
+                                         bool tcp, const std::vector<std::uint32_t>& hosts) {
+  if (!spec.communicators.empty())
+    throw LaunchError(describe(spec) + " has NCCL edges or collectives, which cannot run on "
+                                       "several hosts yet; place all its actors on host 0");
+  std::vector<std::string> remote;
+  for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
+    if (!local[a])
+      remote.push_back(spec.actors[a].name);
+  // Where actors find us: LaunchOptions::rendezvous, CG_RENDEZVOUS, or an
+  // ephemeral port (on loopback when every actor process is ours, here).
+  const char* from_env = std::getenv(rendezvous_variable);
+  std::string given = !options.rendezvous.empty() ? options.rendezvous : (from_env ? from_env : "");
+  bool all_here = !under_launcher && tcp && options.host_commands.empty();
+  Endpoint listen{all_here && given.empty() ? "127.0.0.1" : "0.0.0.0", 0};
+  std::string host;
+  if (!given.empty()) {
+    std::optional<Endpoint> at = parse_endpoint(given);
+    if (!at)
+      throw LaunchError(describe(spec) + ": the rendezvous address '" + given +
+                        "' is not host:port (LaunchOptions::rendezvous or CG_RENDEZVOUS)");
+    listen.port = at->port;
+    if (at->host != "0.0.0.0" && at->host != "::")
+      host = at->host;
+  }
+  RendezvousServer::Options server_options{
+      spec.name, remote, listen, geometry_greeting(options.max_in_flight, options.slot_bytes),
+      [this](const std::vector<std::string>& actors, const std::string& reason) {
+        remote_lost(actors, reason);
+      }};
+  if (server.start(std::move(server_options)) != NetStatus::ok)
+    throw LaunchError(describe(spec) + ": cannot start the rendezvous: " + server.error());
+  if (host.empty())
+    host = all_here ? "127.0.0.1" : server.address_for_actors().host;
+  const Endpoint advertised{host, server.endpoint().port};
+  if (listener.listen({listen.host, 0}) != NetStatus::ok)
+    throw LaunchError(describe(spec) + ": cannot listen for TCP channels: " + listener.error());
+  server.publish_local(driver_rendezvous_name, {host, listener.endpoint().port});
+  const std::string variable = std::string(rendezvous_variable) + "=" + to_string(advertised);
+  if (under_launcher)
+    return;  // mpirun/srun starts every actor
+  if (tcp && options.host_commands.empty()) {
+    for (const std::string& name : remote) {
+      actors.push_back(ChildProcess::spawn(actor_host, {spec.name, name}, {variable}));
+      child_names.push_back(name);
+    }
+    return;
+  }
+  for (const auto& [index, command] : options.host_commands) {
+    std::string names;
+    for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
+      if (!local[a] && hosts[a] == index)
+        names += (names.empty() ? "" : ",") + std::string(spec.actors[a].name);
+    if (names.empty() || command.empty())
+      continue;
+    std::vector<std::string> args(command.begin() + 1, command.end());
+    args.insert(args.end(), {"env", variable, actor_host, spec.name, names});
+    actors.push_back(ChildProcess::spawn(find_program(command[0]), args, {}));
+    child_names.push_back(names.substr(0, names.find(',')));
+  }
+}
+
+// Waits for every remote actor to publish, then sets up the TCP streams.
+void GraphRuntime::Impl::connect_remote(Deadline deadline) {
+  for (;;) {
+    {
+      std::lock_guard lock(mutex);
+      if (failure)
+        std::rethrow_exception(failure);
+    }
+    Deadline step = std::min(deadline, Clock::now() + std::chrono::milliseconds(100));
+    if (server.wait_for_all(step) == NetStatus::ok)
+      break;
+    if (Clock::now() >= deadline)
+      throw LaunchError(describe(spec) + ": actors on other hosts did not connect within " +
+                        std::to_string(options.start_timeout.count()) + " ms: " + server.error() +
+                        " (start them with " + rendezvous_variable + "=" +
+                        to_string(server.address_for_actors()) + ", or give host_commands)");
+  }
+  participants = participants_from_table(spec, server.table());
+  for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
+    if (local[a] != (participants.of_actor[a] == 0))
+      throw LaunchError(describe(spec) + ": actor '" + spec.actors[a].name +
+                        "' was published by a process on another host, but runs here");
+  std::string error = relays.start(spec, participants, 0, listener, channels, deadline,
+                                   options.slot_bytes,
+                                   [this](const std::string& why, bool corrupt) {
+                                     relay_fault(why, corrupt);
+                                   });
+  if (!error.empty())
+    throw LaunchError(describe(spec) + ": cannot set up its TCP channels: " + error);
+  for (const Stream& stream : plan_streams(spec, participants))
+    transports[stream.channel] = "tcp";
+}
+
+// A remote actor process's rendezvous connection ended (serving thread).
+void GraphRuntime::Impl::remote_lost(const std::vector<std::string>& lost,
+                                     const std::string& reason) {
+  if (stopping.load())
+    return;
+  const std::string name = lost.front();
+  std::string who = "actor '" + name + "' of " + describe(spec);
+  if (lost.size() > 1) {
+    who += " (a process running";
+    for (const std::string& other : lost)
+      who += " " + other;
+    who += ")";
+  }
+  if (reason.rfind("channel ", 0) == 0)
+    fail(std::make_exception_ptr(ChannelError(reason.substr(8) + " (reported by " + who + ")")));
+  else if (reason.rfind("actor ", 0) == 0)
+    fail(std::make_exception_ptr(ActorDiedError(name, who + " failed: " + reason.substr(6))));
+  else
+    fail(std::make_exception_ptr(ActorDiedError(
+        name, who + " lost its connection to the driver: its process died or its host is "
+                    "unreachable")));
+  close_all();
+}
+
+// A relay of ours stopped: a bad frame stops the graph at once; a peer that
+// went away is usually reported by its rendezvous connection a moment later,
+// which names the actor, so that is waited for first.
+void GraphRuntime::Impl::relay_fault(const std::string& why, bool corrupt) {
+  if (stopping.load())
+    return;
+  if (!corrupt) {
+    std::unique_lock lock(mutex);
+    if (changed.wait_for(lock, std::chrono::seconds(1),
+                         [&] { return failure != nullptr || stopping.load(); }))
+      return;
+  }
+  fail(std::make_exception_ptr(
+      ChannelError(why + (corrupt ? "; the graph cannot execute any more" : ""))));
   close_all();
 }
 
@@ -424,29 +605,74 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
     s.output_source.push_back(static_cast<std::size_t>(it - s.result_channels.begin()));
   }
 
+  // Which actors share this segment: those on host 0, unless TCP is forced
+  // or a launcher (mpirun, srun) started us and so starts every actor.
+  const char* transport_env = std::getenv(transport_variable);
+  if (transport_env && *transport_env && std::strcmp(transport_env, "tcp") != 0 &&
+      std::strcmp(transport_env, "shm") != 0)
+    throw LaunchError(std::string("the environment variable CG_TRANSPORT is '") + transport_env +
+                      "'; it must be 'tcp' or 'shm' (or unset)");
+  const bool tcp = options.tcp_everywhere || spec.tcp_everywhere ||
+                   (transport_env && std::strcmp(transport_env, "tcp") == 0);
+  // Started by mpirun/srun as rank 0, with the rendezvous address given:
+  // the launcher starts every actor.
+  const bool under_launcher = launcher_rank() == 0 && (!options.rendezvous.empty() ||
+                                                       std::getenv(rendezvous_variable));
+  const char* placement_env = std::getenv(placement_variable);
+  const std::vector<std::uint32_t> hosts =
+      actor_hosts(spec, !options.placement.empty() ? options.placement
+                                                   : (placement_env ? placement_env : ""));
+  for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor) {
+    s.local.push_back(!tcp && !under_launcher && hosts[actor] == 0);
+    (s.local.back() ? s.local_count : s.remote_count)++;
+  }
+  s.transports.assign(spec.channels.size(), "shm");
+  for (std::uint32_t actor = 0; actor < constructor_args.size(); ++actor)
+    if (constructor_args[actor] && !s.local[actor])
+      throw LaunchError(describe(spec) + ": actor '" + spec.actors[actor].name +
+                        "' runs in a process of its own (another host, or TCP forced), which "
+                        "constructor arguments given to launch() cannot reach yet");
+
   try {
     if (s.mode == Mode::threads) {
       for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor)
-        s.actor_threads.emplace_back([this, actor] { impl_->run_actor_thread(actor); });
+        if (s.local[actor])
+          s.actor_threads.emplace_back([this, actor] { impl_->run_actor_thread(actor); });
     } else {
       const int fd = s.segment.fd();
-      for (const ActorSpec& actor : spec.actors)
+      for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor) {
+        if (!s.local[actor])
+          continue;
         s.actors.push_back(ChildProcess::spawn(
-            actor_host, {spec.name, actor.name, "fd:" + std::to_string(fd)}, {}, {fd}));
+            actor_host, {spec.name, spec.actors[actor].name, "fd:" + std::to_string(fd)}, {},
+            {fd}));
+        s.child_names.push_back(spec.actors[actor].name);
+      }
     }
+    if (s.remote_count > 0)
+      s.start_scale_out(actor_host, under_launcher, tcp, hosts);
   } catch (const std::exception& e) {
     teardown();
     throw LaunchError(std::string("cannot start the actors of ") + describe(spec) + ": " +
                       e.what());
   }
-  if (s.mode == Mode::processes) {
+  if (!s.actors.empty()) {
     s.stop_fd = ::eventfd(0, EFD_CLOEXEC);
     s.monitor = std::thread([this] { impl_->watch_actors(); });
   }
 
   // Start-up is the one place we poll: it happens once per launch.
   auto deadline = Clock::now() + options.start_timeout;
-  while (s.header->ready.load(std::memory_order_acquire) < spec.actors.size()) {
+  if (s.remote_count > 0) {
+    try {
+      s.connect_remote(deadline);
+    } catch (const std::exception& e) {
+      teardown();
+      throw LaunchError(e.what());
+    }
+  }
+  while (s.header->ready.load(std::memory_order_acquire) < s.local_count ||
+         (s.remote_count > 0 && s.server.ready_count() < s.remote_count)) {
     std::exception_ptr died;
     {
       std::lock_guard lock(s.mutex);
@@ -455,6 +681,9 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
     if (died || Clock::now() > deadline) {
       std::string why = describe(spec) + ": actors did not start within " +
                         std::to_string(options.start_timeout.count()) + " ms";
+      if (s.remote_count > 0 && s.server.ready_count() < s.remote_count)
+        why += " (" + std::to_string(s.server.ready_count()) + " of " +
+               std::to_string(s.remote_count) + " actors on other hosts ready)";
       if (died) {
         try {
           std::rethrow_exception(died);
@@ -592,6 +821,10 @@ std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq,
   }
 }
 
+std::vector<std::string> GraphRuntime::channel_transports() const {
+  return impl_->transports;
+}
+
 bool GraphRuntime::results_ready(std::uint64_t seq) {
   Impl& s = *impl_;
   std::unique_lock lock(s.mutex);
@@ -669,6 +902,10 @@ void GraphRuntime::teardown() noexcept {
   s.changed.notify_all();
   s.stopping.store(true);
   s.close_all();
+  // The relays end with their streams; closing the rendezvous connections
+  // tells every remote actor process to exit.
+  s.relays.join();
+  s.server.stop();
   if (s.monitor.joinable()) {
     std::uint64_t one = 1;
     [[maybe_unused]] auto written = ::write(s.stop_fd, &one, sizeof one);

@@ -108,11 +108,15 @@ struct RendezvousServer::State {
     bool closing = false;  // close once the output is flushed
     bool lookup = false;   // a LOOKUP waits for its answer
     Deadline lookup_deadline{};
+    std::vector<std::string> published;  // actors it published
+    std::string failure;                 // its FAILED reason
   };
 
   // Immutable while serving.
   std::string graph;
   std::set<std::string> expected;
+  std::string greeting;
+  std::function<void(const std::vector<std::string>&, const std::string&)> on_lost;
   detail::UniqueFd listener;
   detail::UniqueFd wake;  // eventfd
   Endpoint bound;
@@ -120,6 +124,7 @@ struct RendezvousServer::State {
   mutable std::mutex mutex;  // guards what follows
   std::condition_variable changed;
   std::map<std::string, Endpoint> table;
+  std::set<std::string> ready;
   std::string error;
   bool stopped = false;
 
@@ -176,6 +181,8 @@ NetStatus RendezvousServer::start(Options options) {
 
   s.graph = std::move(options.graph);
   s.expected = std::move(expected);
+  s.greeting = std::move(options.greeting);
+  s.on_lost = std::move(options.on_lost);
   s.listener = std::move(listener);
   s.wake = std::move(wake);
   s.bound = bound;
@@ -198,7 +205,7 @@ Endpoint RendezvousServer::address_for_actors() const {
 NetStatus RendezvousServer::wait_for_all(Deadline deadline) {
   State& s = *state_;
   std::unique_lock lock(s.mutex);
-  const auto complete = [&] { return s.table.size() == s.expected.size(); };
+  const auto complete = [&] { return s.missing_locked().empty(); };
   if (deadline == Deadline::max()) {
     s.changed.wait(lock, [&] { return complete() || s.stopped; });
   } else {
@@ -207,6 +214,19 @@ NetStatus RendezvousServer::wait_for_all(Deadline deadline) {
   if (complete()) return NetStatus::ok;
   s.error = missing_message(s.graph, s.missing_locked());
   return NetStatus::timeout;
+}
+
+void RendezvousServer::publish_local(const std::string& name, const Endpoint& where) {
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->table[name] = where;
+  }
+  state_->changed.notify_all();
+}
+
+std::size_t RendezvousServer::ready_count() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->ready.size();
 }
 
 std::map<std::string, Endpoint> RendezvousServer::table() const {
@@ -266,7 +286,7 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
       reply("ERROR this rendezvous serves graph '" + graph + "', not '" + std::string(f[2]) + "'");
     } else {
       c.greeted = true;
-      reply("OK");
+      reply(greeting.empty() ? "OK" : "OK " + greeting);
       return;
     }
     c.closing = true;
@@ -292,7 +312,28 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
         return;
       }
     }
+    if (std::find(c.published.begin(), c.published.end(), actor) == c.published.end())
+      c.published.push_back(actor);
     changed.notify_all();
+    reply("OK");
+    return;
+  }
+  if (f[0] == "READY" && f.size() == 2) {
+    const std::string actor(f[1]);
+    if (std::find(c.published.begin(), c.published.end(), actor) == c.published.end()) {
+      reply("ERROR actor '" + actor + "' was not published on this connection");
+      return;
+    }
+    {
+      std::lock_guard lock(mutex);
+      ready.insert(actor);
+    }
+    changed.notify_all();
+    reply("OK");
+    return;
+  }
+  if (f[0] == "FAILED" && f.size() >= 2) {
+    c.failure = std::string(line.substr(7));
     reply("OK");
     return;
   }
@@ -333,6 +374,7 @@ void RendezvousServer::State::read_from(Connection& c) {
     c.closing = true;  // end of stream or a failed connection
     c.output.clear();
     c.lookup = false;
+    if (!c.published.empty() && on_lost) on_lost(c.published, c.failure);
     return;
   }
 }
@@ -472,7 +514,12 @@ NetStatus RendezvousClient::connect(const Endpoint& server, std::string_view gra
   std::string reply;
   const NetStatus s = request("HELLO " + std::string(protocol) + " " + graph_, deadline, reply);
   if (s != NetStatus::ok) return s;
+  greeting_.clear();
   if (reply == "OK") return NetStatus::ok;
+  if (reply.rfind("OK ", 0) == 0) {
+    greeting_ = reply.substr(3);
+    return NetStatus::ok;
+  }
   fd_.reset();
   if (reply.rfind("ERROR ", 0) == 0) {
     error_ = "rendezvous at " + to_string(server_) + " refused: " + reply.substr(6);
@@ -539,6 +586,24 @@ NetStatus RendezvousClient::wait_for_table(Deadline deadline) {
     return NetStatus::rejected;
   }
   return malformed();
+}
+
+NetStatus RendezvousClient::ready(std::string_view actor, Deadline deadline) {
+  std::string reply;
+  const NetStatus s = request("READY " + std::string(actor), deadline, reply);
+  if (s != NetStatus::ok) return s;
+  if (reply == "OK") return NetStatus::ok;
+  error_ = "rendezvous at " + to_string(server_) + " answered READY with '" + reply + "'";
+  return NetStatus::rejected;
+}
+
+void RendezvousClient::report_failure(std::string_view reason) noexcept {
+  if (!fd_) return;
+  std::string text = "FAILED ";
+  for (char c : reason.substr(0, max_line - 16)) text += c == '\n' ? ' ' : c;
+  text += "\n";
+  std::string ignored;
+  (void)detail::send_all(fd_.get(), text.data(), text.size(), Clock::now() + std::chrono::seconds(1), ignored);
 }
 
 std::optional<Endpoint> RendezvousClient::lookup(std::string_view actor) const {

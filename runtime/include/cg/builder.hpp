@@ -106,6 +106,7 @@ enum class RecordKind : int {
                    // c = ranks, tag = type_tag<T>; followed by c `rank` records
   rank = 9,      // a = the rank's input value id, b = its result value id
   cost = 10,     // tag = method_tag<M>, floating = the estimated cost (g.cost)
+  host = 11,     // a = actor index, b = logical host index (actor.host(i))
 };
 
 enum class CollectiveKind : int { allreduce = 0, allgather = 1, reducescatter = 2 };
@@ -374,6 +375,12 @@ public:
     return add<M>(loc, a0, a1, a2, a3, a4, a5);
   }
 
+  /// Places this actor on logical host `index` (0: the driver's host, the
+  /// default). Channels between actors on different hosts are TCP streams;
+  /// a placement file given at launch overrides it (cg/placement.hpp).
+  constexpr Actor host(int index,
+                       std::source_location loc = std::source_location::current()) const;
+
 private:
   friend class GraphBuilder;
   constexpr Actor(GraphBuilder* graph, int index) : graph_(graph), index_(index) {}
@@ -640,6 +647,18 @@ constexpr auto Actor<C>::add(std::source_location loc,
     // Already rejected above; a value of the right type avoids follow-on errors.
     return Value<std::remove_cvref_t<typename Traits::result>>(graph_, -1);
   }
+}
+
+template <class C>
+constexpr Actor<C> Actor<C>::host(int index, std::source_location loc) const {
+  if (index < 0 || index > 65535)
+    detail::graph_error("actor.host(i): a host index must be 0 to 65535");
+  graph_->push({.kind = detail::RecordKind::host,
+                .a = index_,
+                .b = index,
+                .line = loc.line(),
+                .column = loc.column()});
+  return *this;
 }
 
 template <class T>

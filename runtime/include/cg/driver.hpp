@@ -100,6 +100,29 @@ struct LaunchOptions {
   /// only touched as far as it is used). Larger tensors become the task's
   /// error (cg::TensorError).
   std::uint64_t communicator_bytes = 16u << 20;
+
+  // Several hosts (cg/placement.hpp). Actors placed on a host other than 0,
+  // and every actor when TCP is forced or a launcher started the driver, run
+  // in processes that share no memory with the driver and talk TCP.
+
+  /// A placement file ("<actor> <host>" lines) overriding the graph's
+  /// actor.host(i); empty: the environment variable CG_PLACEMENT, if set.
+  std::string placement;
+  /// The rendezvous actors connect to, "host:port": the driver listens on
+  /// that port (0: any) on every interface and tells the actors it starts
+  /// this host. Empty: CG_RENDEZVOUS if set, else an ephemeral port and
+  /// this host's name (127.0.0.1 when every actor process is local).
+  std::string rendezvous;
+  /// Every channel between processes is TCP, on one host too; each actor is
+  /// a process of its own (also: cgc --transport=tcp, CG_TRANSPORT=tcp).
+  bool tcp_everywhere = false;
+  /// How the driver starts the actors of host i: a command prefix, e.g.
+  /// {"ssh", "node1"} or {"ip", "netns", "exec", "ns1"}, followed by
+  /// `env CG_RENDEZVOUS=host:port <actor executable> <graph> <actor>,...`.
+  /// Hosts without one are started by someone else (mpirun, srun, by hand:
+  /// `CG_RENDEZVOUS=host:port <actor executable> <graph> <actor>,...`), and
+  /// launch() waits start_timeout for them to connect.
+  std::map<std::uint32_t, std::vector<std::string>> host_commands;
 };
 
 /// The mode `options` ask for (resolving CG_MODE); LaunchError if CG_MODE
@@ -194,6 +217,10 @@ public:
 
   /// Closes every channel, stops the actors, unmaps; idempotent.
   void teardown() noexcept;
+
+  /// How each channel travels, by channel id: "shm", or "tcp" where its
+  /// writer and a reader are processes that share no memory.
+  std::vector<std::string> channel_transports() const;
 
   const GraphSpec& spec() const noexcept { return spec_; }
 

@@ -28,6 +28,8 @@
 //   HELLO cg-rendezvous/1 <graph>   ->  OK | ERROR <reason> (and closes: wrong graph or protocol)
 //   PUBLISH <actor> <host:port>     ->  OK | ERROR <reason> (not an expected actor, bad endpoint,
 //                                                           already published elsewhere)
+//   READY <actor>                   ->  OK (the actor is constructed and runs)
+//   FAILED <reason ...>             ->  OK (why this client is about to go away)
 //   LOOKUP <wait-ms>                ->  once every expected actor has published:
 //                                         TABLE <n>, then n lines "<actor> <host:port>" sorted by name
 //                                       or, if some have not after <wait-ms> (or the server stops):
@@ -37,6 +39,10 @@
 // Publishing the same endpoint again is allowed (a retrying client); any
 // command before HELLO is an error. A published entry stays when its client
 // disconnects. The server serves every client from one thread of its own.
+// The server's HELLO answer may carry a greeting after "OK " (the driver's
+// channel geometry). A client that published stays connected while its actors
+// run: when its connection ends (the process died, its host went away, or it
+// said FAILED first) the server calls Options::on_lost with its actors.
 #pragma once
 
 #include "cg/channel.hpp"
@@ -44,6 +50,7 @@
 #include "cg/net.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -66,6 +73,10 @@ class RendezvousServer {
     std::string graph;                          // clients must name the same graph
     std::vector<std::string> actors;            // every actor expected to publish (no duplicates)
     Endpoint listen{"0.0.0.0", 0};              // port 0: an ephemeral port
+    std::string greeting;                       // sent as "OK <greeting>" to HELLO
+    // Called on the serving thread when the connection of a client that
+    // published ends: its actors, and its FAILED reason ("" if none).
+    std::function<void(const std::vector<std::string>& actors, const std::string& reason)> on_lost;
   };
 
   RendezvousServer();
@@ -86,6 +97,12 @@ class RendezvousServer {
   // Waits until every expected actor has published. timeout: error() says
   // "rendezvous for graph 'g': timed out; actors that never published: c, d".
   NetStatus wait_for_all(Deadline deadline);
+
+  // Adds an entry that no client publishes (the driver's own listener);
+  // it is in every table sent, and no actor is expected under its name.
+  void publish_local(const std::string& name, const Endpoint& where);
+  // Actors that said READY so far.
+  std::size_t ready_count() const;
 
   std::map<std::string, Endpoint> table() const;  // published so far
   std::vector<std::string> missing() const;       // expected and not yet published, sorted
@@ -122,6 +139,15 @@ class RendezvousClient {
   // interface that reaches the driver, so the one to publish for peers.
   std::string local_host() const;
 
+  // Says that `actor` is constructed and running.
+  NetStatus ready(std::string_view actor, Deadline deadline);
+  // Tells the server why this client is about to go away (sent, not answered).
+  void report_failure(std::string_view reason) noexcept;
+  // What the server said after "OK " to HELLO.
+  const std::string& greeting() const noexcept { return greeting_; }
+  // The connection (to wait for the server to close it).
+  int fd() const noexcept { return fd_.get(); }
+
   const std::string& error() const noexcept { return error_; }
 
  private:
@@ -132,6 +158,7 @@ class RendezvousClient {
   Endpoint server_;
   std::string graph_;
   std::string input_;  // received bytes not yet consumed as lines
+  std::string greeting_;
   std::map<std::string, Endpoint> table_;
   std::string error_;
 };

@@ -622,3 +622,12 @@ TEST(GraphJson, ACollectiveAndItsTaskThatDisagreeAreRejected) {
 
 } // namespace
 } // namespace cg::ir
+
+TEST(GraphJson, AnActorsHostSurvivesARoundTripAndIsWrittenOnlyWhenNotZero) {
+  Graph graph = chainGraph();
+  graph.actors[1].host = 3;
+  expectRoundTrip(graph);
+  std::string text = toJson(graph);
+  EXPECT_EQ(text.find("\"host\""), text.rfind("\"host\""));  // b's only
+  EXPECT_NE(text.find("\"host\": 3"), std::string::npos) << text;
+}

@@ -14,6 +14,10 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -274,3 +278,54 @@ TEST(Rendezvous, LauncherRankComesFromTheFirstVariableSet) {
 }
 
 }  // namespace
+
+// ---- What the driver of a graph on several hosts adds ----------------------------
+
+TEST(Rendezvous, GreetingReadyAndADriverEntryReachTheClients) {
+  cg::RendezvousServer server;
+  ASSERT_EQ(server.start({"g", {"b"}, {"127.0.0.1", 0}, "slots=4 slot_bytes=512", {}}), NetStatus::ok)
+      << server.error();
+  server.publish_local("@driver", {"127.0.0.1", 4100});
+  cg::RendezvousClient client;
+  ASSERT_EQ(client.connect(server.endpoint(), "g", in(5s)), NetStatus::ok) << client.error();
+  EXPECT_EQ(client.greeting(), "slots=4 slot_bytes=512");
+  ASSERT_EQ(client.publish("b", {"127.0.0.2", 4200}, in(5s)), NetStatus::ok) << client.error();
+  ASSERT_EQ(client.wait_for_table(in(5s)), NetStatus::ok) << client.error();
+  EXPECT_EQ(client.table(), (std::map<std::string, cg::Endpoint>{{"@driver", {"127.0.0.1", 4100}},
+                                                                 {"b", {"127.0.0.2", 4200}}}));
+  EXPECT_EQ(server.ready_count(), 0u);
+  ASSERT_EQ(client.ready("b", in(5s)), NetStatus::ok) << client.error();
+  EXPECT_EQ(server.ready_count(), 1u);
+  EXPECT_EQ(client.ready("c", in(5s)), NetStatus::rejected);
+  EXPECT_EQ(client.error(), "rendezvous at " + cg::to_string(server.endpoint()) +
+                                " answered READY with 'ERROR actor 'c' was not published on this "
+                                "connection'");
+}
+
+TEST(Rendezvous, AClientThatGoesAwayIsReportedWithItsActorsAndReason) {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::string> lost;
+  std::string reason;
+  bool called = false;
+  cg::RendezvousServer server;
+  ASSERT_EQ(server.start({"g", {"b", "c"}, {"127.0.0.1", 0}, "", [&](const std::vector<std::string>& actors, const std::string& why) {
+                            std::lock_guard lock(mutex);
+                            lost = actors;
+                            reason = why;
+                            called = true;
+                            changed.notify_all();
+                          }}),
+            NetStatus::ok);
+  {
+    cg::RendezvousClient client;
+    ASSERT_EQ(client.connect(server.endpoint(), "g", in(5s)), NetStatus::ok) << client.error();
+    ASSERT_EQ(client.publish("b", {"127.0.0.2", 4200}, in(5s)), NetStatus::ok);
+    ASSERT_EQ(client.publish("c", {"127.0.0.2", 4200}, in(5s)), NetStatus::ok);
+    client.report_failure("channel lost frame: expected sequence 3, got 5 (2 missing)");
+  }  // the connection closes
+  std::unique_lock lock(mutex);
+  ASSERT_TRUE(changed.wait_for(lock, 5s, [&] { return called; }));
+  EXPECT_EQ(lost, (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(reason, "channel lost frame: expected sequence 3, got 5 (2 missing)");
+}

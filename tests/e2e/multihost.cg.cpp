@@ -1,0 +1,56 @@
+// multihost.cg.cpp - a 3-actor graph with two actors on a second host, for the
+// scale-out tests (tests/e2e/multihost_test.cpp) and the benchmark.
+//
+//   input x -> a.add -> b.add -> c.add -> output #0
+//                        b.add ---------> output #1   (read by c and by the driver)
+//   input s -> a.where -> b.where -> c.where -> output #2
+//
+// a stays on the driver's host; b and c are placed on host 1, so a -> b, b ->
+// driver and c -> driver cross hosts (TCP) and b -> c does not (one process).
+#include <cg/cg.hpp>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+struct CG_ACTOR Stage {
+  constexpr explicit Stage(std::int64_t k) : k(k) {}
+
+  // x + k; a negative x is refused (an error that crosses hosts as a value).
+  std::int64_t add(std::int64_t x) {
+    if (x < 0)
+      throw std::invalid_argument("negative input " + std::to_string(x));
+    return x + k;
+  }
+
+  // `path` followed by this process's network namespace, e.g. "net:[4026532]".
+  std::string where(std::string path) {
+    char link[64] = {};
+    ssize_t n = ::readlink("/proc/self/ns/net", link, sizeof link - 1);
+    return path + (path.empty() ? "" : " ") + std::string(link, n > 0 ? static_cast<std::size_t>(n) : 0);
+  }
+
+  std::vector<std::uint8_t> echo(std::vector<std::uint8_t> bytes) { return bytes; }
+
+  std::int64_t k;
+};
+
+CG_GRAPH void multihost(cg::GraphBuilder& g) {
+  auto a = g.actor<Stage>("a", 1);
+  auto b = g.actor<Stage>("b", 10).host(1);
+  auto c = g.actor<Stage>("c", 100).host(1);
+  auto [x, s] = g.input<std::int64_t, std::string>();
+  auto yb = b.bind<&Stage::add>(a.bind<&Stage::add>(x));
+  auto yc = c.bind<&Stage::add>(yb);
+  auto w = c.bind<&Stage::where>(b.bind<&Stage::where>(a.bind<&Stage::where>(s)));
+  g.output(yc, yb, w);
+}
+
+// The benchmark's round trip: driver -> b (on host 1) -> driver.
+CG_GRAPH void remote_echo(cg::GraphBuilder& g) {
+  auto b = g.actor<Stage>("b", 0).host(1);
+  g.output(b.bind<&Stage::echo>(g.input<std::vector<std::uint8_t>>()));
+}

@@ -1,0 +1,383 @@
+// multihost_test.cpp - graphs spread over several hosts: placement, TCP
+// channels, the rendezvous, remote deaths, and mpirun.
+//
+// "Hosts" are network namespaces on this machine (tests/e2e/netns.sh:
+// cgtest-a 10.77.0.1 and cgtest-b 10.77.0.2, joined by a veth pair): the
+// driver and actor a run in cgtest-a, actors b and c in cgtest-b, where they
+// can reach the driver only over the veth link. Those tests need root and say
+// so when skipped. The rest (placement, TCP forced on one host, mpirun) run
+// anywhere.
+#include "e2e_multihost.cg.hpp"
+
+#include "leftovers.hpp"
+
+#include <cg/process.hpp>
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs `command` with sh; its output (stdout and stderr) and exit code.
+int run(const std::string& command, std::string& output) {
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr)
+    return -1;
+  char chunk[512];
+  while (std::fgets(chunk, sizeof chunk, pipe) != nullptr)
+    output += chunk;
+  const int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A port of our own for a fixed rendezvous address (tests of both modes may
+// run at once).
+std::uint16_t own_port() { return static_cast<std::uint16_t>(20000 + ::getpid() % 20000); }
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items)
+    out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+
+// Channels of graph 'multihost' (its schedule): c0 x, c1 s, c2 a.add, c3
+// b.add (the driver and c read it), c4 c.add, c5 a.where, c6 b.where, c7
+// c.where. With b and c on host 1, TCP where one end is there and the other here.
+const std::vector<std::string> kSplitTransports = {"shm", "shm", "tcp", "tcp",
+                                                   "tcp", "tcp", "shm", "tcp"};
+
+void expect_results(cg::Graph<&multihost>& graph, const std::string& where) {
+  auto [yc, yb, w] = graph.execute(5, "driver").get();
+  EXPECT_EQ(yc, 116);
+  EXPECT_EQ(yb, 16);
+  EXPECT_EQ(w, where);
+  // Several in flight, read back in order.
+  std::vector<cg::Ref<std::tuple<std::int64_t, std::int64_t, std::string>>> refs;
+  for (int i = 0; i < 8; ++i)
+    refs.push_back(graph.execute(i, ""));
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(std::get<0>(refs[i].get()), i + 111);
+  // An error crosses hosts as a value, and the graph stays usable.
+  try {
+    graph.execute(-1, "x").get();
+    ADD_FAILURE() << "no TaskError";
+  } catch (const cg::TaskError& e) {
+    EXPECT_EQ(e.actor(), "a");
+    EXPECT_EQ(e.method(), "add");
+    EXPECT_EQ(e.message(), "negative input -1");
+  }
+  EXPECT_EQ(std::get<0>(graph.execute(1000, "").get()), 1111);
+}
+
+// ---- Placement ---------------------------------------------------------------
+
+TEST(Placement, TheScheduleSaysTcpForChannelsBetweenHosts) {
+  const std::string schedule = read_file(CG_MULTIHOST_SCHEDULE);
+  EXPECT_NE(schedule.find("# channels\n"
+                          "  c0  input #0  long         shm  driver -> a\n"
+                          "  c1  input #1  std::string  shm  driver -> a\n"
+                          "  c2  a.add     long         tcp  a -> b\n"
+                          "  c3  b.add     long         tcp  b -> driver, c\n"
+                          "  c4  c.add     long         tcp  c -> driver\n"
+                          "  c5  a.where   std::string  tcp  a -> b\n"
+                          "  c6  b.where   std::string  shm  b -> c\n"
+                          "  c7  c.where   std::string  tcp  c -> driver\n"),
+            std::string::npos)
+      << schedule;
+}
+
+class PlacementFile : public ::testing::Test {
+protected:
+  std::string write(const std::string& text) {
+    path_ = "/tmp/cg-placement-" + std::to_string(::getpid()) + ".txt";
+    std::ofstream(path_) << text;
+    return path_;
+  }
+  void TearDown() override {
+    if (!path_.empty())
+      std::remove(path_.c_str());
+    EXPECT_TRUE(cg_test::child_pids().empty());
+  }
+  std::string launch_error(const std::string& path) {
+    cg::LaunchOptions options;
+    options.placement = path;
+    try {
+      cg::launch<&multihost>(options);
+    } catch (const cg::LaunchError& e) {
+      return e.what();
+    }
+    return "(launched)";
+  }
+  std::string path_;
+};
+
+TEST_F(PlacementFile, AnActorTheGraphLacksIsALaunchErrorNamingTheLine) {
+  std::string path = write("# where the actors run\nb 1\nzz 1\n");
+  EXPECT_EQ(launch_error(path), "placement file '" + path +
+                                    "' line 3: graph 'multihost' has no actor 'zz' (its "
+                                    "actors: a, b, c)");
+}
+
+TEST_F(PlacementFile, AHostThatIsNoNumberIsALaunchError) {
+  std::string path = write("b one\n");
+  EXPECT_EQ(launch_error(path),
+            "placement file '" + path + "' line 1: host 'one' is not a number from 0 to 65535");
+}
+
+TEST_F(PlacementFile, AnActorPlacedTwiceOrAMalformedLineIsALaunchError) {
+  std::string path = write("b 1\nc 1\nb 0\n");
+  EXPECT_EQ(launch_error(path), "placement file '" + path + "' line 3: actor 'b' is placed twice");
+  path = write("b 1 2\n");
+  EXPECT_EQ(launch_error(path),
+            "placement file '" + path + "' line 1: expected '<actor> <host>', got 'b 1 2'");
+}
+
+TEST_F(PlacementFile, AFileThatCannotBeReadIsALaunchError) {
+  EXPECT_EQ(launch_error("/nonexistent/placement"),
+            "placement file '/nonexistent/placement' cannot be read");
+}
+
+TEST_F(PlacementFile, PlacesActorsOverridingTheGraph) {
+  // b and c back on the driver's host: every channel is shared memory.
+  cg::LaunchOptions options;
+  options.placement = write("b 0\nc 0   # with the driver\n");
+  auto graph = cg::launch<&multihost>(options);
+  EXPECT_EQ(joined(graph.channel_transports()), "shm,shm,shm,shm,shm,shm,shm,shm");
+  auto [yc, yb, w] = graph.execute(5, "").get();
+  EXPECT_EQ(yc, 116);
+  EXPECT_EQ(yb, 16);
+}
+
+// ---- TCP on one host -----------------------------------------------------------
+
+TEST(TcpForced, EveryChannelIsTcpAndTheResultsAreTheSame) {
+  cg::LaunchOptions options;
+  options.tcp_everywhere = true;
+  {
+    auto graph = cg::launch<&multihost>(options);
+    EXPECT_EQ(joined(graph.channel_transports()), "tcp,tcp,tcp,tcp,tcp,tcp,tcp,tcp");
+    // Every actor is a process of its own, whatever the mode.
+    EXPECT_EQ(cg_test::child_pids().size(), 3u);
+    std::string ns;
+    {
+      char link[64] = {};
+      ns = std::string(link, static_cast<std::size_t>(::readlink("/proc/self/ns/net", link, 63)));
+    }
+    expect_results(graph, "driver " + ns + " " + ns + " " + ns);
+  }
+  EXPECT_TRUE(cg_test::child_pids().empty());
+}
+
+TEST(TcpForced, AKilledActorProcessIsReportedWithinTwoSeconds) {
+  cg::LaunchOptions options;
+  options.tcp_everywhere = true;
+  auto graph = cg::launch<&multihost>(options);
+  EXPECT_EQ(std::get<0>(graph.execute(1, "").get()), 112);
+  std::vector<int> children = cg_test::child_pids();
+  ASSERT_EQ(children.size(), 3u);
+  // Which child runs c: its command line says.
+  int victim = -1;
+  for (int pid : children) {
+    std::string cmdline = read_file("/proc/" + std::to_string(pid) + "/cmdline");
+    if (cmdline.size() >= 2 && cmdline.substr(cmdline.size() - 2) == std::string("c\0", 2))
+      victim = pid;
+  }
+  ASSERT_NE(victim, -1);
+  ::kill(victim, SIGKILL);
+  const auto killed = Clock::now();
+  try {
+    graph.execute(2, "").get();
+    ADD_FAILURE() << "no ActorDiedError";
+  } catch (const cg::ActorDiedError& e) {
+    EXPECT_LT(Clock::now() - killed, 2s);
+    EXPECT_EQ(e.actor(), "c");
+  }
+}
+
+// ---- Two hosts: network namespaces -----------------------------------------------
+
+// Brings cgtest-a and cgtest-b up and moves this thread into cgtest-a for
+// the test, holding a lock so that concurrent users do not take the
+// namespaces down under each other. Skips, saying why, without root.
+class TwoHosts : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (::geteuid() != 0)
+      GTEST_SKIP() << "needs root: the two hosts are network namespaces (ip netns)";
+    lock_ = ::open("/run/lock/cgtest-netns-user.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (lock_ >= 0)
+      ::flock(lock_, LOCK_EX);
+    std::string output;
+    int code = run(std::string(CG_NETNS_SCRIPT) + " up", output);
+    if (code == 77)
+      GTEST_SKIP() << "ip netns is unavailable here: " << output;
+    ASSERT_EQ(code, 0) << output;
+    up_ = true;
+    home_ = ::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    int a = ::open("/run/netns/cgtest-a", O_RDONLY | O_CLOEXEC);
+    ASSERT_EQ(::setns(a, CLONE_NEWNET), 0);
+    ::close(a);
+    ns_a_ = namespace_of("/run/netns/cgtest-a");
+    ns_b_ = namespace_of("/run/netns/cgtest-b");
+  }
+  void TearDown() override {
+    if (home_ >= 0) {
+      ::setns(home_, CLONE_NEWNET);
+      ::close(home_);
+    }
+    if (up_) {
+      EXPECT_TRUE(cg_test::child_pids().empty());
+      std::string ignored;
+      run(std::string(CG_NETNS_SCRIPT) + " down", ignored);
+    }
+    if (lock_ >= 0)
+      ::close(lock_);
+  }
+  // "net:[<inode>]", as /proc/<pid>/ns/net reads for a process in it.
+  static std::string namespace_of(const char* path) {
+    struct stat st {};
+    ::stat(path, &st);
+    return "net:[" + std::to_string(st.st_ino) + "]";
+  }
+
+  int lock_ = -1;
+  int home_ = -1;
+  bool up_ = false;
+  std::string ns_a_, ns_b_;
+};
+
+TEST_F(TwoHosts, TwoActorsInASecondNamespaceAnswerOverTcp) {
+  cg::LaunchOptions options;
+  options.rendezvous = "10.77.0.1:0";
+  options.host_commands[1] = {"ip", "netns", "exec", "cgtest-b"};
+  {
+    auto graph = cg::launch<&multihost>(options);
+    EXPECT_EQ(graph.channel_transports(), kSplitTransports);
+    // a here (a process or a thread), b and c in one process there.
+    EXPECT_EQ(cg_test::child_pids().size(), cg_test::actor_processes(1) + 1);
+    expect_results(graph, "driver " + ns_a_ + " " + ns_b_ + " " + ns_b_);
+  }
+}
+
+TEST_F(TwoHosts, ALaunchersActorsFindTheDriverThroughTheRendezvousVariable) {
+  // Started as a launcher would: CG_RENDEZVOUS, the graph and its actors.
+  const std::string rendezvous = "10.77.0.1:" + std::to_string(own_port());
+  cg::ChildProcess remote = cg::ChildProcess::spawn(
+      "/usr/bin/env", {"ip", "netns", "exec", "cgtest-b", "env", "CG_RENDEZVOUS=" + rendezvous,
+                       CG_MULTIHOST_ACTORS, "multihost", "b,c"},
+      {});
+  cg::LaunchOptions options;
+  options.rendezvous = rendezvous;
+  auto graph = cg::launch<&multihost>(options);
+  EXPECT_EQ(graph.channel_transports(), kSplitTransports);
+  expect_results(graph, "driver " + ns_a_ + " " + ns_b_ + " " + ns_b_);
+  graph.teardown();
+  EXPECT_TRUE(remote.wait_for(5s)) << "the remote actors did not exit after teardown";
+  EXPECT_EQ(remote.exit_status(), 0);
+}
+
+TEST_F(TwoHosts, AKilledRemoteActorIsReportedAsDeadWithinTwoSeconds) {
+  const std::string rendezvous = "10.77.0.1:" + std::to_string(own_port());
+  cg::ChildProcess remote = cg::ChildProcess::spawn(
+      "/usr/bin/env", {"ip", "netns", "exec", "cgtest-b", "env", "CG_RENDEZVOUS=" + rendezvous,
+                       CG_MULTIHOST_ACTORS, "multihost", "b,c"},
+      {});
+  cg::LaunchOptions options;
+  options.rendezvous = rendezvous;
+  auto graph = cg::launch<&multihost>(options);
+  EXPECT_EQ(std::get<1>(graph.execute(1, "").get()), 12);
+  remote.kill(SIGKILL);
+  const auto killed = Clock::now();
+  try {
+    graph.execute(2, "").get();
+    ADD_FAILURE() << "no ActorDiedError";
+  } catch (const cg::ActorDiedError& e) {
+    EXPECT_LT(Clock::now() - killed, 2s);
+    EXPECT_EQ(e.actor(), "b");
+    EXPECT_EQ(std::string(e.what()),
+              "actor 'b' of graph 'multihost' (a process running b c) lost its connection to "
+              "the driver: its process died or its host is unreachable");
+  }
+  remote.wait_for(1s);
+}
+
+TEST_F(TwoHosts, ActorsThatNeverComeAreNamedByTheLaunchError) {
+  cg::LaunchOptions options;
+  options.rendezvous = "10.77.0.1:0";
+  options.start_timeout = 500ms;
+  try {
+    cg::launch<&multihost>(options);
+    ADD_FAILURE() << "launched without b and c";
+  } catch (const cg::LaunchError& e) {
+    EXPECT_NE(std::string(e.what()).find("actors that never published: b, c"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// ---- mpirun ------------------------------------------------------------------------
+
+TEST(Mpirun, TheGraphRunsUnderMpirunWithEveryChannelOverTcp) {
+  std::string where;
+  if (run("command -v mpirun", where) != 0)
+    GTEST_SKIP() << "mpirun (OpenMPI) is not installed";
+  // The recipe cgc --emit=mpirun wrote, as a user runs it: rank 0 is the
+  // driver program (compiled with cgc --transport=tcp), ranks 1-3 the actors.
+  std::string output;
+  int code = run("CG_RENDEZVOUS=127.0.0.1:" + std::to_string(own_port()) +
+                     " CG_MPIRUN_FLAGS='--allow-run-as-root --oversubscribe' sh " +
+                     CG_MULTIHOST_RECIPES + "/multihost.mpirun.sh " + CG_MULTIHOST_DRIVER,
+                 output);
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_NE(output.find("results 116 16\n"), std::string::npos) << output;
+  EXPECT_NE(output.find("transports tcp,tcp,tcp,tcp,tcp,tcp,tcp,tcp\n"), std::string::npos)
+      << output;
+  EXPECT_NE(output.find("error a.add: negative input -1\n"), std::string::npos) << output;
+}
+
+TEST(Recipes, TheMpirunAndSrunRecipesStartOneProcessPerActor) {
+  const std::string mpirun = read_file(std::string(CG_MULTIHOST_RECIPES) + "/multihost.mpirun.sh");
+  EXPECT_NE(mpirun.find("exec mpirun ${CG_MPIRUN_FLAGS:-} -x CG_RENDEZVOUS \\\n"
+                        "  -np 1 ${CG_HOST_0:+--host \"$CG_HOST_0\"} \"$@\" \\\n"
+                        "  : -np 1 ${CG_HOST_0:+--host \"$CG_HOST_0\"} \"$CG_ACTORS\" 'multihost' 'a' \\\n"
+                        "  : -np 1 ${CG_HOST_1:+--host \"$CG_HOST_1\"} \"$CG_ACTORS\" 'multihost' 'b' \\\n"
+                        "  : -np 1 ${CG_HOST_1:+--host \"$CG_HOST_1\"} \"$CG_ACTORS\" 'multihost' 'c'\n"),
+            std::string::npos)
+      << mpirun;
+  const std::string srun = read_file(std::string(CG_MULTIHOST_RECIPES) + "/multihost.srun.sh");
+  EXPECT_NE(srun.find("  printf '0 %s\\n' \"$*\"\n"
+                      "  printf '1 %s %s %s\\n' \"$CG_ACTORS\" 'multihost' 'a'\n"
+                      "  printf '2 %s %s %s\\n' \"$CG_ACTORS\" 'multihost' 'b'\n"
+                      "  printf '3 %s %s %s\\n' \"$CG_ACTORS\" 'multihost' 'c'\n"
+                      "} >\"$conf\"\n"
+                      "srun ${CG_SRUN_FLAGS:-} --export=ALL --ntasks=4 --multi-prog \"$conf\"\n"),
+            std::string::npos)
+      << srun;
+}
+
+} // namespace

@@ -1,0 +1,203 @@
+// scale_out_test.cpp - tests of the participants, streams and relays of a
+// graph spread over processes that share no memory (cg/detail/scale_out.hpp).
+//
+// Relays run on threads here, over loopback TCP: a ring's messages reach the
+// ring on the other side whole and in order, readers elsewhere do not block
+// the writer, and a frame with a skipped sequence number is reported as
+// corrupt, never delivered.
+#include "cg/detail/scale_out.hpp"
+#include "cg/detail/tcp_frame.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using cg::detail::Participants;
+
+// Graph: input -> a -> b; b's result read by c and by the driver.
+int no_run(cg::ActorProcess&) { return 0; }
+constexpr std::array<cg::detail::ActorSpec, 3> kActors{{{"a", &no_run}, {"b", &no_run, 1}, {"c", &no_run, 1}}};
+constexpr std::array<int, 1> kR0{0};
+constexpr std::array<int, 1> kR1{1};
+constexpr std::array<int, 2> kR2{2, -1};
+constexpr std::array<cg::detail::ChannelSpec, 3> kChannels{{
+    {-1, 1, -1, kR0},  // c0: input -> a
+    {0, 1, -1, kR1},   // c1: a -> b
+    {1, 2, 1, kR2},    // c2: b -> c, driver
+}};
+constexpr std::array<std::uint32_t, 1> kInputs{0};
+constexpr std::array<std::uint32_t, 1> kOutputs{2};
+constexpr cg::detail::GraphSpec kSpec{"g", kActors, kChannels, kInputs, kOutputs, {}};
+
+TEST(ScaleOut, ActorsPublishedUnderOneEndpointAreOneParticipant) {
+  const Participants p = cg::detail::participants_from_table(
+      kSpec, {{"@driver", {"10.0.0.1", 4000}}, {"b", {"10.0.0.2", 4100}}, {"c", {"10.0.0.2", 4100}}});
+  EXPECT_EQ(p.of_actor, (std::vector<int>{0, 1, 1}));
+  EXPECT_EQ(p.names, (std::vector<std::string>{"driver", "b"}));
+  EXPECT_EQ(p.endpoints[0], (cg::Endpoint{"10.0.0.1", 4000}));
+  EXPECT_EQ(p.endpoints[1], (cg::Endpoint{"10.0.0.2", 4100}));
+}
+
+TEST(ScaleOut, AStreamPerChannelAndReadingParticipant) {
+  const Participants p = cg::detail::participants_from_table(
+      kSpec, {{"@driver", {"10.0.0.1", 4000}}, {"b", {"10.0.0.2", 4100}}, {"c", {"10.0.0.3", 4100}}});
+  const std::vector<cg::detail::Stream> streams = cg::detail::plan_streams(kSpec, p);
+  ASSERT_EQ(streams.size(), 3u);
+  // c1: a (driver's) -> b; c2: b -> c and b -> driver.
+  EXPECT_EQ(streams[0].channel, 1u);
+  EXPECT_EQ(streams[0].from, 0);
+  EXPECT_EQ(streams[0].to, 1);
+  EXPECT_EQ(streams[1].channel, 2u);
+  EXPECT_EQ(streams[1].to, 0);
+  EXPECT_EQ(streams[1].slots, (std::vector<std::uint32_t>{1}));
+  EXPECT_EQ(streams[2].to, 2);
+  EXPECT_EQ(streams[2].slots, (std::vector<std::uint32_t>{0}));
+  EXPECT_EQ(cg::detail::stream_spec(kSpec, p, streams[2]), (cg::TcpChannelSpec{"g", "c2", "b", "c"}));
+}
+
+// Two participants on threads: the driver's (a) and b's, relaying over loopback.
+struct Side {
+  std::vector<std::byte> memory;
+  std::vector<cg::Channel> channels;
+  cg::TcpChannelListener listener;
+  cg::detail::Relays relays;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::string fault;
+  bool corrupt = false;
+
+  Side() {
+    const auto layout = cg::detail::segment_layout(kSpec, 4, 256, 0);
+    memory.resize(layout.total_bytes + 64);
+    auto* base = reinterpret_cast<std::byte*>((reinterpret_cast<std::uintptr_t>(memory.data()) + 63) / 64 * 64);
+    channels = cg::detail::init_segment({base, layout.total_bytes}, kSpec, 4, 256, layout);
+    EXPECT_EQ(listener.listen({"127.0.0.1", 0}), cg::NetStatus::ok);
+  }
+  cg::detail::Relays::Fault on_fault() {
+    return [this](const std::string& why, bool bad) {
+      std::lock_guard lock(mutex);
+      fault = why;
+      corrupt = bad;
+      changed.notify_all();
+    };
+  }
+};
+
+TEST(ScaleOut, RelaysCarryEveryMessageToTheOtherSidesRing) {
+  Side driver, remote;
+  const std::map<std::string, cg::Endpoint> table{{"@driver", driver.listener.endpoint()},
+                                                  {"b", remote.listener.endpoint()},
+                                                  {"c", remote.listener.endpoint()}};
+  const Participants p = cg::detail::participants_from_table(kSpec, table);
+  const auto deadline = Clock::now() + 10s;
+  std::string remote_error;
+  std::thread other([&] {
+    remote_error = remote.relays.start(kSpec, p, 1, remote.listener, remote.channels, deadline, 256, remote.on_fault());
+  });
+  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, driver.channels, deadline, 256, driver.on_fault()), "");
+  other.join();
+  ASSERT_EQ(remote_error, "");
+  EXPECT_EQ(driver.relays.streams(), 2u);  // sends c1, receives c2
+
+  // a writes c1 on the driver's side; b reads it on the remote side. 20
+  // messages through a ring of 4, one of them larger than a slot.
+  std::thread writer([&] {
+    cg::ChannelWriter w(driver.channels[1]);
+    for (int i = 0; i < 20; ++i) {
+      std::string text = "m" + std::to_string(i) + (i == 7 ? std::string(1000, 'x') : "");
+      std::span<std::byte> slot;
+      ASSERT_EQ(w.acquire(text.size(), slot, Clock::now() + 10s), cg::ChannelStatus::ok);
+      std::memcpy(slot.data(), text.data(), text.size());
+      w.publish(cg::MessageKind::value, text.size());
+    }
+  });
+  cg::ChannelReader r(remote.channels[1], 0);
+  for (int i = 0; i < 20; ++i) {
+    cg::ChannelReader::Message m;
+    ASSERT_EQ(r.acquire(m, Clock::now() + 10s), cg::ChannelStatus::ok);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(m.payload.data()), m.payload.size()),
+              "m" + std::to_string(i) + (i == 7 ? std::string(1000, 'x') : ""));
+    r.release();
+  }
+  writer.join();
+
+  // b writes c2 on the remote side: c reads it there, the driver here; slot
+  // 1 (the driver's) is the relay's there, slot 0 (c's) is drained here.
+  cg::ChannelWriter w(remote.channels[2]);
+  cg::ChannelReader c_reader(remote.channels[2], 0);
+  cg::ChannelReader driver_reader(driver.channels[2], 1);
+  for (int i = 0; i < 10; ++i) {
+    std::span<std::byte> slot;
+    ASSERT_EQ(w.acquire(1, slot, Clock::now() + 10s), cg::ChannelStatus::ok);
+    slot[0] = std::byte(i);
+    w.publish(i == 3 ? cg::MessageKind::error : cg::MessageKind::value, 1);
+    cg::ChannelReader::Message m;
+    ASSERT_EQ(c_reader.acquire(m, Clock::now() + 10s), cg::ChannelStatus::ok);
+    c_reader.release();
+    ASSERT_EQ(driver_reader.acquire(m, Clock::now() + 10s), cg::ChannelStatus::ok);
+    EXPECT_EQ(m.payload[0], std::byte(i));
+    EXPECT_EQ(m.kind, i == 3 ? cg::MessageKind::error : cg::MessageKind::value);
+    driver_reader.release();
+  }
+  driver.relays.join();
+  remote.relays.join();
+  EXPECT_EQ(driver.fault, "");
+}
+
+TEST(ScaleOut, AFrameWithASkippedSequenceNumberIsReportedNotDelivered) {
+  // Only the driver's side relays; the test plays b's side by hand on c2.
+  Side driver;
+  cg::TcpChannelListener b_listener;
+  ASSERT_EQ(b_listener.listen({"127.0.0.1", 0}), cg::NetStatus::ok);
+  const std::map<std::string, cg::Endpoint> table{{"@driver", driver.listener.endpoint()},
+                                                  {"b", b_listener.endpoint()},
+                                                  {"c", b_listener.endpoint()}};
+  const Participants p = cg::detail::participants_from_table(kSpec, table);
+  const auto deadline = Clock::now() + 10s;
+  cg::TcpChannels b_side;
+  std::thread b([&] {
+    const cg::TcpChannelSpec in[] = {{"g", "c1", "driver", "b"}};
+    const cg::TcpOutgoing out[] = {{{"g", "c2", "b", "driver"}, driver.listener.endpoint()}};
+    EXPECT_EQ(cg::set_up_channels(b_listener, in, out, deadline, b_side), cg::NetStatus::ok) << b_side.error;
+  });
+  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, driver.channels, deadline, 256, driver.on_fault()), "");
+  b.join();
+  // Frame 0 is fine; then frame 2 arrives where frame 1 should.
+  const std::byte one[] = {std::byte{1}};
+  ASSERT_EQ(b_side.writers[0].send(cg::MessageKind::value, one, Clock::now() + 5s), cg::ChannelStatus::ok);
+  std::array<std::byte, cg::detail::frame_header_bytes> header;
+  cg::detail::FrameHeader skipped;
+  skipped.sequence = 2;
+  skipped.length = 1;
+  skipped.checksum = cg::detail::frame_checksum(skipped, one);
+  cg::detail::encode_frame_header(skipped, header.data());
+  ASSERT_EQ(::send(b_side.writers[0].fd(), header.data(), header.size(), MSG_NOSIGNAL), static_cast<ssize_t>(header.size()));
+  ASSERT_EQ(::send(b_side.writers[0].fd(), one, 1, MSG_NOSIGNAL), 1);
+
+  cg::ChannelReader driver_reader(driver.channels[2], 1);
+  cg::ChannelReader::Message m;
+  ASSERT_EQ(driver_reader.acquire(m, Clock::now() + 5s), cg::ChannelStatus::ok);  // frame 0
+  driver_reader.release();
+  std::unique_lock lock(driver.mutex);
+  ASSERT_TRUE(driver.changed.wait_for(lock, 5s, [&] { return !driver.fault.empty(); }));
+  EXPECT_TRUE(driver.corrupt);
+  EXPECT_EQ(driver.fault, "TCP channel c2 (b -> driver) of graph 'g': lost frame: expected sequence 1, got 2 (1 missing)");
+  lock.unlock();
+  EXPECT_EQ(driver_reader.acquire(m, Clock::now() + 200ms), cg::ChannelStatus::timeout);  // never delivered
+  driver.relays.join();
+}
+
+}  // namespace
