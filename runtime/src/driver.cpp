@@ -330,7 +330,6 @@ void GraphRuntime::Impl::connect_remote(Deadline deadline) {
       throw LaunchError(describe(spec) + ": actor '" + spec.actors[a].name +
                         "' was published by a process on another host, but runs here");
   std::string error = relays.start(spec, participants, 0, listener, channels, deadline,
-                                   options.slot_bytes,
                                    [this](const std::string& why, bool corrupt) {
                                      relay_fault(why, corrupt);
                                    });

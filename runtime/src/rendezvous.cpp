@@ -110,6 +110,7 @@ struct RendezvousServer::State {
     Deadline lookup_deadline{};
     std::vector<std::string> published;  // actors it published
     std::string failure;                 // its FAILED reason
+    bool lost = false;                   // on_lost was called for it
   };
 
   // Immutable while serving.
@@ -374,7 +375,6 @@ void RendezvousServer::State::read_from(Connection& c) {
     c.closing = true;  // end of stream or a failed connection
     c.output.clear();
     c.lookup = false;
-    if (!c.published.empty() && on_lost) on_lost(c.published, c.failure);
     return;
   }
 }
@@ -407,6 +407,14 @@ void RendezvousServer::State::serve() {
   for (;;) {
     answer_lookups(false);
     for (Connection& c : connections) flush(c);
+    // A client that published is gone (end of stream, a failed read or write):
+    // its actors are lost.
+    for (Connection& c : connections) {
+      if (c.closing && c.output.empty() && !c.published.empty() && !c.lost && on_lost) {
+        c.lost = true;
+        on_lost(c.published, c.failure);
+      }
+    }
     std::erase_if(connections, [](const Connection& c) { return c.closing && c.output.empty(); });
 
     polled.clear();
@@ -597,7 +605,7 @@ NetStatus RendezvousClient::ready(std::string_view actor, Deadline deadline) {
   return NetStatus::rejected;
 }
 
-void RendezvousClient::report_failure(std::string_view reason) noexcept {
+void RendezvousClient::report_failure(std::string_view reason) {
   if (!fd_) return;
   std::string text = "FAILED ";
   for (char c : reason.substr(0, max_line - 16)) text += c == '\n' ? ' ' : c;

@@ -139,8 +139,7 @@ Relays::~Relays() { join(); }
 
 std::string Relays::start(const GraphSpec& spec, const Participants& participants, int me,
                           TcpChannelListener& listener, std::vector<Channel> local,
-                          Deadline deadline, std::uint32_t slot_bytes, Fault fault) {
-  (void)slot_bytes;
+                          Deadline deadline, Fault fault) {
   local_ = std::move(local);
   fault_ = std::move(fault);
   std::vector<Stream> streams = plan_streams(spec, participants);
@@ -338,8 +337,7 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   };
 
   Relays relays;
-  std::string setup = relays.start(spec, participants, me, listener, channels, deadline,
-                                   slot_bytes, report);
+  std::string setup = relays.start(spec, participants, me, listener, channels, deadline, report);
   if (!setup.empty())
     return fail(setup);
   std::vector<std::thread> threads;

@@ -142,7 +142,7 @@ class RendezvousClient {
   // Says that `actor` is constructed and running.
   NetStatus ready(std::string_view actor, Deadline deadline);
   // Tells the server why this client is about to go away (sent, not answered).
-  void report_failure(std::string_view reason) noexcept;
+  void report_failure(std::string_view reason);
   // What the server said after "OK " to HELLO.
   const std::string& greeting() const noexcept { return greeting_; }
   // The connection (to wait for the server to close it).

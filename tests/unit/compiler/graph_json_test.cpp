@@ -620,9 +620,6 @@ TEST(GraphJson, ACollectiveAndItsTaskThatDisagreeAreRejected) {
             "collectives[0].tasks does not list task #5");
 }
 
-} // namespace
-} // namespace cg::ir
-
 TEST(GraphJson, AnActorsHostSurvivesARoundTripAndIsWrittenOnlyWhenNotZero) {
   Graph graph = chainGraph();
   graph.actors[1].host = 3;
@@ -631,3 +628,6 @@ TEST(GraphJson, AnActorsHostSurvivesARoundTripAndIsWrittenOnlyWhenNotZero) {
   EXPECT_EQ(text.find("\"host\""), text.rfind("\"host\""));  // b's only
   EXPECT_NE(text.find("\"host\": 3"), std::string::npos) << text;
 }
+
+} // namespace
+} // namespace cg::ir

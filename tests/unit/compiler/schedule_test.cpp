@@ -440,9 +440,6 @@ TEST(Schedule, RenderingIsDeterministic) {
             renderScheduleText(graph, schedule));
 }
 
-} // namespace
-} // namespace cg::schedule
-
 TEST(Schedule, ChannelsBetweenHostsAreTcpAndTcpEverywhereMakesThemAllTcp) {
   ir::Graph graph = test::chainGraph();
   graph.actors[1].host = 1;  // b elsewhere: a -> b and b -> driver cross hosts
@@ -454,3 +451,6 @@ TEST(Schedule, ChannelsBetweenHostsAreTcpAndTcpEverywhereMakesThemAllTcp) {
   schedule.options.tcpEverywhere = true;
   EXPECT_EQ(channelTransport(graph, schedule, schedule.channels[0]), "tcp");
 }
+
+} // namespace
+} // namespace cg::schedule

@@ -105,9 +105,9 @@ TEST(ScaleOut, RelaysCarryEveryMessageToTheOtherSidesRing) {
   const auto deadline = Clock::now() + 10s;
   std::string remote_error;
   std::thread other([&] {
-    remote_error = remote.relays.start(kSpec, p, 1, remote.listener, remote.channels, deadline, 256, remote.on_fault());
+    remote_error = remote.relays.start(kSpec, p, 1, remote.listener, remote.channels, deadline, remote.on_fault());
   });
-  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, driver.channels, deadline, 256, driver.on_fault()), "");
+  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, driver.channels, deadline, driver.on_fault()), "");
   other.join();
   ASSERT_EQ(remote_error, "");
   EXPECT_EQ(driver.relays.streams(), 2u);  // sends c1, receives c2
@@ -173,7 +173,7 @@ TEST(ScaleOut, AFrameWithASkippedSequenceNumberIsReportedNotDelivered) {
     const cg::TcpOutgoing out[] = {{{"g", "c2", "b", "driver"}, driver.listener.endpoint()}};
     EXPECT_EQ(cg::set_up_channels(b_listener, in, out, deadline, b_side), cg::NetStatus::ok) << b_side.error;
   });
-  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, driver.channels, deadline, 256, driver.on_fault()), "");
+  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, driver.channels, deadline, driver.on_fault()), "");
   b.join();
   // Frame 0 is fine; then frame 2 arrives where frame 1 should.
   const std::byte one[] = {std::byte{1}};

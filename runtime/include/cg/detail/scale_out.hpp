@@ -95,7 +95,7 @@ public:
   /// Returns the set-up error, empty on success.
   std::string start(const GraphSpec& spec, const Participants& participants, int me,
                     TcpChannelListener& listener, std::vector<Channel> local, Deadline deadline,
-                    std::uint32_t slot_bytes, Fault fault);
+                    Fault fault);
 
   /// Closes every stream: blocked relays wake and end (any thread).
   void close() noexcept;
