@@ -270,8 +270,13 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host, bool und
     if (at->host != "0.0.0.0" && at->host != "::")
       host = at->host;
   }
+  // The driver's own entry is expected too: no table goes out without it.
+  std::vector<std::string> expected = remote;
+  expected.push_back(driver_rendezvous_name);
+  if (listener.listen({listen.host, 0}) != NetStatus::ok)
+    throw LaunchError(describe(spec) + ": cannot listen for TCP channels: " + listener.error());
   RendezvousServer::Options server_options{
-      spec.name, remote, listen, geometry_greeting(options.max_in_flight, options.slot_bytes),
+      spec.name, expected, listen, geometry_greeting(options.max_in_flight, options.slot_bytes),
       [this](const std::vector<std::string>& actors, const std::string& reason) {
         remote_lost(actors, reason);
       }};
@@ -280,8 +285,6 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host, bool und
   if (host.empty())
     host = all_here ? "127.0.0.1" : server.address_for_actors().host;
   const Endpoint advertised{host, server.endpoint().port};
-  if (listener.listen({listen.host, 0}) != NetStatus::ok)
-    throw LaunchError(describe(spec) + ": cannot listen for TCP channels: " + listener.error());
   server.publish_local(driver_rendezvous_name, {host, listener.endpoint().port});
   const std::string variable = std::string(rendezvous_variable) + "=" + to_string(advertised);
   if (under_launcher)

@@ -11,11 +11,15 @@
 
 #include "leftovers.hpp"
 
+#include <cg/detail/scale_out.hpp>
+#include <cg/detail/tcp_frame.hpp>
 #include <cg/process.hpp>
+#include <cg/rendezvous.hpp>
 
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,8 +27,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -216,6 +222,88 @@ TEST(TcpForced, AKilledActorProcessIsReportedWithinTwoSeconds) {
   } catch (const cg::ActorDiedError& e) {
     EXPECT_LT(Clock::now() - killed, 2s);
     EXPECT_EQ(e.actor(), "c");
+  }
+}
+
+// ---- A lost frame --------------------------------------------------------------
+
+// The test plays the process of b and c (on host 1) by hand, over loopback:
+// it publishes them, connects their channels, says READY, and then sends the
+// driver b.add's result in a frame whose sequence number skips one.
+TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
+  const std::string rendezvous = "127.0.0.1:" + std::to_string(own_port());
+  const cg::detail::GraphSpec& spec = cg_generated::e2e_multihost::multihost_spec;
+  std::string fake_error;
+  cg::TcpChannels fake;
+  std::vector<cg::detail::Stream> outgoing;
+  cg::RendezvousClient client;
+  std::thread remote([&] {
+    const auto deadline = Clock::now() + 20s;
+    cg::TcpChannelListener listener;
+    if (client.connect(*cg::parse_endpoint(rendezvous), "multihost", deadline) != cg::NetStatus::ok ||
+        listener.listen({"127.0.0.1", 0}) != cg::NetStatus::ok) {
+      fake_error = client.error() + listener.error();
+      return;
+    }
+    const cg::Endpoint self{"127.0.0.1", listener.endpoint().port};
+    if (client.publish("b", self, deadline) != cg::NetStatus::ok ||
+        client.publish("c", self, deadline) != cg::NetStatus::ok ||
+        client.wait_for_table(deadline) != cg::NetStatus::ok) {
+      fake_error = client.error();
+      return;
+    }
+    const cg::detail::Participants p = cg::detail::participants_from_table(spec, client.table());
+    std::vector<cg::TcpChannelSpec> in;
+    std::vector<cg::TcpOutgoing> out;
+    for (const cg::detail::Stream& s : cg::detail::plan_streams(spec, p)) {
+      if (s.to == 1)
+        in.push_back(cg::detail::stream_spec(spec, p, s));
+      if (s.from == 1) {
+        out.push_back({cg::detail::stream_spec(spec, p, s), p.endpoints[0]});
+        outgoing.push_back(s);
+      }
+    }
+    if (cg::set_up_channels(listener, in, out, deadline, fake) != cg::NetStatus::ok ||
+        client.ready("b", deadline) != cg::NetStatus::ok ||
+        client.ready("c", deadline) != cg::NetStatus::ok)
+      fake_error = fake.error + client.error();
+  });
+  cg::LaunchOptions options;
+  options.rendezvous = rendezvous;
+  std::optional<cg::Graph<&multihost>> launched;
+  std::string launch_error;
+  try {
+    launched.emplace(cg::launch<&multihost>(options));
+  } catch (const cg::LaunchError& e) {
+    launch_error = e.what();
+  }
+  remote.join();
+  ASSERT_EQ(launch_error, "");
+  ASSERT_EQ(fake_error, "");
+  auto& graph = *launched;
+  auto ref = graph.execute(5, "");
+  // b.add's channel (c3) to the driver: frame 1 where frame 0 belongs.
+  std::size_t c3 = 0;
+  while (c3 < outgoing.size() && outgoing[c3].channel != 3)
+    ++c3;
+  ASSERT_LT(c3, outgoing.size());
+  const std::byte payload[8] = {};
+  cg::detail::FrameHeader header;
+  header.sequence = 1;
+  header.length = sizeof payload;
+  header.checksum = cg::detail::frame_checksum(header, payload);
+  std::byte encoded[cg::detail::frame_header_bytes];
+  cg::detail::encode_frame_header(header, encoded);
+  const int fd = fake.writers[c3].fd();
+  ASSERT_EQ(::send(fd, encoded, sizeof encoded, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof encoded));
+  ASSERT_EQ(::send(fd, payload, sizeof payload, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof payload));
+  try {
+    ref.get(5s);
+    ADD_FAILURE() << "a value came through";
+  } catch (const cg::ChannelError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "TCP channel c3 (b -> driver) of graph 'multihost': lost frame: expected sequence "
+              "0, got 1 (1 missing); the graph cannot execute any more");
   }
 }
 
