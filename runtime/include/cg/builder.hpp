@@ -18,6 +18,9 @@
 //                                      a method returning std::tuple<X, Y>
 //                                      gives std::tuple<Value<X>, Value<Y>>
 //   g.output(values...)                the outputs, in order
+//   g.actor<C>(name).host(1)           the actor runs on logical host 1 (0: the
+//                                      driver's, the default); channels between
+//                                      hosts are TCP (cg/placement.hpp)
 //   cg::indexed_name("w", i)           "w0", "w1", ... for actors in loops
 //   v.with_tensor_transport(cg::transport::nccl)
 //                                      how v reaches tasks on other actors:
