@@ -126,6 +126,7 @@ struct Record {
   int text_size;
   unsigned line;
   unsigned column;
+  const char* file;  // the file of `line` (a helper may sit in another header)
 };
 
 /// A constant argument: its record, and for a string literal the characters
@@ -435,7 +436,8 @@ public:
           .tag = &detail::method_tag<M>,
           .floating = estimate,
           .line = loc.line(),
-          .column = loc.column()});
+          .column = loc.column(),
+          .file = loc.file_name()});
   }
 
 private:
@@ -458,7 +460,8 @@ private:
           .a = value,
           .b = static_cast<int>(transport),
           .line = loc.line(),
-          .column = loc.column()});
+          .column = loc.column(),
+          .file = loc.file_name()});
   }
 
   // Records a collective over `ranks` (value ids of this graph) and returns
@@ -474,7 +477,8 @@ private:
           .c = static_cast<int>(count),
           .tag = &detail::type_tag<T>,
           .line = loc.line(),
-          .column = loc.column()});
+          .column = loc.column(),
+          .file = loc.file_name()});
     int first = value_count_;
     for (std::size_t i = 0; i < count; ++i) {
       check_owner(ranks[i]);
@@ -497,7 +501,8 @@ private:
           .text = text,
           .text_size = static_cast<int>(text_size_) - text,
           .line = loc.line(),
-          .column = loc.column()});
+          .column = loc.column(),
+          .file = loc.file_name()});
     (push_constant(constant_of(args)), ...);
     return Actor<C>(this, actor_count_++);
   }
@@ -519,7 +524,8 @@ private:
           .b = input_count_++,
           .tag = &detail::type_tag<T>,
           .line = loc.line(),
-          .column = loc.column()});
+          .column = loc.column(),
+          .file = loc.file_name()});
     return Value<T>(this, value_count_++);
   }
 
@@ -585,7 +591,8 @@ private:
                                  .c = results,
                                  .tag = method,
                                  .line = loc.line(),
-                                 .column = loc.column()};
+                                 .column = loc.column(),
+                                 .file = loc.file_name()};
     ++record_count_;
     (add_argument(args), ...);
     int first = value_count_;
