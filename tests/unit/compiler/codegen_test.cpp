@@ -81,9 +81,20 @@ TEST(Codegen, TheSpecTablesHaveOneRowPerActorAndChannelWithAlignedComments) {
                                "    {\"c\", &run_fan_out_c}, // 2: ::EchoActor (echo.cg.cpp:23:3)\n"
                                "}};\n"))
       << header;
+  EXPECT_TRUE(contains(header, "inline constexpr std::array<int, 3> fan_out_r0{0, 1, 2};\n"))
+      << header;
   EXPECT_TRUE(contains(header, "fan_out_channels{{\n"
-                               "    {-1, 3, -1}, // c0: input #0\n"
-                               "    {0, 1, 0},   // c1: a.echo\n"))
+                               "    {-1, 3, -1, fan_out_r0}, // c0: input #0\n"
+                               "    {0, 1, 0, fan_out_r1},   // c1: a.echo\n"))
+      << header;
+}
+
+TEST(Codegen, AnActorOnAnotherHostCarriesItsHostInItsRow) {
+  ir::Graph graph = test::chainGraph();
+  graph.actors[1].host = 2;
+  std::string header = fileNamed(generateFor(graph), "echo.cg.hpp");
+  EXPECT_TRUE(contains(header, "    {\"a\", &run_chain_a},    // 0: ::EchoActor (echo.cg.cpp:11:3)\n"
+                               "    {\"b\", &run_chain_b, 2}, // 1: ::EchoActor (echo.cg.cpp:12:3)\n"))
       << header;
 }
 
