@@ -66,7 +66,11 @@ public:
         resultTypes;
     for (unsigned a = 0; a < graph_.actors.size(); ++a) {
       runDeclarations += fmt::format("int {}(cg::ActorProcess& process);\n", actorFunction(a));
-      actorSpecs += fmt::format("    {{\"{}\", &{}}},\n", graph_.actors[a].name, actorFunction(a));
+      actorSpecs += fmt::format("    {{\"{}\", &{}{}}},\n", graph_.actors[a].name,
+                                actorFunction(a),
+                                graph_.actors[a].gpus == 0
+                                    ? ""
+                                    : fmt::format(", {}", graph_.actors[a].gpus));
     }
     for (const schedule::Channel& channel : schedule_.channels) {
       auto driver = std::find(channel.readers.begin(), channel.readers.end(), kDriver);
@@ -79,7 +83,11 @@ public:
       const std::string& type = graph_.values.at(graph_.inputs[i]).type.spelling;
       inputParams += fmt::format("{}const {}& input{}", i ? ", " : "", type, i);
       inputArgs += fmt::format("{}input{}", i ? ", " : "", i);
-      inputWrites += fmt::format("    runtime_->write_input({}, input{});\n", i, i);
+      // A tensor delivered on a device crosses shared memory from the host.
+      inputWrites += isDevice(graph_.values.at(graph_.inputs[i]).transport)
+                         ? fmt::format("    runtime_->write_input({}, input{}.to(cg::device::cpu));\n",
+                                       i, i)
+                         : fmt::format("    runtime_->write_input({}, input{});\n", i, i);
     }
     std::string constructorMembers, encodedConstructors;
     for (const ir::Actor& actor : graph_.actors) {
@@ -226,6 +234,23 @@ private:
     return graph_.values.at(channel.value).transport == ir::Transport::Nccl;
   }
 
+  static bool isDevice(ir::Transport transport) {
+    return transport == ir::Transport::Cpu || transport == ir::Transport::Cuda;
+  }
+  bool isDevice(const schedule::Channel& channel) const {
+    return isDevice(graph_.values.at(channel.value).transport);
+  }
+
+  // The cg::Device a device channel delivers its tensor on, in C++.
+  std::string deviceOf(const schedule::Channel& channel) const {
+    const ir::Value& value = graph_.values.at(channel.value);
+    if (value.transport == ir::Transport::Cpu)
+      return "cg::device::cpu";
+    return value.cudaDevice == 0
+               ? "cg::device::cuda"
+               : fmt::format("cg::Device{{cg::DeviceKind::cuda, {}}}", value.cudaDevice);
+  }
+
   // The synchronous group of NCCL channel `c`.
   unsigned ncclGroup(unsigned c) const {
     for (unsigned g = 0; g < schedule_.groups.size(); ++g)
@@ -301,6 +326,21 @@ private:
           out += fmt::format("  auto c{} = process.nccl_output({}, \"{}\", g{});  // {}, to {} "
                              "over nccl\n",
                              c, c, graph_.tasks.at(op.task).method, ncclGroup(c),
+                             describeValue(graph_, channel.value), peers);
+        } else if (isDevice(channel) && op.kind == Operation::Kind::Read) {
+          out += fmt::format("  auto c{} = process.device_input({}, {}, {}, \"{}\");  // {}, from "
+                             "{}, delivered on {}\n",
+                             c, c, readerSlot(channel, actor), deviceOf(channel),
+                             graph_.tasks.at(op.task).method,
+                             describeValue(graph_, channel.value),
+                             endpointName(graph_, channel.writer),
+                             ir::toString(graph_.values.at(channel.value).transport));
+        } else if (isDevice(channel)) {
+          for (int reader : channel.readers)
+            peers += (peers.empty() ? "" : ", ") + endpointName(graph_, reader);
+          out += fmt::format("  auto c{} = process.device_output({}, \"{}\");  // {}, to {} "
+                             "through host memory\n",
+                             c, c, graph_.tasks.at(op.task).method,
                              describeValue(graph_, channel.value), peers);
         } else if (op.kind == Operation::Kind::Read) {
           out += fmt::format("  auto c{} = process.input<{}>({}, {});  // {}, from {}\n", c,
@@ -398,7 +438,9 @@ private:
         for (unsigned c : op.channels) {
           unsigned value = schedule_.channels.at(c).value;
           out += fmt::format("    cg::{}<{}> v{};\n    if (!c{}.read(v{}))\n      return 0;\n",
-                             isNccl(schedule_.channels.at(c)) ? "Result" : "Received",
+                             isNccl(schedule_.channels.at(c)) || isDevice(schedule_.channels.at(c))
+                                 ? "Result"
+                                 : "Received",
                              valueType(value), value, c, value);
         }
         break;

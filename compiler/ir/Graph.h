@@ -51,6 +51,7 @@ struct Actor {
   std::string className;              // fully qualified, e.g. "EchoActor"
   std::vector<Constant> constructorArgs;  // from g.actor<C>(name, args...)
   SourceLoc loc;                      // the g.actor<C>(...) call
+  unsigned gpus = 0;                  // GPUs of its own, from .gpus(n)
 
   friend bool operator==(const Actor&, const Actor&) = default;
 };
@@ -70,12 +71,16 @@ struct Producer {
 enum class Transport {
   Shm,    // shared-memory channel (host memory); buffered, K slots
   Nccl,   // NCCL point-to-point between GPUs: blocking, a synchronous group
+  Cpu,    // a cg::Tensor over shm, delivered in host memory (a CUDA result is
+          // copied to the host before it is written)
+  Cuda,   // a cg::Tensor over shm, copied by each reader to its CUDA device
 };
 
 struct Value {
   Type type;
   Producer producer;
   Transport transport = Transport::Shm;
+  unsigned cudaDevice = 0;   // Transport::Cuda: the readers' device ordinal
 
   friend bool operator==(const Value&, const Value&) = default;
 };
@@ -130,7 +135,7 @@ struct Graph {
   friend bool operator==(const Graph&, const Graph&) = default;
 };
 
-/// Names used in JSON, schedules and messages: "shm", "nccl"; "allreduce",
+/// Names used in JSON, schedules and messages: "shm", "nccl", "cpu", "cuda"; "allreduce",
 /// "allgather", "reducescatter".
 std::string_view toString(Transport transport);
 std::string_view toString(Collective::Kind kind);
