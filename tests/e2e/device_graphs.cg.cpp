@@ -82,3 +82,12 @@ CG_GRAPH void single_rank_allreduce(cg::GraphBuilder& g) {
   auto sums = cg::allreduce(g, {w.bind<&DeviceWorker::ramp>(n)}, cg::ReduceOp::sum);
   g.output(sums[0].with_tensor_transport(cg::device::cpu));
 }
+
+// Two ranks on two GPUs: a.ramp --nccl--> b.twice, back to the driver in host
+// memory (twice copies to the host itself).
+CG_GRAPH void two_gpu_pipeline(cg::GraphBuilder& g) {
+  auto a = g.actor<DeviceWorker>("a").gpus(1);
+  auto b = g.actor<DeviceWorker>("b").gpus(1);
+  auto t = a.bind<&DeviceWorker::ramp>(g.input<int>()).with_tensor_transport(cg::transport::nccl);
+  g.output(b.bind<&DeviceWorker::twice>(t));
+}

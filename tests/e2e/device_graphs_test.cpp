@@ -8,6 +8,9 @@
 #include "leftovers.hpp"
 
 #include <cg/device.hpp>
+#if defined(CG_HAVE_CUDA)
+#include <cg/nccl_communicator.hpp>
+#endif
 
 #include <gtest/gtest.h>
 
@@ -183,11 +186,37 @@ TEST_F(DeviceGraphs, SingleRankAllreduceOverNcclOnOneGpu) {
   if (!have_cuda_device())
     GTEST_SKIP() << "no CUDA device: this test needs a GPU and NCCL (built with CUDA: "
                  << (cg::built_with_cuda() ? "yes" : "no") << ")";
+#if defined(CG_HAVE_CUDA)
+  if (!cg::NcclCommunicator::available())
+    GTEST_SKIP() << "NCCL cannot be loaded (libnccl.so.2, or CG_NCCL_LIBRARY): this test needs it";
+#endif
   cg::LaunchOptions options;
   options.communicator = cg::CommunicatorKind::nccl;
   auto graph = cg::launch<&single_rank_allreduce>(options);
   EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{3, 4, 5}));
   EXPECT_EQ(values(graph.execute(2).get()), (std::vector<float>{2, 3}));
+}
+
+TEST_F(DeviceGraphs, NcclEdgeBetweenTwoGpusDeliversExactValues) {
+  if (!cg::built_with_cuda() || cg::cuda_device_count() < 2)
+    GTEST_SKIP() << "no CUDA device: this test needs two GPUs and NCCL (this machine has "
+                 << cg::cuda_device_count() << ")";
+#if defined(CG_HAVE_CUDA)
+  if (!cg::NcclCommunicator::available())
+    GTEST_SKIP() << "NCCL cannot be loaded (libnccl.so.2, or CG_NCCL_LIBRARY): this test needs it";
+#endif
+  cg::LaunchOptions options;
+  options.communicator = cg::CommunicatorKind::nccl;
+  auto graph = cg::launch<&two_gpu_pipeline>(options);
+  EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{6, 8, 10}));
+  EXPECT_EQ(values(graph.execute(1).get()), (std::vector<float>{2}));
+}
+
+TEST_F(DeviceGraphs, TwoGpuPipelineRunsOverTheHostCommunicatorWithoutGpus) {
+  cg::LaunchOptions options;
+  options.cuda_devices = std::vector<std::string>{"0", "1"};
+  auto graph = cg::launch<&two_gpu_pipeline>(options);
+  EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{6, 8, 10}));
 }
 
 } // namespace
