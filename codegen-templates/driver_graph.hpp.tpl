@@ -5,6 +5,7 @@ namespace cg_generated::{target_ns} {{
 
 // The actors' programs, in {actors_file}.
 {run_declarations}
+// Actors: name and program (a channel's writer is its index here).
 inline constexpr std::array<cg::detail::ActorSpec, {actor_count}> {graph_id}_actors{{{{
 {actor_specs}}}}};
 // Channels: writer actor (-1: driver), reader slots, the driver's reader slot.
@@ -29,9 +30,8 @@ public:
 
   explicit {graph_id}_graph(cg::LaunchOptions options = {{}},
                            [[maybe_unused]] Constructors constructors = {{}})
-      : runtime_(std::make_shared<cg::detail::GraphRuntime>(
-            {graph_id}_spec, actor_host(), options,
-            std::vector<std::optional<std::vector<std::byte>>>{{{encoded_constructors}}})) {{}}
+      : runtime_(std::make_shared<cg::detail::GraphRuntime>({graph_id}_spec, actor_host(),
+                                                            options{encoded_constructors})) {{}}
   ~{graph_id}_graph() {{ teardown(); }}
   {graph_id}_graph({graph_id}_graph&&) noexcept = default;
   {graph_id}_graph& operator=({graph_id}_graph&&) = delete;
@@ -59,7 +59,7 @@ public:
   }}
 
 private:
-  std::shared_ptr<cg::detail::GraphRuntime> runtime_;
+{encode_function}  std::shared_ptr<cg::detail::GraphRuntime> runtime_;
 }};
 
 }} // namespace cg_generated::{target_ns}

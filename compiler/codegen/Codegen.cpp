@@ -1,18 +1,23 @@
 //===- Codegen.cpp - Driver header and actor programs from a schedule ----===//
 //
 // Everything structural lives in the templates; this file computes the
-// pieces that vary (ports, operation bodies, spec tables) and formats them.
+// pieces that vary (ports, operation bodies, spec tables) and lays them out
+// as the formatter would (Layout.h): the spec tables and the actor programs
+// skip the formatter, which lays out only the rest, and whatever codegen
+// cannot be sure of.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Codegen.h"
 
 #include "codegen/FormatCode.h"
+#include "codegen/Layout.h"
 #include "codegen/Templates.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <stdexcept>
 #include <vector>
@@ -61,23 +66,26 @@ public:
                  const schedule::Schedule& schedule)
       : input_(input), graph_(graph), schedule_(schedule), id_(identifierFor(graph.name)) {}
 
-  std::string driverSection() const {
-    std::string runDeclarations, actorSpecs, channelSpecs, inputParams, inputArgs, inputWrites,
-        resultTypes;
+  // This graph's section of the driver header; its tables (one row per
+  // actor or channel) go into `tables`, laid out.
+  std::string driverSection(LaidOutTables& tables) const {
+    std::string runDeclarations, inputParams, inputArgs, inputWrites, resultTypes;
+    std::vector<std::pair<std::string, std::string>> actorSpecs, channelSpecs;
     for (unsigned a = 0; a < graph_.actors.size(); ++a) {
+      const ir::Actor& actor = graph_.actors[a];
       runDeclarations += fmt::format("int {}(cg::ActorProcess& process);\n", actorFunction(a));
-      actorSpecs += fmt::format("    {{\"{}\", &{}{}}},\n", graph_.actors[a].name,
-                                actorFunction(a),
-                                graph_.actors[a].gpus == 0
-                                    ? ""
-                                    : fmt::format(", {}", graph_.actors[a].gpus));
+      actorSpecs.emplace_back(
+          fmt::format("{{\"{}\", &{}{}}},", actor.name, actorFunction(a),
+                      actor.gpus == 0 ? "" : fmt::format(", {}", actor.gpus)),
+          fmt::format("{}: {} ({})", a, actor.className, locationText(actor.loc)));
     }
     for (const schedule::Channel& channel : schedule_.channels) {
       auto driver = std::find(channel.readers.begin(), channel.readers.end(), kDriver);
-      channelSpecs += fmt::format(
-          "    {{{}, {}, {}}},  // c{}: {}\n", channel.writer, channel.readers.size(),
-          driver == channel.readers.end() ? -1 : driver - channel.readers.begin(),
-          &channel - schedule_.channels.data(), describeValue(graph_, channel.value));
+      channelSpecs.emplace_back(
+          fmt::format("{{{}, {}, {}}},", channel.writer, channel.readers.size(),
+                      driver == channel.readers.end() ? -1 : driver - channel.readers.begin()),
+          fmt::format("c{}: {}", &channel - schedule_.channels.data(),
+                      describeValue(graph_, channel.value)));
     }
     for (size_t i = 0; i < graph_.inputs.size(); ++i) {
       const std::string& type = graph_.values.at(graph_.inputs[i]).type.spelling;
@@ -89,20 +97,32 @@ public:
                                        i, i)
                          : fmt::format("    runtime_->write_input({}, input{});\n", i, i);
     }
-    std::string constructorMembers, encodedConstructors;
-    for (const ir::Actor& actor : graph_.actors) {
-      std::string member = identifierFor(actor.name);
-      encodedConstructors += (encodedConstructors.empty() ? "" : ", ");
-      if (actor.constructorArgs.empty()) {
-        encodedConstructors += "std::nullopt";
+    // Constructor arguments launch() may replace: one member each, encoded
+    // by the driver class for the runtime (which takes none when no actor
+    // has any).
+    std::string constructorMembers, encodes;
+    for (unsigned a = 0; a < graph_.actors.size(); ++a) {
+      const ir::Actor& actor = graph_.actors[a];
+      if (actor.constructorArgs.empty())
         continue;
-      }
+      std::string member = identifierFor(actor.name);
       constructorMembers += fmt::format(
           "  /// {} ({}, {}); the graph passes ({}).\n  std::optional<{}> {};\n", actor.name,
           actor.className, locationText(actor.loc), constructorArgList(actor),
           constructorTuple(actor), member);
-      encodedConstructors += fmt::format("cg::detail::encode_constructor_args(constructors.{})",
-                                         member);
+      encodes += fmt::format(
+          "    encoded[{}] = cg::detail::encode_constructor_args(constructors.{});\n", a, member);
+    }
+    std::string encodeFunction, encodedConstructors;
+    if (!encodes.empty()) {
+      encodeFunction = fmt::format(
+          "  /// Per actor, the constructor arguments launch() was given for it, encoded.\n"
+          "  static std::vector<std::optional<std::vector<std::byte>>>\n"
+          "  encode(const Constructors& constructors) {{\n"
+          "    std::vector<std::optional<std::vector<std::byte>>> encoded({});\n"
+          "{}    return encoded;\n  }}\n\n",
+          graph_.actors.size(), encodes);
+      encodedConstructors = ", encode(constructors)";
     }
     // Communicator groups: one array of actor indices each (rank = position).
     std::string communicatorSpecs, specCommunicators = ", {}";
@@ -134,10 +154,12 @@ public:
         fmt::arg("location", locationText(graph_.loc)),
         fmt::arg("target_ns", identifierFor(input_.target)),
         fmt::arg("actors_file", input_.target + ".actors.cpp"),
-        fmt::arg("run_declarations", runDeclarations),
-        fmt::arg("actor_count", graph_.actors.size()), fmt::arg("actor_specs", actorSpecs),
+        fmt::arg("run_declarations", tables.add(runDeclarations)),
+        fmt::arg("actor_count", graph_.actors.size()),
+        fmt::arg("actor_specs", tables.add(alignTrailingComments(actorSpecs, 1))),
         fmt::arg("channel_count", schedule_.channels.size()),
-        fmt::arg("channel_specs", channelSpecs), fmt::arg("input_count", graph_.inputs.size()),
+        fmt::arg("channel_specs", tables.add(alignTrailingComments(channelSpecs, 1))),
+        fmt::arg("input_count", graph_.inputs.size()),
         fmt::arg("input_channels", fmt::format("{}", fmt::join(schedule_.inputChannels, ", "))),
         fmt::arg("output_count", graph_.outputs.size()),
         fmt::arg("output_channels", fmt::format("{}", fmt::join(schedule_.outputChannels, ", "))),
@@ -147,6 +169,7 @@ public:
         fmt::arg("input_args", inputArgs),
         fmt::arg("constructor_members", constructorMembers),
         fmt::arg("encoded_constructors", encodedConstructors),
+        fmt::arg("encode_function", encodeFunction),
         fmt::arg("input_writes", inputWrites));
   }
 
@@ -178,6 +201,29 @@ public:
                                              "group N (the schedule's\n// `# synchronous groups`), "
                                              "a communicator: NCCL, or the host communicator."),
         fmt::arg("ports", ports(actorIndex, ops)), fmt::arg("body", body(actorIndex, ops)));
+  }
+
+  // True when every type and constant that actor `actorIndex`'s program
+  // spells is plain (Layout.h), so that codegen laid the program out as the
+  // formatter would wherever it fits in the column limit.
+  bool spelledPlainly(unsigned actorIndex) const {
+    const ir::Actor& actor = graph_.actors.at(actorIndex);
+    if (!isPlainSpelling(actor.className))
+      return false;
+    for (const ir::Constant& arg : actor.constructorArgs)
+      if (!isPlainSpelling(arg.type.spelling) || !isPlainSpelling(arg.expression))
+        return false;
+    for (const Operation& op : schedule_.actors.at(actorIndex).operations) {
+      const ir::Task& task = graph_.tasks.at(op.task);
+      for (const ir::Arg& arg : task.args)
+        if (!isPlainSpelling(arg.kind == ir::Arg::Kind::Constant ? arg.constant.expression
+                                                                 : valueType(arg.value)))
+          return false;
+      for (unsigned value : task.results)
+        if (!isPlainSpelling(valueType(value)))
+          return false;
+    }
+    return true;
   }
 
 private:
@@ -304,59 +350,61 @@ private:
     return static_cast<int>(it - channel.readers.begin());
   }
 
+  // One line per communicator and port, their comments aligned.
   std::string ports(unsigned actor, const schedule::ActorSchedule& ops) const {
     // This actor's communicators, one per group it is a rank of.
-    std::string out;
+    std::vector<std::pair<std::string, std::string>> rows;
     for (unsigned g : groupsOf(actor))
-      out += fmt::format("  cg::Communicator& g{} = process.communicator({});  // {}\n", g, g,
-                         describeGroup(g));
+      rows.emplace_back(fmt::format("  cg::Communicator& g{} = process.communicator({});", g, g),
+                        describeGroup(g));
     for (const Operation& op : ops.operations) {
       for (unsigned c : op.channels) {
         const schedule::Channel& channel = schedule_.channels.at(c);
         std::string peers;
         if (isNccl(channel) && op.kind == Operation::Kind::Read) {
-          out += fmt::format("  auto c{} = process.nccl_input({}, {}, g{});  // {}, from {} over "
-                             "nccl\n",
-                             c, c, readerSlot(channel, actor), ncclGroup(c),
-                             describeValue(graph_, channel.value),
-                             endpointName(graph_, channel.writer));
+          rows.emplace_back(fmt::format("  auto c{} = process.nccl_input({}, {}, g{});", c, c,
+                                        readerSlot(channel, actor), ncclGroup(c)),
+                            fmt::format("{}, from {} over nccl",
+                                        describeValue(graph_, channel.value),
+                                        endpointName(graph_, channel.writer)));
         } else if (isNccl(channel)) {
           for (int reader : channel.readers)
             peers += (peers.empty() ? "" : ", ") + endpointName(graph_, reader);
-          out += fmt::format("  auto c{} = process.nccl_output({}, \"{}\", g{});  // {}, to {} "
-                             "over nccl\n",
-                             c, c, graph_.tasks.at(op.task).method, ncclGroup(c),
-                             describeValue(graph_, channel.value), peers);
+          rows.emplace_back(fmt::format("  auto c{} = process.nccl_output({}, \"{}\", g{});", c, c,
+                                        graph_.tasks.at(op.task).method, ncclGroup(c)),
+                            fmt::format("{}, to {} over nccl",
+                                        describeValue(graph_, channel.value), peers));
         } else if (isDevice(channel) && op.kind == Operation::Kind::Read) {
-          out += fmt::format("  auto c{} = process.device_input({}, {}, {}, \"{}\");  // {}, from "
-                             "{}, delivered on {}\n",
-                             c, c, readerSlot(channel, actor), deviceOf(channel),
-                             graph_.tasks.at(op.task).method,
-                             describeValue(graph_, channel.value),
-                             endpointName(graph_, channel.writer),
-                             ir::toString(graph_.values.at(channel.value).transport));
+          rows.emplace_back(fmt::format("  auto c{} = process.device_input({}, {}, {}, \"{}\");", c,
+                                        c, readerSlot(channel, actor), deviceOf(channel),
+                                        graph_.tasks.at(op.task).method),
+                            fmt::format("{}, from {}, delivered on {}",
+                                        describeValue(graph_, channel.value),
+                                        endpointName(graph_, channel.writer),
+                                        ir::toString(graph_.values.at(channel.value).transport)));
         } else if (isDevice(channel)) {
           for (int reader : channel.readers)
             peers += (peers.empty() ? "" : ", ") + endpointName(graph_, reader);
-          out += fmt::format("  auto c{} = process.device_output({}, \"{}\");  // {}, to {} "
-                             "through host memory\n",
-                             c, c, graph_.tasks.at(op.task).method,
-                             describeValue(graph_, channel.value), peers);
+          rows.emplace_back(fmt::format("  auto c{} = process.device_output({}, \"{}\");", c, c,
+                                        graph_.tasks.at(op.task).method),
+                            fmt::format("{}, to {} through host memory",
+                                        describeValue(graph_, channel.value), peers));
         } else if (op.kind == Operation::Kind::Read) {
-          out += fmt::format("  auto c{} = process.input<{}>({}, {});  // {}, from {}\n", c,
-                             valueType(channel.value), c, readerSlot(channel, actor),
-                             describeValue(graph_, channel.value),
-                             endpointName(graph_, channel.writer));
+          rows.emplace_back(fmt::format("  auto c{} = process.input<{}>({}, {});", c,
+                                        valueType(channel.value), c, readerSlot(channel, actor)),
+                            fmt::format("{}, from {}", describeValue(graph_, channel.value),
+                                        endpointName(graph_, channel.writer)));
         } else {
           for (int reader : channel.readers)
             peers += (peers.empty() ? "" : ", ") + endpointName(graph_, reader);
-          out += fmt::format("  auto c{} = process.output<{}>({}, \"{}\");  // {}, to {}\n", c,
-                             valueType(channel.value), c, graph_.tasks.at(op.task).method,
-                             describeValue(graph_, channel.value), peers);
+          rows.emplace_back(fmt::format("  auto c{} = process.output<{}>({}, \"{}\");", c,
+                                        valueType(channel.value), c,
+                                        graph_.tasks.at(op.task).method),
+                            fmt::format("{}, to {}", describeValue(graph_, channel.value), peers));
         }
       }
     }
-    return out + (out.empty() ? "" : "\n");
+    return rows.empty() ? "" : alignTrailingComments(rows, 1) + "\n";
   }
 
   // Arguments are moved into the method on their last use on this actor.
@@ -403,8 +451,11 @@ private:
       args += moveIt ? fmt::format("cg::pass(v{})", arg.value) : fmt::format("v{}.value()", arg.value);
       inputs += fmt::format(", v{}", arg.value);
     }
-    std::string call = fmt::format("process.call(\"{}\", [&] {{ return actor.{}({}); }}{})",
-                                   task.method, task.method, args, inputs);
+    // Laid out as the formatter would: a lambda that is not the last argument
+    // puts all the arguments on a line of their own.
+    std::string call = fmt::format("process.call({}\"{}\", [&] {{ return actor.{}({}); }}{})",
+                                   inputs.empty() ? "" : "\n        ", task.method, task.method,
+                                   args, inputs);
     const ir::Producer& first = graph_.values.at(task.results.front()).producer;
     if (first.element < 0)
       return fmt::format("    cg::Result<{}> v{} = {};\n", valueType(task.results.front()),
@@ -501,6 +552,7 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
   const std::string targetNs = identifierFor(input.target);
   std::vector<GeneratedFile> files;
   std::string sections, includes, graphSpecs, codecs;
+  LaidOutTables tables;
   if (!input.codecs.empty())
     codecs = "\n// Serializers of the structs that cross actor boundaries, generated from their\n"
              "// fields.\n";
@@ -508,41 +560,55 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
     codecs += aggregateCodec(codec);
   for (const GraphToGenerate& g : input.graphs) {
     GraphGenerator generator(input, *g.graph, *g.schedule);
-    sections += generator.driverSection();
+    sections += generator.driverSection(tables);
     graphSpecs += fmt::format("    &cg_generated::{}::{}_spec,\n", targetNs,
                               identifierFor(g.graph->name));
     for (unsigned a = 0; a < g.graph->actors.size(); ++a) {
-      files.push_back({generator.actorFileName(a), generator.actorProgram(a)});
-      includes += fmt::format("#include \"{}\"\n", generator.actorFileName(a));
+      std::string name = generator.actorFileName(a);
+      std::string program = generator.actorProgram(a);
+      if (!generator.spelledPlainly(a) || !fitsColumnLimit(program))
+        program = formatCode(program, name);
+      files.push_back({name, std::move(program)});
+      includes += fmt::format("#include \"{}\"\n", name);
     }
   }
-  files.push_back(
-      {header, fmt::format(fmt::runtime(templateText("driver.hpp.tpl")), fmt::arg("file", header),
+  // The header is formatted with its tables left out (markers in their
+  // place), then they go in; all of it through the formatter if one of
+  // them does not fit where it lands.
+  std::string driver =
+      fmt::format(fmt::runtime(templateText("driver.hpp.tpl")), fmt::arg("file", header),
+                  fmt::arg("source_name", baseName(input.source)),
+                  fmt::arg("source", input.source), fmt::arg("command", input.command),
+                  fmt::arg("example_graph", input.graphs.front().graph->name),
+                  fmt::arg("target", input.target), fmt::arg("target_ns", targetNs),
+                  fmt::arg("codecs", codecs), fmt::arg("graphs", sections));
+  std::optional<std::string> laidOut = tables.splice(formatCode(driver, header));
+  if (!laidOut)
+    laidOut = formatCode(tables.expand(driver), header);
+  files.push_back({header, std::move(*laidOut)});
+  // The three small files, through the formatter.
+  auto addFormatted = [&](std::string name, std::string code) {
+    std::string formatted = formatCode(code, name);
+    files.push_back({std::move(name), std::move(formatted)});
+  };
+  addFormatted(input.target + ".cg.cpp",
+               fmt::format(fmt::runtime(templateText("driver.cpp.tpl")),
+                           fmt::arg("file", input.target + ".cg.cpp"),
                            fmt::arg("source_name", baseName(input.source)),
-                           fmt::arg("source", input.source), fmt::arg("command", input.command),
-                           fmt::arg("example_graph", input.graphs.front().graph->name),
-                           fmt::arg("target", input.target), fmt::arg("target_ns", targetNs),
-                           fmt::arg("codecs", codecs), fmt::arg("graphs", sections))});
-  files.push_back({input.target + ".cg.cpp",
-                   fmt::format(fmt::runtime(templateText("driver.cpp.tpl")),
-                               fmt::arg("file", input.target + ".cg.cpp"),
-                               fmt::arg("source_name", baseName(input.source)),
-                               fmt::arg("command", input.command), fmt::arg("header", header),
-                               fmt::arg("target", input.target), fmt::arg("target_ns", targetNs))});
-  files.push_back({input.target + ".actors.cpp",
-                   fmt::format(fmt::runtime(templateText("actor_code.cpp.tpl")),
-                               fmt::arg("file", input.target + ".actors.cpp"),
-                               fmt::arg("source_name", baseName(input.source)),
-                               fmt::arg("command", input.command), fmt::arg("target", input.target),
-                               fmt::arg("includes", includes))});
-  files.push_back({input.target + ".actor_host.cpp",
-                   fmt::format(fmt::runtime(templateText("actor_host.cpp.tpl")),
-                               fmt::arg("file", input.target + ".actor_host.cpp"),
-                               fmt::arg("source_name", baseName(input.source)),
-                               fmt::arg("command", input.command), fmt::arg("target", input.target),
-                               fmt::arg("header", header), fmt::arg("graph_specs", graphSpecs))});
-  for (GeneratedFile& file : files)
-    file.contents = formatCode(file.contents, file.name);
+                           fmt::arg("command", input.command), fmt::arg("header", header),
+                           fmt::arg("target", input.target), fmt::arg("target_ns", targetNs)));
+  addFormatted(input.target + ".actors.cpp",
+               fmt::format(fmt::runtime(templateText("actor_code.cpp.tpl")),
+                           fmt::arg("file", input.target + ".actors.cpp"),
+                           fmt::arg("source_name", baseName(input.source)),
+                           fmt::arg("command", input.command), fmt::arg("target", input.target),
+                           fmt::arg("includes", includes)));
+  addFormatted(input.target + ".actor_host.cpp",
+               fmt::format(fmt::runtime(templateText("actor_host.cpp.tpl")),
+                           fmt::arg("file", input.target + ".actor_host.cpp"),
+                           fmt::arg("source_name", baseName(input.source)),
+                           fmt::arg("command", input.command), fmt::arg("target", input.target),
+                           fmt::arg("header", header), fmt::arg("graph_specs", graphSpecs)));
   return files;
 }
 

@@ -10,6 +10,7 @@
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/DeclTemplate.h"
+#include "clang/AST/Expr.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -24,7 +25,7 @@ namespace {
 
 // Field order of cg::detail::Record.
 enum Field : unsigned {
-  Kind, A, B, C, Tag, Integer, Floating, Text, TextSize, Line, Column, FieldCount
+  Kind, A, B, C, Tag, Integer, Floating, Text, TextSize, Line, Column, File, FieldCount
 };
 // Field order of cg::detail::Encoded.
 enum EncodedField : unsigned {
@@ -427,9 +428,24 @@ private:
     return text_.substr(static_cast<size_t>(offset), static_cast<size_t>(size));
   }
 
+  // A bind made in a helper function reports the helper's file; records that
+  // carry no file (constants) report the graph function's.
   ir::SourceLoc locOf(const clang::APValue& record) const {
-    return {function_.loc.file, static_cast<unsigned>(intField(record, Line)),
+    return {fileOf(record), static_cast<unsigned>(intField(record, Line)),
             static_cast<unsigned>(intField(record, Column))};
+  }
+
+  // std::source_location::file_name() points at a string literal Clang made
+  // from the presumed file name, the same spelling its diagnostics use.
+  std::string fileOf(const clang::APValue& record) const {
+    const clang::APValue& file = record.getStructField(File);
+    if (!file.isLValue() || file.isNullPointer())
+      return function_.loc.file;
+    const auto* literal = llvm::dyn_cast_or_null<clang::StringLiteral>(
+        file.getLValueBase().dyn_cast<const clang::Expr*>());
+    if (!literal || !file.getLValueOffset().isZero())
+      internalError("record file is not a file name");
+    return literal->getString().str();
   }
 
   void requireSerializable(clang::QualType type, const ir::SourceLoc& loc) {

@@ -7,7 +7,9 @@
 # Every expected error and note must be printed as `SOURCE:LINE:COL: error: text`
 # on that line, exactly; no other error may be printed; cgc must exit 1.
 #
-# A line `// cgc-args: ...` adds options to the cgc command line.
+# A line `// cgc-args: ...` adds options to the cgc command line; a line
+# `// cgc-expect-in: file` checks the expectations in that file (beside the
+# source) as well.
 #
 # cmake -DCGC=<cgc> -DSOURCE=<file> -DOUT=<dir> -DINCLUDE=<runtime include> -P CheckDiagnostics.cmake
 file(STRINGS "${SOURCE}" extra_args REGEX "^// cgc-args: ")
@@ -30,42 +32,58 @@ function(split_lines text out)
 endfunction()
 
 split_lines("${stderr}" printed)
-file(READ "${SOURCE}" source_text)
-split_lines("${source_text}" source_lines)
 
-set(line_number 0)
+# Checks the expectations written in `file` against the printed diagnostics;
+# adds the expected errors to `expected_errors` and any mismatch to `failures`.
+function(check_expectations file)
+  file(READ "${file}" source_text)
+  split_lines("${source_text}" source_lines)
+  set(line_number 0)
+  foreach(line IN LISTS source_lines)
+    math(EXPR line_number "${line_number} + 1")
+    while(line MATCHES "expected-(error|note) {{(.*)}}")
+      set(kind "${CMAKE_MATCH_1}")
+      set(text "${CMAKE_MATCH_2}")
+      # Non-greedy by hand: the text ends at the first "}}".
+      string(FIND "${text}" "}}" end)
+      if(NOT end EQUAL -1)
+        string(SUBSTRING "${text}" 0 ${end} text)
+      endif()
+      if(kind STREQUAL "error")
+        math(EXPR expected_errors "${expected_errors} + 1")
+      endif()
+      set(found FALSE)
+      foreach(out_line IN LISTS printed)
+        if(out_line MATCHES "^(.*):([0-9]+):([0-9]+): ${kind}: (.*)$")
+          if(CMAKE_MATCH_1 STREQUAL file AND CMAKE_MATCH_2 EQUAL line_number
+             AND CMAKE_MATCH_4 STREQUAL text)
+            set(found TRUE)
+          endif()
+        endif()
+      endforeach()
+      if(NOT found)
+        string(APPEND failures "  ${file}:${line_number}: expected ${kind}: ${text}\n")
+      endif()
+      string(FIND "${line}" "expected-${kind} {{${text}}}" at)
+      string(LENGTH "expected-${kind} {{${text}}}" length)
+      math(EXPR after "${at} + ${length}")
+      string(SUBSTRING "${line}" ${after} -1 line)
+    endwhile()
+  endforeach()
+  set(expected_errors ${expected_errors} PARENT_SCOPE)
+  set(failures "${failures}" PARENT_SCOPE)
+endfunction()
+
 set(expected_errors 0)
 set(failures "")
-foreach(line IN LISTS source_lines)
-  math(EXPR line_number "${line_number} + 1")
-  while(line MATCHES "expected-(error|note) {{(.*)}}")
-    set(kind "${CMAKE_MATCH_1}")
-    set(text "${CMAKE_MATCH_2}")
-    # Non-greedy by hand: the text ends at the first "}}".
-    string(FIND "${text}" "}}" end)
-    if(NOT end EQUAL -1)
-      string(SUBSTRING "${text}" 0 ${end} text)
-    endif()
-    if(kind STREQUAL "error")
-      math(EXPR expected_errors "${expected_errors} + 1")
-    endif()
-    set(found FALSE)
-    foreach(out_line IN LISTS printed)
-      if(out_line MATCHES "^(.*):([0-9]+):([0-9]+): ${kind}: (.*)$")
-        if(CMAKE_MATCH_1 STREQUAL SOURCE AND CMAKE_MATCH_2 EQUAL line_number
-           AND CMAKE_MATCH_4 STREQUAL text)
-          set(found TRUE)
-        endif()
-      endif()
-    endforeach()
-    if(NOT found)
-      string(APPEND failures "  line ${line_number}: expected ${kind}: ${text}\n")
-    endif()
-    string(FIND "${line}" "expected-${kind} {{${text}}}" at)
-    string(LENGTH "expected-${kind} {{${text}}}" length)
-    math(EXPR after "${at} + ${length}")
-    string(SUBSTRING "${line}" ${after} -1 line)
-  endwhile()
+check_expectations("${SOURCE}")
+# A line `// cgc-expect-in: header.hpp` names a file beside the source that
+# holds expectations too (a helper the graph calls).
+file(STRINGS "${SOURCE}" other_files REGEX "^// cgc-expect-in: ")
+list(TRANSFORM other_files REPLACE "^// cgc-expect-in: " "")
+cmake_path(GET SOURCE PARENT_PATH source_dir)
+foreach(other IN LISTS other_files)
+  check_expectations("${source_dir}/${other}")
 endforeach()
 
 set(printed_errors 0)

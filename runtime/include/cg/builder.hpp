@@ -138,6 +138,7 @@ struct Record {
   int text_size;
   unsigned line;
   unsigned column;
+  const char* file;  // the file of `line` (a helper may sit in another header)
 };
 
 /// A constant argument: its record, and for a string literal the characters
@@ -460,7 +461,8 @@ public:
           .tag = &detail::method_tag<M>,
           .floating = estimate,
           .line = loc.line(),
-          .column = loc.column()});
+          .column = loc.column(),
+          .file = loc.file_name()});
   }
 
 private:
@@ -483,7 +485,8 @@ private:
           .a = actor,
           .b = n,
           .line = loc.line(),
-          .column = loc.column()});
+          .column = loc.column()},
+          .file = loc.file_name()});
   }
 
   constexpr void set_device_transport(int value, Device device, std::source_location loc) {
@@ -497,7 +500,8 @@ private:
           .c = static_cast<int>(device.kind),
           .integer = device.kind == DeviceKind::cpu ? 0 : device.index,
           .line = loc.line(),
-          .column = loc.column()});
+          .column = loc.column()},
+          .file = loc.file_name()});
   }
 
   constexpr void set_transport(int value, TensorTransport transport, std::source_location loc) {
@@ -507,7 +511,8 @@ private:
           .a = value,
           .b = static_cast<int>(transport),
           .line = loc.line(),
-          .column = loc.column()});
+          .column = loc.column(),
+          .file = loc.file_name()});
   }
 
   // Records a collective over `ranks` (value ids of this graph) and returns
@@ -523,7 +528,8 @@ private:
           .c = static_cast<int>(count),
           .tag = &detail::type_tag<T>,
           .line = loc.line(),
-          .column = loc.column()});
+          .column = loc.column(),
+          .file = loc.file_name()});
     int first = value_count_;
     for (std::size_t i = 0; i < count; ++i) {
       check_owner(ranks[i]);
@@ -546,7 +552,8 @@ private:
           .text = text,
           .text_size = static_cast<int>(text_size_) - text,
           .line = loc.line(),
-          .column = loc.column()});
+          .column = loc.column(),
+          .file = loc.file_name()});
     (push_constant(constant_of(args)), ...);
     return Actor<C>(this, actor_count_++);
   }
@@ -568,7 +575,8 @@ private:
           .b = input_count_++,
           .tag = &detail::type_tag<T>,
           .line = loc.line(),
-          .column = loc.column()});
+          .column = loc.column(),
+          .file = loc.file_name()});
     return Value<T>(this, value_count_++);
   }
 
@@ -634,7 +642,8 @@ private:
                                  .c = results,
                                  .tag = method,
                                  .line = loc.line(),
-                                 .column = loc.column()};
+                                 .column = loc.column(),
+                                 .file = loc.file_name()};
     ++record_count_;
     (add_argument(args), ...);
     int first = value_count_;

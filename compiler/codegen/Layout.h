@@ -1,0 +1,65 @@
+//===- Layout.h - Generated code laid out as the formatter would -*- C++ -*-===//
+//
+// Formatting every generated file costs more than everything else cgc does
+// once a graph has a thousand actors: clang-format is roughly quadratic on
+// the driver header's tables and costs about a millisecond per actor
+// program. So codegen writes those already laid out as the formatter would
+// (the formatter leaves them as they are; codegen_test checks it) and only
+// falls back to the formatter where it cannot be sure: a line over the
+// column limit, or a type or expression spelled in a way it does not know.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cg::codegen {
+
+/// The formatter's column limit (FormatCode.cpp).
+inline constexpr std::size_t kColumnLimit = 100;
+
+/// True when no line of `code` is wider than kColumnLimit.
+bool fitsColumnLimit(std::string_view code);
+
+/// True when the formatter leaves `text`, a type or a constant expression,
+/// as it is wherever codegen puts it: names, `::`, numbers, `<>`, `()`, `.`,
+/// a space after a comma or between two words (`unsigned int`), string
+/// literals. False for anything else (`const char *`, `a+b`), which the
+/// formatter then lays out.
+bool isPlainSpelling(std::string_view text);
+
+/// Lines of code with trailing comments, the comments aligned as the
+/// formatter aligns them: `spaces` columns after the widest line's code. Each
+/// line is code, padding, "// ", comment and a newline, without indentation.
+std::string alignTrailingComments(const std::vector<std::pair<std::string, std::string>>& rows,
+                                  std::size_t spaces);
+
+/// Tables (rows of one shape, possibly thousands) that codegen lays out
+/// itself: the code given to the formatter holds one marker line in place
+/// of each, and the rows go in after formatting, indented as the marker.
+class LaidOutTables {
+public:
+  /// The marker line to put in the code in place of `rows` (complete lines,
+  /// without indentation).
+  std::string add(std::string rows);
+
+  /// `formatted` with every marker replaced by its rows; std::nullopt if a
+  /// row would not fit in the column limit at the marker's indentation.
+  std::optional<std::string> splice(std::string_view formatted) const;
+
+  /// `code` with every marker replaced by its rows as they are, for the
+  /// formatter to lay out.
+  std::string expand(std::string_view code) const;
+
+private:
+  std::optional<std::string> replaceMarkers(std::string_view code, bool indent) const;
+
+  std::vector<std::string> tables_;
+};
+
+} // namespace cg::codegen

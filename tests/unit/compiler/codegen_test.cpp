@@ -1,0 +1,158 @@
+//===- codegen_test.cpp - Tests for generated code and its layout --------===//
+//
+// Codegen lays out the spec tables and the actor programs itself instead of
+// running the formatter on them (Layout.h). These tests hold it to that: on
+// graphs of every shape the fixtures have, each generated file is one the
+// formatter leaves as it is, and where codegen cannot be sure (a spelling
+// the formatter would change, a row too wide) the formatter still lays it
+// out.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Codegen.h"
+
+#include "codegen/FormatCode.h"
+#include "codegen/Layout.h"
+
+#include "GraphFixtures.h"
+#include "ScheduleHelpers.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace cg::codegen {
+namespace {
+
+using test::constant;
+using test::GraphBuilder;
+using test::scheduleOf;
+
+std::vector<GeneratedFile> generateFor(const ir::Graph& graph) {
+  schedule::Schedule schedule = scheduleOf(graph);
+  CodegenInput input{"echo", "/src/examples/echo/echo.cg.cpp", "cgc echo.cg.cpp --target echo",
+                     {{&graph, &schedule}}, {}};
+  return generate(input);
+}
+
+const std::string& fileNamed(const std::vector<GeneratedFile>& files, const std::string& name) {
+  for (const GeneratedFile& file : files)
+    if (file.name == name)
+      return file.contents;
+  ADD_FAILURE() << "no file " << name;
+  static const std::string kNone;
+  return kNone;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// a.first(x, 3) and a.second(2.5): constant arguments, and a task that reads
+// no value; the actor has constructor arguments.
+ir::Graph constantsGraph() {
+  GraphBuilder g("constants", 70);
+  unsigned x = g.input("int");
+  unsigned a = g.actor("a", 71, "::Adder", {constant("int", "7")});
+  unsigned b = g.actor("b", 72, "::Adder");
+  unsigned first = g.bind(a, "first", {x, constant("int", "3")}, 73, "int");
+  unsigned second = g.bind(b, "second", {constant("double", "static_cast<double>(2.5)")}, 74,
+                           "unsigned long");
+  g.output(first).output(second);
+  return g.build();
+}
+
+TEST(Codegen, EveryGeneratedFileIsLeftAsItIsByTheFormatter) {
+  for (const ir::Graph& graph :
+       {test::chainGraph(), test::fanOutGraph(), test::sameActorGraph(),
+        test::sharedResultGraph(), test::tupleGraph(), test::gpuGraph(), constantsGraph()}) {
+    for (const GeneratedFile& file : generateFor(graph))
+      EXPECT_EQ(formatCode(file.contents, file.name), file.contents)
+          << "graph " << graph.name << ", " << file.name;
+  }
+}
+
+TEST(Codegen, TheSpecTablesHaveOneRowPerActorAndChannelWithAlignedComments) {
+  std::string header = fileNamed(generateFor(test::fanOutGraph()), "echo.cg.hpp");
+  EXPECT_TRUE(contains(header, "inline constexpr std::array<cg::detail::ActorSpec, 3> "
+                               "fan_out_actors{{\n"
+                               "    {\"a\", &run_fan_out_a}, // 0: ::EchoActor (echo.cg.cpp:21:3)\n"
+                               "    {\"b\", &run_fan_out_b}, // 1: ::EchoActor (echo.cg.cpp:22:3)\n"
+                               "    {\"c\", &run_fan_out_c}, // 2: ::EchoActor (echo.cg.cpp:23:3)\n"
+                               "}};\n"))
+      << header;
+  EXPECT_TRUE(contains(header, "fan_out_channels{{\n"
+                               "    {-1, 3, -1}, // c0: input #0\n"
+                               "    {0, 1, 0},   // c1: a.echo\n"))
+      << header;
+}
+
+TEST(Codegen, AConstructorArgumentIsEncodedOnlyForTheActorThatHasOne) {
+  std::string header = fileNamed(generateFor(constantsGraph()), "echo.cg.hpp");
+  EXPECT_TRUE(contains(header,
+                       "    std::vector<std::optional<std::vector<std::byte>>> encoded(2);\n"
+                       "    encoded[0] = cg::detail::encode_constructor_args(constructors.a);\n"
+                       "    return encoded;\n"))
+      << header;
+  std::string chain = fileNamed(generateFor(test::chainGraph()), "echo.cg.hpp");
+  EXPECT_FALSE(contains(chain, "encode")) << chain;
+}
+
+TEST(Codegen, ATypeTheFormatterWouldRespellIsLaidOutByIt) {
+  GraphBuilder g("pointers", 80);
+  unsigned x = g.input("int");
+  unsigned a = g.actor("a", 81);
+  unsigned b = g.actor("b", 82);
+  unsigned va = g.bind(a, "name", {x}, 83, "const char *");
+  g.output(g.bind(b, "length", {va}, 84, "int"));
+  std::vector<GeneratedFile> files = generateFor(g.build());
+  const std::string& program = fileNamed(files, "echo.pointers.b.cpp");
+  EXPECT_TRUE(
+      contains(program, "  auto c1 = process.input<const char*>(1, 0); // a.name, from a\n"))
+      << program;
+  EXPECT_EQ(formatCode(program, "echo.pointers.b.cpp"), program);
+}
+
+TEST(Codegen, ATableTooWideForTheColumnLimitIsLaidOutByTheFormatter) {
+  GraphBuilder g("wide", 90);
+  unsigned x = g.input("int");
+  unsigned a = g.actor(std::string(70, 'a'), 91);
+  unsigned b = g.actor("b", 92);
+  g.output(g.bind(b, "echo", {g.bind(a, "echo", {x}, 93, "int")}, 94, "int"));
+  std::vector<GeneratedFile> files = generateFor(g.build());
+  for (const GeneratedFile& file : files)
+    EXPECT_EQ(formatCode(file.contents, file.name), file.contents) << file.name;
+  const std::string& header = fileNamed(files, "echo.cg.hpp");
+  EXPECT_TRUE(contains(header, "int run_wide_" + std::string(70, 'a') +
+                                   "(\n    cg::ActorProcess& process);\n"))
+      << header;
+}
+
+TEST(Layout, PlainSpellingsAreTheOnesTheFormatterKeeps) {
+  for (const char* plain : {"int", "unsigned long", "std::vector<std::pair<int, float>>", "::Foo",
+                            "std::string(\"a, b  c\")", "static_cast<double>(-1.5e-05)", "7ull",
+                            "static_cast<char>(65)", "true", "-3"})
+    EXPECT_TRUE(isPlainSpelling(plain)) << plain;
+  for (const char* respelled : {"const char *", "int&", "a+b", "std::pair<int,int>",
+                                "std::vector<int >", "(-9223372036854775807ll - 1)", "f(1,  2)"})
+    EXPECT_FALSE(isPlainSpelling(respelled)) << respelled;
+}
+
+TEST(Layout, TrailingCommentsAlignAfterTheWidestLine) {
+  EXPECT_EQ(alignTrailingComments({{"a;", "one"}, {"bbbb;", "two"}}, 1),
+            "a;    // one\n"
+            "bbbb; // two\n");
+}
+
+TEST(Layout, TablesGoInAtTheirMarkersIndentation) {
+  LaidOutTables tables;
+  std::string code = "x{{\n" + tables.add("{1},\n{2},\n") + "}};\n";
+  EXPECT_EQ(tables.expand(code), "x{{\n{1},\n{2},\n}};\n");
+  EXPECT_EQ(tables.splice("x{{\n    // @cgc-table-0\n}};\n"), "x{{\n    {1},\n    {2},\n}};\n");
+  LaidOutTables wide;
+  wide.add(std::string(97, 'w') + "\n");
+  EXPECT_EQ(wide.splice("    // @cgc-table-0\n"), std::nullopt);
+}
+
+} // namespace
+} // namespace cg::codegen
