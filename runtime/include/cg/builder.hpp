@@ -485,7 +485,7 @@ private:
           .a = actor,
           .b = n,
           .line = loc.line(),
-          .column = loc.column()},
+          .column = loc.column(),
           .file = loc.file_name()});
   }
 
@@ -500,7 +500,7 @@ private:
           .c = static_cast<int>(device.kind),
           .integer = device.kind == DeviceKind::cpu ? 0 : device.index,
           .line = loc.line(),
-          .column = loc.column()},
+          .column = loc.column(),
           .file = loc.file_name()});
   }
 
