@@ -37,6 +37,14 @@ std::string locationText(const ir::SourceLoc& loc) {
   return fmt::format("{}:{}:{}", baseName(loc.file), loc.line, loc.column);
 }
 
+// The ActorSpec fields after name and program, positional and only as far as
+// one differs from its default: ", host" and ", host, gpus".
+std::string specTail(const ir::Actor& actor) {
+  if (actor.gpus != 0)
+    return fmt::format(", {}, {}", actor.host, actor.gpus);
+  return actor.host != 0 ? fmt::format(", {}", actor.host) : "";
+}
+
 // A human name for a value: "input #0", "a.echo" or "a.split[1]".
 std::string describeValue(const ir::Graph& graph, unsigned value) {
   const ir::Producer& producer = graph.values.at(value).producer;
@@ -75,9 +83,7 @@ public:
       const ir::Actor& actor = graph_.actors[a];
       runDeclarations += fmt::format("int {}(cg::ActorProcess& process);\n", actorFunction(a));
       actorSpecs.emplace_back(
-          actor.host == 0
-              ? fmt::format("{{\"{}\", &{}}},", actor.name, actorFunction(a))
-              : fmt::format("{{\"{}\", &{}, {}}},", actor.name, actorFunction(a), actor.host),
+          fmt::format("{{\"{}\", &{}{}}},", actor.name, actorFunction(a), specTail(actor)),
           fmt::format("{}: {} ({})", a, actor.className, locationText(actor.loc)));
     }
     std::string readerActors;  // per channel: the actor of each reader slot
@@ -97,7 +103,11 @@ public:
       const std::string& type = graph_.values.at(graph_.inputs[i]).type.spelling;
       inputParams += fmt::format("{}const {}& input{}", i ? ", " : "", type, i);
       inputArgs += fmt::format("{}input{}", i ? ", " : "", i);
-      inputWrites += fmt::format("    runtime_->write_input({}, input{});\n", i, i);
+      // A tensor delivered on a device crosses shared memory from the host.
+      inputWrites += isDevice(graph_.values.at(graph_.inputs[i]).transport)
+                         ? fmt::format("    runtime_->write_input({}, input{}.to(cg::device::cpu));\n",
+                                       i, i)
+                         : fmt::format("    runtime_->write_input({}, input{});\n", i, i);
     }
     // Constructor arguments launch() may replace: one member each, encoded
     // by the driver class for the runtime (which takes none when no actor
@@ -284,6 +294,23 @@ private:
     return graph_.values.at(channel.value).transport == ir::Transport::Nccl;
   }
 
+  static bool isDevice(ir::Transport transport) {
+    return transport == ir::Transport::Cpu || transport == ir::Transport::Cuda;
+  }
+  bool isDevice(const schedule::Channel& channel) const {
+    return isDevice(graph_.values.at(channel.value).transport);
+  }
+
+  // The cg::Device a device channel delivers its tensor on, in C++.
+  std::string deviceOf(const schedule::Channel& channel) const {
+    const ir::Value& value = graph_.values.at(channel.value);
+    if (value.transport == ir::Transport::Cpu)
+      return "cg::device::cpu";
+    return value.cudaDevice == 0
+               ? "cg::device::cuda"
+               : fmt::format("cg::Device{{cg::DeviceKind::cuda, {}}}", value.cudaDevice);
+  }
+
   // The synchronous group of NCCL channel `c`.
   unsigned ncclGroup(unsigned c) const {
     for (unsigned g = 0; g < schedule_.groups.size(); ++g)
@@ -360,6 +387,21 @@ private:
           rows.emplace_back(fmt::format("  auto c{} = process.nccl_output({}, \"{}\", g{});", c, c,
                                         graph_.tasks.at(op.task).method, ncclGroup(c)),
                             fmt::format("{}, to {} over nccl",
+                                        describeValue(graph_, channel.value), peers));
+        } else if (isDevice(channel) && op.kind == Operation::Kind::Read) {
+          rows.emplace_back(fmt::format("  auto c{} = process.device_input({}, {}, {}, \"{}\");", c,
+                                        c, readerSlot(channel, actor), deviceOf(channel),
+                                        graph_.tasks.at(op.task).method),
+                            fmt::format("{}, from {}, delivered on {}",
+                                        describeValue(graph_, channel.value),
+                                        endpointName(graph_, channel.writer),
+                                        ir::toString(graph_.values.at(channel.value).transport)));
+        } else if (isDevice(channel)) {
+          for (int reader : channel.readers)
+            peers += (peers.empty() ? "" : ", ") + endpointName(graph_, reader);
+          rows.emplace_back(fmt::format("  auto c{} = process.device_output({}, \"{}\");", c, c,
+                                        graph_.tasks.at(op.task).method),
+                            fmt::format("{}, to {} through host memory",
                                         describeValue(graph_, channel.value), peers));
         } else if (op.kind == Operation::Kind::Read) {
           rows.emplace_back(fmt::format("  auto c{} = process.input<{}>({}, {});", c,
@@ -461,7 +503,9 @@ private:
         for (unsigned c : op.channels) {
           unsigned value = schedule_.channels.at(c).value;
           out += fmt::format("    cg::{}<{}> v{};\n    if (!c{}.read(v{}))\n      return 0;\n",
-                             isNccl(schedule_.channels.at(c)) ? "Result" : "Received",
+                             isNccl(schedule_.channels.at(c)) || isDevice(schedule_.channels.at(c))
+                                 ? "Result"
+                                 : "Received",
                              valueType(value), value, c, value);
         }
         break;

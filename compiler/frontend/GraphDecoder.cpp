@@ -33,10 +33,13 @@ enum EncodedField : unsigned {
 };
 enum class RecordKind : int {
   Actor = 1, Input = 2, Task = 3, Argument = 4, Output = 5, Constant = 6, Transport = 7,
-  Collective = 8, Rank = 9, Cost = 10, Host = 11
+  Collective = 8, Rank = 9, Cost = 10, Host = 11, Gpus = 12
 };
-// cg::TensorTransport and cg::detail::CollectiveKind, by value.
-enum class TensorTransport : int64_t { Shm = 0, Nccl = 1 };
+// cg::TensorTransport and cg::detail::CollectiveKind, by value; Device is
+// cg::detail::kDeviceTransport (with_tensor_transport(cg::Device)).
+enum class TensorTransport : int64_t { Shm = 0, Nccl = 1, Device = 2 };
+// cg::DeviceKind, by value.
+enum class DeviceKind : int64_t { Cpu = 0, Cuda = 1 };
 enum class CollectiveKind : int64_t { AllReduce = 0, AllGather = 1, ReduceScatter = 2 };
 // cg::ReduceOp's enumerators, by value.
 constexpr const char* kReduceOps[] = {"sum", "product", "min", "max", "avg"};
@@ -186,6 +189,14 @@ private:
       graph_.actors[static_cast<size_t>(actor)].host = static_cast<unsigned>(intField(record, B));
       break;
     }
+    case RecordKind::Gpus: {
+      // a.gpus(n): the last call for an actor counts.
+      int64_t actor = intField(record, A);
+      if (actor < 0 || actor >= static_cast<int64_t>(graph_.actors.size()))
+        internalError("gpus record names an undeclared actor");
+      graph_.actors[static_cast<size_t>(actor)].gpus = static_cast<unsigned>(intField(record, B));
+      break;
+    }
     default:
       internalError("unknown record kind " + std::to_string(intField(record, Kind)));
     }
@@ -227,10 +238,23 @@ private:
   void decodeTransport(const clang::APValue& record) {
     unsigned value = valueId(record);
     auto transport = static_cast<TensorTransport>(intField(record, B));
-    if (transport != TensorTransport::Shm && transport != TensorTransport::Nccl)
-      internalError("unknown transport " + std::to_string(intField(record, B)));
     ir::Value& v = graph_.values[value];
-    v.transport = transport == TensorTransport::Nccl ? ir::Transport::Nccl : ir::Transport::Shm;
+    v.cudaDevice = 0;
+    switch (transport) {
+    case TensorTransport::Shm: v.transport = ir::Transport::Shm; break;
+    case TensorTransport::Nccl: v.transport = ir::Transport::Nccl; break;
+    case TensorTransport::Device:
+      switch (static_cast<DeviceKind>(intField(record, C))) {
+      case DeviceKind::Cpu: v.transport = ir::Transport::Cpu; break;
+      case DeviceKind::Cuda:
+        v.transport = ir::Transport::Cuda;
+        v.cudaDevice = static_cast<unsigned>(intField(record, Integer));
+        break;
+      default: internalError("unknown device kind " + std::to_string(intField(record, C)));
+      }
+      break;
+    default: internalError("unknown transport " + std::to_string(intField(record, B)));
+    }
     if (v.transport == ir::Transport::Nccl && v.producer.kind == ir::Producer::Kind::Input)
       diagnostics_.push_back(
           {locOf(record),

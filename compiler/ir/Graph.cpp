@@ -12,6 +12,10 @@ std::string_view toString(Transport transport) {
     return "shm";
   case Transport::Nccl:
     return "nccl";
+  case Transport::Cpu:
+    return "cpu";
+  case Transport::Cuda:
+    return "cuda";
   }
   throw std::logic_error("internal compiler error: no transport numbered " +
                          std::to_string(static_cast<int>(transport)));

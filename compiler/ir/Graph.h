@@ -52,6 +52,7 @@ struct Actor {
   std::vector<Constant> constructorArgs;  // from g.actor<C>(name, args...)
   SourceLoc loc;                      // the g.actor<C>(...) call
   unsigned host = 0;                  // logical host index (actor.host(i)); 0: the driver's
+  unsigned gpus = 0;                  // GPUs of its own, from .gpus(n)
 
   friend bool operator==(const Actor&, const Actor&) = default;
 };
@@ -71,12 +72,16 @@ struct Producer {
 enum class Transport {
   Shm,    // shared-memory channel (host memory); buffered, K slots
   Nccl,   // NCCL point-to-point between GPUs: blocking, a synchronous group
+  Cpu,    // a cg::Tensor over shm, delivered in host memory (a CUDA result is
+          // copied to the host before it is written)
+  Cuda,   // a cg::Tensor over shm, copied by each reader to its CUDA device
 };
 
 struct Value {
   Type type;
   Producer producer;
   Transport transport = Transport::Shm;
+  unsigned cudaDevice = 0;   // Transport::Cuda: the readers' device ordinal
 
   friend bool operator==(const Value&, const Value&) = default;
 };
@@ -131,7 +136,7 @@ struct Graph {
   friend bool operator==(const Graph&, const Graph&) = default;
 };
 
-/// Names used in JSON, schedules and messages: "shm", "nccl"; "allreduce",
+/// Names used in JSON, schedules and messages: "shm", "nccl", "cpu", "cuda"; "allreduce",
 /// "allgather", "reducescatter".
 std::string_view toString(Transport transport);
 std::string_view toString(Collective::Kind kind);

@@ -246,11 +246,12 @@ Arg readArg(const Json& j, std::string_view path) {
 
 Transport readTransport(const Json& j, std::string_view path) {
   std::string name = readString(j, path);
-  for (Transport transport : {Transport::Shm, Transport::Nccl})
+  for (Transport transport :
+       {Transport::Shm, Transport::Nccl, Transport::Cpu, Transport::Cuda})
     if (name == toString(transport))
       return transport;
-  fail(path, fmt::format("unknown transport \"{}\"; expected \"shm\" or "
-                         "\"nccl\"",
+  fail(path, fmt::format("unknown transport \"{}\"; expected \"shm\", "
+                         "\"nccl\", \"cpu\" or \"cuda\"",
                          name));
 }
 
@@ -277,7 +278,7 @@ std::vector<T> readArray(const Json& j, std::string_view path, ReadFn read) {
 }
 
 Actor readActor(const Json& j, std::string_view path) {
-  expectKeys(j, path, {"name", "className", "loc"}, {"constructorArgs", "host"});
+  expectKeys(j, path, {"name", "className", "loc"}, {"constructorArgs", "host", "gpus"});
   Actor actor;
   actor.name = readString(j["name"], fieldPath(path, "name"));
   actor.className = readString(j["className"], fieldPath(path, "className"));
@@ -288,6 +289,8 @@ Actor readActor(const Json& j, std::string_view path) {
   actor.loc = readLoc(j["loc"], fieldPath(path, "loc"));
   if (j.contains("host"))
     actor.host = readUnsigned(j["host"], fieldPath(path, "host"));
+  if (j.contains("gpus"))
+    actor.gpus = readUnsigned(j["gpus"], fieldPath(path, "gpus"));
   return actor;
 }
 
@@ -308,11 +311,13 @@ Task readTask(const Json& j, std::string_view path) {
 }
 
 Value readValue(const Json& j, std::string_view path) {
-  expectKeys(j, path, {"type", "producer", "transport"});
+  expectKeys(j, path, {"type", "producer", "transport"}, {"cudaDevice"});
   Value value;
   value.type.spelling = readString(j["type"], fieldPath(path, "type"));
   value.producer = readProducer(j["producer"], fieldPath(path, "producer"));
   value.transport = readTransport(j["transport"], fieldPath(path, "transport"));
+  if (j.contains("cudaDevice"))
+    value.cudaDevice = readUnsigned(j["cudaDevice"], fieldPath(path, "cudaDevice"));
   return value;
 }
 
@@ -350,6 +355,8 @@ std::string toJson(const Graph& graph) {
     a["loc"] = locToJson(actor.loc);
     if (actor.host != 0)
       a["host"] = actor.host;
+    if (actor.gpus != 0)
+      a["gpus"] = actor.gpus;
     actors.push_back(std::move(a));
   }
   j["actors"] = std::move(actors);
@@ -379,6 +386,8 @@ std::string toJson(const Graph& graph) {
     v["type"] = value.type.spelling;
     v["producer"] = producerToJson(value.producer);
     v["transport"] = toString(value.transport);
+    if (value.cudaDevice != 0)
+      v["cudaDevice"] = value.cudaDevice;
     values.push_back(std::move(v));
   }
   j["values"] = std::move(values);

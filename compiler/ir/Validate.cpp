@@ -74,7 +74,8 @@ std::optional<std::string> constantProblem(const Constant& constant,
 }
 
 bool isKnown(Transport transport) {
-  return transport == Transport::Shm || transport == Transport::Nccl;
+  return transport == Transport::Shm || transport == Transport::Nccl ||
+         transport == Transport::Cpu || transport == Transport::Cuda;
 }
 
 } // namespace
@@ -389,12 +390,17 @@ std::vector<Diagnostic> validate(const Graph& graph) {
 std::vector<Diagnostic> tensorTransportTypes(const Graph& graph) {
   std::vector<Diagnostic> diagnostics;
   constexpr std::string_view kTensor = "cg::Tensor";
+  // Why a value of another type cannot use its transport.
+  auto onlyTensors = [](Transport transport) {
+    return transport == Transport::Nccl ? "only cg::Tensor values travel over nccl"
+                                        : "only cg::Tensor values are delivered on a device";
+  };
   for (const Task& task : graph.tasks) {
     if (task.collective >= 0)
       continue;
     for (unsigned result : task.results) {
       const Value& value = graph.values[result];
-      if (value.transport != Transport::Nccl || value.type.spelling == kTensor)
+      if (value.transport == Transport::Shm || value.type.spelling == kTensor)
         continue;
       const std::string what =
           value.producer.element == -1
@@ -403,11 +409,23 @@ std::vector<Diagnostic> tensorTransportTypes(const Graph& graph) {
                             taskName(graph, task));
       diagnostics.push_back(
           {task.loc,
-           fmt::format("{} is a '{}', so it cannot use transport nccl: only cg::Tensor values "
-                       "travel over nccl",
-                       what, value.type.spelling),
+           fmt::format("{} is a '{}', so it cannot use transport {}: {}", what,
+                       value.type.spelling, toString(value.transport),
+                       onlyTensors(value.transport)),
            {}});
     }
+  }
+  // A graph input may be delivered on a device (nccl is refused elsewhere).
+  for (std::size_t i = 0; i < graph.inputs.size(); ++i) {
+    const Value& value = graph.values[graph.inputs[i]];
+    if ((value.transport == Transport::Cpu || value.transport == Transport::Cuda) &&
+        value.type.spelling != kTensor)
+      diagnostics.push_back(
+          {graph.loc,
+           fmt::format("graph input #{} is a '{}', so it cannot use transport {}: {}", i,
+                       value.type.spelling, toString(value.transport),
+                       onlyTensors(value.transport)),
+           {}});
   }
   for (const Collective& collective : graph.collectives) {
     if (collective.tasks.empty())

@@ -15,11 +15,17 @@
 #include <cg/detail/scale_out.hpp>
 #include <cg/host_communicator.hpp>
 #include <cg/shm.hpp>
+#if defined(CG_HAVE_CUDA)
+#include <cg/nccl_communicator.hpp>
+#endif
 
 #include <cxxabi.h>
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
+#include <thread>
+#include <utility>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -52,6 +58,36 @@ struct ActorProcess::Impl {
   detail::SegmentLayout layout;
   detail::SegmentHeader* header = nullptr;
   std::vector<std::unique_ptr<Communicator>> communicators;  // per group, made on first use
+
+  // NCCL groups: the driver stops a graph by aborting the host groups in the
+  // segment, which NCCL does not see; this thread passes such an abort on to
+  // the group's NcclCommunicator, so that a rank waiting in NCCL wakes up
+  // (declared last: it stops before the communicators go).
+  std::mutex watched_mutex;
+  std::vector<std::pair<HostGroup, Communicator*>> watched;
+  std::jthread watcher;
+
+  void watch(HostGroup group, Communicator& communicator) {
+    {
+      std::lock_guard lock(watched_mutex);
+      watched.emplace_back(group, &communicator);
+    }
+    if (watcher.joinable())
+      return;
+    watcher = std::jthread([this](std::stop_token stop) {
+      while (!stop.stop_requested()) {
+        {
+          std::lock_guard lock(watched_mutex);
+          for (auto& [group, comm] : watched)
+            if (comm && group.aborted()) {
+              comm->abort(group.abort_reason());
+              comm = nullptr;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+  }
 };
 
 ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
@@ -128,14 +164,45 @@ Communicator& ActorProcess::communicator(std::uint32_t group) {
   if (position == ranks.end())
     throw detail::ActorFailure("actor '" + name_ + "' is no rank of communicator group " +
                                std::to_string(group));
-  // Where a GPU build would choose an NcclCommunicator (LaunchOptions::
-  // communicator), every group here is a HostGroup in the segment.
+  const int rank = static_cast<int>(position - ranks.begin());
   HostGroup host = HostGroup::attach(impl_->memory.data() +
                                      impl_->layout.communicator_offsets.at(group));
   if (!host.valid() || host.config().ranks != static_cast<int>(ranks.size()))
     throw detail::ActorFailure("communicator group " + std::to_string(group) +
                                " is not initialised");
-  auto comm = std::make_unique<HostCommunicator>(host, static_cast<int>(position - ranks.begin()));
+  if (impl_->header->nccl_ids != 0) {
+    // CommunicatorKind::nccl: join the group from the id the driver made,
+    // on this actor's first GPU, and make NCCL connect now (warm_up) rather
+    // than in the first execution. Every actor asks for its groups in group
+    // order (the generated ports do), so the joins cannot deadlock.
+    const std::uint64_t at = impl_->header->nccl_ids + group * detail::kNcclIdBytes;
+    if (at > impl_->memory.size() || impl_->memory.size() - at < detail::kNcclIdBytes)
+      throw detail::ActorFailure("segment places the NCCL id of communicator group " +
+                                 std::to_string(group) + " outside itself");
+#if defined(CG_HAVE_CUDA)
+    NcclUniqueId id;
+    std::memcpy(id.bytes.data(), impl_->memory.data() + at, detail::kNcclIdBytes);
+    try {
+      auto comm = std::make_unique<NcclCommunicator>(id, static_cast<int>(ranks.size()), rank,
+                                                     cuda_device_);
+      comm->warm_up();
+      // As below: peers may wait for the driver's next input for any time
+      // (ten years: NCCL's wait compares in nanoseconds, which max() overflows).
+      comm->set_timeout(std::chrono::hours(24 * 365 * 10));
+      made = std::move(comm);
+      impl_->watch(host, *made);
+    } catch (const std::exception& e) {
+      throw detail::ActorFailure("actor '" + name_ + "' cannot join NCCL communicator group " +
+                                 std::to_string(group) + " as rank " + std::to_string(rank) +
+                                 " on cuda:" + std::to_string(cuda_device_) + ": " + e.what());
+    }
+    return *made;
+#else
+    throw detail::ActorFailure("communicator group " + std::to_string(group) +
+                               " is an NCCL group, and this runtime was built without CUDA");
+#endif
+  }
+  auto comm = std::make_unique<HostCommunicator>(host, rank);
   // Peers may be waiting for the driver's next input: only an abort (the
   // graph stopped) ends a wait.
   comm->set_timeout(std::chrono::milliseconds::max());

@@ -30,12 +30,16 @@
 #include <cg/process.hpp>
 #include <cg/rendezvous.hpp>
 #include <cg/shm.hpp>
+#if defined(CG_HAVE_CUDA)
+#include <cg/nccl_communicator.hpp>
+#endif
 
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -63,6 +67,65 @@ Deadline deadline_after(std::chrono::milliseconds timeout) {
   return now + timeout;
 }
 
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items)
+    out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+
+// Each actor's devices (LaunchOptions::cuda_devices): the next gpus(n) of
+// `devices` in the graph's actor order, wrapping around.
+std::vector<std::vector<std::string>> assign_cuda_devices(const GraphSpec& spec,
+                                                          const LaunchOptions& options) {
+  std::vector<std::vector<std::string>> assigned(spec.actors.size());
+  std::optional<std::vector<std::string>> devices;
+  std::size_t next = 0;
+  for (std::size_t a = 0; a < spec.actors.size(); ++a) {
+    const unsigned n = spec.actors[a].gpus;
+    if (n == 0)
+      continue;
+    if (!devices)
+      devices = launch_cuda_devices(options);
+    const std::string asks = std::string("actor '") + spec.actors[a].name + "' asks for " +
+                             std::to_string(n) + (n == 1 ? " GPU" : " GPUs") + " (.gpus(" +
+                             std::to_string(n) + "))";
+    if (devices->empty())
+      throw LaunchError(describe(spec) + ": " + asks +
+                        " and the driver has no CUDA device to give (set "
+                        "cg::LaunchOptions::cuda_devices or CUDA_VISIBLE_DEVICES)");
+    if (n > devices->size())
+      throw LaunchError(describe(spec) + ": " + asks + ", more than the " +
+                        std::to_string(devices->size()) + " the driver has (" + joined(*devices) +
+                        ")");
+    for (unsigned k = 0; k < n; ++k)
+      assigned[a].push_back((*devices)[next++ % devices->size()]);
+  }
+  return assigned;
+}
+
+// The NCCL unique id of every communicator group, or why they cannot be made.
+std::vector<std::array<char, kNcclIdBytes>> make_nccl_ids(const GraphSpec& spec) {
+  const std::string refused = describe(spec) + ": cg::CommunicatorKind::nccl needs a CUDA device, ";
+  if (!built_with_cuda())
+    throw LaunchError(refused + "and this runtime was built without CUDA (configure with "
+                                "-DCG_WITH_CUDA=ON, or use cg::CommunicatorKind::host)");
+  if (cuda_device_count() == 0)
+    throw LaunchError(refused + "and this machine has none (use cg::CommunicatorKind::host)");
+  std::vector<std::array<char, kNcclIdBytes>> ids(spec.communicators.size());
+#if defined(CG_HAVE_CUDA)
+  static_assert(sizeof(NcclUniqueId::bytes) == kNcclIdBytes);
+  try {
+    for (auto& id : ids)
+      id = NcclCommunicator::make_unique_id().bytes;
+  } catch (const std::exception& e) {
+    throw LaunchError(describe(spec) + ": cannot make the NCCL unique ids of its " +
+                      std::to_string(ids.size()) + " communicator groups: " + e.what());
+  }
+#endif
+  return ids;
+}
+
 void signal_eventfd(int fd) noexcept {
   std::uint64_t one = 1;
   [[maybe_unused]] auto written = ::write(fd, &one, sizeof one);
@@ -79,6 +142,8 @@ struct GraphRuntime::Impl {
   SegmentHeader* header = nullptr;
   std::vector<Channel> channels;
   std::vector<HostGroup> groups;                // communicator groups, per GraphSpec::communicators
+  std::vector<std::vector<std::string>> cuda_devices;  // per actor (LaunchOptions::cuda_devices)
+  std::vector<int> cuda_ordinals;  // per actor: its first device in this process (threads mode)
   std::vector<ChannelWriter> inputs;            // per input position
   std::vector<std::uint32_t> result_channels;   // distinct output channels
   std::vector<ChannelReader> result_readers;    // parallel to result_channels
@@ -215,6 +280,7 @@ void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
   try {
     ActorProcess process(spec, actor,
                          {static_cast<std::byte*>(segment.data()), segment.size()});
+    process.set_cuda_device(cuda_ordinals.at(actor));
     int status = spec.actors[actor].run(process);
     why = "stopped: its program returned " + std::to_string(status);
   } catch (const std::exception& e) {
@@ -486,6 +552,28 @@ void GraphRuntime::Impl::start_async(std::unique_lock<std::mutex>& lock) {
 
 namespace cg {
 
+std::vector<std::string> launch_cuda_devices(const LaunchOptions& options) {
+  if (options.cuda_devices)
+    return *options.cuda_devices;
+  std::vector<std::string> devices;
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::string list(visible);
+    for (std::size_t start = 0; start <= list.size();) {
+      std::size_t end = std::min(list.find(',', start), list.size());
+      std::string item = list.substr(start, end - start);
+      item.erase(0, item.find_first_not_of(" \t"));
+      item.erase(item.find_last_not_of(" \t") + 1);
+      if (!item.empty())
+        devices.push_back(item);
+      start = end + 1;
+    }
+    return devices;
+  }
+  for (int i = 0, n = cuda_device_count(); i < n; ++i)
+    devices.push_back(std::to_string(i));
+  return devices;
+}
+
 Mode launch_mode(const LaunchOptions& options) {
   if (options.mode)
     return *options.mode;
@@ -521,16 +609,21 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
                       " is missing or not executable; build it, or set "
                       "cg::LaunchOptions::actor_host");
 
+  s.cuda_devices = assign_cuda_devices(spec, options);
+  s.cuda_ordinals.assign(spec.actors.size(), 0);
+  if (s.mode == Mode::threads && std::any_of(s.cuda_devices.begin(), s.cuda_devices.end(),
+                                             [](const auto& d) { return !d.empty(); })) {
+    // One process: an actor's first device by its position in the driver's list.
+    std::vector<std::string> all = launch_cuda_devices(options);
+    for (std::size_t a = 0; a < spec.actors.size(); ++a)
+      if (!s.cuda_devices[a].empty())
+        s.cuda_ordinals[a] = static_cast<int>(
+            std::find(all.begin(), all.end(), s.cuda_devices[a].front()) - all.begin());
+  }
+  std::vector<std::array<char, kNcclIdBytes>> nccl_ids;
   if (!spec.communicators.empty()) {
-    // The seam for GPU builds: where an NcclCommunicator per group would be
-    // made. Until then NCCL graphs run over the host communicator only.
     if (options.communicator == CommunicatorKind::nccl)
-      throw LaunchError(describe(spec) + ": cg::CommunicatorKind::nccl needs a CUDA device, " +
-                        (built_with_cuda() && cuda_device_count() > 0
-                             ? std::string("and this runtime runs NCCL edges and collectives "
-                                           "over the host communicator only")
-                             : std::string("and this machine has none")) +
-                        " (use cg::CommunicatorKind::host)");
+      nccl_ids = make_nccl_ids(spec);
     if (options.communicator_bytes == 0)
       throw LaunchError("cg::LaunchOptions::communicator_bytes must be at least 1");
   }
@@ -556,6 +649,11 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
       segment_bytes += args ? args->size() : 0;
     }
   }
+  std::size_t nccl_offset = 0;
+  if (!nccl_ids.empty()) {
+    nccl_offset = (segment_bytes + 63) / 64 * 64;
+    segment_bytes = nccl_offset + nccl_ids.size() * kNcclIdBytes;
+  }
   try {
     s.segment = SharedSegment::create_anonymous(std::string("cg.") + spec.name, segment_bytes);
   } catch (const std::exception& e) {
@@ -577,6 +675,11 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
     for (std::size_t i = 0; i < table.size(); ++i)
       if (constructor_args[i])
         std::memcpy(base + table[i].offset, constructor_args[i]->data(), table[i].bytes);
+  }
+  if (!nccl_ids.empty()) {
+    s.header->nccl_ids = nccl_offset;
+    for (std::size_t i = 0; i < nccl_ids.size(); ++i)
+      std::memcpy(base + nccl_offset + i * kNcclIdBytes, nccl_ids[i].data(), kNcclIdBytes);
   }
   for (std::size_t i = 0; i < spec.channels.size(); ++i)
     s.channels.push_back(Channel::create(base + layout.channel_offsets[i],
@@ -645,8 +748,11 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
       for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor) {
         if (!s.local[actor])
           continue;
+        std::vector<std::string> env;
+        if (!s.cuda_devices[actor].empty())
+          env.push_back("CUDA_VISIBLE_DEVICES=" + joined(s.cuda_devices[actor]));
         s.actors.push_back(ChildProcess::spawn(
-            actor_host, {spec.name, spec.actors[actor].name, "fd:" + std::to_string(fd)}, {},
+            actor_host, {spec.name, spec.actors[actor].name, "fd:" + std::to_string(fd)}, env,
             {fd}));
         s.child_names.push_back(spec.actors[actor].name);
       }
@@ -700,6 +806,10 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
   }
   // Every actor has mapped the segment: nobody else may.
   s.segment.unlink();
+}
+
+const std::vector<std::string>& GraphRuntime::cuda_devices(std::uint32_t actor) const {
+  return impl_->cuda_devices.at(actor);
 }
 
 GraphRuntime::~GraphRuntime() {

@@ -331,10 +331,15 @@ void Codec<Tensor>::encode(Encoder& e, const Tensor& t) {
   detail::for_each_run(t, [&e](std::byte* run, std::size_t n) { e.write(run, n); });
 }
 
-Tensor Codec<Tensor>::decode(Decoder& d) {
+namespace {
+
+// Decodes an encoded tensor up to its elements and checks it; the elements
+// (`bytes` of them) are what `d` reads next. False for an undefined Tensor.
+bool decode_tensor_header(Decoder& d, DType& dtype_out, std::vector<std::int64_t>& shape_out,
+                          std::size_t& bytes_out) {
   std::uint8_t kind = 0;
   d.read(&kind, 1);
-  if (kind == wire_undefined) return Tensor();
+  if (kind == wire_undefined) return false;
   if (kind != wire_host) throw DecodeError("cg: corrupted tensor: kind byte " + std::to_string(kind));
   std::uint8_t dtype_byte = 0;
   d.read(&dtype_byte, 1);
@@ -366,6 +371,19 @@ Tensor Codec<Tensor>::decode(Decoder& d) {
                       std::string(to_string(dtype)) + shape_text(shape) + " (" + std::to_string(expected) +
                       " expected, " + std::to_string(d.remaining()) + " remain)");
   }
+  dtype_out = dtype;
+  shape_out = std::move(shape);
+  bytes_out = expected;
+  return true;
+}
+
+}  // namespace
+
+Tensor Codec<Tensor>::decode(Decoder& d) {
+  DType dtype = DType::float32;
+  std::vector<std::int64_t> shape;
+  std::size_t expected = 0;
+  if (!decode_tensor_header(d, dtype, shape, expected)) return Tensor();
   Tensor t = Tensor::empty(dtype, std::move(shape));
   d.read(t.data_ptr(), expected);
   if (dtype == DType::boolean) {
@@ -377,4 +395,19 @@ Tensor Codec<Tensor>::decode(Decoder& d) {
   return t;
 }
 
+namespace detail {
+
+Tensor decode_tensor_view(std::span<const std::byte> encoded) {
+  Decoder d(encoded);
+  DType dtype = DType::float32;
+  std::vector<std::int64_t> shape;
+  std::size_t bytes = 0;
+  if (!decode_tensor_header(d, dtype, shape, bytes)) return Tensor();
+  std::span<const std::byte> elements = d.take(bytes);
+  if (d.remaining() != 0)
+    throw DecodeError("cg: " + std::to_string(d.remaining()) + " trailing bytes after a tensor");
+  return Tensor::from_blob(const_cast<std::byte*>(elements.data()), dtype, std::move(shape));
+}
+
+}  // namespace detail
 }  // namespace cg

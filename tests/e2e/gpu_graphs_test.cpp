@@ -138,8 +138,12 @@ TEST_F(GpuGraphs, NcclCommunicatorWithoutACudaDeviceIsALaunchError) {
     FAIL() << "expected cg::LaunchError";
   } catch (const cg::LaunchError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "graph 'nccl_pipeline': cg::CommunicatorKind::nccl needs a CUDA device, and this "
-              "machine has none (use cg::CommunicatorKind::host)");
+              cg::built_with_cuda()
+                  ? "graph 'nccl_pipeline': cg::CommunicatorKind::nccl needs a CUDA device, and "
+                    "this machine has none (use cg::CommunicatorKind::host)"
+                  : "graph 'nccl_pipeline': cg::CommunicatorKind::nccl needs a CUDA device, and "
+                    "this runtime was built without CUDA (configure with -DCG_WITH_CUDA=ON, or "
+                    "use cg::CommunicatorKind::host)");
   }
 }
 

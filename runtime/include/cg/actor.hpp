@@ -367,6 +367,47 @@ private:
   Device device_;
 };
 
+/// Reading end of a channel whose cg::Tensor is delivered on a device
+/// (`with_tensor_transport(cg::device::cuda)` or `cg::device::cpu`): it
+/// crosses shared memory as a host tensor, then is copied to `device` here,
+/// for CUDA straight from the channel slot (one host-to-device copy). A copy
+/// that fails (no such CUDA device) becomes the value's error record, of the
+/// reading task: its method is skipped and the driver's get() throws.
+class DeviceInputPort {
+public:
+  DeviceInputPort(ChannelReader reader, std::uint32_t channel, Device device, std::string actor,
+                  std::string method);
+
+  /// The next execution's tensor on the device (or forwarded error); false
+  /// once the driver has closed the channel.
+  bool read(Result<Tensor>& out);
+
+private:
+  ErrorRecord undecodable(const DecodeError& e) const;
+  ChannelReader reader_;
+  std::uint32_t channel_;
+  Device device_;
+  int cuda_devices_;  // this process's, counted once
+  std::string actor_;
+  std::string method_;
+};
+
+/// Writing end of such a channel: a tensor that is not in host memory is
+/// copied there before it is written (one device-to-host copy).
+class DeviceOutputPort {
+public:
+  DeviceOutputPort(OutputPort<Tensor> port, std::string actor, std::string method)
+      : port_(std::move(port)), actor_(std::move(actor)), method_(std::move(method)) {}
+
+  /// Publishes this execution's tensor, or its error; false once the channel is closed.
+  bool write(const Result<Tensor>& result);
+
+private:
+  OutputPort<Tensor> port_;
+  std::string actor_;
+  std::string method_;
+};
+
 /// One actor's view of the launched graph: its segment and its identity.
 class ActorProcess {
 public:
@@ -391,9 +432,17 @@ public:
 
   /// This actor's rank of the graph's communicator group `group`
   /// (GraphSpec::communicators; its rank is its position there). A
-  /// cg::HostCommunicator over the group in the segment, in both modes; made
-  /// on first use, kept for the actor's life.
+  /// cg::HostCommunicator over the group in the segment, or, launched with
+  /// CommunicatorKind::nccl, a cg::NcclCommunicator on cuda_device() joined
+  /// and warmed up here (so call it for the groups in ascending order, before
+  /// ready()); made on first use, kept for the actor's life.
   Communicator& communicator(std::uint32_t group);
+
+  /// The CUDA device this actor's NCCL communicators use: 0, its first GPU,
+  /// in a process (CUDA_VISIBLE_DEVICES lists its own); in threads mode the
+  /// driver sets the ordinal of its first GPU in the driver's process.
+  int cuda_device() const noexcept { return cuda_device_; }
+  void set_cuda_device(int ordinal) noexcept { cuda_device_ = ordinal; }
 
   /// The ends of an NCCL edge; `communicator` is its group's (the writer is
   /// rank 0, reader slot r is rank r + 1).
@@ -406,6 +455,17 @@ public:
                            Communicator& communicator) {
     return NcclInputPort(input<detail::TensorHeader>(channel, reader), communicator, channel,
                          device::cpu);
+  }
+
+  /// The ends of a channel delivering a cg::Tensor on a device; `method` is
+  /// the reading task's (the writing task's for an output).
+  DeviceInputPort device_input(std::uint32_t channel, std::uint32_t reader, Device device,
+                               const char* method) {
+    return DeviceInputPort(ChannelReader(channel_at(channel), reader), channel, device, name_,
+                           method);
+  }
+  DeviceOutputPort device_output(std::uint32_t channel, const char* method) {
+    return DeviceOutputPort(output<Tensor>(channel, method), name_, method);
   }
 
   /// A collective's rank on this actor: every rank of `communicator` calls
@@ -466,6 +526,7 @@ private:
   std::string name_;
   std::uint32_t slot_bytes_ = 0;
   std::optional<std::span<const std::byte>> constructor_args_;  // given to launch()
+  int cuda_device_ = 0;
 };
 
 namespace detail {

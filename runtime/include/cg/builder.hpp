@@ -25,6 +25,12 @@
 //   v.with_tensor_transport(cg::transport::nccl)
 //                                      how v reaches tasks on other actors:
 //                                      GPU to GPU instead of shared memory
+//   v.with_tensor_transport(cg::device::cuda)
+//                                      a cg::Tensor delivered on the readers'
+//                                      GPU (cg::device::cpu: in host memory);
+//                                      it crosses shared memory on the host
+//   g.actor<C>(name).gpus(n)           the actor process sees n GPUs of its
+//                                      own (CUDA_VISIBLE_DEVICES, see launch())
 //   cg::allreduce(g, {x0, x1}, cg::ReduceOp::sum), cg::allgather(g, {...}),
 //   cg::reducescatter(g, {...}, op)    a collective: one rank per value, each
 //                                      run by the actor that produced it; one
@@ -51,6 +57,7 @@
 #pragma once
 
 #include <cg/detail/in_place.hpp>
+#include <cg/device.hpp>
 
 #include <array>
 #include <cstddef>
@@ -110,7 +117,12 @@ enum class RecordKind : int {
   rank = 9,      // a = the rank's input value id, b = its result value id
   cost = 10,     // tag = method_tag<M>, floating = the estimated cost (g.cost)
   host = 11,     // a = actor index, b = logical host index (actor.host(i))
+  gpus = 12,     // a = actor index, b = GPUs (a.gpus(n))
 };
+
+// The `b` of a transport record made by with_tensor_transport(Device): beyond
+// TensorTransport's values; c = DeviceKind, integer = the device index.
+inline constexpr int kDeviceTransport = 2;
 
 enum class CollectiveKind : int { allreduce = 0, allgather = 1, reducescatter = 2 };
 
@@ -265,6 +277,14 @@ public:
       TensorTransport transport,
       std::source_location loc = std::source_location::current()) const;
 
+  /// Delivers this value (a cg::Tensor, cgc checks) to tasks on other actors,
+  /// and to the driver, on `device`: it crosses shared memory as a host
+  /// tensor (a CUDA result is copied to the host first) and each reader copies
+  /// it to `device` (cg::device::cuda: the first GPU the reader sees). Tasks
+  /// on the producing actor read it as it was made.
+  constexpr Value with_tensor_transport(
+      Device device, std::source_location loc = std::source_location::current()) const;
+
 private:
   friend class GraphBuilder;
   friend struct detail::Collectives;
@@ -385,6 +405,11 @@ public:
   constexpr Actor host(int index,
                        std::source_location loc = std::source_location::current()) const;
 
+  /// Gives this actor `n` GPUs of its own: launch() sets its process's
+  /// CUDA_VISIBLE_DEVICES to the next n of the driver's devices (see
+  /// cg::LaunchOptions::cuda_devices). `auto a = g.actor<C>("a").gpus(1);`
+  constexpr Actor gpus(int n, std::source_location loc = std::source_location::current()) const;
+
 private:
   friend class GraphBuilder;
   constexpr Actor(GraphBuilder* graph, int index) : graph_(graph), index_(index) {}
@@ -462,6 +487,32 @@ private:
                          std::size_t text_capacity)
       : records_(records), record_capacity_(record_capacity), text_(text),
         text_capacity_(text_capacity) {}
+
+  constexpr void set_gpus(int actor, int n, std::source_location loc) {
+    if (n < 0)
+      detail::graph_error("gpus(n): n must not be negative");
+    push({.kind = detail::RecordKind::gpus,
+          .a = actor,
+          .b = n,
+          .line = loc.line(),
+          .column = loc.column(),
+          .file = loc.file_name()});
+  }
+
+  constexpr void set_device_transport(int value, Device device, std::source_location loc) {
+    if (device.kind != DeviceKind::cpu && device.kind != DeviceKind::cuda)
+      detail::graph_error("with_tensor_transport: unknown device kind");
+    if (device.index < 0)
+      detail::graph_error("with_tensor_transport: a device index must not be negative");
+    push({.kind = detail::RecordKind::transport,
+          .a = value,
+          .b = detail::kDeviceTransport,
+          .c = static_cast<int>(device.kind),
+          .integer = device.kind == DeviceKind::cpu ? 0 : device.index,
+          .line = loc.line(),
+          .column = loc.column(),
+          .file = loc.file_name()});
+  }
 
   constexpr void set_transport(int value, TensorTransport transport, std::source_location loc) {
     if (transport != TensorTransport::shm && transport != TensorTransport::nccl)
@@ -676,6 +727,19 @@ template <class T>
 constexpr Value<T> Value<T>::with_tensor_transport(TensorTransport transport,
                                                    std::source_location loc) const {
   graph_->set_transport(id_, transport, loc);
+  return *this;
+}
+
+template <class T>
+constexpr Value<T> Value<T>::with_tensor_transport(Device device,
+                                                   std::source_location loc) const {
+  graph_->set_device_transport(id_, device, loc);
+  return *this;
+}
+
+template <class C>
+constexpr Actor<C> Actor<C>::gpus(int n, std::source_location loc) const {
+  graph_->set_gpus(index_, n, loc);
   return *this;
 }
 

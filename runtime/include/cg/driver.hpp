@@ -91,10 +91,26 @@ struct LaunchOptions {
   std::string actor_host;
   /// What carries NCCL edges and collectives (graphs that have them).
   /// CommunicatorKind::host: a cg::HostCommunicator per group in the graph's
-  /// shared memory, host tensors, on any machine. CommunicatorKind::nccl
-  /// needs a CUDA build and device; launch() refuses it (LaunchError) where
-  /// there is none, and this runtime does not run graphs over NCCL yet.
+  /// shared memory, host tensors, on any machine. CommunicatorKind::nccl: a
+  /// cg::NcclCommunicator per group and rank, on the rank's first GPU (give
+  /// each actor of an NCCL group .gpus(1) or more: NCCL refuses two ranks of
+  /// a group on one GPU). The driver makes each group's NCCL unique id; the
+  /// actors join their groups (in group order) and warm them up before
+  /// launch() returns. launch() refuses it (LaunchError) without a CUDA build,
+  /// a CUDA device or the NCCL library.
   CommunicatorKind communicator = CommunicatorKind::host;
+  /// The CUDA devices given to actors with .gpus(n), as CUDA_VISIBLE_DEVICES
+  /// names them (ordinals "0", "1", or UUIDs). Unset: the driver's own
+  /// CUDA_VISIBLE_DEVICES if it is set, else every device the driver sees
+  /// ("0" ... "N-1", none without CUDA). Each actor with gpus(n), in the
+  /// graph's order, takes the next n of them, starting again from the first
+  /// when they run out (actors then share GPUs); an actor asking for more than
+  /// there are, or for any where there are none, is a LaunchError. Processes
+  /// mode sets CUDA_VISIBLE_DEVICES of each such actor process to its devices
+  /// (its cuda:0 is the first); actors without gpus() inherit the driver's.
+  /// Threads mode shares one environment: the devices are checked and
+  /// assigned alike, but no actor's CUDA_VISIBLE_DEVICES is changed.
+  std::optional<std::vector<std::string>> cuda_devices;
   /// The largest tensor one NCCL edge or collective rank carries, in bytes
   /// (host communicator: each rank's area of each group; the memory is
   /// only touched as far as it is used). Larger tensors become the task's
@@ -128,6 +144,9 @@ struct LaunchOptions {
 /// The mode `options` ask for (resolving CG_MODE); LaunchError if CG_MODE
 /// names no mode.
 Mode launch_mode(const LaunchOptions& options);
+
+/// The devices actors with .gpus(n) are given from (LaunchOptions::cuda_devices).
+std::vector<std::string> launch_cuda_devices(const LaunchOptions& options);
 
 /// Maps a graph function to its generated driver class; specialized by cgc.
 template <auto GraphFunction> struct GraphTraits;
@@ -223,6 +242,10 @@ public:
   std::vector<std::string> channel_transports() const;
 
   const GraphSpec& spec() const noexcept { return spec_; }
+
+  /// The CUDA devices (CUDA_VISIBLE_DEVICES entries) actor `actor` was
+  /// given, in order; empty for an actor without .gpus(n).
+  const std::vector<std::string>& cuda_devices(std::uint32_t actor) const;
 
 private:
   struct Impl;

@@ -518,7 +518,28 @@ TEST(GraphJson, AnUnknownTransportIsRejected) {
               j["values"][1]["transport"] = "SHM";
             }),
             "invalid cg-ir JSON: values[1].transport: unknown transport \"SHM\"; "
-            "expected \"shm\" or \"nccl\"");
+            "expected \"shm\", \"nccl\", \"cpu\" or \"cuda\"");
+}
+
+TEST(GraphJson, GpusAndDeviceTransportsSurviveARoundTripAndAreWrittenOnlyWhenSet) {
+  Graph graph = chainGraph();
+  graph.actors[0].gpus = 2;
+  graph.values[1].transport = Transport::Cuda;
+  graph.values[1].cudaDevice = 1;
+  graph.values[2].transport = Transport::Cpu;
+  expectRoundTrip(graph);
+  nlohmann::ordered_json j = orderedJsonOf(graph);
+  EXPECT_EQ(j["actors"][0]["gpus"].dump(), "2");
+  EXPECT_FALSE(j["actors"][1].contains("gpus"));
+  EXPECT_EQ(j["values"][1]["transport"].dump(), R"("cuda")");
+  EXPECT_EQ(j["values"][1]["cudaDevice"].dump(), "1");
+  EXPECT_EQ(j["values"][2]["transport"].dump(), R"("cpu")");
+  EXPECT_FALSE(j["values"][2].contains("cudaDevice"));
+}
+
+TEST(GraphJson, ANegativeGpuCountIsRejected) {
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["actors"][0]["gpus"] = -1; }),
+            "invalid cg-ir JSON: actors[0].gpus: expected a non-negative integer, got -1");
 }
 
 TEST(GraphJson, AnUnknownCollectiveKindIsRejected) {

@@ -549,5 +549,37 @@ TEST(Validate, NcclEdgesAndCollectivesOfTensorsAreAccepted) {
   EXPECT_TRUE(tensorTransportTypes(g.build()).empty());
 }
 
+TEST(Validate, DeviceTransportsOfOtherTypesThanTensorAreReportedAtTheBindOrTheGraph) {
+  GraphBuilder g("devices", 80);
+  unsigned x = g.input("int", Transport::Cuda);
+  unsigned a = g.actor("a", 81);
+  unsigned b = g.actor("b", 82);
+  unsigned va = g.bind(a, "grad", {x}, 83, "std::vector<float>");
+  unsigned vb = g.bind(b, "grad", {x}, 84, "std::vector<float>");
+  g.transport(va, Transport::Cuda).transport(vb, Transport::Cpu);
+  g.output(g.bind(b, "apply", {va}, 85, "int")).output(g.bind(a, "apply", {vb}, 86, "int"));
+  EXPECT_EQ(formatted(tensorTransportTypes(g.build())),
+            "examples/echo/echo.cg.cpp:80:1: error: graph input #0 is a 'int', so it cannot use "
+            "transport cuda: only cg::Tensor values are delivered on a device\n"
+            "examples/echo/echo.cg.cpp:83:3: error: the result of 'a.grad' is a "
+            "'std::vector<float>', so it cannot use transport cuda: only cg::Tensor values are "
+            "delivered on a device\n"
+            "examples/echo/echo.cg.cpp:84:3: error: the result of 'b.grad' is a "
+            "'std::vector<float>', so it cannot use transport cpu: only cg::Tensor values are "
+            "delivered on a device\n");
+}
+
+TEST(Validate, DeviceTransportsOfTensorsAreAcceptedOnInputsAndResults) {
+  GraphBuilder g("devices", 90);
+  unsigned x = g.input("cg::Tensor", Transport::Cuda);
+  unsigned a = g.actor("a", 91);
+  unsigned b = g.actor("b", 92);
+  unsigned va = g.bind(a, "make", {x}, 93, "cg::Tensor");
+  g.transport(va, Transport::Cpu);
+  g.output(g.bind(b, "use", {va}, 94, "cg::Tensor")).output(va);
+  EXPECT_TRUE(validate(g.build()).empty());
+  EXPECT_TRUE(tensorTransportTypes(g.build()).empty());
+}
+
 } // namespace
 } // namespace cg::ir

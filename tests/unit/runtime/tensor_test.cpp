@@ -5,6 +5,7 @@
 // every dtype, make strided views contiguous on the way, and refuse corrupted
 // input and device memory with a message that says what to do instead.
 #include "cg/tensor.hpp"
+#include "cg/detail/tensor_copy.hpp"
 
 #include <dlpack/dlpack.h>
 #include <gtest/gtest.h>
@@ -371,6 +372,25 @@ TEST(TensorCodec, CorruptedInputIsRejectedNotRead) {
   EXPECT_EQ(message_of([&] { cg::decode_all<cg::Tensor>(truncated); }),
             "cg: corrupted tensor: 4 bytes for bool[4] (4 expected, 3 remain)");
   EXPECT_THROW(cg::decode_all<cg::Tensor>(std::span(good.data(), 5)), cg::DecodeError);
+}
+
+TEST(TensorCodec, AViewOfAnEncodedTensorBorrowsItsElementsWhereTheyAre) {
+  const cg::Tensor t = patterned(cg::DType::float32, {2, 3});
+  const std::vector<std::byte> encoded = encode_tensor(t);
+  const cg::Tensor view = cg::detail::decode_tensor_view(encoded);
+  EXPECT_EQ(view.shape(), (Shape{2, 3}));
+  EXPECT_EQ(view.device(), cg::device::cpu);
+  EXPECT_EQ(static_cast<const std::byte*>(view.data_ptr()), encoded.data() + encoded.size() - 24);
+  EXPECT_EQ(floats_of(view), floats_of(t));
+  EXPECT_FALSE(cg::detail::decode_tensor_view(encode_tensor(cg::Tensor())).defined());
+  std::vector<std::byte> longer = encoded;
+  longer.push_back(std::byte{0});
+  EXPECT_EQ(message_of([&] { cg::detail::decode_tensor_view(longer); }),
+            "cg: 1 trailing bytes after a tensor");
+  std::vector<std::byte> bad = encoded;
+  bad[1] = std::byte{42};
+  EXPECT_EQ(message_of([&] { cg::detail::decode_tensor_view(bad); }),
+            "cg: corrupted tensor: dtype byte 42");
 }
 
 TEST(TensorCodec, CudaTensorIsAnErrorThatNamesTensorTransports) {

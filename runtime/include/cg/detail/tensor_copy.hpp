@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <span>
 
 namespace cg::detail {
 
@@ -22,5 +23,11 @@ void gather(const Tensor& t, std::byte* out);
 
 /// Copies nbytes() bytes from `in` into the elements of a host tensor, row-major.
 void scatter(const std::byte* in, const Tensor& t);
+
+/// A whole encoded cg::Tensor (Codec<Tensor>), checked as decode() checks it
+/// except bool bytes, as a host tensor borrowing its elements where they are
+/// in `encoded` (which must outlive it): how a device transport copies a
+/// value to the GPU straight from its channel slot. DecodeError if corrupt.
+Tensor decode_tensor_view(std::span<const std::byte> encoded);
 
 }  // namespace cg::detail

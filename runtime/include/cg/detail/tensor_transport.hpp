@@ -1,4 +1,4 @@
-// cg/detail/tensor_transport.hpp - NCCL edges and collectives in the generated actor programs.
+// cg/detail/tensor_transport.hpp - NCCL edges, collectives and device deliveries in the generated actor programs.
 //
 // A value sent with `with_tensor_transport(cg::transport::nccl)` (always a
 // cg::Tensor, cgc checks) travels in two parts: its header (dtype and shape,
@@ -15,6 +15,18 @@
 // flag. If any rank has none, all skip the collective and give the error of
 // the lowest such rank (exchanged by an allgather of fixed-size records),
 // so the members never disagree about which blocking calls they make.
+//
+// Over an NcclCommunicator (LaunchOptions::communicator = nccl) tensors live
+// on the communicator's GPU: a host tensor sent or given to a collective is
+// copied there first, received and collective results are allocated there,
+// and each call is followed by synchronize(). Over the host communicator
+// they are host tensors, as before.
+//
+// A value with `with_tensor_transport(cg::device::cuda)` (or `cpu`) is no
+// communicator's business: it crosses an ordinary channel as a host tensor
+// (DeviceOutputPort copies a CUDA result to the host first) and each reader's
+// DeviceInputPort copies it from the slot to its device; a reader that has no
+// such device gets the value's error record (cg::TensorError) instead.
 //
 // A communicator that was aborted (teardown, a dead actor) ends the actor's
 // loop as a closed channel does: reads and writes return false, and a

@@ -1,0 +1,27 @@
+// gpu_bench.cg.cpp - graphs timed by gpu_bench: tensors delivered on a GPU.
+#include <cg/cg.hpp>
+#include <cg/tensor.hpp>
+
+#include <cstdint>
+
+struct CG_ACTOR GpuSide {
+  // Touches nothing: the time is the transport's.
+  std::int64_t bytes(cg::Tensor t) { return static_cast<std::int64_t>(t.nbytes()); }
+  // `n` float32 zeros on this actor's GPU.
+  cg::Tensor small(int n) { return cg::Tensor::zeros(cg::DType::float32, {n}, cg::device::cuda); }
+};
+
+// driver (host tensor) -> shm -> g's GPU: one host copy, one host-to-device copy.
+CG_GRAPH void host_to_gpu(cg::GraphBuilder& g) {
+  auto gpu = g.actor<GpuSide>("gpu").gpus(1);
+  auto t = g.input<cg::Tensor>().with_tensor_transport(cg::device::cuda);
+  g.output(gpu.bind<&GpuSide::bytes>(t));
+}
+
+// a's GPU -> host -> shm -> b's GPU: a small tensor's hop between two GPU actors.
+CG_GRAPH void gpu_hop(cg::GraphBuilder& g) {
+  auto a = g.actor<GpuSide>("a").gpus(1);
+  auto b = g.actor<GpuSide>("b").gpus(1);
+  auto t = a.bind<&GpuSide::small>(g.input<int>()).with_tensor_transport(cg::device::cuda);
+  g.output(b.bind<&GpuSide::bytes>(t));
+}

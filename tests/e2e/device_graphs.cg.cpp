@@ -1,0 +1,93 @@
+// device_graphs.cg.cpp - GPU placement and device tensor transports for the end-to-end tests.
+//
+// `.gpus(n)` gives an actor process its own CUDA_VISIBLE_DEVICES, which the
+// tests read back through a method; `with_tensor_transport(cg::device::...)`
+// delivers tensors in host or GPU memory. Every graph here also runs on a
+// machine without a GPU: the tests check what happens there.
+#include <cg/cg.hpp>
+#include <cg/tensor.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+struct CG_ACTOR Placed {
+  // The CUDA_VISIBLE_DEVICES this actor runs with, "<unset>" when it has none.
+  std::string visible(int) {
+    const char* value = std::getenv("CUDA_VISIBLE_DEVICES");
+    return value ? value : "<unset>";
+  }
+};
+
+// Device-transport helpers: tensors made in host memory, read back from
+// wherever they arrive.
+struct CG_ACTOR DeviceWorker {
+  // [first, first + 1, ..., first + n - 1] as float32, in host memory.
+  cg::Tensor ramp(int n) {
+    cg::Tensor t = cg::Tensor::empty(cg::DType::float32, {n});
+    for (int i = 0; i < n; ++i)
+      t.data<float>()[i] = static_cast<float>(n + i);
+    return t;
+  }
+  // "cuda:0 [1, 2, 3]": where the tensor arrived and its elements.
+  std::string where(cg::Tensor t) {
+    std::string out = cg::to_string(t.device()) + " [";
+    cg::Tensor host = t.to(cg::device::cpu);
+    for (std::int64_t i = 0; i < host.numel(); ++i)
+      out += (i ? ", " : "") + std::to_string(static_cast<int>(host.data<float>()[i]));
+    return out + "]";
+  }
+  // The tensor, back in host memory, each element doubled.
+  cg::Tensor twice(cg::Tensor t) {
+    cg::Tensor host = t.to(cg::device::cpu);
+    cg::Tensor out = cg::Tensor::empty(host.dtype(), host.shape());
+    for (std::int64_t i = 0; i < host.numel(); ++i)
+      out.data<float>()[i] = 2 * host.data<float>()[i];
+    return out;
+  }
+};
+
+// a.gpus(1), b.gpus(2), c without, d.gpus(1): each reports its devices.
+CG_GRAPH void gpu_placement(cg::GraphBuilder& g) {
+  auto a = g.actor<Placed>("a").gpus(1);
+  auto b = g.actor<Placed>("b").gpus(2);
+  auto c = g.actor<Placed>("c");
+  auto d = g.actor<Placed>("d").gpus(1);
+  auto in = g.input<int>();
+  g.output(a.bind<&Placed::visible>(in), b.bind<&Placed::visible>(in),
+           c.bind<&Placed::visible>(in), d.bind<&Placed::visible>(in));
+}
+
+// p.ramp --cpu--> q.where, and to the driver.
+CG_GRAPH void to_cpu(cg::GraphBuilder& g) {
+  auto p = g.actor<DeviceWorker>("p");
+  auto q = g.actor<DeviceWorker>("q");
+  auto n = g.input<int>();
+  auto t = p.bind<&DeviceWorker::ramp>(n).with_tensor_transport(cg::device::cpu);
+  g.output(q.bind<&DeviceWorker::where>(t), t);
+}
+
+// The driver's tensor delivered on q's GPU.
+CG_GRAPH void to_cuda(cg::GraphBuilder& g) {
+  auto q = g.actor<DeviceWorker>("q").gpus(1);
+  auto t = g.input<cg::Tensor>().with_tensor_transport(cg::device::cuda);
+  g.output(q.bind<&DeviceWorker::where>(t));
+}
+
+// One rank, one GPU: an allreduce (over NCCL when launched with
+// cg::CommunicatorKind::nccl), its result brought back to host memory.
+CG_GRAPH void single_rank_allreduce(cg::GraphBuilder& g) {
+  auto w = g.actor<DeviceWorker>("w").gpus(1);
+  auto n = g.input<int>();
+  auto sums = cg::allreduce(g, {w.bind<&DeviceWorker::ramp>(n)}, cg::ReduceOp::sum);
+  g.output(sums[0].with_tensor_transport(cg::device::cpu));
+}
+
+// Two ranks on two GPUs: a.ramp --nccl--> b.twice, back to the driver in host
+// memory (twice copies to the host itself).
+CG_GRAPH void two_gpu_pipeline(cg::GraphBuilder& g) {
+  auto a = g.actor<DeviceWorker>("a").gpus(1);
+  auto b = g.actor<DeviceWorker>("b").gpus(1);
+  auto t = a.bind<&DeviceWorker::ramp>(g.input<int>()).with_tensor_transport(cg::transport::nccl);
+  g.output(b.bind<&DeviceWorker::twice>(t));
+}

@@ -1,0 +1,222 @@
+// device_graphs_test.cpp - .gpus(n) placement, device tensor transports and NCCL
+// selected at launch, end to end.
+//
+// Without a GPU (here, and on CI) the placement and the cpu direction run for
+// real; the cuda direction and NCCL check the errors a machine without a
+// device gives; the GPU tests skip, saying so.
+#include "e2e_device_graphs.cg.hpp"
+#include "leftovers.hpp"
+
+#include <cg/device.hpp>
+#if defined(CG_HAVE_CUDA)
+#include <cg/nccl_communicator.hpp>
+#endif
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+using DeviceGraphs = cg_test::NoLeftovers;
+
+// The CUDA_VISIBLE_DEVICES this test process runs with, as Placed::visible says it.
+std::string drivers_visible_devices() {
+  const char* value = std::getenv("CUDA_VISIBLE_DEVICES");
+  return value ? value : "<unset>";
+}
+
+bool have_cuda_device() { return cg::built_with_cuda() && cg::cuda_device_count() > 0; }
+
+cg::Tensor floats(std::vector<float> values) {
+  cg::Tensor t = cg::Tensor::empty(cg::DType::float32, {static_cast<std::int64_t>(values.size())});
+  for (std::size_t i = 0; i < values.size(); ++i)
+    t.data<float>()[i] = values[i];
+  return t;
+}
+
+std::vector<float> values(const cg::Tensor& t) {
+  EXPECT_EQ(t.device(), cg::device::cpu);
+  return {t.data<float>(), t.data<float>() + t.numel()};
+}
+
+TEST_F(DeviceGraphs, EachActorProcessSeesTheNextOfTheDriversDevices) {
+  CG_SKIP_IN_THREADS_MODE();
+  cg::LaunchOptions options;
+  options.cuda_devices = std::vector<std::string>{"0", "1", "2"};
+  auto graph = cg::launch<&gpu_placement>(options);
+  // a takes 0, b the next two, c none (it inherits the driver's), d wraps round to 0.
+  EXPECT_EQ(graph.execute(0).get(),
+            std::make_tuple(std::string("0"), std::string("1,2"), drivers_visible_devices(),
+                            std::string("0")));
+}
+
+TEST_F(DeviceGraphs, ActorThreadsShareTheDriversVisibleDevices) {
+  // Threads mode: one process, one environment; the devices are still checked.
+  cg::LaunchOptions options;
+  options.mode = cg::Mode::threads;
+  options.cuda_devices = std::vector<std::string>{"0", "1", "2"};
+  auto graph = cg::launch<&gpu_placement>(options);
+  std::string driver = drivers_visible_devices();
+  EXPECT_EQ(graph.execute(0).get(), std::make_tuple(driver, driver, driver, driver));
+}
+
+TEST_F(DeviceGraphs, DeviceUuidsFromTheOptionsArePassedThrough) {
+  CG_SKIP_IN_THREADS_MODE();
+  cg::LaunchOptions options;
+  options.cuda_devices = std::vector<std::string>{"GPU-aa", "GPU-bb"};
+  auto graph = cg::launch<&gpu_placement>(options);
+  EXPECT_EQ(graph.execute(0).get(),
+            std::make_tuple(std::string("GPU-aa"), std::string("GPU-bb,GPU-aa"),
+                            drivers_visible_devices(), std::string("GPU-bb")));
+}
+
+TEST_F(DeviceGraphs, AnActorAskingForAGpuWhereThereIsNoneIsALaunchError) {
+  cg::LaunchOptions options;
+  options.cuda_devices = std::vector<std::string>{};
+  try {
+    auto graph = cg::launch<&gpu_placement>(options);
+    FAIL() << "expected cg::LaunchError";
+  } catch (const cg::LaunchError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "graph 'gpu_placement': actor 'a' asks for 1 GPU (.gpus(1)) and the driver has no "
+              "CUDA device to give (set cg::LaunchOptions::cuda_devices or CUDA_VISIBLE_DEVICES)");
+  }
+}
+
+TEST_F(DeviceGraphs, AnActorAskingForMoreGpusThanThereAreIsALaunchError) {
+  cg::LaunchOptions options;
+  options.cuda_devices = std::vector<std::string>{"3"};
+  try {
+    auto graph = cg::launch<&gpu_placement>(options);
+    FAIL() << "expected cg::LaunchError";
+  } catch (const cg::LaunchError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "graph 'gpu_placement': actor 'b' asks for 2 GPUs (.gpus(2)), more than the 1 the "
+              "driver has (3)");
+  }
+}
+
+TEST_F(DeviceGraphs, DriversCudaVisibleDevicesAreTheDefaultList) {
+  CG_SKIP_IN_THREADS_MODE();
+  const char* saved = std::getenv("CUDA_VISIBLE_DEVICES");
+  std::string restore = saved ? saved : "";
+  ::setenv("CUDA_VISIBLE_DEVICES", "5, 7", 1);
+  EXPECT_EQ(cg::launch_cuda_devices({}), (std::vector<std::string>{"5", "7"}));
+  {
+    auto graph = cg::launch<&gpu_placement>();
+    EXPECT_EQ(graph.execute(0).get(), std::make_tuple(std::string("5"), std::string("7,5"),
+                                                      std::string("5, 7"), std::string("7")));
+  }
+  if (saved)
+    ::setenv("CUDA_VISIBLE_DEVICES", restore.c_str(), 1);
+  else
+    ::unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
+TEST_F(DeviceGraphs, CpuTransportDeliversHostTensorsToActorsAndDriver) {
+  auto graph = cg::launch<&to_cpu>();
+  auto [where, t] = graph.execute(3).get();
+  EXPECT_EQ(where, "cpu [3, 4, 5]");
+  EXPECT_EQ(values(t), (std::vector<float>{3, 4, 5}));
+  EXPECT_EQ(std::get<0>(graph.execute(1).get()), "cpu [1]");
+}
+
+TEST_F(DeviceGraphs, CudaTransportWithoutADeviceIsTheReadingTasksError) {
+  if (have_cuda_device())
+    GTEST_SKIP() << "this machine has a CUDA device";
+  cg::LaunchOptions options;
+  options.cuda_devices = std::vector<std::string>{"0"};
+  auto graph = cg::launch<&to_cuda>(options);
+  for (int round = 0; round < 2; ++round) {   // the graph stays usable
+    try {
+      graph.execute(floats({1, 2, 3})).get();
+      FAIL() << "expected cg::TaskError";
+    } catch (const cg::TaskError& e) {
+      EXPECT_EQ(e.actor(), "q");
+      EXPECT_EQ(e.method(), "where");
+      EXPECT_EQ(e.exception_type(), "cg::TensorError");
+      EXPECT_EQ(e.message(),
+                std::string("cannot copy float32[3] on cpu to cuda:0 (channel 0): this process "
+                            "has no CUDA device") +
+                    (cg::built_with_cuda() ? "" : " (the runtime was built without CUDA)"));
+    }
+  }
+}
+
+TEST_F(DeviceGraphs, CudaTransportDeliversTheDriversTensorOnTheGpu) {
+  if (!have_cuda_device())
+    GTEST_SKIP() << "no CUDA device: this test needs a GPU (built with CUDA: "
+                 << (cg::built_with_cuda() ? "yes" : "no") << ")";
+  auto graph = cg::launch<&to_cuda>();
+  EXPECT_EQ(graph.execute(floats({1, 2, 3})).get(), "cuda:0 [1, 2, 3]");
+}
+
+TEST_F(DeviceGraphs, SingleRankAllreduceOverTheHostCommunicatorComesBackToTheHost) {
+  cg::LaunchOptions options;
+  options.cuda_devices = std::vector<std::string>{"0"};
+  auto graph = cg::launch<&single_rank_allreduce>(options);
+  EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{3, 4, 5}));
+}
+
+TEST_F(DeviceGraphs, NcclWithoutACudaDeviceIsALaunchError) {
+  if (have_cuda_device())
+    GTEST_SKIP() << "this machine has a CUDA device";
+  cg::LaunchOptions options;
+  options.communicator = cg::CommunicatorKind::nccl;
+  options.cuda_devices = std::vector<std::string>{"0"};
+  try {
+    auto graph = cg::launch<&single_rank_allreduce>(options);
+    FAIL() << "expected cg::LaunchError";
+  } catch (const cg::LaunchError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              cg::built_with_cuda()
+                  ? "graph 'single_rank_allreduce': cg::CommunicatorKind::nccl needs a CUDA "
+                    "device, and this machine has none (use cg::CommunicatorKind::host)"
+                  : "graph 'single_rank_allreduce': cg::CommunicatorKind::nccl needs a CUDA "
+                    "device, and this runtime was built without CUDA (configure with "
+                    "-DCG_WITH_CUDA=ON, or use cg::CommunicatorKind::host)");
+  }
+}
+
+TEST_F(DeviceGraphs, SingleRankAllreduceOverNcclOnOneGpu) {
+  if (!have_cuda_device())
+    GTEST_SKIP() << "no CUDA device: this test needs a GPU and NCCL (built with CUDA: "
+                 << (cg::built_with_cuda() ? "yes" : "no") << ")";
+#if defined(CG_HAVE_CUDA)
+  if (!cg::NcclCommunicator::available())
+    GTEST_SKIP() << "NCCL cannot be loaded (libnccl.so.2, or CG_NCCL_LIBRARY): this test needs it";
+#endif
+  cg::LaunchOptions options;
+  options.communicator = cg::CommunicatorKind::nccl;
+  auto graph = cg::launch<&single_rank_allreduce>(options);
+  EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{3, 4, 5}));
+  EXPECT_EQ(values(graph.execute(2).get()), (std::vector<float>{2, 3}));
+}
+
+TEST_F(DeviceGraphs, NcclEdgeBetweenTwoGpusDeliversExactValues) {
+  if (!cg::built_with_cuda() || cg::cuda_device_count() < 2)
+    GTEST_SKIP() << "no CUDA device: this test needs two GPUs and NCCL (this machine has "
+                 << cg::cuda_device_count() << ")";
+#if defined(CG_HAVE_CUDA)
+  if (!cg::NcclCommunicator::available())
+    GTEST_SKIP() << "NCCL cannot be loaded (libnccl.so.2, or CG_NCCL_LIBRARY): this test needs it";
+#endif
+  cg::LaunchOptions options;
+  options.communicator = cg::CommunicatorKind::nccl;
+  auto graph = cg::launch<&two_gpu_pipeline>(options);
+  EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{6, 8, 10}));
+  EXPECT_EQ(values(graph.execute(1).get()), (std::vector<float>{2}));
+}
+
+TEST_F(DeviceGraphs, TwoGpuPipelineRunsOverTheHostCommunicatorWithoutGpus) {
+  cg::LaunchOptions options;
+  options.cuda_devices = std::vector<std::string>{"0", "1"};
+  auto graph = cg::launch<&two_gpu_pipeline>(options);
+  EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{6, 8, 10}));
+}
+
+} // namespace
