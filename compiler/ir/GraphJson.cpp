@@ -86,16 +86,34 @@ OrderedJson producerToJson(const Producer& producer) {
 //===----------------------------------------------------------------------===//
 
 /// Field paths are spelled like the C++ a reader would write to reach the
-/// field ("tasks[2].loc.line"), matching findInconsistency()'s messages.
-std::string fieldPath(std::string_view parent, std::string_view key) {
-  return parent.empty() ? std::string(key) : fmt::format("{}.{}", parent, key);
-}
+/// field ("tasks[2].loc.line"), matching findInconsistency()'s messages. A
+/// path is a chain of links on the reader's stack, spelled out only when a
+/// message needs it: a large graph has millions of fields and no error.
+struct Path {
+  static constexpr std::size_t kNoIndex = ~std::size_t{0};
+  /// A top-level key; "" is the top level itself.
+  Path(const char* key) : key(key) {}
+  Path(const Path* parent, std::string_view key, std::size_t index = kNoIndex)
+      : parent(parent), key(key), index(index) {}
 
-std::string elementPath(std::string_view parent, std::size_t index) {
-  return fmt::format("{}[{}]", parent, index);
-}
+  std::string str() const {
+    std::string up = parent ? parent->str() : std::string();
+    if (index != kNoIndex)
+      return fmt::format("{}[{}]", up, index);
+    return up.empty() ? std::string(key) : fmt::format("{}.{}", up, key);
+  }
 
-[[noreturn]] void fail(std::string_view path, std::string_view problem) {
+  const Path* parent = nullptr;
+  std::string_view key;
+  std::size_t index = kNoIndex;
+};
+
+Path fieldPath(const Path& parent, std::string_view key) { return {&parent, key}; }
+
+Path elementPath(const Path& parent, std::size_t index) { return {&parent, {}, index}; }
+
+[[noreturn]] void fail(const Path& at, std::string_view problem) {
+  std::string path = at.str();
   throw std::runtime_error(fmt::format("invalid cg-ir JSON: {}: {}",
                                        path.empty() ? "top level" : path,
                                        problem));
@@ -109,12 +127,12 @@ std::string found(const Json& j) {
   return j.type_name();
 }
 
-void expectObject(const Json& j, std::string_view path) {
+void expectObject(const Json& j, const Path& path) {
   if (!j.is_object())
     fail(path, fmt::format("expected an object, got {}", found(j)));
 }
 
-void expectArray(const Json& j, std::string_view path) {
+void expectArray(const Json& j, const Path& path) {
   if (!j.is_array())
     fail(path, fmt::format("expected an array, got {}", found(j)));
 }
@@ -122,7 +140,7 @@ void expectArray(const Json& j, std::string_view path) {
 /// Checks that `object` has all the keys `keys`, and otherwise only keys of
 /// `optionalKeys`: missing ones first (in schema order), then unknown ones, so
 /// a misspelt key reports what is needed.
-void expectKeys(const Json& object, std::string_view path,
+void expectKeys(const Json& object, const Path& path,
                 std::initializer_list<std::string_view> keys,
                 std::initializer_list<std::string_view> optionalKeys = {}) {
   expectObject(object, path);
@@ -140,7 +158,7 @@ void expectKeys(const Json& object, std::string_view path,
   }
 }
 
-unsigned readUnsigned(const Json& j, std::string_view path) {
+unsigned readUnsigned(const Json& j, const Path& path) {
   if (!j.is_number_unsigned())
     fail(path, fmt::format("expected a non-negative integer, got {}", found(j)));
   std::uint64_t n = j.get<std::uint64_t>();
@@ -151,7 +169,7 @@ unsigned readUnsigned(const Json& j, std::string_view path) {
 
 /// A non-negative index stored in an `int` field (where -1 means "none" in
 /// the IR and is spelled as an absent key in JSON).
-int readIndex(const Json& j, std::string_view path) {
+int readIndex(const Json& j, const Path& path) {
   if (!j.is_number_unsigned())
     fail(path, fmt::format("expected a non-negative integer, got {}", found(j)));
   std::uint64_t n = j.get<std::uint64_t>();
@@ -160,19 +178,19 @@ int readIndex(const Json& j, std::string_view path) {
   return static_cast<int>(n);
 }
 
-double readNumber(const Json& j, std::string_view path) {
+double readNumber(const Json& j, const Path& path) {
   if (!j.is_number())
     fail(path, fmt::format("expected a number, got {}", found(j)));
   return j.get<double>();
 }
 
-std::string readString(const Json& j, std::string_view path) {
+std::string readString(const Json& j, const Path& path) {
   if (!j.is_string())
     fail(path, fmt::format("expected a string, got {}", found(j)));
   return j.get<std::string>();
 }
 
-std::vector<unsigned> readIds(const Json& j, std::string_view path) {
+std::vector<unsigned> readIds(const Json& j, const Path& path) {
   expectArray(j, path);
   std::vector<unsigned> ids;
   ids.reserve(j.size());
@@ -181,7 +199,7 @@ std::vector<unsigned> readIds(const Json& j, std::string_view path) {
   return ids;
 }
 
-SourceLoc readLoc(const Json& j, std::string_view path) {
+SourceLoc readLoc(const Json& j, const Path& path) {
   expectKeys(j, path, {"file", "line", "column"});
   SourceLoc loc;
   loc.file = readString(j["file"], fieldPath(path, "file"));
@@ -191,7 +209,7 @@ SourceLoc readLoc(const Json& j, std::string_view path) {
 }
 
 /// {"input": i}, {"task": t} or {"task": t, "element": k}.
-Producer readProducer(const Json& j, std::string_view path) {
+Producer readProducer(const Json& j, const Path& path) {
   expectObject(j, path);
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "input" && it.key() != "task" && it.key() != "element")
@@ -214,7 +232,7 @@ Producer readProducer(const Json& j, std::string_view path) {
   return producer;
 }
 
-Constant readConstant(const Json& j, std::string_view path) {
+Constant readConstant(const Json& j, const Path& path) {
   expectKeys(j, path, {"type", "expression"});
   Constant constant;
   constant.type.spelling = readString(j["type"], fieldPath(path, "type"));
@@ -224,7 +242,7 @@ Constant readConstant(const Json& j, std::string_view path) {
 }
 
 /// {"value": id} or {"constant": CONSTANT}.
-Arg readArg(const Json& j, std::string_view path) {
+Arg readArg(const Json& j, const Path& path) {
   expectObject(j, path);
   if (j.size() != 1)
     fail(path, "expected exactly one key, 'value' or 'constant'");
@@ -244,7 +262,7 @@ Arg readArg(const Json& j, std::string_view path) {
   return arg;
 }
 
-Transport readTransport(const Json& j, std::string_view path) {
+Transport readTransport(const Json& j, const Path& path) {
   std::string name = readString(j, path);
   for (Transport transport : {Transport::Shm, Transport::Nccl})
     if (name == toString(transport))
@@ -254,7 +272,7 @@ Transport readTransport(const Json& j, std::string_view path) {
                          name));
 }
 
-Collective::Kind readCollectiveKind(const Json& j, std::string_view path) {
+Collective::Kind readCollectiveKind(const Json& j, const Path& path) {
   std::string name = readString(j, path);
   for (Collective::Kind kind :
        {Collective::Kind::AllReduce, Collective::Kind::AllGather,
@@ -267,7 +285,7 @@ Collective::Kind readCollectiveKind(const Json& j, std::string_view path) {
 }
 
 template <typename T, typename ReadFn>
-std::vector<T> readArray(const Json& j, std::string_view path, ReadFn read) {
+std::vector<T> readArray(const Json& j, const Path& path, ReadFn read) {
   expectArray(j, path);
   std::vector<T> items;
   items.reserve(j.size());
@@ -276,7 +294,7 @@ std::vector<T> readArray(const Json& j, std::string_view path, ReadFn read) {
   return items;
 }
 
-Actor readActor(const Json& j, std::string_view path) {
+Actor readActor(const Json& j, const Path& path) {
   expectKeys(j, path, {"name", "className", "loc"}, {"constructorArgs"});
   Actor actor;
   actor.name = readString(j["name"], fieldPath(path, "name"));
@@ -289,7 +307,7 @@ Actor readActor(const Json& j, std::string_view path) {
   return actor;
 }
 
-Task readTask(const Json& j, std::string_view path) {
+Task readTask(const Json& j, const Path& path) {
   expectKeys(j, path, {"actor", "method", "args", "results", "loc"},
              {"collective", "cost"});
   Task task;
@@ -305,7 +323,7 @@ Task readTask(const Json& j, std::string_view path) {
   return task;
 }
 
-Value readValue(const Json& j, std::string_view path) {
+Value readValue(const Json& j, const Path& path) {
   expectKeys(j, path, {"type", "producer", "transport"});
   Value value;
   value.type.spelling = readString(j["type"], fieldPath(path, "type"));
@@ -314,7 +332,7 @@ Value readValue(const Json& j, std::string_view path) {
   return value;
 }
 
-Collective readCollective(const Json& j, std::string_view path) {
+Collective readCollective(const Json& j, const Path& path) {
   expectKeys(j, path, {"kind", "reduceOp", "tasks", "loc"});
   Collective collective;
   collective.kind = readCollectiveKind(j["kind"], fieldPath(path, "kind"));
