@@ -605,7 +605,7 @@ std::optional<FrontendResult> runWithPrelude(const FrontendOptions& options,
   auto text = llvm::MemoryBuffer::getFile(source);
   if (!text || !startsWithPrelude((*text)->getBuffer()))
     return std::nullopt;
-  prelude = findOrBuildPrelude(options.preludeCache, parseFlags(options));
+  prelude = findOrBuildPrelude(options.preludeCache, parseFlags(options), source);
   if (!prelude)
     return std::nullopt;
   Session session(options, source, probePath);

@@ -18,6 +18,7 @@
 #include "clang/Basic/Version.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendActions.h"
+#include "clang/Frontend/Utils.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -251,11 +252,36 @@ bool startsWithPrelude(llvm::StringRef source) {
 }
 
 std::optional<Prelude> findOrBuildPrelude(const std::string& cacheDir,
-                                          const std::vector<std::string>& args) {
+                                          const std::vector<std::string>& args,
+                                          const std::string& source) {
+  // The key is the frontend's arguments as the driver makes them of `args`
+  // for `source`, less the source's name: they name the include directories
+  // it found (the GCC installation, CPATH), which `args` do not.
+  std::vector<std::string> cc1;
+  {
+    std::vector<const char*> argv;
+    for (const std::string& arg : args)
+      argv.push_back(arg.c_str());
+    argv.insert(argv.end(), {"-fsyntax-only", source.c_str()});
+    clang::IgnoringDiagConsumer quiet;
+    clang::CreateInvocationOptions options;
+    options.Diags = clang::CompilerInstance::createDiagnostics(new clang::DiagnosticOptions, &quiet,
+                                                               /*ShouldOwnClient=*/false);
+    options.CC1Args = &cc1;
+    if (!clang::createInvocation(argv, options))
+      return std::nullopt;
+  }
   std::string identity = kEntryFormat.str() + "\n" + clang::getClangFullVersion() + "\n" +
                          kPreludeText.str();
-  for (const std::string& arg : args)
-    identity += arg + '\0';
+  for (size_t i = 0; i < cc1.size(); ++i) {
+    if (cc1[i] == source)
+      continue;
+    if (cc1[i] == "-main-file-name") {
+      ++i;
+      continue;
+    }
+    identity += cc1[i] + '\0';
+  }
   llvm::SmallString<16> key;
   llvm::raw_svector_ostream(key) << llvm::format_hex_no_prefix(llvm::xxHash64(identity), 16);
 

@@ -9,7 +9,8 @@
 // That is the same translation unit only when <cg/cg.hpp> is the first thing
 // the source reads, so a prelude is used only for a source whose first line
 // of code is `#include <cg/cg.hpp>`. A cached prelude is found by a hash of
-// Clang's version and every flag of the parse; it records the size and time
+// Clang's version and every flag of the parse as the Clang driver passes it
+// on (with the include directories it found); it records the size and time
 // of each file it was built from and is rebuilt when one differs. Builders
 // write under names of their own and publish with a rename, so cgc runs in
 // parallel never read a half-written prelude. The frontend treats any
@@ -42,11 +43,12 @@ struct Prelude {
 /// comments) is `#include <cg/cg.hpp>`.
 bool startsWithPrelude(llvm::StringRef source);
 
-/// The prelude for a parse with `args` (the Clang driver's arguments without
-/// the source), from `cacheDir` or built into it now; nullopt when it can be
-/// neither found nor built.
+/// The prelude for a parse of `source` with `args` (the Clang driver's
+/// arguments without the source), from `cacheDir` or built into it now;
+/// nullopt when it can be neither found nor built.
 std::optional<Prelude> findOrBuildPrelude(const std::string& cacheDir,
-                                          const std::vector<std::string>& args);
+                                          const std::vector<std::string>& args,
+                                          const std::string& source);
 
 /// Drops `prelude` from its cache (when a parse with it failed where one
 /// without it did not), so that the next run builds it again.
