@@ -15,11 +15,15 @@
 // R and T are capacities large enough for any graph in practice (the
 // evaluator materializes only what is written); a graph larger still is
 // probed once more with its exact sizes.
+// A source that starts with `#include <cg/cg.hpp>` is first parsed with that
+// header precompiled (Prelude.h); if anything at all fails that way, it is
+// parsed again without, and only that parse reports.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/Frontend.h"
 
 #include "frontend/GraphDecoder.h"
+#include "frontend/Prelude.h"
 #include "ir/Diagnostic.h"
 #include "support/PhaseTimes.h"
 
@@ -43,6 +47,7 @@
 #include <cstdint>
 #include <iostream>
 #include <set>
+#include <stdexcept>
 
 namespace cg::frontend {
 namespace {
@@ -101,7 +106,8 @@ void printEntry(const CollectingConsumer::Entry& entry) {
               << kind << ": " << entry.message << "\n";
 }
 
-std::vector<std::string> clangArgs(const FrontendOptions& options, const std::string& file) {
+/// The Clang driver's arguments for a parse, without the action and the file.
+std::vector<std::string> parseFlags(const FrontendOptions& options) {
   // C++20 first, so that a -std among the target's flags wins.
   // A real argv[0]: the Clang driver finds the GCC installation relative to it.
   std::vector<std::string> args{CG_CLANG_EXECUTABLE, "-std=c++20"};
@@ -112,9 +118,18 @@ std::vector<std::string> clangArgs(const FrontendOptions& options, const std::st
   // The runtime headers are always reachable, after the target's own paths.
   args.push_back("-idirafter" CG_RUNTIME_INCLUDE_DIR);
   args.push_back("-fconstexpr-steps=" + std::to_string(options.constexprSteps));
-  args.insert(args.end(), {"-fsyntax-only", "-fno-caret-diagnostics", "-w",
-                           "-Wno-unknown-warning-option", "-Qunused-arguments",
-                           "-ferror-limit=20"});
+  args.insert(args.end(), {"-fno-caret-diagnostics", "-w", "-Wno-unknown-warning-option",
+                           "-Qunused-arguments", "-ferror-limit=20"});
+  return args;
+}
+
+/// The arguments to parse `file`, with the precompiled prelude if any.
+std::vector<std::string> clangArgs(const FrontendOptions& options, const std::string& file,
+                                   const Prelude* prelude = nullptr) {
+  std::vector<std::string> args = parseFlags(options);
+  args.push_back("-fsyntax-only");
+  if (prelude)
+    args.insert(args.end(), {"-include-pch", prelude->pch});
   args.push_back(file);
   return args;
 }
@@ -160,14 +175,12 @@ struct DiscoverVisitor : clang::RecursiveASTVisitor<DiscoverVisitor> {
 Discovery discover(clang::ASTContext& context) {
   Discovery out;
   const clang::SourceManager& sm = context.getSourceManager();
-  DiscoverVisitor(out, sm).TraverseDecl(context.getTranslationUnitDecl());
-  // Canonical paths: build tools compare dependencies textually.
-  for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
-    llvm::SmallString<256> path;
-    if (llvm::sys::fs::real_path(it->first->getName(), path))
-      path = it->first->getName();
-    out.files.push_back(path.str().str());
-  }
+  // Only what was parsed here: declarations of a precompiled prelude are
+  // <cg/cg.hpp>'s, and visiting them would load every one from the PCH.
+  DiscoverVisitor visitor(out, sm);
+  for (clang::Decl* decl : context.getTranslationUnitDecl()->noload_decls())
+    visitor.TraverseDecl(decl);
+  out.files = filesRead(sm);
   return out;
 }
 
@@ -558,6 +571,62 @@ flagsFromCompileDatabase(const std::string& buildDir, const std::string& source)
   return flags;
 }
 
+namespace {
+
+/// What a run that found no problem found; `prelude`, if it ran with one,
+/// adds the files read for it.
+FrontendResult resultOf(Session& session, const Prelude* prelude = nullptr) {
+  FrontendResult result;
+  result.codecs = std::move(session.codecs);
+  for (auto& graph : session.decoded) {
+    if (!graph)
+      throw std::logic_error("internal compiler error: a graph probe was not evaluated");
+    result.graphs.push_back(std::move(*graph));
+  }
+  std::set<std::string> unique(session.discovery.files.begin(), session.discovery.files.end());
+  if (prelude) {
+    unique.insert(prelude->files.begin(), prelude->files.end());
+    llvm::SmallString<256> header;
+    if (llvm::sys::fs::real_path(prelude->header, header))
+      header = prelude->header;
+    unique.erase(header.str().str());
+  }
+  result.dependencies.assign(unique.begin(), unique.end());
+  return result;
+}
+
+/// The run with the precompiled prelude, if the source can have one: the
+/// result if nothing at all went wrong, else nullopt with nothing printed
+/// and `prelude` naming the prelude that was tried.
+std::optional<FrontendResult> runWithPrelude(const FrontendOptions& options,
+                                             const std::string& source,
+                                             const std::string& probePath,
+                                             std::optional<Prelude>& prelude) {
+  auto text = llvm::MemoryBuffer::getFile(source);
+  if (!text || !startsWithPrelude((*text)->getBuffer()))
+    return std::nullopt;
+  prelude = findOrBuildPrelude(options.preludeCache, parseFlags(options), source);
+  if (!prelude)
+    return std::nullopt;
+  Session session(options, source, probePath);
+  bool ran = false;
+  try {
+    ran = runAction(std::make_unique<GraphAction>(session),
+                    clangArgs(options, session.source, &*prelude), session.diagnostics);
+  } catch (const std::logic_error&) {
+    return std::nullopt;   // the parse without the prelude says it again, if it is so
+  }
+  if (!ran || !session.probed || session.parseFailed || !session.selectionError.empty() ||
+      session.evaluationFailed || !session.problems.empty() ||
+      hasErrors(session.diagnostics) ||
+      std::find(session.decoded.begin(), session.decoded.end(), std::nullopt) !=
+          session.decoded.end())
+    return std::nullopt;
+  return resultOf(session, &*prelude);
+}
+
+} // namespace
+
 std::optional<FrontendResult> runFrontend(const FrontendOptions& options) {
   llvm::SmallString<256> source(options.source);
   if (std::error_code ec = llvm::sys::fs::make_absolute(source)) {
@@ -573,6 +642,13 @@ std::optional<FrontendResult> runFrontend(const FrontendOptions& options) {
   // The probe is reported under a name beside the source.
   llvm::SmallString<256> probePath(source);
   llvm::sys::path::replace_extension(probePath, "cgc-probe.cpp");
+  // With the precompiled prelude when there is one; when anything goes wrong
+  // with it, the parse without it is the one that reports.
+  std::optional<Prelude> prelude;
+  if (!options.preludeCache.empty())
+    if (std::optional<FrontendResult> result =
+            runWithPrelude(options, source.str().str(), probePath.str().str(), prelude))
+      return result;
   Session session(options, source.str().str(), probePath.str().str());
   bool ran = runAction(std::make_unique<GraphAction>(session),
                        clangArgs(options, session.source), session.diagnostics);
@@ -595,16 +671,11 @@ std::optional<FrontendResult> runFrontend(const FrontendOptions& options) {
     return std::nullopt;
   }
 
-  FrontendResult result;
-  result.codecs = std::move(session.codecs);
-  for (auto& graph : session.decoded) {
-    if (!graph)
-      throw std::logic_error("internal compiler error: a graph probe was not evaluated");
-    result.graphs.push_back(std::move(*graph));
-  }
-  std::set<std::string> unique(session.discovery.files.begin(), session.discovery.files.end());
-  result.dependencies.assign(unique.begin(), unique.end());
-  return result;
+  // The prelude failed where a plain parse did not: it is broken somehow
+  // (a damaged file, say); the next run builds it again.
+  if (prelude)
+    forgetPrelude(*prelude);
+  return resultOf(session);
 }
 
 } // namespace cg::frontend

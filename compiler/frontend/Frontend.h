@@ -41,6 +41,8 @@ struct FrontendOptions {
   unsigned constexprSteps = kDefaultConstexprSteps;
   uint64_t probeRecords = kProbeRecords;  // see kProbeRecords
   uint64_t probeText = kProbeText;
+  std::string preludeCache;               // where the precompiled prelude is
+                                          // kept (Prelude.h); empty: none
 };
 
 struct FrontendResult {

@@ -65,9 +65,14 @@ SimulationResult simulate(const ir::Graph& graph, const Schedule& schedule,
   for (unsigned c = 0; c < numChannels; ++c)
     firstReader[c + 1] =
         firstReader[c] + static_cast<unsigned>(schedule.channels[c].readers.size());
+  // A channel's readers are in ascending order (assignChannels), so a
+  // binary search finds a slot; the linear search behind it is for a
+  // schedule built otherwise and still gives the right slot.
   auto readerSlot = [&](unsigned c, int reader) {
     const std::vector<int>& readers = schedule.channels[c].readers;
-    auto it = std::find(readers.begin(), readers.end(), reader);
+    auto it = std::lower_bound(readers.begin(), readers.end(), reader);
+    if (it == readers.end() || *it != reader)
+      it = std::find(readers.begin(), readers.end(), reader);
     if (it == readers.end())
       internalError(fmt::format("{} reads c{} but is not its reader",
                                 reader == kDriver ? std::string("the driver")
@@ -104,10 +109,14 @@ SimulationResult simulate(const ir::Graph& graph, const Schedule& schedule,
     std::vector<unsigned> inputs = schedule.inputChannels;
     std::sort(inputs.begin(), inputs.end());
     inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+    // The outputs' channels once each, in the order first named.
     std::vector<unsigned> outputs;
+    std::vector<bool> isOutput(numChannels, false);
     for (unsigned c : schedule.outputChannels)
-      if (std::find(outputs.begin(), outputs.end(), c) == outputs.end())
+      if (!isOutput[c]) {
+        isOutput[c] = true;
         outputs.push_back(c);
+      }
     std::vector<Step>& steps = processes[driver].steps;
     unsigned collected = 0;
     auto readOutputs = [&] {

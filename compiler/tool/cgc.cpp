@@ -3,7 +3,8 @@
 // cgc <source> -o <dir> [--target NAME] [--graph NAME]... [--emit=...]
 //     [--depfile FILE] [--schedule=bind|cost] [--costs FILE]
 //     [--overlap-gpu-communication] [--max-in-flight N] [--transport=tcp]
-//     [--actor-executable PATH] [--time-phases] -- <compile flags>
+//     [--actor-executable PATH] [--time-phases]
+//     [--prelude-cache DIR | --no-prelude-cache] -- <compile flags>
 //
 // Parses the graph source with the given flags, evaluates its CG_GRAPH
 // functions, validates and schedules each graph, and writes the artefacts.
@@ -129,6 +130,15 @@ cl::opt<uint64_t> probeText("probe-text", cl::Hidden,
                             cl::desc("Characters of text a graph is first evaluated into"),
                             cl::init(cg::frontend::kProbeText), cl::cat(category));
 
+cl::opt<std::string> preludeCache(
+    "prelude-cache",
+    cl::desc("Directory where <cg/cg.hpp> is kept precompiled between runs (default: "
+             ".cgc-prelude beside the output directory)"),
+    cl::value_desc("dir"), cl::cat(category));
+cl::opt<bool> noPrelude("no-prelude-cache",
+                        cl::desc("Parse <cg/cg.hpp> afresh, without a precompiled copy"),
+                        cl::cat(category));
+
 cl::opt<bool> timePhases("time-phases",
                          cl::desc("Print the wall time of each phase to stderr"),
                          cl::cat(category));
@@ -151,7 +161,10 @@ const char* kOverview =
     "  <target>.actors.cpp      every actor program, compiled once (both modes)\n"
     "  <target>.actor_host.cpp  main() of the actor executable (processes mode)\n"
     "  <graph>.mpirun.sh        with --emit=mpirun: the graph under mpirun (MPMD)\n"
-    "  <graph>.srun.sh          with --emit=srun: the graph under srun --multi-prog\n";
+    "  <graph>.srun.sh          with --emit=srun: the graph under srun --multi-prog\n\n"
+    "A source whose first line of code is '#include <cg/cg.hpp>' is parsed with that\n"
+    "header precompiled, kept for the next run in <dir>/../.cgc-prelude (see\n"
+    "--prelude-cache, --no-prelude-cache).\n";
 
 bool wants(Emit kind) {
   bool listed = std::find(emits.begin(), emits.end(), kind) != emits.end();
@@ -226,7 +239,23 @@ int run(int argc, const char** argv) {
     compileFlags.insert(compileFlags.begin(), fromDatabase.begin(), fromDatabase.end());
   }
   cg::frontend::FrontendOptions options{sourcePath, compileFlags, onlyGraphs, resourceDir,
-                                       constexprSteps, probeRecords, probeText};
+                                       constexprSteps, probeRecords, probeText, ""};
+  if (!noPrelude) {
+    llvm::SmallString<256> cache(preludeCache.getValue());
+    if (cache.empty()) {
+      cache = outputDir.getValue();
+      if (!llvm::sys::fs::make_absolute(cache)) {
+        llvm::sys::path::remove_dots(cache, /*remove_dot_dot=*/true);
+        while (cache.size() > 1 && llvm::sys::path::is_separator(cache.back()))
+          cache.pop_back();
+        llvm::sys::path::remove_filename(cache);
+        llvm::sys::path::append(cache, ".cgc-prelude");
+      } else {
+        cache.clear();
+      }
+    }
+    options.preludeCache = cache.str().str();
+  }
   std::optional<cg::schedule::CostProfile> profile;
   if (!costsPath.empty()) {
     std::ifstream in(costsPath, std::ios::binary);

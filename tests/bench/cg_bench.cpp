@@ -3,6 +3,7 @@
 //   scripts/bench            (builds, then runs this)
 //   cg_bench [--quick] [--json FILE]
 //   cg_bench --cgc-only [--quick] [--cgc-case ACTORS:TASKS]... [--unrolled]
+//            [--no-prelude-cache]
 //
 // Prints one table: case, our median, the baseline and its median, the
 // ratio, and the target from DESIGN.md §7. Baselines: OpenMPI over shared
@@ -15,7 +16,9 @@
 // into a fresh directory, end to end, and print the median run's phases
 // (cgc --time-phases) under the table. --cgc-only runs just those, for the
 // sizes given (default 10:10, 100:1000, 1000:1000, 1000:10000); --unrolled
-// writes the graph as one statement per bind instead of a loop.
+// writes the graph as one statement per bind instead of a loop. cgc keeps
+// <cg/cg.hpp> precompiled beside its output (the first run of a case builds
+// it); --no-prelude-cache has it parse the header every time.
 #include "bench_graphs.cg.hpp"
 
 #include <algorithm>
@@ -199,7 +202,7 @@ struct CgcRun {
 // cgc end to end on a generated graph, into a new output directory each time
 // (removed only after the last run: deleting a thousand files just before
 // creating as many slows the creation down): the median of `samples` runs.
-CgcRun cgcRun(int actors, int tasks, bool unrolled, int samples) {
+CgcRun cgcRun(int actors, int tasks, bool unrolled, bool prelude, int samples) {
   std::string dir = "/tmp/cg-bench-cgc-" + std::to_string(getpid());
   std::string source = dir + "/generated.cg.cpp";
   std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
@@ -207,6 +210,7 @@ CgcRun cgcRun(int actors, int tasks, bool unrolled, int samples) {
   std::vector<std::pair<double, std::string>> runs;
   for (int i = 0; i < samples; ++i) {
     std::string command = "'" CG_CGC "' " + source + " -o " + dir + "/out" + std::to_string(i) +
+                          (prelude ? "" : " --no-prelude-cache") +
                           " --time-phases -- -I" CG_RUNTIME_INCLUDE " 2>&1 >/dev/null";
     auto start = Clock::now();
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
@@ -235,10 +239,11 @@ std::string countLabel(int n) {
 }
 
 // The cgc rows, and their phases for under the table.
-void cgcRows(const std::vector<std::pair<int, int>>& cases, bool unrolled, int samples,
+void cgcRows(const std::vector<std::pair<int, int>>& cases, bool unrolled, bool prelude,
+             int samples,
              std::vector<Row>& rows, std::string& phases) {
   for (auto [actors, tasks] : cases) {
-    CgcRun run = cgcRun(actors, tasks, unrolled, samples);
+    CgcRun run = cgcRun(actors, tasks, unrolled, prelude, samples);
     std::string name = "cgc, " + countLabel(tasks) + " tasks / " + countLabel(actors) + " actors";
     Row row{name, run.seconds, "", 0, "s", false, "", true};
     double limit = tasks >= 10000 ? 10 : tasks >= 1000 ? 1 : 0;   // DESIGN.md §7
@@ -247,7 +252,8 @@ void cgcRows(const std::vector<std::pair<int, int>>& cases, bool unrolled, int s
       row.met = run.seconds > 0 && run.seconds < limit;
     }
     rows.push_back(row);
-    phases += "\n" + name + (unrolled ? " (unrolled source)" : "") + ", median run:\n" +
+    phases += "\n" + name + (unrolled ? " (unrolled source)" : "") +
+              (prelude ? "" : " (no prelude cache)") + ", median run:\n" +
               run.phases;
   }
 }
@@ -255,7 +261,7 @@ void cgcRows(const std::vector<std::pair<int, int>>& cases, bool unrolled, int s
 } // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, cgcOnly = false, unrolled = false;
+  bool quick = false, cgcOnly = false, unrolled = false, prelude = true;
   std::string json = "bench-results.json";
   std::vector<std::pair<int, int>> cgcCases;   // actors, tasks
   for (int i = 1; i < argc; ++i) {
@@ -267,6 +273,8 @@ int main(int argc, char** argv) {
       cgcOnly = true;
     else if (std::strcmp(argv[i], "--unrolled") == 0)
       unrolled = true;
+    else if (std::strcmp(argv[i], "--no-prelude-cache") == 0)
+      prelude = false;
     else if (std::strcmp(argv[i], "--cgc-case") == 0 && i + 1 < argc) {
       int actors = 0, tasks = 0;
       if (std::sscanf(argv[++i], "%d:%d", &actors, &tasks) != 2 || actors < 1 || tasks < 1) {
@@ -287,7 +295,7 @@ int main(int argc, char** argv) {
   std::string cgcPhases;
   std::uint64_t word = 42;
   if (cgcOnly) {
-    cgcRows(cgcCases, unrolled, cgcSamples, rows, cgcPhases);
+    cgcRows(cgcCases, unrolled, prelude, cgcSamples, rows, cgcPhases);
     printTable(rows);
     std::printf("%s", cgcPhases.c_str());
     return 0;
@@ -384,7 +392,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  cgcRows(cgcCases, unrolled, cgcSamples, rows, cgcPhases);
+  cgcRows(cgcCases, unrolled, prelude, cgcSamples, rows, cgcPhases);
 
   printTable(rows);
   std::printf("%s", cgcPhases.c_str());

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -648,6 +649,94 @@ TEST(GraphJson, AnActorsHostSurvivesARoundTripAndIsWrittenOnlyWhenNotZero) {
   std::string text = toJson(graph);
   EXPECT_EQ(text.find("\"host\""), text.rfind("\"host\""));  // b's only
   EXPECT_NE(text.find("\"host\": 3"), std::string::npos) << text;
+}
+
+// The fast path (graphFromPlainJson) reads plain text in one pass and leaves
+// anything else to the full parser, which alone writes the messages above.
+
+TEST(GraphJsonFastPath, ReadsEveryFixtureAsToJsonWroteIt) {
+  for (const Graph& graph :
+       {chainGraph(), fanOutGraph(), sameActorGraph(), tupleGraph(), gpuGraph(),
+        GraphBuilder("empty").build()}) {
+    std::optional<Graph> read = graphFromPlainJson(toJson(graph));
+    ASSERT_TRUE(read) << graph.name;
+    EXPECT_EQ(*read, graph);
+  }
+}
+
+TEST(GraphJsonFastPath, ReadsHostsGpusAndDeviceTransports) {
+  Graph graph = chainGraph();
+  graph.actors[0].gpus = 2;
+  graph.actors[1].host = 3;
+  graph.values[0].transport = Transport::Cuda;
+  graph.values[0].cudaDevice = 1;
+  graph.values[1].transport = Transport::Cpu;
+  std::optional<Graph> read = graphFromPlainJson(toJson(graph));
+  ASSERT_TRUE(read);
+  EXPECT_EQ(*read, graph);
+}
+
+TEST(GraphJsonFastPath, ReadsStringsWithEscapesOfOneCharacter) {
+  GraphBuilder g("escapes", 5);
+  unsigned x = g.input("double");
+  unsigned a = g.actor("a", 6, "::ns::Doubler",
+                       {constant("const char*", "\"quote \\\" slash / back \\\\ \\n\t\"")});
+  g.output(g.bind(a, "f", {x}, 7, "double"));
+  Graph graph = g.build();
+  std::optional<Graph> read = graphFromPlainJson(toJson(graph));
+  ASSERT_TRUE(read);
+  EXPECT_EQ(*read, graph);
+}
+
+TEST(GraphJsonFastPath, ReadsKeysInAnyOrderAndCompactText) {
+  // nlohmann::json sorts keys and dump() writes no spaces.
+  std::optional<Graph> read = graphFromPlainJson(nlohmann::json::parse(toJson(gpuGraph())).dump());
+  ASSERT_TRUE(read);
+  EXPECT_EQ(*read, gpuGraph());
+}
+
+TEST(GraphJsonFastPath, ReadsCostsAndLargeIdsAsTheFullParserDoes) {
+  for (const char* cost : {"0", "3", "0.1", "1E2", "2.5e-3", "1e300", "18446744073709551616"}) {
+    nlohmann::json j = nlohmann::json::parse(toJson(chainGraph()));
+    j["tasks"][0]["cost"] = 12345;
+    std::string text = j.dump();
+    text.replace(text.find("12345"), 5, cost);
+    std::optional<Graph> read = graphFromPlainJson(text);
+    ASSERT_TRUE(read) << cost;
+    EXPECT_EQ(read->tasks[0].cost, nlohmann::json::parse(cost).get<double>()) << cost;
+  }
+  nlohmann::json j = nlohmann::json::parse(toJson(chainGraph()));
+  j["loc"]["line"] = 4294967295u;
+  std::optional<Graph> read = graphFromPlainJson(j.dump());
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->loc.line, 4294967295u);
+}
+
+TEST(GraphJsonFastPath, LeavesAnythingUnusualToTheFullParser) {
+  std::string text = nlohmann::json::parse(toJson(chainGraph())).dump();
+  auto edited = [&](std::string_view from, std::string_view to) {
+    std::string copy = text;
+    std::size_t at = copy.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return copy.replace(at, from.size(), to);
+  };
+  for (const std::string& unusual :
+       {edited("\"name\":\"chain\"", "\"name\":\"ch\\u0061in\""),   // a \u escape
+        edited("\"name\":\"chain\"", "\"name\":\"ch\xc3\xa4in\""),  // not ASCII
+        edited("\"name\":\"chain\"", "\"name\":\"chain\",\"name\":\"chain\""),
+        edited("\"line\":", "\"line\":0"),                         // a leading zero
+        edited("\"actor\":0", "\"actor\":-0"),
+        edited("\"actor\":0", "\"actor\":0.0"),
+        edited("\"actor\":0", "\"actor\":4294967296"),
+        edited("{\"value\":0}", "{}"),
+        edited("\"version\":2", "\"version\":3"),
+        edited("\"format\":\"cg-ir\"", "\"format\":\"other\""),
+        text + "x", "\xef\xbb\xbf" + text, std::string("[]"), std::string()}) {
+    EXPECT_FALSE(graphFromPlainJson(unusual)) << unusual;
+  }
+  nlohmann::json j = nlohmann::json::parse(toJson(chainGraph()));
+  j["tasks"][0]["cost"] = -2;
+  EXPECT_FALSE(graphFromPlainJson(j.dump()));
 }
 
 } // namespace

@@ -1,0 +1,141 @@
+//===- prelude_test.cpp - Tests for the precompiled prelude ---------------===//
+//
+// Which sources may use the prelude, and its cache: built once, reused,
+// rebuilt when a file it read changes or its entry is damaged, dropped when
+// forgotten. The prelude here is a one-line stand-in for <cg/cg.hpp> in a
+// temporary include directory, so that a build takes milliseconds.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/Prelude.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace cg::frontend {
+namespace {
+
+TEST(StartsWithPrelude, AcceptsTheIncludeAfterCommentsAndBlankLines) {
+  EXPECT_TRUE(startsWithPrelude("#include <cg/cg.hpp>\n"));
+  EXPECT_TRUE(startsWithPrelude("// a graph\n\n/* more\n */\n  #  include  <cg/cg.hpp>  // why\n"
+                                "int x;\n"));
+  EXPECT_TRUE(startsWithPrelude("#include <cg/cg.hpp>"));
+}
+
+TEST(StartsWithPrelude, RejectsAnythingElseFirst) {
+  EXPECT_FALSE(startsWithPrelude(""));
+  EXPECT_FALSE(startsWithPrelude("#include \"cg/cg.hpp\"\n"));
+  EXPECT_FALSE(startsWithPrelude("#define NDEBUG\n#include <cg/cg.hpp>\n"));
+  EXPECT_FALSE(startsWithPrelude("#include <vector>\n#include <cg/cg.hpp>\n"));
+  EXPECT_FALSE(startsWithPrelude("#include <cg/cg.hpp> extra\n"));
+  EXPECT_FALSE(startsWithPrelude("/* never closed\n#include <cg/cg.hpp>\n"));
+}
+
+class PreludeCache : public ::testing::Test {
+protected:
+  void SetUp() override {
+    llvm::SmallString<128> dir;
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("prelude-test", dir));
+    root = dir.str().str();
+    ASSERT_FALSE(llvm::sys::fs::create_directories(root + "/include/cg"));
+    writeHeader("#pragma once\nint prelude_value = 1;\n");
+    std::ofstream(source()) << "#include <cg/cg.hpp>\n";
+    // The header reads no system header: any name of Clang will do.
+    args = {"clang++", "-std=c++20", "-resource-dir=" CG_CLANG_RESOURCE_DIR,
+            "-I" + root + "/include"};
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(root); }
+
+  void writeHeader(const std::string& text) {
+    std::ofstream(root + "/include/cg/cg.hpp") << text;
+  }
+  std::string cache() const { return root + "/cache"; }
+  std::string source() const { return root + "/graph.cg.cpp"; }
+
+  std::string root;
+  std::vector<std::string> args;
+};
+
+TEST_F(PreludeCache, IsBuiltOnceAndReused) {
+  std::optional<Prelude> first = findOrBuildPrelude(cache(), args, source());
+  ASSERT_TRUE(first);
+  EXPECT_TRUE(llvm::sys::fs::exists(first->pch));
+  llvm::SmallString<128> header;
+  ASSERT_FALSE(llvm::sys::fs::real_path(root + "/include/cg/cg.hpp", header));
+  EXPECT_NE(std::find(first->files.begin(), first->files.end(), header.str().str()),
+            first->files.end());
+  std::optional<Prelude> second = findOrBuildPrelude(cache(), args, source());
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->pch, first->pch);
+  EXPECT_EQ(second->files, first->files);
+}
+
+TEST_F(PreludeCache, IsRebuiltWhenAFileItReadChanges) {
+  std::optional<Prelude> first = findOrBuildPrelude(cache(), args, source());
+  ASSERT_TRUE(first);
+  writeHeader("#pragma once\nint prelude_value = 22;\n");
+  std::optional<Prelude> second = findOrBuildPrelude(cache(), args, source());
+  ASSERT_TRUE(second);
+  EXPECT_NE(second->pch, first->pch);
+  EXPECT_FALSE(llvm::sys::fs::exists(first->pch));   // the old entry's files are gone
+}
+
+TEST_F(PreludeCache, IsKeptPerSetOfFlags) {
+  std::optional<Prelude> plain = findOrBuildPrelude(cache(), args, source());
+  args.push_back("-DSOMETHING");
+  std::optional<Prelude> defined = findOrBuildPrelude(cache(), args, source());
+  ASSERT_TRUE(plain && defined);
+  EXPECT_NE(plain->entry, defined->entry);
+  EXPECT_TRUE(llvm::sys::fs::exists(plain->pch));
+}
+
+TEST_F(PreludeCache, IsKeptPerIncludePathFromTheEnvironment) {
+  std::optional<Prelude> plain = findOrBuildPrelude(cache(), args, source());
+  ASSERT_EQ(setenv("CPLUS_INCLUDE_PATH", root.c_str(), 1), 0);
+  std::optional<Prelude> withPath = findOrBuildPrelude(cache(), args, source());
+  unsetenv("CPLUS_INCLUDE_PATH");
+  ASSERT_TRUE(plain && withPath);
+  EXPECT_NE(plain->entry, withPath->entry);
+}
+
+TEST_F(PreludeCache, IsSharedBySourcesOfOneDirectory) {
+  std::optional<Prelude> first = findOrBuildPrelude(cache(), args, source());
+  std::ofstream(root + "/other.cg.cpp") << "#include <cg/cg.hpp>\n";
+  std::optional<Prelude> other = findOrBuildPrelude(cache(), args, root + "/other.cg.cpp");
+  ASSERT_TRUE(first && other);
+  EXPECT_EQ(other->pch, first->pch);
+}
+
+TEST_F(PreludeCache, IsRebuiltWhenItsEntryIsDamaged) {
+  std::optional<Prelude> first = findOrBuildPrelude(cache(), args, source());
+  ASSERT_TRUE(first);
+  std::ofstream(first->entry) << "not an entry\n";
+  std::optional<Prelude> second = findOrBuildPrelude(cache(), args, source());
+  ASSERT_TRUE(second);
+  EXPECT_NE(second->pch, first->pch);
+}
+
+TEST_F(PreludeCache, ForgottenPreludeIsRemovedAndBuiltAgain) {
+  std::optional<Prelude> first = findOrBuildPrelude(cache(), args, source());
+  ASSERT_TRUE(first);
+  forgetPrelude(*first);
+  EXPECT_FALSE(llvm::sys::fs::exists(first->entry));
+  EXPECT_FALSE(llvm::sys::fs::exists(first->pch));
+  std::optional<Prelude> second = findOrBuildPrelude(cache(), args, source());
+  ASSERT_TRUE(second);
+  EXPECT_NE(second->pch, first->pch);
+}
+
+TEST_F(PreludeCache, IsNotBuiltFromAHeaderThatDoesNotCompile) {
+  writeHeader("#pragma once\nint broken = ;\n");
+  EXPECT_FALSE(findOrBuildPrelude(cache(), args, source()));
+}
+
+} // namespace
+} // namespace cg::frontend
