@@ -81,9 +81,14 @@ using detail::OverflowMapping;
 using detail::SlotHeader;
 using detail::Storage;
 
-// Spins before sleeping: a short burst covers the common case where the peer is
-// running on another core and about to make progress.
-constexpr int spin_limit = 128;
+// Spins only a few pauses before yielding: when the peer we wait for shares
+// our core (a driver and two actors on two cores, or two processes the
+// scheduler put on one core), every pause delays the peer, and 128 pauses
+// (~5 us on the dev machine's EPYC) made each such hop cost ~5 us. Measured
+// with `cg_bench --quick` on the idle 2-core dev machine, spin 128 -> 16 -> 4:
+// chain 10.0-10.5 -> 4.9-5.7 -> 4.3 us (OpenMPI ring 4.3 us), pipelined
+// 0.53-0.60 -> 1.05-1.14 -> 1.21 M exec/s.
+constexpr int spin_limit = 4;
 // Then yields the core a while before sleeping: with more processes than
 // cores (a driver and two actors on two cores), the peer we wait for often
 // needs *our* core, and a futex sleep/wake per hop costs tens of µs.
