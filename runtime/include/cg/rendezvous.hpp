@@ -73,10 +73,10 @@ class RendezvousServer {
     std::string graph;                          // clients must name the same graph
     std::vector<std::string> actors;            // every actor expected to publish (no duplicates)
     Endpoint listen{"0.0.0.0", 0};              // port 0: an ephemeral port
-    std::string greeting;                       // sent as "OK <greeting>" to HELLO
+    std::string greeting{};                     // sent as "OK <greeting>" to HELLO
     // Called on the serving thread when the connection of a client that
     // published ends: its actors, and its FAILED reason ("" if none).
-    std::function<void(const std::vector<std::string>& actors, const std::string& reason)> on_lost;
+    std::function<void(const std::vector<std::string>& actors, const std::string& reason)> on_lost{};
   };
 
   RendezvousServer();
