@@ -3,7 +3,9 @@
 // The server is a single thread multiplexing every client with poll(), so a
 // thousand actors cost a thousand descriptors, not a thousand threads, and the
 // table needs a lock only against the driver's own calls (table(), missing(),
-// wait_for_all()). An eventfd wakes the loop for stop().
+// wait_for_all()). An eventfd wakes the loop for stop() and for the driver's
+// own entries (publish_local), which can complete the table a remote LOOKUP
+// is already waiting on.
 #include "cg/rendezvous.hpp"
 
 #include <poll.h>
@@ -119,7 +121,7 @@ struct RendezvousServer::State {
   std::string greeting;
   std::function<void(const std::vector<std::string>&, const std::string&)> on_lost;
   detail::UniqueFd listener;
-  detail::UniqueFd wake;  // eventfd
+  detail::UniqueFd wake;  // eventfd: stop() or publish_local()
   Endpoint bound;
 
   mutable std::mutex mutex;  // guards what follows
@@ -144,6 +146,11 @@ struct RendezvousServer::State {
   void read_from(Connection& c);
   void handle(Connection& c, std::string_view line);
   void answer_lookups(bool stopping);
+  // Makes the serving thread go round its loop once more (safe from any thread).
+  void wake_loop() const {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(wake.get(), &one, sizeof one);
+  }
   static void flush(Connection& c);
 };
 
@@ -223,6 +230,7 @@ void RendezvousServer::publish_local(const std::string& name, const Endpoint& wh
     state_->table[name] = where;
   }
   state_->changed.notify_all();
+  state_->wake_loop();
 }
 
 std::size_t RendezvousServer::ready_count() const {
@@ -253,8 +261,7 @@ void RendezvousServer::stop() {
     s.stopped = true;
   }
   s.changed.notify_all();
-  const std::uint64_t one = 1;
-  [[maybe_unused]] const ssize_t n = ::write(s.wake.get(), &one, sizeof one);
+  s.wake_loop();
   s.thread.join();
   s.connections.clear();
   s.listener.reset();
@@ -433,7 +440,12 @@ void RendezvousServer::State::serve() {
       error = "rendezvous: poll failed: " + detail::errno_text(errno);
       break;
     }
-    if (polled[0].revents != 0) break;  // stop()
+    if (polled[0].revents != 0) {
+      std::uint64_t count = 0;
+      [[maybe_unused]] const ssize_t n = ::read(wake.get(), &count, sizeof count);
+      std::lock_guard lock(mutex);
+      if (stopped) break;
+    }
     if (polled[1].revents & POLLIN) {
       for (;;) {
         const int fd = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);

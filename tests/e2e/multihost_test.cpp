@@ -16,7 +16,9 @@
 #include <cg/process.hpp>
 #include <cg/rendezvous.hpp>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <sys/file.h>
 #include <sys/socket.h>
@@ -60,9 +62,24 @@ int run(const std::string& command, std::string& output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// A port of our own for a fixed rendezvous address (tests of both modes may
-// run at once).
-std::uint16_t own_port() { return static_cast<std::uint16_t>(20000 + ::getpid() % 20000); }
+// A port nobody uses now, for a fixed rendezvous address: the kernel picks it
+// (a port derived from the pid could be some connection's ephemeral port, and
+// tests of both modes run at once). Released at once; the rendezvous binds it
+// with SO_REUSEADDR a moment later.
+std::uint16_t own_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t length = sizeof address;
+  std::uint16_t port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
+    port = ntohs(address.sin_port);
+  if (fd >= 0)
+    ::close(fd);
+  return port != 0 ? port : static_cast<std::uint16_t>(20000 + ::getpid() % 10000);
+}
 
 std::string joined(const std::vector<std::string>& items) {
   std::string out;
@@ -278,7 +295,7 @@ TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
     launch_error = e.what();
   }
   remote.join();
-  ASSERT_EQ(launch_error, "");
+  ASSERT_EQ(launch_error, "") << "the fake remote said: " << fake_error;
   ASSERT_EQ(fake_error, "");
   auto& graph = *launched;
   auto ref = graph.execute(5, "");

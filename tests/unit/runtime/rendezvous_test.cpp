@@ -302,6 +302,31 @@ TEST(Rendezvous, GreetingReadyAndADriverEntryReachTheClients) {
                                 "connection'");
 }
 
+// Under load a remote actor can publish and ask for the table before the
+// driver has put its own entry in: that entry must answer the waiting
+// LOOKUP at once, not at the LOOKUP's deadline (a launch then timed out).
+TEST(Rendezvous, TheDriverEntryAnswersALookupAlreadyWaiting) {
+  cg::RendezvousServer server;
+  ASSERT_EQ(server.start({"g", {"b", "@driver"}, {"127.0.0.1", 0}, "slots=4 slot_bytes=512", {}}), NetStatus::ok)
+      << server.error();
+  cg::RendezvousClient client;
+  ASSERT_EQ(client.connect(server.endpoint(), "g", in(5s)), NetStatus::ok) << client.error();
+  ASSERT_EQ(client.publish("b", {"127.0.0.2", 4200}, in(5s)), NetStatus::ok) << client.error();
+  NetStatus looked_up = NetStatus::system_error;
+  Clock::duration waited{};
+  std::thread remote([&] {
+    const auto start = Clock::now();
+    looked_up = client.wait_for_table(in(10s));
+    waited = Clock::now() - start;
+  });
+  std::this_thread::sleep_for(300ms);  // the LOOKUP is with the server by now
+  server.publish_local("@driver", {"127.0.0.1", 4100});
+  remote.join();
+  ASSERT_EQ(looked_up, NetStatus::ok) << client.error();
+  EXPECT_LT(waited, 5s) << "the LOOKUP was answered at its deadline, not when the table became complete";
+  EXPECT_EQ(client.table().size(), 2u);
+}
+
 TEST(Rendezvous, AClientThatGoesAwayIsReportedWithItsActorsAndReason) {
   std::mutex mutex;
   std::condition_variable changed;
