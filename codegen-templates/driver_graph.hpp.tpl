@@ -57,6 +57,10 @@ public:
   /// schedule's cN).
   std::vector<std::string> channel_transports() const {{ return runtime_->channel_transports(); }}
 
+  /// The CPUs launch() bound (cg::LaunchOptions::cpu_binding): the launching
+  /// thread's, then one per actor on this host; empty when nothing is bound.
+  const std::vector<int>& bound_cpus() const {{ return runtime_->bound_cpus(); }}
+
   /// Stops the actors and releases the channels; idempotent.
   void teardown() {{
     if (runtime_)

@@ -11,6 +11,7 @@
 // In threads mode the driver runs the same entry on a thread over its own
 // mapping (see driver.cpp), and reports a failure itself.
 #include <cg/actor.hpp>
+#include <cg/cpu_binding.hpp>
 #include <cg/detail/launcher.hpp>
 #include <cg/detail/scale_out.hpp>
 #include <cg/host_communicator.hpp>
@@ -94,6 +95,11 @@ ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
                            const std::string& segment)
     : impl_(std::make_unique<Impl>()), spec_(&spec), actor_(actor),
       name_(spec.actors[actor].name) {
+  try {
+    detail::bind_actor_from_environment();
+  } catch (const std::exception& e) {
+    throw detail::ActorFailure(e.what());
+  }
   impl_->owned = map_segment(segment);
   attach(spec, actor,
          {static_cast<std::byte*>(impl_->owned.data()), impl_->owned.size()}, segment);

@@ -22,6 +22,7 @@
 // thread that takes each execution's results as soon as they arrive.
 #include <cg/driver.hpp>
 #include <cg/actor.hpp>
+#include <cg/cpu_binding.hpp>
 #include <cg/detail/launcher.hpp>
 #include <cg/detail/scale_out.hpp>
 #include <cg/device.hpp>
@@ -153,6 +154,12 @@ struct GraphRuntime::Impl {
   std::vector<std::string> child_names;    // per entry of `actors`: whom it runs
   std::vector<std::thread> actor_threads;  // threads mode
 
+  // CPU binding (cg/cpu_binding.hpp).
+  std::vector<int> bound_cpus;             // the launching thread's, then each local actor's
+  std::vector<int> actor_cpus;             // per actor: its CPU, or -1
+  pid_t bound_thread = 0;                  // the launching thread, if bound
+  std::vector<int> thread_cpus_before;     // its CPU set before launch()
+
   // Scale-out: actors in processes that share no memory with the driver.
   std::vector<bool> local;                 // per actor: in this segment
   std::uint32_t local_count = 0;
@@ -187,6 +194,7 @@ struct GraphRuntime::Impl {
 
   void watch_actors();
   void run_actor_thread(std::uint32_t actor);
+  void bind_cpus();
   void start_scale_out(const std::string& actor_host, bool under_launcher, bool tcp,
                        const std::vector<std::uint32_t>& hosts);
   void connect_remote(Deadline deadline);
@@ -278,6 +286,9 @@ void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
   const std::string name = spec.actors[actor].name;
   std::string why;
   try {
+    if (actor_cpus.at(actor) >= 0 && !set_cpus(0, {actor_cpus[actor]}))
+      throw std::runtime_error("cannot bind it to CPU " + std::to_string(actor_cpus[actor]) + ": " +
+                               std::strerror(errno));
     ActorProcess process(spec, actor,
                          {static_cast<std::byte*>(segment.data()), segment.size()});
     process.set_cuda_device(cuda_ordinals.at(actor));
@@ -291,6 +302,30 @@ void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
   fail(std::make_exception_ptr(ActorDiedError(
       name, "actor '" + name + "' of " + describe(spec) + " (a thread) " + why)));
   close_all();
+}
+
+// LaunchOptions::cpu_binding: the launching thread now, the actors as they
+// start (each binds itself: an actor thread in run_actor_thread, an actor
+// process from CG_ACTOR_CPU, before it makes threads of its own).
+void GraphRuntime::Impl::bind_cpus() {
+  actor_cpus.assign(spec.actors.size(), -1);
+  if (launch_cpu_binding(options.cpu_binding) != CpuBinding::cores)
+    return;
+  const std::vector<int> allowed = cpus_of(0);
+  std::vector<int> plan = plan_cpu_binding(1 + local_count, allowed);
+  if (plan.empty())
+    return;  // more of us than CPUs: binding would make us share
+  std::vector<int> before = allowed;
+  if (!set_cpus(0, {plan[0]}))
+    throw LaunchError("cannot bind the launching thread of " + describe(spec) + " to CPU " +
+                      std::to_string(plan[0]) + ": " + std::strerror(errno));
+  bound_thread = ::gettid();
+  thread_cpus_before = std::move(before);
+  std::size_t next = 1;
+  for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor)
+    if (local[actor])
+      actor_cpus[actor] = plan[next++];
+  bound_cpus = std::move(plan);
 }
 
 // The executable `name` names: itself if it has a '/', else found on PATH.
@@ -738,6 +773,7 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
                         "' runs in a process of its own (another host, or TCP forced), which "
                         "constructor arguments given to launch() cannot reach yet");
 
+  s.bind_cpus();
   try {
     if (s.mode == Mode::threads) {
       for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor)
@@ -751,6 +787,10 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
         std::vector<std::string> env;
         if (!s.cuda_devices[actor].empty())
           env.push_back("CUDA_VISIBLE_DEVICES=" + joined(s.cuda_devices[actor]));
+        // The actor binds itself before it starts any thread (its threads
+        // inherit the binding).
+        if (s.actor_cpus[actor] >= 0)
+          env.push_back(std::string(actor_cpu_variable) + "=" + std::to_string(s.actor_cpus[actor]));
         s.actors.push_back(ChildProcess::spawn(
             actor_host, {spec.name, spec.actors[actor].name, "fd:" + std::to_string(fd)}, env,
             {fd}));
@@ -807,6 +847,8 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
   // Every actor has mapped the segment: nobody else may.
   s.segment.unlink();
 }
+
+const std::vector<int>& GraphRuntime::bound_cpus() const noexcept { return impl_->bound_cpus; }
 
 const std::vector<std::string>& GraphRuntime::cuda_devices(std::uint32_t actor) const {
   return impl_->cuda_devices.at(actor);
@@ -1043,6 +1085,10 @@ void GraphRuntime::teardown() noexcept {
     }
   }
   s.segment.unlink();
+  // The launching thread's CPUs back, if this is that thread (another
+  // thread's id may be anyone's by now).
+  if (s.bound_thread != 0 && s.bound_thread == ::gettid())
+    set_cpus(0, s.thread_cpus_before);
 }
 
 } // namespace cg::detail

@@ -33,6 +33,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -72,6 +73,24 @@ double medianMicros(int iterations, const std::function<void()>& body) {
   return medianOf(samples);
 }
 
+// Medians of two bodies timed alternately, so that a change in the machine's
+// load while they run weighs on both alike.
+std::pair<double, double> interleavedMedianMicros(int iterations, const std::function<void()>& first,
+                                                  const std::function<void()>& second) {
+  for (int i = 0; i < std::max(3, iterations / 10); ++i)
+    first(), second();
+  std::vector<double> a, b;
+  for (int i = 0; i < iterations; ++i) {
+    auto start = Clock::now();
+    first();
+    auto middle = Clock::now();
+    second();
+    a.push_back(std::chrono::duration<double, std::micro>(middle - start).count());
+    b.push_back(std::chrono::duration<double, std::micro>(Clock::now() - middle).count());
+  }
+  return {medianOf(a), medianOf(b)};
+}
+
 std::string run(const std::string& command) {
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
   std::string out;
@@ -92,9 +111,12 @@ double baselineMicros(const std::string& command) {
   return std::strtod(out.c_str() + at + 10, nullptr) / 1000.0;
 }
 
-std::string mpirun(int ranks, const std::string& args) {
+// OpenMPI binds each rank to a core of its own when there are enough cores
+// (its default), and binds nobody when oversubscribed; `binding` overrides.
+std::string mpirun(int ranks, const std::string& args, const std::string& binding = "") {
   // vader: OpenMPI's shared-memory transport, the fair comparison.
-  return "mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np " +
+  return "mpirun --allow-run-as-root --oversubscribe --mca btl self,vader " +
+         (binding.empty() ? std::string() : "--bind-to " + binding + " ") + "-np " +
          std::to_string(ranks) + " " CG_MPI_BASELINE " " + args;
 }
 
@@ -302,18 +324,41 @@ int main(int argc, char** argv) {
   }
 
   std::printf("measuring (n=%d per case)...\n", n);
-  cg::LaunchOptions threads;
+  // Like mpirun, every case binds the driver and each actor to a core of its
+  // own when there are enough cores, and nobody when there are not (the
+  // 3-process chain on 2 cores); the round trip is also shown unbound.
+  cg::LaunchOptions bound;
+  bound.cpu_binding = cg::CpuBinding::cores;
+  cg::LaunchOptions threads = bound;
   threads.mode = cg::Mode::threads;
   {
-    const double mpi = baselineMicros(mpirun(2, "pingpong 8 " + std::to_string(n)));
-    auto graph = cg::launch<&round_trip>();
-    double ours = medianMicros(n, [&] { graph.execute(word).get(); });
-    rows.push_back(latencyRow("round trip driver->a->driver 8 B", ours, "OpenMPI ping-pong", mpi,
-                              1.2));
-    graph.teardown();
-    auto threaded = cg::launch<&round_trip>(threads);
-    ours = medianMicros(n, [&] { threaded.execute(word).get(); });
-    rows.push_back(latencyRow("  same, threads mode", ours, "OpenMPI ping-pong", mpi, 1.2));
+    // Two processes on their own cores cost ~0.3 us a round trip; sharing
+    // one, 1-4 us. OpenMPI binds its two ranks to cores by default; we bind
+    // when asked (LaunchOptions::cpu_binding): both are shown, each against
+    // OpenMPI with the same binding.
+    const double mpiBound = baselineMicros(mpirun(2, "pingpong 8 " + std::to_string(n)));
+    const double mpiUnbound = baselineMicros(mpirun(2, "pingpong 8 " + std::to_string(n), "none"));
+    std::string boundNote;
+    auto measure = [&](cg::LaunchOptions options) {
+      auto graph = cg::launch<&round_trip>(options);
+      if (options.cpu_binding && graph.bound_cpus().empty())
+        boundNote = " (1 CPU: none)";
+      return medianMicros(n, [&] { graph.execute(word).get(); });
+    };
+    cg::LaunchOptions unboundThreads;
+    unboundThreads.mode = cg::Mode::threads;
+    const double oursBound = measure(bound);
+    const double oursBoundThreads = measure(threads);
+    const double oursUnbound = measure({});
+    const double oursUnboundThreads = measure(unboundThreads);
+    rows.push_back(latencyRow("round trip 8 B, bound" + boundNote, oursBound,
+                              "OpenMPI ping-pong, bound", mpiBound, 1.2));
+    rows.push_back(latencyRow("  same, threads mode", oursBoundThreads, "OpenMPI ping-pong, bound",
+                              mpiBound, 1.2));
+    rows.push_back(latencyRow("round trip 8 B, not bound", oursUnbound,
+                              "OpenMPI ping-pong, unbound", mpiUnbound, 1.2));
+    rows.push_back(latencyRow("  same, threads mode", oursUnboundThreads,
+                              "OpenMPI ping-pong, unbound", mpiUnbound, 1.2));
   }
   {
     const double mpi = baselineMicros(mpirun(3, "ring " + std::to_string(n)));
@@ -322,7 +367,7 @@ int main(int argc, char** argv) {
       auto graph = cg::launch<&chain>(threads);
       threaded = medianMicros(n, [&] { graph.execute(word).get(); });
     }
-    auto graph = cg::launch<&chain>();
+    auto graph = cg::launch<&chain>(bound);
     double ours = medianMicros(n, [&] { graph.execute(word).get(); });
     rows.push_back(latencyRow("chain driver->a->b->driver 8 B", ours, "OpenMPI 3-rank ring", mpi,
                               1.2));
@@ -351,13 +396,13 @@ int main(int argc, char** argv) {
   for (int fan : {1, 2, 4}) {
     double ours = 0;
     if (fan == 1) {
-      auto graph = cg::launch<&fanout1>();
+      auto graph = cg::launch<&fanout1>(bound);
       ours = medianMicros(n / 2, [&] { graph.execute(word).get(); });
     } else if (fan == 2) {
-      auto graph = cg::launch<&fanout2>();
+      auto graph = cg::launch<&fanout2>(bound);
       ours = medianMicros(n / 2, [&] { graph.execute(word).get(); });
     } else {
-      auto graph = cg::launch<&fanout4>();
+      auto graph = cg::launch<&fanout4>(bound);
       ours = medianMicros(n / 2, [&] { graph.execute(word).get(); });
     }
     rows.push_back(latencyRow("fan-out 1->" + std::to_string(fan) + "->driver 8 B", ours,
@@ -365,12 +410,12 @@ int main(int argc, char** argv) {
                               baselineMicros(mpirun(fan + 1, "fanout " + std::to_string(n / 2)))));
   }
   {
-    cg::LaunchOptions options;
+    cg::LaunchOptions options = bound;
     options.max_in_flight = 1;  // default slots: large payloads go through overflow buffers
     auto graph = cg::launch<&payload_hop>(options);
     for (std::size_t bytes : {std::size_t{8}, std::size_t{1} << 10, std::size_t{64} << 10,
                               std::size_t{1} << 20, std::size_t{16} << 20, std::size_t{64} << 20}) {
-      int iterations = bytes >= (std::size_t{16} << 20) ? (quick ? 5 : 20) : n / 10;
+      int iterations = bytes >= (std::size_t{16} << 20) ? (quick ? 5 : 40) : n / 10;
       std::vector<std::uint8_t> payload(bytes, 7);
       double ours = medianMicros(iterations, [&] { graph.execute(payload).get(); });
       std::string label = bytes >= (1u << 20)   ? std::to_string(bytes >> 20) + " MiB"
@@ -380,11 +425,15 @@ int main(int argc, char** argv) {
                                                std::to_string(iterations)));
       rows.push_back(latencyRow("one hop " + label, ours, "OpenMPI send + 8 B reply", mpi));
       if (bytes == (std::size_t{64} << 20)) {
+        // The hop and the memcpy alternate, so that both see the same machine.
         std::vector<std::uint8_t> copy(bytes);
-        double memcpyMicros = medianMicros(iterations, [&] {
-          std::memcpy(copy.data(), payload.data(), bytes);
-          asm volatile("" : : "r"(copy.data()) : "memory");
-        });
+        double memcpyMicros = 0;
+        std::tie(ours, memcpyMicros) = interleavedMedianMicros(
+            iterations, [&] { graph.execute(payload).get(); },
+            [&] {
+              std::memcpy(copy.data(), payload.data(), bytes);
+              asm volatile("" : : "r"(copy.data()) : "memory");
+            });
         double oursBandwidth = bytes / ours / 1e3;
         double memcpyBandwidth = bytes / memcpyMicros / 1e3;
         rows.push_back({"one hop 64 MiB bandwidth", oursBandwidth, "one memcpy", memcpyBandwidth,

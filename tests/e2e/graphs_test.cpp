@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -216,6 +217,78 @@ TEST_F(Graphs, SpanAndStringViewParametersReadValuesInPlace) {
     EXPECT_EQ(length, std::to_string(size) + " in place");
     EXPECT_EQ(ramp, std::to_string(size * (size - 1) / 2) + " in place");
   }
+}
+
+// ---- CPU binding (cg/cpu_binding.hpp) -------------------------------------------
+
+// The CPUs of each thread of this process, by thread id.
+std::vector<std::vector<int>> thread_cpus() {
+  std::vector<std::vector<int>> out;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task"))
+    out.push_back(cg::detail::cpus_of(std::stoi(task.path().filename().string())));
+  return out;
+}
+
+TEST_F(Graphs, BoundToCoresTheDriverThreadAndTheActorEachGetACpu) {
+  const std::vector<int> allowed = cg::detail::cpus_of(0);
+  if (allowed.size() < 2)
+    GTEST_SKIP() << "needs 2 CPUs to bind a driver and an actor; this process may use "
+                 << allowed.size();
+  std::vector<int> in_graph, actor_cpus;
+  std::thread driver([&] {
+    cg::LaunchOptions options;
+    options.cpu_binding = cg::CpuBinding::cores;
+    auto graph = cg::launch<&repeater>(options);
+    in_graph = cg::detail::cpus_of(0);
+    EXPECT_EQ(graph.bound_cpus(), (std::vector<int>{allowed[0], allowed[1]}));
+    if (cg_test::threads_mode()) {
+      const auto all = thread_cpus();
+      EXPECT_EQ(std::count(all.begin(), all.end(), std::vector<int>{allowed[1]}), 1)
+          << "one thread, the actor's, runs on the second CPU";
+    } else {
+      const std::vector<int> children = cg_test::child_pids();
+      ASSERT_EQ(children.size(), 1u);
+      actor_cpus = cg::detail::cpus_of(children[0]);
+    }
+    EXPECT_EQ(graph.execute(3).get(), "xxx");
+    graph.teardown();
+    EXPECT_EQ(cg::detail::cpus_of(0), allowed) << "teardown gives the launching thread its CPUs back";
+  });
+  driver.join();
+  EXPECT_EQ(in_graph, std::vector<int>{allowed[0]});
+  if (!cg_test::threads_mode()) {
+    EXPECT_EQ(actor_cpus, std::vector<int>{allowed[1]});
+  }
+}
+
+TEST_F(Graphs, BindingToCoresWithMoreParticipantsThanCpusBindsNobody) {
+  const std::vector<int> allowed = cg::detail::cpus_of(0);
+  ASSERT_FALSE(allowed.empty());
+  std::vector<int> bound, in_graph;
+  std::thread driver([&] {
+    ASSERT_TRUE(cg::detail::set_cpus(0, {allowed[0]}));  // one CPU for a driver and an actor
+    cg::LaunchOptions options;
+    options.cpu_binding = cg::CpuBinding::cores;
+    auto graph = cg::launch<&repeater>(options);
+    bound = graph.bound_cpus();
+    in_graph = cg::detail::cpus_of(0);
+    EXPECT_EQ(graph.execute(2).get(), "xx");
+  });
+  driver.join();
+  EXPECT_EQ(bound, std::vector<int>{});
+  EXPECT_EQ(in_graph, std::vector<int>{allowed[0]}) << "the thread's own restriction is left as it was";
+}
+
+TEST_F(Graphs, AnUnknownCpuBindingInTheEnvironmentIsALaunchError) {
+  ::setenv("CG_CPU_BINDING", "numa", 1);
+  try {
+    auto graph = cg::launch<&repeater>();
+    ADD_FAILURE() << "no LaunchError";
+  } catch (const cg::LaunchError& e) {
+    EXPECT_STREQ(e.what(), "the environment variable CG_CPU_BINDING is 'numa'; it must be 'none' "
+                           "or 'cores' (or unset)");
+  }
+  ::unsetenv("CG_CPU_BINDING");
 }
 
 } // namespace

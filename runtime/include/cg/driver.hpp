@@ -33,6 +33,7 @@
 // results_fd() polled from any thread.
 #pragma once
 
+#include <cg/cpu_binding.hpp>
 #include <cg/detail/error_codec.hpp>
 #include <cg/detail/segment.hpp>
 #include <cg/errors.hpp>
@@ -80,6 +81,9 @@ struct LaunchOptions {
   /// memory area made on first need and kept for the next large value (see
   /// cg/channel.hpp); never truncated.
   std::uint32_t slot_bytes = 64 * 1024;
+  /// Whether the thread calling launch() and the actors on this host get one
+  /// CPU each (cg/cpu_binding.hpp); unset: CG_CPU_BINDING if set, else none.
+  std::optional<CpuBinding> cpu_binding;
   /// How long launch() waits for every actor process to attach.
   std::chrono::milliseconds start_timeout{10'000};
   /// How long get() waits for a result, unless given its own timeout.
@@ -246,6 +250,11 @@ public:
   /// The CUDA devices (CUDA_VISIBLE_DEVICES entries) actor `actor` was
   /// given, in order; empty for an actor without .gpus(n).
   const std::vector<std::string>& cuda_devices(std::uint32_t actor) const;
+
+  /// The CPUs launch() bound (LaunchOptions::cpu_binding): the launching
+  /// thread's, then one per actor on this host in the graph's order; empty
+  /// when nothing is bound.
+  const std::vector<int>& bound_cpus() const noexcept;
 
 private:
   struct Impl;

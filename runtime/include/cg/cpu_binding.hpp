@@ -1,0 +1,73 @@
+// cg/cpu_binding.hpp — placing the driver and the actors on CPUs of their own.
+//
+// A round trip between two processes costs ~0.3 us when each runs on a core
+// of its own and 1-4 us when the kernel puts both on one core (each wake-up
+// then waits for the other to be descheduled). mpirun avoids that by binding
+// each rank to a core whenever there are enough cores; launch() does the same
+// when asked:
+//
+//   cg::LaunchOptions options;
+//   options.cpu_binding = cg::CpuBinding::cores;   // or CG_CPU_BINDING=cores
+//   auto graph = cg::launch<&chain>(options);
+//   graph.bound_cpus();   // {0, 1, 2}: the driver's thread, then each actor
+//
+// Binding takes the CPUs this process may run on (sched_getaffinity), in
+// order: the first for the thread that calls launch() (the driver, which
+// writes the inputs and reads the results), the next ones for the actors on
+// this host, in the graph's order. When there are more of them than CPUs,
+// nothing is bound (as mpirun does when oversubscribed): sharing cores under
+// a binding would be worse than letting the kernel move them. The launching
+// thread gets its former CPU set back at teardown() if teardown() runs on it.
+// Actors on other hosts are not bound.
+//
+// Bind only where the graph has its cores to itself: a bound process cannot
+// move to an idle core while another process runs on its own, so on a busy
+// shared machine each hop can wait a whole scheduler tick (~4 ms measured
+// beside a parallel build). That is why the default is CpuBinding::none.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cg {
+
+/// How launch() places the driver and the actors on CPUs.
+enum class CpuBinding {
+  none,   ///< the kernel decides (default)
+  cores,  ///< one CPU each, when there are enough (see above)
+};
+
+struct LaunchOptions;
+
+/// The binding `options` asks for: LaunchOptions::cpu_binding, else the
+/// environment variable CG_CPU_BINDING ("none" or "cores"), else none.
+/// LaunchError if CG_CPU_BINDING names neither.
+CpuBinding launch_cpu_binding(const std::optional<CpuBinding>& requested);
+
+namespace detail {
+
+/// The environment variable that gives an actor process its CPU.
+inline constexpr const char* actor_cpu_variable = "CG_ACTOR_CPU";
+
+/// In an actor process: binds the calling thread to the CPU that
+/// CG_ACTOR_CPU names, if it is set; throws std::runtime_error if it is
+/// malformed or the kernel refuses.
+void bind_actor_from_environment();
+
+/// The CPUs thread or process `tid` may run on, ascending (0: the calling
+/// thread); empty if the kernel will not say.
+std::vector<int> cpus_of(pid_t tid);
+
+/// Restricts thread or process `tid` (0: the calling thread) to `cpus`.
+/// False if the kernel refused (the reason in errno).
+bool set_cpus(pid_t tid, const std::vector<int>& cpus);
+
+/// One CPU for each of `participants` (the driver first): the first ones of
+/// `cpus`; empty when there are more participants than CPUs.
+std::vector<int> plan_cpu_binding(std::size_t participants, const std::vector<int>& cpus);
+
+}  // namespace detail
+}  // namespace cg
