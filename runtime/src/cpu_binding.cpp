@@ -39,7 +39,13 @@ struct CpuSet {
   CpuSet& operator=(const CpuSet&) = delete;
 };
 
+thread_local bool own_cpu = false;
+
 } // namespace
+
+bool has_own_cpu() noexcept { return own_cpu; }
+
+void set_has_own_cpu(bool own) noexcept { own_cpu = own; }
 
 std::vector<int> cpus_of(pid_t tid) {
   CpuSet cpus;
@@ -71,6 +77,7 @@ void bind_actor_from_environment() {
     throw std::runtime_error(std::string(actor_cpu_variable) + "='" + text + "' is not a CPU number");
   if (!set_cpus(0, {static_cast<int>(cpu)}))
     throw std::runtime_error("cannot bind to CPU " + std::to_string(cpu) + ": " + std::strerror(errno));
+  set_has_own_cpu(true);
 }
 
 std::vector<int> plan_cpu_binding(std::size_t participants, const std::vector<int>& cpus) {

@@ -286,9 +286,12 @@ void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
   const std::string name = spec.actors[actor].name;
   std::string why;
   try {
-    if (actor_cpus.at(actor) >= 0 && !set_cpus(0, {actor_cpus[actor]}))
-      throw std::runtime_error("cannot bind it to CPU " + std::to_string(actor_cpus[actor]) + ": " +
-                               std::strerror(errno));
+    if (actor_cpus.at(actor) >= 0) {
+      if (!set_cpus(0, {actor_cpus[actor]}))
+        throw std::runtime_error("cannot bind it to CPU " + std::to_string(actor_cpus[actor]) +
+                                 ": " + std::strerror(errno));
+      set_has_own_cpu(true);
+    }
     ActorProcess process(spec, actor,
                          {static_cast<std::byte*>(segment.data()), segment.size()});
     process.set_cuda_device(cuda_ordinals.at(actor));
@@ -321,6 +324,7 @@ void GraphRuntime::Impl::bind_cpus() {
                       std::to_string(plan[0]) + ": " + std::strerror(errno));
   bound_thread = ::gettid();
   thread_cpus_before = std::move(before);
+  set_has_own_cpu(true);
   std::size_t next = 1;
   for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor)
     if (local[actor])
@@ -1087,8 +1091,10 @@ void GraphRuntime::teardown() noexcept {
   s.segment.unlink();
   // The launching thread's CPUs back, if this is that thread (another
   // thread's id may be anyone's by now).
-  if (s.bound_thread != 0 && s.bound_thread == ::gettid())
+  if (s.bound_thread != 0 && s.bound_thread == ::gettid()) {
     set_cpus(0, s.thread_cpus_before);
+    set_has_own_cpu(false);
+  }
 }
 
 } // namespace cg::detail

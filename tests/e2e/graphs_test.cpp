@@ -240,6 +240,7 @@ TEST_F(Graphs, BoundToCoresTheDriverThreadAndTheActorEachGetACpu) {
     options.cpu_binding = cg::CpuBinding::cores;
     auto graph = cg::launch<&repeater>(options);
     in_graph = cg::detail::cpus_of(0);
+    EXPECT_TRUE(cg::detail::has_own_cpu());
     EXPECT_EQ(graph.bound_cpus(), (std::vector<int>{allowed[0], allowed[1]}));
     if (cg_test::threads_mode()) {
       const auto all = thread_cpus();
@@ -253,6 +254,7 @@ TEST_F(Graphs, BoundToCoresTheDriverThreadAndTheActorEachGetACpu) {
     EXPECT_EQ(graph.execute(3).get(), "xxx");
     graph.teardown();
     EXPECT_EQ(cg::detail::cpus_of(0), allowed) << "teardown gives the launching thread its CPUs back";
+    EXPECT_FALSE(cg::detail::has_own_cpu());
   });
   driver.join();
   EXPECT_EQ(in_graph, std::vector<int>{allowed[0]});
@@ -272,6 +274,7 @@ TEST_F(Graphs, BindingToCoresWithMoreParticipantsThanCpusBindsNobody) {
     auto graph = cg::launch<&repeater>(options);
     bound = graph.bound_cpus();
     in_graph = cg::detail::cpus_of(0);
+    EXPECT_FALSE(cg::detail::has_own_cpu()) << "nothing bound: waits stay short";
     EXPECT_EQ(graph.execute(2).get(), "xx");
   });
   driver.join();

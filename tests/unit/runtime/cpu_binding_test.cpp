@@ -100,11 +100,14 @@ TEST(CpuBindingActor, CgActorCpuBindsTheCallingThread) {
   std::string error;
   std::thread actor([&] {
     ScopedEnv cpu("CG_ACTOR_CPU", std::to_string(allowed.back()).c_str());
+    EXPECT_FALSE(cg::detail::has_own_cpu());
     cg::detail::bind_actor_from_environment();
     bound = cpus_of(0);
+    EXPECT_TRUE(cg::detail::has_own_cpu()) << "its channel waits may spin longer";
   });
   actor.join();
   EXPECT_EQ(bound, std::vector<int>{allowed.back()});
+  EXPECT_FALSE(cg::detail::has_own_cpu()) << "another thread's CPU is not this one's";
 }
 
 TEST(CpuBindingActor, AMalformedOrImpossibleCgActorCpuIsReported) {
