@@ -67,6 +67,8 @@ bool set_cpus(pid_t tid, const std::vector<int>& wanted) {
 }
 
 void bind_actor_from_environment() {
+  if (const char* spin = std::getenv(actor_spin_variable))
+    set_has_own_cpu(std::strcmp(spin, "1") == 0);
   const char* text = std::getenv(actor_cpu_variable);
   if (text == nullptr)
     return;
@@ -77,7 +79,6 @@ void bind_actor_from_environment() {
     throw std::runtime_error(std::string(actor_cpu_variable) + "='" + text + "' is not a CPU number");
   if (!set_cpus(0, {static_cast<int>(cpu)}))
     throw std::runtime_error("cannot bind to CPU " + std::to_string(cpu) + ": " + std::strerror(errno));
-  set_has_own_cpu(true);
 }
 
 std::vector<int> plan_cpu_binding(std::size_t participants, const std::vector<int>& cpus) {

@@ -154,11 +154,12 @@ struct GraphRuntime::Impl {
   std::vector<std::string> child_names;    // per entry of `actors`: whom it runs
   std::vector<std::thread> actor_threads;  // threads mode
 
-  // CPU binding (cg/cpu_binding.hpp).
+  // CPU binding and waiting (cg/cpu_binding.hpp).
   std::vector<int> bound_cpus;             // the launching thread's, then each local actor's
   std::vector<int> actor_cpus;             // per actor: its CPU, or -1
-  pid_t bound_thread = 0;                  // the launching thread, if bound
-  std::vector<int> thread_cpus_before;     // its CPU set before launch()
+  bool own_cpus = false;                   // every thread of ours can count on a CPU: spin
+  pid_t launching_thread = 0;              // placed by place_on_cpus(), if it placed anything
+  std::vector<int> thread_cpus_before;     // its CPU set before launch(), if bound
 
   // Scale-out: actors in processes that share no memory with the driver.
   std::vector<bool> local;                 // per actor: in this segment
@@ -194,7 +195,7 @@ struct GraphRuntime::Impl {
 
   void watch_actors();
   void run_actor_thread(std::uint32_t actor);
-  void bind_cpus();
+  void place_on_cpus();
   void start_scale_out(const std::string& actor_host, bool under_launcher, bool tcp,
                        const std::vector<std::uint32_t>& hosts);
   void connect_remote(Deadline deadline);
@@ -286,12 +287,10 @@ void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
   const std::string name = spec.actors[actor].name;
   std::string why;
   try {
-    if (actor_cpus.at(actor) >= 0) {
-      if (!set_cpus(0, {actor_cpus[actor]}))
-        throw std::runtime_error("cannot bind it to CPU " + std::to_string(actor_cpus[actor]) +
-                                 ": " + std::strerror(errno));
-      set_has_own_cpu(true);
-    }
+    if (actor_cpus.at(actor) >= 0 && !set_cpus(0, {actor_cpus[actor]}))
+      throw std::runtime_error("cannot bind it to CPU " + std::to_string(actor_cpus[actor]) +
+                               ": " + std::strerror(errno));
+    set_has_own_cpu(own_cpus);
     ActorProcess process(spec, actor,
                          {static_cast<std::byte*>(segment.data()), segment.size()});
     process.set_cuda_device(cuda_ordinals.at(actor));
@@ -307,29 +306,33 @@ void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
   close_all();
 }
 
-// LaunchOptions::cpu_binding: the launching thread now, the actors as they
-// start (each binds itself: an actor thread in run_actor_thread, an actor
-// process from CG_ACTOR_CPU, before it makes threads of its own).
-void GraphRuntime::Impl::bind_cpus() {
+// LaunchOptions::cpu_binding and spin_when_cpus_suffice: the launching thread
+// now, the actors as they start (each binds itself: an actor thread in
+// run_actor_thread, an actor process from CG_ACTOR_CPU and CG_ACTOR_SPIN,
+// before it makes threads of its own).
+void GraphRuntime::Impl::place_on_cpus() {
   actor_cpus.assign(spec.actors.size(), -1);
-  if (launch_cpu_binding(options.cpu_binding) != CpuBinding::cores)
+  const bool bind = launch_cpu_binding(options.cpu_binding) == CpuBinding::cores;
+  if (!bind && !options.spin_when_cpus_suffice)
     return;
   const std::vector<int> allowed = cpus_of(0);
   std::vector<int> plan = plan_cpu_binding(1 + local_count, allowed);
   if (plan.empty())
-    return;  // more of us than CPUs: binding would make us share
-  std::vector<int> before = allowed;
-  if (!set_cpus(0, {plan[0]}))
-    throw LaunchError("cannot bind the launching thread of " + describe(spec) + " to CPU " +
-                      std::to_string(plan[0]) + ": " + std::strerror(errno));
-  bound_thread = ::gettid();
-  thread_cpus_before = std::move(before);
-  set_has_own_cpu(true);
-  std::size_t next = 1;
-  for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor)
-    if (local[actor])
-      actor_cpus[actor] = plan[next++];
-  bound_cpus = std::move(plan);
+    return;  // more of us than CPUs: binding would make us share, spinning would delay the sharer
+  own_cpus = options.spin_when_cpus_suffice;
+  if (bind) {
+    if (!set_cpus(0, {plan[0]}))
+      throw LaunchError("cannot bind the launching thread of " + describe(spec) + " to CPU " +
+                        std::to_string(plan[0]) + ": " + std::strerror(errno));
+    thread_cpus_before = allowed;
+    std::size_t next = 1;
+    for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor)
+      if (local[actor])
+        actor_cpus[actor] = plan[next++];
+    bound_cpus = std::move(plan);
+  }
+  launching_thread = ::gettid();
+  set_has_own_cpu(own_cpus);
 }
 
 // The executable `name` names: itself if it has a '/', else found on PATH.
@@ -777,7 +780,7 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
                         "' runs in a process of its own (another host, or TCP forced), which "
                         "constructor arguments given to launch() cannot reach yet");
 
-  s.bind_cpus();
+  s.place_on_cpus();
   try {
     if (s.mode == Mode::threads) {
       for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor)
@@ -795,6 +798,7 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
         // inherit the binding).
         if (s.actor_cpus[actor] >= 0)
           env.push_back(std::string(actor_cpu_variable) + "=" + std::to_string(s.actor_cpus[actor]));
+        env.push_back(std::string(actor_spin_variable) + "=" + (s.own_cpus ? "1" : "0"));
         s.actors.push_back(ChildProcess::spawn(
             actor_host, {spec.name, spec.actors[actor].name, "fd:" + std::to_string(fd)}, env,
             {fd}));
@@ -1089,10 +1093,11 @@ void GraphRuntime::teardown() noexcept {
     }
   }
   s.segment.unlink();
-  // The launching thread's CPUs back, if this is that thread (another
-  // thread's id may be anyone's by now).
-  if (s.bound_thread != 0 && s.bound_thread == ::gettid()) {
-    set_cpus(0, s.thread_cpus_before);
+  // The launching thread's CPUs and waiting back, if this is that thread
+  // (another thread's id may be anyone's by now).
+  if (s.launching_thread != 0 && s.launching_thread == ::gettid()) {
+    if (!s.thread_cpus_before.empty())
+      set_cpus(0, s.thread_cpus_before);
     set_has_own_cpu(false);
   }
 }

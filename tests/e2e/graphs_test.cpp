@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <future>
 #include <string>
 #include <thread>
@@ -280,6 +282,47 @@ TEST_F(Graphs, BindingToCoresWithMoreParticipantsThanCpusBindsNobody) {
   driver.join();
   EXPECT_EQ(bound, std::vector<int>{});
   EXPECT_EQ(in_graph, std::vector<int>{allowed[0]}) << "the thread's own restriction is left as it was";
+}
+
+// The environment of actor process `pid` (NUL-separated entries).
+std::string environment_of(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST_F(Graphs, WithACpuForEachOfItsThreadsTheGraphSpinsUnlessToldNotTo) {
+  const std::vector<int> allowed = cg::detail::cpus_of(0);
+  if (allowed.size() < 2)
+    GTEST_SKIP() << "needs 2 CPUs for a driver and an actor; this process may use "
+                 << allowed.size();
+  for (bool spin : {true, false}) {
+    SCOPED_TRACE(spin ? "spin_when_cpus_suffice" : "told not to spin");
+    bool own = !spin;
+    std::string actor_env;
+    std::thread driver([&] {
+      cg::LaunchOptions options;
+      options.spin_when_cpus_suffice = spin;
+      auto graph = cg::launch<&repeater>(options);
+      own = cg::detail::has_own_cpu();
+      EXPECT_EQ(graph.bound_cpus(), std::vector<int>{}) << "spinning binds nothing";
+      EXPECT_EQ(cg::detail::cpus_of(0), allowed);
+      if (!cg_test::threads_mode()) {
+        const std::vector<int> children = cg_test::child_pids();
+        ASSERT_EQ(children.size(), 1u);
+        actor_env = environment_of(children[0]);
+      }
+      EXPECT_EQ(graph.execute(1).get(), "x");
+      graph.teardown();
+      EXPECT_FALSE(cg::detail::has_own_cpu()) << "teardown gives the launching thread its waits back";
+    });
+    driver.join();
+    EXPECT_EQ(own, spin);
+    if (!cg_test::threads_mode()) {
+      EXPECT_NE(actor_env.find(std::string("CG_ACTOR_SPIN=") + (spin ? "1" : "0") + '\0'),
+                std::string::npos);
+      EXPECT_EQ(actor_env.find("CG_ACTOR_CPU="), std::string::npos);
+    }
+  }
 }
 
 TEST_F(Graphs, AnUnknownCpuBindingInTheEnvironmentIsALaunchError) {

@@ -20,6 +20,12 @@
 // thread gets its former CPU set back at teardown() if teardown() runs on it.
 // Actors on other hosts are not bound.
 //
+// Waiting follows the same count, bound or not (LaunchOptions::
+// spin_when_cpus_suffice, default on): when every thread of the graph can
+// have a CPU, a channel wait spins ~40 us before yielding the CPU, as OpenMPI
+// ranks busy-poll when not oversubscribed; otherwise it yields at once, so
+// that a peer sharing the CPU runs.
+//
 // Bind only where the graph has its cores to itself: a bound process cannot
 // move to an idle core while another process runs on its own, so on a busy
 // shared machine each hop can wait a whole scheduler tick (~4 ms measured
@@ -49,13 +55,23 @@ CpuBinding launch_cpu_binding(const std::optional<CpuBinding>& requested);
 
 namespace detail {
 
-/// The environment variable that gives an actor process its CPU.
+/// The environment variables that give an actor process its CPU (a number)
+/// and say whether it may count on one of its own ("1").
 inline constexpr const char* actor_cpu_variable = "CG_ACTOR_CPU";
+inline constexpr const char* actor_spin_variable = "CG_ACTOR_SPIN";
 
-/// In an actor process: binds the calling thread to the CPU that
-/// CG_ACTOR_CPU names, if it is set; throws std::runtime_error if it is
-/// malformed or the kernel refuses.
+/// In an actor process: binds the calling thread to the CPU CG_ACTOR_CPU
+/// names, if set, and marks it has_own_cpu() if CG_ACTOR_SPIN=1; throws
+/// std::runtime_error if CG_ACTOR_CPU is malformed or the kernel refuses.
 void bind_actor_from_environment();
+
+/// Whether the calling thread can count on a CPU of its own: launch() bound
+/// it, or the graph has no more threads than CPUs (LaunchOptions::
+/// spin_when_cpus_suffice). Its channel waits then spin ~40 us before
+/// yielding the CPU: a message is seen ~1 us sooner than from behind a
+/// sched_yield (cg/channel.hpp).
+bool has_own_cpu() noexcept;
+void set_has_own_cpu(bool own) noexcept;
 
 /// The CPUs thread or process `tid` may run on, ascending (0: the calling
 /// thread); empty if the kernel will not say.
@@ -64,13 +80,6 @@ std::vector<int> cpus_of(pid_t tid);
 /// Restricts thread or process `tid` (0: the calling thread) to `cpus`.
 /// False if the kernel refused (the reason in errno).
 bool set_cpus(pid_t tid, const std::vector<int>& cpus);
-
-/// Whether the calling thread was given a CPU of its own (launch() bound
-/// it). Its channel waits then spin for a while before yielding the CPU:
-/// nobody else needs it, and a spinning waiter sees a message ~1 us sooner
-/// than one coming back from sched_yield (cg/channel.hpp).
-bool has_own_cpu() noexcept;
-void set_has_own_cpu(bool own) noexcept;
 
 /// One CPU for each of `participants` (the driver first): the first ones of
 /// `cpus`; empty when there are more participants than CPUs.

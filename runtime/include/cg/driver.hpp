@@ -84,6 +84,14 @@ struct LaunchOptions {
   /// Whether the thread calling launch() and the actors on this host get one
   /// CPU each (cg/cpu_binding.hpp); unset: CG_CPU_BINDING if set, else none.
   std::optional<CpuBinding> cpu_binding;
+  /// How the graph's threads (the launching thread's waits in get(), each
+  /// local actor's) wait for a message. true: when the graph has no more of
+  /// them than CPUs, each spins ~40 us before yielding its CPU, as OpenMPI
+  /// ranks do when not oversubscribed (a round trip ~0.4 us instead of
+  /// 1-4 us); with more, they yield almost at once. false: always yield
+  /// almost at once, for machines shared with other busy work, where a spinner
+  /// may hold up whoever shares its CPU for those 40 us.
+  bool spin_when_cpus_suffice = true;
   /// How long launch() waits for every actor process to attach.
   std::chrono::milliseconds start_timeout{10'000};
   /// How long get() waits for a result, unless given its own timeout.

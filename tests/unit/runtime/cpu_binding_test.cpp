@@ -100,14 +100,31 @@ TEST(CpuBindingActor, CgActorCpuBindsTheCallingThread) {
   std::string error;
   std::thread actor([&] {
     ScopedEnv cpu("CG_ACTOR_CPU", std::to_string(allowed.back()).c_str());
-    EXPECT_FALSE(cg::detail::has_own_cpu());
+    ScopedEnv spin("CG_ACTOR_SPIN", "0");
     cg::detail::bind_actor_from_environment();
     bound = cpus_of(0);
-    EXPECT_TRUE(cg::detail::has_own_cpu()) << "its channel waits may spin longer";
+    EXPECT_FALSE(cg::detail::has_own_cpu()) << "bound, but told not to spin";
   });
   actor.join();
   EXPECT_EQ(bound, std::vector<int>{allowed.back()});
-  EXPECT_FALSE(cg::detail::has_own_cpu()) << "another thread's CPU is not this one's";
+}
+
+TEST(CpuBindingActor, CgActorSpinMarksTheThreadWithoutBindingIt) {
+  const std::vector<int> allowed = cpus_of(0);
+  std::vector<int> after;
+  bool own = false;
+  std::thread actor([&] {
+    ScopedEnv cpu("CG_ACTOR_CPU", nullptr);
+    ScopedEnv spin("CG_ACTOR_SPIN", "1");
+    EXPECT_FALSE(cg::detail::has_own_cpu());
+    cg::detail::bind_actor_from_environment();
+    own = cg::detail::has_own_cpu();
+    after = cpus_of(0);
+  });
+  actor.join();
+  EXPECT_TRUE(own) << "its channel waits spin longer";
+  EXPECT_EQ(after, allowed) << "and it may run on any CPU";
+  EXPECT_FALSE(cg::detail::has_own_cpu()) << "another thread's flag is not this one's";
 }
 
 TEST(CpuBindingActor, AMalformedOrImpossibleCgActorCpuIsReported) {
