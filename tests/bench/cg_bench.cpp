@@ -29,6 +29,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -383,14 +384,15 @@ int main(int argc, char** argv) {
     }
     const double mpi = medianOf(mpiRounds), ours = medianOf(oursRounds);
     const double threaded = medianOf(threadedRounds);
-    auto graph = cg::launch<&chain>(bound);  // for the pipelined case below
     rows.push_back(latencyRow("chain driver->a->b->driver 8 B", ours, "OpenMPI 3-rank ring", mpi,
                               1.2));
     rows.push_back(latencyRow("  same, threads mode", threaded, "OpenMPI 3-rank ring", mpi, 1.2));
     rows.push_back(latencyRow("chain driver->a->b->driver 8 B", ours, "ZeroMQ ipc:// by hand",
                               baselineMicros(CG_ZMQ_CHAIN " " + std::to_string(n))));
-
-    // Pipelined: keep max_in_flight executions in flight, count completions.
+  }
+  // Pipelined: keep 8 executions in flight, count completions per second.
+  for (const cg::LaunchOptions* options : {&bound, &threads}) {
+    auto graph = cg::launch<&chain>(*options);
     const int total = quick ? 20000 : 200000;
     std::vector<cg::Ref<std::uint64_t>> inFlight;
     auto start = Clock::now();
@@ -405,56 +407,72 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 8; ++i)
       inFlight[(total + i) % 8].get();
     double rate = total / std::chrono::duration<double>(Clock::now() - start).count();
-    rows.push_back({"pipelined chain, 8 in flight", rate, "", 0, "exec/s", true, ">= 500000 exec/s",
-                    rate >= 500000});
+    rows.push_back({options == &bound ? "pipelined chain, 8 in flight" : "  same, threads mode", rate,
+                    "", 0, "exec/s", true, ">= 500000 exec/s", rate >= 500000});
   }
   for (int fan : {1, 2, 4}) {
-    double ours = 0;
-    if (fan == 1) {
-      auto graph = cg::launch<&fanout1>(bound);
-      ours = medianMicros(n / 2, [&] { graph.execute(word).get(); });
-    } else if (fan == 2) {
-      auto graph = cg::launch<&fanout2>(bound);
-      ours = medianMicros(n / 2, [&] { graph.execute(word).get(); });
-    } else {
-      auto graph = cg::launch<&fanout4>(bound);
-      ours = medianMicros(n / 2, [&] { graph.execute(word).get(); });
+    const double mpi = baselineMicros(mpirun(fan + 1, "fanout " + std::to_string(n / 2)));
+    for (const cg::LaunchOptions* options : {&bound, &threads}) {
+      auto time = [&](auto graph) { return medianMicros(n / 2, [&] { graph.execute(word).get(); }); };
+      const double ours = fan == 1   ? time(cg::launch<&fanout1>(*options))
+                          : fan == 2 ? time(cg::launch<&fanout2>(*options))
+                                     : time(cg::launch<&fanout4>(*options));
+      rows.push_back(latencyRow(options == &bound
+                                    ? "fan-out 1->" + std::to_string(fan) + "->driver 8 B"
+                                    : "  same, threads mode",
+                                ours, "OpenMPI send/recv", mpi));
     }
-    rows.push_back(latencyRow("fan-out 1->" + std::to_string(fan) + "->driver 8 B", ours,
-                              "OpenMPI send/recv",
-                              baselineMicros(mpirun(fan + 1, "fanout " + std::to_string(n / 2)))));
   }
   {
-    cg::LaunchOptions options = bound;
-    options.max_in_flight = 1;  // default slots: large payloads go through overflow buffers
-    auto graph = cg::launch<&payload_hop>(options);
-    for (std::size_t bytes : {std::size_t{8}, std::size_t{1} << 10, std::size_t{64} << 10,
-                              std::size_t{1} << 20, std::size_t{16} << 20, std::size_t{64} << 20}) {
-      int iterations = bytes >= (std::size_t{16} << 20) ? (quick ? 5 : 40) : n / 10;
-      std::vector<std::uint8_t> payload(bytes, 7);
-      double ours = medianMicros(iterations, [&] { graph.execute(payload).get(); });
-      std::string label = bytes >= (1u << 20)   ? std::to_string(bytes >> 20) + " MiB"
-                          : bytes >= (1u << 10) ? std::to_string(bytes >> 10) + " KiB"
-                                                : std::to_string(bytes) + " B";
-      double mpi = baselineMicros(mpirun(2, "hop " + std::to_string(bytes) + " " +
-                                               std::to_string(iterations)));
-      rows.push_back(latencyRow("one hop " + label, ours, "OpenMPI send + 8 B reply", mpi));
-      if (bytes == (std::size_t{64} << 20)) {
+    // One mode after the other: a graph launched from a thread another graph
+    // bound would see that thread's one CPU.
+    const std::vector<std::size_t> sizes = {std::size_t{8},       std::size_t{1} << 10,
+                                            std::size_t{64} << 10, std::size_t{1} << 20,
+                                            std::size_t{16} << 20, std::size_t{64} << 20};
+    auto iterationsFor = [&](std::size_t bytes) {
+      return bytes >= (std::size_t{16} << 20) ? (quick ? 5 : 40) : n / 10;
+    };
+    std::map<std::size_t, double> mpi;
+    for (std::size_t bytes : sizes)
+      mpi[bytes] = baselineMicros(mpirun(2, "hop " + std::to_string(bytes) + " " +
+                                                std::to_string(iterationsFor(bytes))));
+    // Per mode and size: the hop's median, and at 64 MiB its bandwidth and memcpy's.
+    std::map<std::pair<bool, std::size_t>, double> hop;
+    double bandwidth[2] = {}, memcpyBandwidth[2] = {};
+    for (bool processes : {true, false}) {
+      cg::LaunchOptions options = processes ? bound : threads;
+      options.max_in_flight = 1;  // default slots: large payloads go through overflow buffers
+      auto graph = cg::launch<&payload_hop>(options);
+      for (std::size_t bytes : sizes) {
+        const int iterations = iterationsFor(bytes);
+        std::vector<std::uint8_t> payload(bytes, 7);
+        hop[{processes, bytes}] = medianMicros(iterations, [&] { graph.execute(payload).get(); });
+        if (bytes != (std::size_t{64} << 20))
+          continue;
         // The hop and the memcpy alternate, so that both see the same machine.
         std::vector<std::uint8_t> copy(bytes);
-        double memcpyMicros = 0;
-        std::tie(ours, memcpyMicros) = interleavedMedianMicros(
+        const auto [ours, copying] = interleavedMedianMicros(
             iterations, [&] { graph.execute(payload).get(); },
             [&] {
               std::memcpy(copy.data(), payload.data(), bytes);
               asm volatile("" : : "r"(copy.data()) : "memory");
             });
-        double oursBandwidth = bytes / ours / 1e3;
-        double memcpyBandwidth = bytes / memcpyMicros / 1e3;
-        rows.push_back({"one hop 64 MiB bandwidth", oursBandwidth, "one memcpy", memcpyBandwidth,
-                        "GB/s", true, ">= 0.8x memcpy", oursBandwidth >= 0.8 * memcpyBandwidth});
+        bandwidth[processes] = bytes / ours / 1e3;
+        memcpyBandwidth[processes] = bytes / copying / 1e3;
       }
     }
+    for (std::size_t bytes : sizes) {
+      std::string label = bytes >= (1u << 20)   ? std::to_string(bytes >> 20) + " MiB"
+                          : bytes >= (1u << 10) ? std::to_string(bytes >> 10) + " KiB"
+                                                : std::to_string(bytes) + " B";
+      for (bool processes : {true, false})
+        rows.push_back(latencyRow(processes ? "one hop " + label : "  same, threads mode",
+                                  hop[{processes, bytes}], "OpenMPI send + 8 B reply", mpi[bytes]));
+    }
+    for (bool processes : {true, false})
+      rows.push_back({processes ? "one hop 64 MiB bandwidth" : "  same, threads mode",
+                      bandwidth[processes], "one memcpy", memcpyBandwidth[processes], "GB/s", true,
+                      ">= 0.8x memcpy", bandwidth[processes] >= 0.8 * memcpyBandwidth[processes]});
   }
   cgcRows(cgcCases, unrolled, prelude, cgcSamples, rows, cgcPhases);
 

@@ -26,6 +26,12 @@
 // ranks busy-poll when not oversubscribed; otherwise it yields at once, so
 // that a peer sharing the CPU runs.
 //
+// Each launch() counts its own threads only: a second graph launched while the
+// first runs does not know the CPUs the first took (and, launched from a thread
+// the first bound, sees that one CPU only, so it binds nothing and does not
+// spin). Give concurrent graphs their CPUs with sched_setaffinity before
+// launching each from its own thread, or leave binding off.
+//
 // Bind only where the graph has its cores to itself: a bound process cannot
 // move to an idle core while another process runs on its own, so on a busy
 // shared machine each hop can wait a whole scheduler tick (~4 ms measured
