@@ -16,6 +16,7 @@
 //   64 MiB one way:   64 MiB there, 8 bytes back; reported as GB/s
 //
 // Usage: multihost_bench [--rounds N] [--big N]
+#include "tcp_bench_support.hpp"
 #include "bench_multihost.cg.hpp"
 
 #include "cg/detail/socket.hpp"
@@ -36,6 +37,12 @@
 
 namespace {
 
+using cg_bench::die;
+using cg_bench::enter_namespace;
+using cg_bench::median;
+using cg_bench::receive_all;
+using cg_bench::send_all;
+
 using Clock = std::chrono::steady_clock;
 using Seconds = std::chrono::duration<double>;
 
@@ -49,47 +56,6 @@ struct Samples {
   std::vector<double> round_trip_us;
   std::vector<double> big_seconds;
 };
-
-[[noreturn]] void die(const std::string& what) {
-  std::fprintf(stderr, "multihost_bench: %s\n", what.c_str());
-  std::exit(1);
-}
-
-double median(std::vector<double> v) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
-void enter_namespace(const char* name) {
-  const int fd = ::open((std::string("/run/netns/") + name).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::setns(fd, CLONE_NEWNET) != 0)
-    die(std::string("cannot enter network namespace ") + name);
-  ::close(fd);
-}
-
-void send_all(int fd, const void* data, std::size_t bytes) {
-  const auto* p = static_cast<const char*>(data);
-  while (bytes > 0) {
-    const ssize_t n = ::send(fd, p, bytes, MSG_NOSIGNAL);
-    if (n <= 0)
-      die("send failed");
-    p += n;
-    bytes -= static_cast<std::size_t>(n);
-  }
-}
-
-void receive_all(int fd, void* data, std::size_t bytes) {
-  auto* p = static_cast<char*>(data);
-  while (bytes > 0) {
-    const ssize_t n = ::recv(fd, p, bytes, 0);
-    if (n <= 0)
-      die("recv failed");
-    p += n;
-    bytes -= static_cast<std::size_t>(n);
-  }
-}
 
 // Plain TCP: an echo process in cgtest-b, this one measuring from cgtest-a.
 Samples plain_pass(int rounds, int big) {

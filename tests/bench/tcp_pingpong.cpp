@@ -19,6 +19,7 @@
 //               actor waiting for its next input does
 //   --rounds N  8-byte round trips per pass (default 20000)
 //   --big N     64 MiB transfers per pass (default 8)
+#include "tcp_bench_support.hpp"
 #include "cg/detail/crc32c.hpp"
 #include "cg/detail/socket.hpp"
 #include "cg/tcp_channel.hpp"
@@ -42,6 +43,12 @@
 
 namespace {
 
+using cg_bench::die;
+using cg_bench::enter_namespace;
+using cg_bench::median;
+using cg_bench::receive_all;
+using cg_bench::send_all;
+
 using Clock = std::chrono::steady_clock;
 using Seconds = std::chrono::duration<double>;
 
@@ -63,48 +70,11 @@ struct Samples {
   std::vector<double> big_seconds;
 };
 
-[[noreturn]] void die(const std::string& what) {
-  std::fprintf(stderr, "tcp_pingpong: %s\n", what.c_str());
-  std::exit(1);
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 bool finite_deadlines = false;  // --deadlines
 
 cg::Deadline soon() { return finite_deadlines ? Clock::now() + std::chrono::seconds(60) : cg::Deadline::max(); }
 
-void enter_namespace(const char* name) {
-  const int fd = ::open((std::string("/run/netns/") + name).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::setns(fd, CLONE_NEWNET) != 0) die(std::string("cannot enter network namespace ") + name);
-  ::close(fd);
-}
-
 // ---- plain TCP: blocking send()/recv() -------------------------------------------
-
-void plain_send(int fd, const void* data, std::size_t bytes) {
-  const auto* p = static_cast<const char*>(data);
-  while (bytes > 0) {
-    const ssize_t n = ::send(fd, p, bytes, MSG_NOSIGNAL);
-    if (n <= 0) die("send failed");
-    p += n;
-    bytes -= static_cast<std::size_t>(n);
-  }
-}
-
-void plain_receive(int fd, void* data, std::size_t bytes) {
-  auto* p = static_cast<char*>(data);
-  while (bytes > 0) {
-    const ssize_t n = ::recv(fd, p, bytes, 0);
-    if (n <= 0) die("recv failed");
-    p += n;
-    bytes -= static_cast<std::size_t>(n);
-  }
-}
 
 void make_blocking(int fd) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -116,12 +86,12 @@ void plain_echo(int fd, const Options& o) {
   std::vector<char> small(small_bytes);
   std::vector<char> big(big_bytes);
   for (int i = 0; i < warm_up_rounds + o.rounds; ++i) {
-    plain_receive(fd, small.data(), small.size());
-    plain_send(fd, small.data(), small.size());
+    receive_all(fd, small.data(), small.size());
+    send_all(fd, small.data(), small.size());
   }
   for (int i = 0; i < 1 + o.big; ++i) {
-    plain_receive(fd, big.data(), big.size());
-    plain_send(fd, small.data(), small.size());
+    receive_all(fd, big.data(), big.size());
+    send_all(fd, small.data(), small.size());
   }
 }
 
@@ -132,14 +102,14 @@ Samples plain_measure(int fd, const Options& o) {
   std::vector<char> big(big_bytes, 'b');
   for (int i = 0; i < warm_up_rounds + o.rounds; ++i) {
     const auto start = Clock::now();
-    plain_send(fd, small.data(), small.size());
-    plain_receive(fd, small.data(), small.size());
+    send_all(fd, small.data(), small.size());
+    receive_all(fd, small.data(), small.size());
     if (i >= warm_up_rounds) s.round_trip_us.push_back(Seconds(Clock::now() - start).count() * 1e6);
   }
   for (int i = 0; i < 1 + o.big; ++i) {
     const auto start = Clock::now();
-    plain_send(fd, big.data(), big.size());
-    plain_receive(fd, small.data(), small.size());
+    send_all(fd, big.data(), big.size());
+    receive_all(fd, small.data(), small.size());
     if (i >= 1) s.big_seconds.push_back(Seconds(Clock::now() - start).count());
   }
   return s;
