@@ -37,25 +37,11 @@
 
 namespace {
 
-using cg_bench::die;
-using cg_bench::enter_namespace;
-using cg_bench::median;
-using cg_bench::receive_all;
-using cg_bench::send_all;
+using namespace cg_bench;
 
-using Clock = std::chrono::steady_clock;
-using Seconds = std::chrono::duration<double>;
-
-constexpr std::size_t small_bytes = 8;
-constexpr std::size_t big_bytes = std::size_t{64} << 20;
 constexpr int passes = 3;
 constexpr int warm_up = 200;
 constexpr int warm_up_big = 2;  // the graph's two ring slots get their 64 MiB buffers
-
-struct Samples {
-  std::vector<double> round_trip_us;
-  std::vector<double> big_seconds;
-};
 
 // Plain TCP: an echo process in cgtest-b, this one measuring from cgtest-a.
 Samples plain_pass(int rounds, int big) {

@@ -1,6 +1,7 @@
 // tcp_bench_support.hpp - what the TCP benchmarks (tcp_pingpong, multihost_bench)
-// share: failing loudly, medians, entering a network namespace, and the plain
-// TCP baseline's blocking send and receive.
+// share: the two sizes they measure and their samples, failing loudly,
+// medians, entering a network namespace, and the plain TCP baseline's
+// blocking send and receive.
 #pragma once
 
 #include <fcntl.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +18,20 @@
 #include <vector>
 
 namespace cg_bench {
+
+using Clock = std::chrono::steady_clock;
+using Seconds = std::chrono::duration<double>;
+
+/// The two cases: a small message there and back, a big one there (and an
+/// 8-byte acknowledgement back).
+constexpr std::size_t small_bytes = 8;
+constexpr std::size_t big_bytes = std::size_t{64} << 20;
+
+/// One pass's figures: each round trip in microseconds, each big transfer in seconds.
+struct Samples {
+  std::vector<double> round_trip_us;
+  std::vector<double> big_seconds;
+};
 
 /// Prints "<program>: <what>" and exits with 1: a benchmark has no use for a
 /// half-measured figure.

@@ -43,17 +43,8 @@
 
 namespace {
 
-using cg_bench::die;
-using cg_bench::enter_namespace;
-using cg_bench::median;
-using cg_bench::receive_all;
-using cg_bench::send_all;
+using namespace cg_bench;
 
-using Clock = std::chrono::steady_clock;
-using Seconds = std::chrono::duration<double>;
-
-constexpr std::size_t small_bytes = 8;
-constexpr std::size_t big_bytes = std::size_t{64} << 20;
 constexpr int warm_up_rounds = 1000;
 constexpr int passes = 3;  // each pass runs the baseline, then ours
 
@@ -63,11 +54,6 @@ struct Options {
   bool netns = false;
   int rounds = 20000;
   int big = 8;
-};
-
-struct Samples {
-  std::vector<double> round_trip_us;
-  std::vector<double> big_seconds;
 };
 
 bool finite_deadlines = false;  // --deadlines
