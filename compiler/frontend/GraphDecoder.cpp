@@ -7,11 +7,14 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/GraphDecoder.h"
 
+#include <cg/detail/graph_records.hpp>
+
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Expr.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -23,26 +26,37 @@
 namespace cg::frontend {
 namespace {
 
-// Field order of cg::detail::Record.
+using cg::detail::CollectiveKind;
+using cg::detail::RecordKind;
+
+// Field order of cg::detail::Record (cg/detail/graph_records.hpp): the
+// evaluated record is read by field index.
 enum Field : unsigned {
   Kind, A, B, C, Tag, Integer, Floating, Text, TextSize, Line, Column, File, FieldCount
 };
+#define CG_FIELD_FOLLOWS(before, after)                                                            \
+  static_assert(offsetof(cg::detail::Record, before) < offsetof(cg::detail::Record, after),       \
+                "cg::detail::Record's fields moved: update enum Field")
+CG_FIELD_FOLLOWS(kind, a);
+CG_FIELD_FOLLOWS(a, b);
+CG_FIELD_FOLLOWS(b, c);
+CG_FIELD_FOLLOWS(c, tag);
+CG_FIELD_FOLLOWS(tag, integer);
+CG_FIELD_FOLLOWS(integer, floating);
+CG_FIELD_FOLLOWS(floating, text);
+CG_FIELD_FOLLOWS(text, text_size);
+CG_FIELD_FOLLOWS(text_size, line);
+CG_FIELD_FOLLOWS(line, column);
+CG_FIELD_FOLLOWS(column, file);
+#undef CG_FIELD_FOLLOWS
+static_assert(sizeof(cg::detail::Record) ==
+              offsetof(cg::detail::Record, file) + sizeof(cg::detail::Record::file),
+              "cg::detail::Record has a field after `file`: update enum Field");
+
 // Field order of cg::detail::Encoded.
 enum EncodedField : unsigned {
   EncodedRecordCount, EncodedTextSize, EncodedRecords, EncodedText, EncodedFieldCount
 };
-enum class RecordKind : int {
-  Actor = 1, Input = 2, Task = 3, Argument = 4, Output = 5, Constant = 6, Transport = 7,
-  Collective = 8, Rank = 9, Cost = 10, Host = 11, Gpus = 12
-};
-// cg::TensorTransport and cg::detail::CollectiveKind, by value; Device is
-// cg::detail::kDeviceTransport (with_tensor_transport(cg::Device)).
-enum class TensorTransport : int64_t { Shm = 0, Nccl = 1, Device = 2 };
-// cg::DeviceKind, by value.
-enum class DeviceKind : int64_t { Cpu = 0, Cuda = 1 };
-enum class CollectiveKind : int64_t { AllReduce = 0, AllGather = 1, ReduceScatter = 2 };
-// cg::ReduceOp's enumerators, by value.
-constexpr const char* kReduceOps[] = {"sum", "product", "min", "max", "avg"};
 
 [[noreturn]] void internalError(const std::string& what) {
   throw std::logic_error("internal compiler error: " + what);
@@ -142,46 +156,46 @@ private:
       internalError("graph record does not match cg::detail::Record");
     auto kind = static_cast<RecordKind>(intField(record, Kind));
     switch (kind) {
-    case RecordKind::Actor:
+    case RecordKind::actor:
       decodeActor(record);
       break;
-    case RecordKind::Input:
+    case RecordKind::input:
       decodeInput(record);
       break;
-    case RecordKind::Task:
+    case RecordKind::task:
       decodeTask(record);
       break;
-    case RecordKind::Argument:
-      if (owner_ != RecordKind::Task)
+    case RecordKind::argument:
+      if (owner_ != RecordKind::task)
         internalError("argument record outside a task");
       graph_.tasks.back().args.push_back({ir::Arg::Kind::Value, valueId(record), {}});
       return;
-    case RecordKind::Constant:
-      if (owner_ == RecordKind::Task)
+    case RecordKind::constant:
+      if (owner_ == RecordKind::task)
         graph_.tasks.back().args.push_back({ir::Arg::Kind::Constant, 0, constant(record)});
-      else if (owner_ == RecordKind::Actor)
+      else if (owner_ == RecordKind::actor)
         graph_.actors.back().constructorArgs.push_back(constant(record));
       else
         internalError("constant record outside an actor or a task");
       return;
-    case RecordKind::Output:
+    case RecordKind::output:
       graph_.outputs.push_back(valueId(record));
       break;
-    case RecordKind::Transport:
+    case RecordKind::transport:
       decodeTransport(record);
       break;
-    case RecordKind::Collective:
+    case RecordKind::collective:
       decodeCollective(record);
       break;
-    case RecordKind::Rank:
-      if (owner_ != RecordKind::Collective && owner_ != RecordKind::Rank)
+    case RecordKind::rank:
+      if (owner_ != RecordKind::collective && owner_ != RecordKind::rank)
         internalError("rank record outside a collective");
       decodeRank(record);
       break;
-    case RecordKind::Cost:
+    case RecordKind::cost:
       costs_[methodOf(record)] = record.getStructField(Floating).getFloat().convertToDouble();
       break;
-    case RecordKind::Host: {
+    case RecordKind::host: {
       // actor.host(i): the last call for an actor counts.
       int64_t actor = intField(record, A);
       if (actor < 0 || static_cast<uint64_t>(actor) >= graph_.actors.size())
@@ -189,7 +203,7 @@ private:
       graph_.actors[static_cast<size_t>(actor)].host = static_cast<unsigned>(intField(record, B));
       break;
     }
-    case RecordKind::Gpus: {
+    case RecordKind::gpus: {
       // a.gpus(n): the last call for an actor counts.
       int64_t actor = intField(record, A);
       if (actor < 0 || actor >= static_cast<int64_t>(graph_.actors.size()))
@@ -237,16 +251,16 @@ private:
   // v.with_tensor_transport(t): the last call for a value counts.
   void decodeTransport(const clang::APValue& record) {
     unsigned value = valueId(record);
-    auto transport = static_cast<TensorTransport>(intField(record, B));
+    int64_t transport = intField(record, B);
     ir::Value& v = graph_.values[value];
     v.cudaDevice = 0;
     switch (transport) {
-    case TensorTransport::Shm: v.transport = ir::Transport::Shm; break;
-    case TensorTransport::Nccl: v.transport = ir::Transport::Nccl; break;
-    case TensorTransport::Device:
-      switch (static_cast<DeviceKind>(intField(record, C))) {
-      case DeviceKind::Cpu: v.transport = ir::Transport::Cpu; break;
-      case DeviceKind::Cuda:
+    case static_cast<int64_t>(cg::TensorTransport::shm): v.transport = ir::Transport::Shm; break;
+    case static_cast<int64_t>(cg::TensorTransport::nccl): v.transport = ir::Transport::Nccl; break;
+    case cg::detail::kDeviceTransport:
+      switch (intField(record, C)) {
+      case static_cast<int64_t>(cg::DeviceKind::cpu): v.transport = ir::Transport::Cpu; break;
+      case static_cast<int64_t>(cg::DeviceKind::cuda):
         v.transport = ir::Transport::Cuda;
         v.cudaDevice = static_cast<unsigned>(intField(record, Integer));
         break;
@@ -270,18 +284,18 @@ private:
     ir::Collective collective;
     auto kind = static_cast<CollectiveKind>(intField(record, A));
     switch (kind) {
-    case CollectiveKind::AllReduce: collective.kind = ir::Collective::Kind::AllReduce; break;
-    case CollectiveKind::AllGather: collective.kind = ir::Collective::Kind::AllGather; break;
-    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::allreduce: collective.kind = ir::Collective::Kind::AllReduce; break;
+    case CollectiveKind::allgather: collective.kind = ir::Collective::Kind::AllGather; break;
+    case CollectiveKind::reducescatter:
       collective.kind = ir::Collective::Kind::ReduceScatter;
       break;
     default: internalError("unknown collective kind " + std::to_string(intField(record, A)));
     }
     int64_t op = intField(record, B);
-    if (kind != CollectiveKind::AllGather) {
-      if (op < 0 || op >= static_cast<int64_t>(std::size(kReduceOps)))
+    if (kind != CollectiveKind::allgather) {
+      if (op < 0 || op > static_cast<int64_t>(cg::ReduceOp::avg))  // the last enumerator
         internalError("unknown reduce operation " + std::to_string(op));
-      collective.reduceOp = kReduceOps[op];
+      collective.reduceOp = std::string(cg::to_string(static_cast<cg::ReduceOp>(op)));
     }
     collective.loc = locOf(record);
     collectiveType_ = tagArgument(record).getAsType();
@@ -474,7 +488,7 @@ private:
   const GraphFunction& function_;
   SerializerPlanner& serializers_;
   std::string text_;
-  RecordKind owner_ = RecordKind::Output;   // what the last actor/task/... record was
+  RecordKind owner_ = RecordKind::output;   // what the last actor/task/... record was
   clang::QualType collectiveType_;          // the value type of the last collective
   std::vector<const clang::CXXMethodDecl*> taskMethods_;   // per task; null for a rank
   std::map<const clang::CXXMethodDecl*, double> costs_;    // g.cost<&C::m>(c), by method

@@ -13,7 +13,7 @@
 // Without a CUDA device it says so and exits 0: there is nothing to compare.
 #include "gpu_bench_graphs.cg.hpp"
 
-#include <cg/detail/cuda_memory.hpp>
+#include "tensor/cuda_memory.hpp"
 #include <cg/device.hpp>
 #include <cg/tensor.hpp>
 

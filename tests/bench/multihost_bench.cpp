@@ -19,7 +19,7 @@
 #include "tcp_bench_support.hpp"
 #include "bench_multihost.cg.hpp"
 
-#include "cg/detail/socket.hpp"
+#include "net/socket.hpp"
 
 #include <fcntl.h>
 #include <sched.h>

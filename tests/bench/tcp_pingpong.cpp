@@ -20,9 +20,9 @@
 //   --rounds N  8-byte round trips per pass (default 20000)
 //   --big N     64 MiB transfers per pass (default 8)
 #include "tcp_bench_support.hpp"
-#include "cg/detail/crc32c.hpp"
-#include "cg/detail/socket.hpp"
-#include "cg/tcp_channel.hpp"
+#include "net/crc32c.hpp"
+#include "net/socket.hpp"
+#include "net/tcp_channel.hpp"
 
 #include <fcntl.h>
 #include <netinet/in.h>

@@ -7,8 +7,8 @@
 #include "e2e_graphs.cg.hpp"
 #include "leftovers.hpp"
 
-#include <cg/detail/channel_layout.hpp>
-#include <cg/detail/segment.hpp>
+#include "shm/channel_layout.hpp"
+#include "graph/segment.hpp"
 
 #include <gtest/gtest.h>
 

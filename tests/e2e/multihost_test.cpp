@@ -11,10 +11,10 @@
 
 #include "leftovers.hpp"
 
-#include <cg/detail/scale_out.hpp>
-#include <cg/detail/tcp_frame.hpp>
-#include <cg/process.hpp>
-#include <cg/rendezvous.hpp>
+#include "net/scale_out.hpp"
+#include "net/tcp_frame.hpp"
+#include "os/process.hpp"
+#include "net/rendezvous.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -36,10 +36,11 @@
 // A broken channel throws detail::ActorFailure out of it in both cases.
 #pragma once
 
-#include <cg/channel.hpp>
+#include <cg/detail/channel.hpp>
 #include <cg/detail/error_codec.hpp>
+#include <cg/detail/graph_records.hpp>
 #include <cg/detail/in_place.hpp>
-#include <cg/detail/segment.hpp>
+#include <cg/detail/graph_spec.hpp>
 #include <cg/detail/tensor_transport.hpp>
 #include <cg/serialize.hpp>
 
@@ -511,7 +512,7 @@ public:
   }
 
 private:
-  enum class CollectiveKind { allreduce, allgather, reducescatter };
+  using CollectiveKind = detail::CollectiveKind;
   std::uint64_t communicator_bytes() const noexcept;
   Result<Tensor> collective(CollectiveKind kind, Communicator& communicator,
                             const Result<Tensor>& input, ReduceOp op);

@@ -56,8 +56,11 @@
 // for a parameter of type P, a cg::Value<P> or a constant convertible to P.
 #pragma once
 
+#include <cg/detail/graph_records.hpp>
 #include <cg/detail/in_place.hpp>
 #include <cg/device.hpp>
+#include <cg/reduce_op.hpp>
+#include <cg/transport.hpp>
 
 #include <array>
 #include <cstddef>
@@ -80,70 +83,9 @@ namespace cg {
 class GraphBuilder;
 template <class C> class Actor;
 
-/// How a value travels from its producer to tasks on other actors.
-enum class TensorTransport : int {
-  shm = 0,    // shared memory (host), the default
-  nccl = 1,   // NCCL point-to-point, GPU to GPU: the send waits for every receive
-};
-namespace transport {
-inline constexpr TensorTransport shm = TensorTransport::shm;
-inline constexpr TensorTransport nccl = TensorTransport::nccl;
-} // namespace transport
-
-/// The reduction of cg::allreduce and cg::reducescatter.
-enum class ReduceOp : int { sum = 0, product = 1, min = 2, max = 3, avg = 4 };
-
 namespace detail {
 template <class P> struct BindArg;
 struct Collectives;
-
-// Identity tags: their addresses name a type or a method in the records.
-template <class T> inline constexpr char type_tag = 0;
-template <auto Method> inline constexpr char method_tag = 0;
-
-enum class RecordKind : int {
-  actor = 1,     // tag = type_tag<Class>, text = instance name; followed by a
-                 // `constant` record per constructor argument
-  input = 2,     // a = value id, b = input position, tag = type_tag<T>
-  task = 3,      // a = actor index, b = first result value id, c = results
-                 // when a tuple is unpacked (else 0), tag = method_tag<M>;
-                 // followed by an `argument` or `constant` record per parameter
-  argument = 4,  // a = value id
-  output = 5,    // a = value id
-  constant = 6,  // tag = type_tag<T>; integer, floating or text holds the value
-  transport = 7, // a = value id, b = TensorTransport (v.with_tensor_transport)
-  collective = 8,  // a = CollectiveKind, b = ReduceOp (-1 for allgather),
-                   // c = ranks, tag = type_tag<T>; followed by c `rank` records
-  rank = 9,      // a = the rank's input value id, b = its result value id
-  cost = 10,     // tag = method_tag<M>, floating = the estimated cost (g.cost)
-  host = 11,     // a = actor index, b = logical host index (actor.host(i))
-  gpus = 12,     // a = actor index, b = GPUs (a.gpus(n))
-};
-
-// The `b` of a transport record made by with_tensor_transport(Device): beyond
-// TensorTransport's values; c = DeviceKind, integer = the device index.
-inline constexpr int kDeviceTransport = 2;
-
-enum class CollectiveKind : int { allreduce = 0, allgather = 1, reducescatter = 2 };
-
-/// One thing the graph function did; fields by kind above. Trivial (no
-/// default member initializers): an array of them can be value-initialized
-/// without running a constructor per element, so cgc's probe can offer a large
-/// one that the evaluator materializes only as far as it is written.
-struct Record {
-  RecordKind kind;
-  int a;
-  int b;
-  int c;
-  const void* tag;
-  long long integer;
-  double floating;
-  int text;          // offset into the text pool (actor names, string constants)
-  int text_size;
-  unsigned line;
-  unsigned column;
-  const char* file;  // the file of `line` (a helper may sit in another header)
-};
 
 /// A constant argument: its record, and for a string literal the characters
 /// the builder copies into the text pool when it stores the record.
@@ -828,12 +770,6 @@ namespace detail {
 /// nothing for its capacity, so one evaluation usually does; a graph that
 /// makes more (records > Records or text > Text) is evaluated again with
 /// exactly its sizes.
-template <std::size_t Records, std::size_t Text> struct Encoded {
-  std::size_t record_count;   // how many the graph made, stored or not
-  std::size_t text_size;
-  std::array<Record, Records> records;
-  std::array<char, Text> text;
-};
 
 struct Probe {
   template <auto Graph, std::size_t Records, std::size_t Text>

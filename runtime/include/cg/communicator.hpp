@@ -38,8 +38,8 @@
 // A Communicator is used by one thread at a time.
 #pragma once
 
-#include <cg/builder.hpp>  // cg::ReduceOp
 #include <cg/errors.hpp>
+#include <cg/reduce_op.hpp>
 #include <cg/tensor.hpp>
 
 #include <chrono>
@@ -68,9 +68,6 @@ class CommunicatorError : public Error {
  private:
   CommErrorKind kind_;
 };
-
-/// "sum", "product", "min", "max", "avg".
-std::string_view to_string(ReduceOp op) noexcept;
 
 class Communicator {
  public:

@@ -75,7 +75,7 @@ void bind_actor_from_environment();
 /// it, or the graph has no more threads than CPUs (LaunchOptions::
 /// spin_when_cpus_suffice). Its channel waits then spin ~40 us before
 /// yielding the CPU: a message is seen ~1 us sooner than from behind a
-/// sched_yield (cg/channel.hpp).
+/// sched_yield (cg/detail/channel.hpp).
 bool has_own_cpu() noexcept;
 void set_has_own_cpu(bool own) noexcept;
 

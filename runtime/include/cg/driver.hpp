@@ -34,8 +34,9 @@
 #pragma once
 
 #include <cg/cpu_binding.hpp>
+#include <cg/detail/channel.hpp>
 #include <cg/detail/error_codec.hpp>
-#include <cg/detail/segment.hpp>
+#include <cg/detail/graph_spec.hpp>
 #include <cg/errors.hpp>
 #include <cg/serialize.hpp>
 
@@ -79,7 +80,7 @@ struct LaunchOptions {
   /// Bytes of a value one channel slot holds in place (at least 256). A larger
   /// value is delivered whole through the slot's overflow buffer, a shared
   /// memory area made on first need and kept for the next large value (see
-  /// cg/channel.hpp); never truncated.
+  /// cg/detail/channel.hpp); never truncated.
   std::uint32_t slot_bytes = 64 * 1024;
   /// Whether the thread calling launch() and the actors on this host get one
   /// CPU each (cg/cpu_binding.hpp); unset: CG_CPU_BINDING if set, else none.

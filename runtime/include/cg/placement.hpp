@@ -15,13 +15,13 @@
 // Actors on host 0 are the driver's processes (or threads) and share its
 // memory. The actors of each other host run in one process per host (or per
 // actor, when a launcher starts them), which finds the driver through the
-// rendezvous (CG_RENDEZVOUS=host:port, cg/rendezvous.hpp). A channel between
-// processes that share no memory is a TCP stream (cg/tcp_channel.hpp);
+// rendezvous (CG_RENDEZVOUS=host:port, net/rendezvous.hpp). A channel between
+// processes that share no memory is a TCP stream (net/tcp_channel.hpp);
 // channels within one process group stay in shared memory. With
 // `cgc --transport=tcp`, LaunchOptions::tcp_everywhere or CG_TRANSPORT=tcp,
 // every actor is a process of its own and every channel between processes is
 // TCP, on one host too. When the driver itself was started by mpirun or srun
-// (cg/detail/launcher.hpp finds a rank), it starts no actor: the launcher
+// (os/launcher.hpp finds a rank), it starts no actor: the launcher
 // does, and every channel is TCP.
 //
 // Errors: a placement file that cannot be read, names an actor the graph does
@@ -30,7 +30,7 @@
 //   "placement file 'p.txt' line 2: graph 'pipeline' has no actor 'x' (its actors: a, b, c)"
 #pragma once
 
-#include <cg/detail/segment.hpp>
+#include <cg/detail/graph_spec.hpp>
 
 #include <cstdint>
 #include <string>

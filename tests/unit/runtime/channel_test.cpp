@@ -1,4 +1,4 @@
-// channel_test.cpp — tests of the shared-memory channel ring (cg/channel.hpp).
+// channel_test.cpp — tests of the shared-memory channel ring (cg/detail/channel.hpp).
 //
 // The ring is the data path of every compiled graph, so these tests pin down
 // ordering (every reader sees every message once, in order), back-pressure (the
@@ -6,7 +6,7 @@
 // whole through overflow buffers, never truncated, nothing left in /dev/shm),
 // prompt wake-ups on close, refusal to read corrupted memory, and that it all
 // works across a fork()ed process.
-#include "cg/channel.hpp"
+#include <cg/detail/channel.hpp>
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -26,8 +26,8 @@
 #include <thread>
 #include <vector>
 
-#include "cg/detail/channel_layout.hpp"
-#include "cg/shm.hpp"
+#include "shm/channel_layout.hpp"
+#include "shm/shm.hpp"
 
 namespace {
 

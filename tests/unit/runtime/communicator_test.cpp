@@ -5,7 +5,7 @@
 // fork()ed processes sharing a memfd segment. Values are checked exactly;
 // mismatches, missing ranks and aborts must end in an error naming the rank
 // and the call, never in a hang or a silent truncation.
-#include "cg/host_communicator.hpp"
+#include <cg/host_communicator.hpp>
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -21,9 +21,9 @@
 #include <thread>
 #include <vector>
 
-#include "cg/shm.hpp"
+#include "shm/shm.hpp"
 #if defined(CG_HAVE_CUDA)
-#include "cg/nccl_communicator.hpp"
+#include <cg/nccl_communicator.hpp>
 #endif
 
 namespace {

@@ -7,7 +7,8 @@
 // contract — per-call timeouts, futures, the results descriptor, values larger
 // than a slot, corrupted shared memory — is tested without cgc, and under the
 // thread sanitizer with the collector and monitor threads running.
-#include "cg/driver.hpp"
+#include <cg/driver.hpp>
+#include "graph/segment.hpp"
 
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -29,8 +30,8 @@
 #include <thread>
 #include <vector>
 
-#include "cg/actor.hpp"
-#include "cg/detail/channel_layout.hpp"
+#include <cg/actor.hpp>
+#include "shm/channel_layout.hpp"
 
 namespace {
 

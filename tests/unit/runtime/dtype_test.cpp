@@ -3,7 +3,7 @@
 // The 16-bit float conversions are what HostCommunicator reduces float16 and
 // bfloat16 with, so they are checked bit for bit: exact values, rounding ties
 // to even, overflow, subnormals, and a round trip of every 16-bit pattern.
-#include "cg/dtype.hpp"
+#include <cg/dtype.hpp>
 
 #include <gtest/gtest.h>
 

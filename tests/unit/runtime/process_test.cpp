@@ -3,7 +3,7 @@
 // Children are real processes (/bin/sh, /bin/sleep), because the properties that
 // matter — exit codes, signals, environment, pidfd readiness, no zombies, death
 // with the parent — only exist at the kernel boundary.
-#include "cg/process.hpp"
+#include "os/process.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,13 +1,13 @@
-// rendezvous_test.cpp — tests of the rendezvous (cg/rendezvous.hpp), endpoints
-// (cg/net.hpp) and the launcher's rank (cg/detail/launcher.hpp).
+// rendezvous_test.cpp — tests of the rendezvous (net/rendezvous.hpp), endpoints
+// (net/net.hpp) and the launcher's rank (os/launcher.hpp).
 //
 // Clients are threads talking to a real server over loopback TCP: everyone
 // gets the same full table, an actor that never shows up is named in the
 // timeout (on both sides), a wrong graph or an unknown actor is refused with
 // the reason, and a client started before its server retries until it listens.
-#include "cg/rendezvous.hpp"
-#include "cg/detail/launcher.hpp"
-#include "cg/detail/socket.hpp"
+#include "net/rendezvous.hpp"
+#include "os/launcher.hpp"
+#include "net/socket.hpp"
 
 #include <gtest/gtest.h>
 

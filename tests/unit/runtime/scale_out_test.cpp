@@ -1,12 +1,13 @@
 // scale_out_test.cpp - tests of the participants, streams and relays of a
-// graph spread over processes that share no memory (cg/detail/scale_out.hpp).
+// graph spread over processes that share no memory (net/scale_out.hpp).
 //
 // Relays run on threads here, over loopback TCP: a ring's messages reach the
 // ring on the other side whole and in order, readers elsewhere do not block
 // the writer, and a frame with a skipped sequence number is reported as
 // corrupt, never delivered.
-#include "cg/detail/scale_out.hpp"
-#include "cg/detail/tcp_frame.hpp"
+#include "graph/segment.hpp"
+#include "net/scale_out.hpp"
+#include "net/tcp_frame.hpp"
 
 #include <gtest/gtest.h>
 
@@ -80,10 +81,11 @@ struct Side {
   bool corrupt = false;
 
   Side() {
-    const auto layout = cg::detail::segment_layout(kSpec, 4, 256, 0);
-    memory.resize(layout.total_bytes + 64);
+    const cg::detail::SegmentContents contents{.slots = 4, .slot_bytes = 256};
+    const std::size_t bytes = cg::detail::segment_bytes(kSpec, contents);
+    memory.resize(bytes + 64);
     auto* base = reinterpret_cast<std::byte*>((reinterpret_cast<std::uintptr_t>(memory.data()) + 63) / 64 * 64);
-    channels = cg::detail::init_segment({base, layout.total_bytes}, kSpec, 4, 256, layout);
+    channels = cg::detail::write_segment({base, bytes}, kSpec, contents).channels;
     EXPECT_EQ(listener.listen({"127.0.0.1", 0}), cg::NetStatus::ok);
   }
   cg::detail::Relays::Fault on_fault() {

@@ -3,8 +3,8 @@
 // The decoder is the first thing to touch bytes that another process wrote, so
 // besides round trips these tests feed it truncated, oversized and over-long
 // input and require a DecodeError rather than a crash or a huge allocation.
-#include "cg/serialize.hpp"
-#include "cg/detail/in_place.hpp"
+#include <cg/serialize.hpp>
+#include <cg/detail/in_place.hpp>
 
 #include <gtest/gtest.h>
 

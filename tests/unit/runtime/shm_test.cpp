@@ -3,7 +3,7 @@
 // Segments are the only thing a crashed graph can leak system-wide, so besides
 // the basic create/open contract these check error reporting (the name must be
 // in the message) and that names never collide across calls or processes.
-#include "cg/shm.hpp"
+#include "shm/shm.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,14 +1,14 @@
-// tcp_channel_test.cpp — tests of the TCP channel (cg/tcp_channel.hpp) and its frame format.
+// tcp_channel_test.cpp — tests of the TCP channel (net/tcp_channel.hpp) and its frame format.
 //
 // Over real loopback TCP connections: messages arrive whole and in order (a
 // 64 MiB one included), and every way a stream can go wrong — a flipped byte,
 // a lost, repeated or foreign frame, a peer that goes away, a deadline — is
 // reported with its own fault and message and never delivered. Bad frames are
 // forged by writing raw bytes into the socket.
-#include "cg/tcp_channel.hpp"
-#include "cg/detail/crc32c.hpp"
-#include "cg/detail/socket.hpp"
-#include "cg/detail/tcp_frame.hpp"
+#include "net/tcp_channel.hpp"
+#include "net/crc32c.hpp"
+#include "net/socket.hpp"
+#include "net/tcp_frame.hpp"
 
 #include <gtest/gtest.h>
 

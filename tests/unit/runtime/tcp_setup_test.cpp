@@ -1,4 +1,4 @@
-// tcp_setup_test.cpp — tests of setting up TCP channels between actors (cg/tcp_setup.hpp).
+// tcp_setup_test.cpp — tests of setting up TCP channels between actors (net/tcp_setup.hpp).
 //
 // The handshake lets the right writer in and turns every wrong one away with
 // the reason (another graph, an unknown channel, the wrong direction, a
@@ -8,9 +8,9 @@
 // joined by a veth pair, tests/e2e/netns.sh) find each other through the
 // rendezvous and round-trip messages; that test is skipped, with the reason,
 // where namespaces cannot be made.
-#include "cg/tcp_setup.hpp"
-#include "cg/detail/socket.hpp"
-#include "cg/rendezvous.hpp"
+#include "net/tcp_setup.hpp"
+#include "net/socket.hpp"
+#include "net/rendezvous.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,8 +4,8 @@
 // each must run exactly once, after the last reference. The codec must carry
 // every dtype, make strided views contiguous on the way, and refuse corrupted
 // input and device memory with a message that says what to do instead.
-#include "cg/tensor.hpp"
-#include "cg/detail/tensor_copy.hpp"
+#include <cg/tensor.hpp>
+#include "tensor/tensor_copy.hpp"
 
 #include <dlpack/dlpack.h>
 #include <gtest/gtest.h>

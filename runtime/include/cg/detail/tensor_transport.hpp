@@ -34,7 +34,7 @@
 // end. Any other communicator failure is an ActorFailure.
 #pragma once
 
-#include <cg/channel.hpp>
+#include <cg/detail/channel.hpp>
 #include <cg/communicator.hpp>
 #include <cg/detail/error_codec.hpp>
 #include <cg/serialize.hpp>

@@ -1,0 +1,199 @@
+// cg/detail/channel.hpp — a single-writer / multi-reader message ring in (shared) memory.
+//
+// Actors of a compiled graph exchange values through fixed-size rings that live
+// in memory both sides can map (a SharedSegment across processes, or plain memory
+// between threads). The ring never allocates for a value that fits a slot and
+// never copies per reader: every reader of the channel reads the one copy in
+// the slot, and the writer may only reuse a slot once every reader has released it. Waiting is a short spin
+// followed by a cross-process futex sleep, so an idle channel costs no CPU and a
+// busy one needs no system call.
+//
+// Layout: K = config.slots slots; message n (0-based) goes to slot n % K. Each
+// slot header carries n + 1 once message n is published (0 = never used), the
+// message kind and its byte size. Each reader owns a "consumed" counter. The
+// structures themselves are in shm/channel_layout.hpp.
+//
+// Values larger than a slot: the writer puts them in the slot's *overflow
+// buffer*, an anonymous shared-memory file it creates on first need and
+// replaces only with a larger one; the slot then refers to it. Readers map it
+// on demand (read-only) and keep the mapping for the next message of that slot,
+// so a large value is still written once and read in place by every reader. A
+// slot's buffer is reused under the slot's own rule (every reader released the
+// message), so large values need no extra waiting and the ring keeps its depth:
+// K large values may be in flight, as K small ones. (One buffer per channel
+// would let one unread large value stall the writer, and a driver blocked
+// submitting an input cannot collect the result an actor is blocked on.)
+// Memory: at most one buffer per slot, as large as the largest value that slot
+// carried, until the writer goes away. Nothing is ever named in /dev/shm.
+//
+// Threading contract: at most one ChannelWriter per channel and at most one
+// ChannelReader per reader index, each used by one thread at a time. close() and
+// closed() may be called from anywhere, any process.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace cg {
+
+namespace detail {
+struct ChannelHeader;
+struct OverflowBuffer;
+struct OverflowMapping;
+}
+
+// Absolute deadline for blocking calls; Deadline::max() waits forever and
+// Deadline::min() only looks once, without spinning or sleeping.
+using Deadline = std::chrono::steady_clock::time_point;
+
+enum class ChannelStatus {
+  ok,
+  closed,     // the channel was closed (by anyone); returned promptly to every waiter
+  timeout,     // the deadline passed before the operation could proceed
+  too_large,   // the value exceeds slot_bytes and no overflow buffer that large could be made
+  corrupt,     // the shared memory holds impossible values (e.g. a size > slot_bytes)
+  unmappable,  // a message's overflow buffer could not be mapped (its writer is gone?)
+};
+
+const char* to_string(ChannelStatus status) noexcept;
+
+enum class MessageKind : std::uint32_t { value = 0, error = 1 };
+
+struct ChannelConfig {
+  std::uint32_t slots = 10;             // ring length K (>= 1)
+  std::uint32_t slot_bytes = 64 * 1024; // payload capacity of one slot (may be 0)
+  std::uint32_t readers = 1;            // number of reader indices (>= 1)
+};
+
+// Bytes the channel occupies in memory (a multiple of 64), or 0 when the config
+// is invalid (slots or readers == 0) or the size does not fit a size_t.
+std::size_t channel_footprint(const ChannelConfig& config) noexcept;
+
+// A non-owning view of a channel living in memory owned by someone else (the
+// memory must outlive every Channel, ChannelWriter and ChannelReader on it).
+class Channel {
+ public:
+  Channel() = default;
+
+  // Initialises a new channel in `memory`, which must be 64-byte aligned and at
+  // least channel_footprint(config) bytes. Returns an invalid Channel (valid() ==
+  // false) if memory is null or misaligned or the config is invalid.
+  static Channel create(void* memory, const ChannelConfig& config) noexcept;
+
+  // A view of a channel that create() initialised (possibly in another process).
+  // Nothing is checked here: call valid() before trusting memory you did not
+  // initialise yourself.
+  static Channel attach(void* memory) noexcept;
+
+  // True when the memory carries this implementation's magic number and layout
+  // version and a self-consistent configuration.
+  bool valid() const noexcept;
+
+  ChannelConfig config() const noexcept;  // precondition: valid()
+
+  // Sets the closed flag and wakes every waiting reader and writer, in any
+  // process. Closing is a teardown signal, not end-of-stream: from then on every
+  // acquire returns `closed`, even when published messages remain unread.
+  void close() noexcept;
+  bool closed() const noexcept;  // also true for a default-constructed Channel
+
+ private:
+  friend class ChannelWriter;
+  friend class ChannelReader;
+
+  explicit Channel(detail::ChannelHeader* header) noexcept : header_(header) {}
+  detail::ChannelHeader* header_ = nullptr;
+};
+
+// The single writer of a channel. A default-constructed writer (or one made
+// from an invalid Channel) reports `closed` from acquire(). Movable, not
+// copyable: it owns the overflow buffers of the slots it wrote large values to.
+class ChannelWriter {
+ public:
+  ChannelWriter() = default;
+  explicit ChannelWriter(Channel channel) noexcept;
+  ChannelWriter(ChannelWriter&& other) noexcept;
+  ChannelWriter& operator=(ChannelWriter&& other) noexcept;
+  ChannelWriter(const ChannelWriter&) = delete;
+  ChannelWriter& operator=(const ChannelWriter&) = delete;
+  ~ChannelWriter();  // unmaps and closes its overflow buffers (readers keep their mappings)
+
+  // Waits (spin, then futex) until the next slot has been released by every
+  // reader, then exposes a payload area of exactly `bytes` bytes: in the slot,
+  // or, when bytes > slot_bytes, in the slot's overflow buffer (made or grown
+  // here; a cold path that allocates). Returns closed once the channel is
+  // closed, timeout when `deadline` passes first, corrupt if a reader's counter
+  // is impossible, too_large if no overflow buffer of that size can be made
+  // (memory or limits). Acquiring again before publish() returns the same slot.
+  ChannelStatus acquire(std::size_t bytes, std::span<std::byte>& payload, Deadline deadline) noexcept;
+
+  // Publishes the acquired slot as a message of `bytes` bytes (<= the acquired
+  // size) and wakes sleeping readers. Precondition: a successful acquire().
+  void publish(MessageKind kind, std::size_t bytes) noexcept;
+
+  // Messages published so far (the sequence number the next message will get).
+  std::uint64_t published() const noexcept { return next_; }
+
+ private:
+  void reset() noexcept;
+
+  detail::ChannelHeader* header_ = nullptr;
+  std::uint32_t slots_ = 0;
+  std::uint32_t slot_bytes_ = 0;
+  std::uint32_t readers_ = 0;
+  std::uint64_t stride_ = 0;
+  std::uint64_t next_ = 0;        // sequence number of the next message
+  std::uint64_t free_until_ = 0;  // cached: sequences below this may be written
+  std::size_t acquired_ = 0;      // bytes of the acquired, unpublished slot
+  bool holding_ = false;
+  bool overflowing_ = false;                    // the acquired payload is in an overflow buffer
+  detail::OverflowBuffer* overflow_ = nullptr;  // per slot; allocated on the first large value
+};
+
+// One reader index of a channel. A default-constructed reader (or one made from
+// an invalid Channel or an out-of-range index) reports `closed` from acquire().
+// Movable, not copyable: it owns its mappings of the writer's overflow buffers.
+class ChannelReader {
+ public:
+  struct Message {
+    MessageKind kind;
+    std::span<const std::byte> payload;  // in the slot or an overflow buffer; valid until release()
+    std::uint64_t sequence;              // 0-based: the n-th message published has sequence n
+  };
+
+  ChannelReader() = default;
+  ChannelReader(Channel channel, std::uint32_t reader_index) noexcept;  // 0 <= index < readers
+  ChannelReader(ChannelReader&& other) noexcept;
+  ChannelReader& operator=(ChannelReader&& other) noexcept;
+  ChannelReader(const ChannelReader&) = delete;
+  ChannelReader& operator=(const ChannelReader&) = delete;
+  ~ChannelReader();
+
+  // Waits for this reader's next message. Acquiring again before release()
+  // returns the same message. Returns corrupt (without touching the payload) if
+  // the slot's size exceeds slot_bytes, its kind or storage is unknown, its
+  // sequence is ahead of the expected one, or its overflow reference does not
+  // match the buffer it names; unmappable if that buffer cannot be opened.
+  ChannelStatus acquire(Message& message, Deadline deadline) noexcept;
+
+  // This reader is done with the acquired message; the writer may reuse its slot
+  // once every reader has released it. No-op without an acquired message.
+  void release() noexcept;
+
+ private:
+  void reset() noexcept;
+
+  detail::ChannelHeader* header_ = nullptr;
+  std::uint32_t slots_ = 0;
+  std::uint32_t slot_bytes_ = 0;
+  std::uint32_t readers_ = 0;
+  std::uint32_t index_ = 0;
+  std::uint64_t stride_ = 0;
+  std::uint64_t next_ = 0;  // sequence number of the next message to read
+  bool holding_ = false;
+  detail::OverflowMapping* overflow_ = nullptr;  // per slot; allocated on the first large value
+};
+
+}  // namespace cg

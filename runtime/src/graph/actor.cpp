@@ -1,0 +1,211 @@
+// actor.cpp - The actor side of a launched graph: attach to the segment, find channels and groups.
+//
+// An ActorProcess is what a generated actor program runs against: in
+// processes mode over the segment the actor executable inherited
+// (<segment> is fd:<n>, or the /dev/shm name of a named one; actor_host.cpp
+// holds the executable's mains), in threads mode over the driver's own
+// mapping (driver.cpp). It checks that the segment was made for this graph
+// and this build (graph/segment.hpp), then hands out channel views and joins
+// communicator groups on demand.
+#include <cg/actor.hpp>
+#include <cg/cpu_binding.hpp>
+#include "os/launcher.hpp"
+#include "graph/segment.hpp"
+#include <cg/host_communicator.hpp>
+#include "shm/shm.hpp"
+#if defined(CG_HAVE_CUDA)
+#include <cg/nccl_communicator.hpp>
+#endif
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string_view>
+#include <vector>
+
+namespace cg {
+namespace {
+
+// "fd:<n>": an inherited descriptor, mapped and closed; anything else: a name.
+SharedSegment map_segment(const std::string& segment) {
+  constexpr std::string_view prefix = "fd:";
+  if (segment.compare(0, prefix.size(), prefix) != 0)
+    return SharedSegment::open(segment);
+  const char* digits = segment.c_str() + prefix.size();
+  char* end = nullptr;
+  long fd = std::strtol(digits, &end, 10);
+  if (end == digits || *end != '\0' || fd < 0 || fd > INT_MAX)
+    throw std::runtime_error("'" + segment + "' names no descriptor");
+  return SharedSegment::adopt(static_cast<int>(fd));
+}
+
+} // namespace
+
+struct ActorProcess::Impl {
+  SharedSegment owned;        // processes: our own mapping; threads: empty
+  std::span<std::byte> memory;
+  detail::SegmentLayout layout;
+  detail::SegmentHeader* header = nullptr;
+  std::vector<std::unique_ptr<Communicator>> communicators;  // per group, made on first use
+
+  // NCCL groups: the driver stops a graph by aborting the host groups in the
+  // segment, which NCCL does not see; this thread passes such an abort on to
+  // the group's NcclCommunicator, so that a rank waiting in NCCL wakes up
+  // (declared last: it stops before the communicators go).
+  std::mutex watched_mutex;
+  std::vector<std::pair<HostGroup, Communicator*>> watched;
+  std::jthread watcher;
+
+  void watch(HostGroup group, Communicator& communicator) {
+    {
+      std::lock_guard lock(watched_mutex);
+      watched.emplace_back(group, &communicator);
+    }
+    if (watcher.joinable())
+      return;
+    watcher = std::jthread([this](std::stop_token stop) {
+      while (!stop.stop_requested()) {
+        {
+          std::lock_guard lock(watched_mutex);
+          for (auto& [group, comm] : watched)
+            if (comm && group.aborted()) {
+              comm->abort(group.abort_reason());
+              comm = nullptr;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+  }
+};
+
+ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
+                           const std::string& segment)
+    : impl_(std::make_unique<Impl>()), spec_(&spec), actor_(actor),
+      name_(spec.actors[actor].name) {
+  try {
+    detail::bind_actor_from_environment();
+  } catch (const std::exception& e) {
+    throw detail::ActorFailure(e.what());
+  }
+  impl_->owned = map_segment(segment);
+  attach(spec, actor,
+         {static_cast<std::byte*>(impl_->owned.data()), impl_->owned.size()}, segment);
+}
+
+ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
+                           std::span<std::byte> segment)
+    : impl_(std::make_unique<Impl>()), spec_(&spec), actor_(actor),
+      name_(spec.actors[actor].name) {
+  attach(spec, actor, segment, "of the driver");
+}
+
+// Checks that the segment was made for this graph and this build, then finds
+// where its channels are (graph/segment.hpp).
+void ActorProcess::attach(const detail::GraphSpec& spec, std::uint32_t actor,
+                          std::span<std::byte> memory, const std::string& segment) {
+  impl_->memory = memory;
+  detail::SegmentView view = detail::read_segment(memory, spec, actor, segment);
+  impl_->header = view.header;
+  impl_->layout = std::move(view.layout);
+  impl_->communicators.resize(spec.communicators.size());
+  slot_bytes_ = view.header->slot_bytes;
+  constructor_args_ = view.constructor_args;
+}
+
+ActorProcess::~ActorProcess() = default;
+
+Channel ActorProcess::channel_at(std::uint32_t channel) const {
+  Channel view = Channel::attach(impl_->memory.data() + impl_->layout.channel_offsets.at(channel));
+  if (!view.valid())
+    throw detail::ActorFailure("channel " + std::to_string(channel) + " is not initialised");
+  return view;
+}
+
+Communicator& ActorProcess::communicator(std::uint32_t group) {
+  std::unique_ptr<Communicator>& made = impl_->communicators.at(group);
+  if (made)
+    return *made;
+  std::span<const std::uint32_t> ranks = spec_->communicators[group].actors;
+  auto position = std::find(ranks.begin(), ranks.end(), actor_);
+  if (position == ranks.end())
+    throw detail::ActorFailure("actor '" + name_ + "' is no rank of communicator group " +
+                               std::to_string(group));
+  const int rank = static_cast<int>(position - ranks.begin());
+  HostGroup host = HostGroup::attach(impl_->memory.data() +
+                                     impl_->layout.communicator_offsets.at(group));
+  if (!host.valid() || host.config().ranks != static_cast<int>(ranks.size()))
+    throw detail::ActorFailure("communicator group " + std::to_string(group) +
+                               " is not initialised");
+  if (impl_->header->nccl_ids != 0) {
+    // CommunicatorKind::nccl: join the group from the id the driver made,
+    // on this actor's first GPU, and make NCCL connect now (warm_up) rather
+    // than in the first execution. Every actor asks for its groups in group
+    // order (the generated ports do), so the joins cannot deadlock.
+    [[maybe_unused]] const auto bytes = detail::nccl_id(impl_->memory, *impl_->header, group);
+#if defined(CG_HAVE_CUDA)
+    NcclUniqueId id;
+    std::memcpy(id.bytes.data(), bytes.data(), detail::kNcclIdBytes);
+    try {
+      auto comm = std::make_unique<NcclCommunicator>(id, static_cast<int>(ranks.size()), rank,
+                                                     cuda_device_);
+      comm->warm_up();
+      // As below: peers may wait for the driver's next input for any time
+      // (ten years: NCCL's wait compares in nanoseconds, which max() overflows).
+      comm->set_timeout(std::chrono::hours(24 * 365 * 10));
+      made = std::move(comm);
+      impl_->watch(host, *made);
+    } catch (const std::exception& e) {
+      throw detail::ActorFailure("actor '" + name_ + "' cannot join NCCL communicator group " +
+                                 std::to_string(group) + " as rank " + std::to_string(rank) +
+                                 " on cuda:" + std::to_string(cuda_device_) + ": " + e.what());
+    }
+    return *made;
+#else
+    throw detail::ActorFailure("communicator group " + std::to_string(group) +
+                               " is an NCCL group, and this runtime was built without CUDA");
+#endif
+  }
+  auto comm = std::make_unique<HostCommunicator>(host, rank);
+  // Peers may be waiting for the driver's next input: only an abort (the
+  // graph stopped) ends a wait.
+  comm->set_timeout(std::chrono::milliseconds::max());
+  made = std::move(comm);
+  return *made;
+}
+
+std::uint64_t ActorProcess::communicator_bytes() const noexcept {
+  return impl_->header->communicator_bytes;
+}
+
+void ActorProcess::ready() { impl_->header->ready.fetch_add(1, std::memory_order_release); }
+
+namespace detail {
+
+std::string current_exception_type() {
+  std::type_info* type = abi::__cxa_current_exception_type();
+  if (!type)
+    return "unknown";
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(type->name(), nullptr, nullptr, &status);
+  std::string name = status == 0 && demangled ? demangled : type->name();
+  std::free(demangled);
+  return name;
+}
+
+void channel_failure(const char* what, std::uint32_t channel, ChannelStatus status) {
+  throw ActorFailure("channel " + std::to_string(channel) + ": " + what + " (" +
+                     to_string(status) + ")");
+}
+
+} // namespace detail
+} // namespace cg

@@ -1,0 +1,264 @@
+// actor_host.cpp - Every main() of the actor executable: as the driver's child, or on its own.
+//
+// The generated `<target>.actor_host.cpp` calls actor_host_main(), which runs
+// one of two lives:
+//   <exe> <graph> <actor> <segment>       started by cg::launch() on the
+//       driver's host: map the segment it inherited, run the actor's
+//       program, return when the driver closes the channels;
+//   <exe> <graph> <actor>[,<actor>...]    another host, or TCP forced
+//   <exe> <graph>                         under mpirun/srun: the actor of its rank
+//       remote_actor_main(): find the driver through the rendezvous
+//       (CG_RENDEZVOUS), make a private segment laid out as the driver's,
+//       relay the channels that cross to other processes over TCP
+//       (net/scale_out.hpp), run the actors as threads, and live until the
+//       driver's rendezvous connection closes.
+// Any failure ends the process with a message on stderr and exit code 2 (64
+// for a bad command line); the driver sees the death.
+#include <cg/actor.hpp>
+#include <cg/errors.hpp>
+
+#include "graph/segment.hpp"
+#include "net/rendezvous.hpp"
+#include "net/scale_out.hpp"
+#include "os/launcher.hpp"
+#include "shm/shm.hpp"
+#include "support/deadline.hpp"
+#include "support/text.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace cg::detail {
+namespace {
+
+// main() of an actor process that is not the driver's child sharing its
+// memory (argv: <graph> <actor>[,<actor>...], or <graph> alone: the actor
+// whose index is the launcher rank minus one). Returns the exit code.
+int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& names) {
+  const std::string who = std::string(spec.name) + "/" + join(names, ",");
+  auto fail = [&](const std::string& why, int code = 2) {
+    std::fprintf(stderr, "cg actor %s: %s\n", who.c_str(), why.c_str());
+    return code;
+  };
+  std::vector<std::uint32_t> mine;
+  for (const std::string& name : names) {
+    std::uint32_t a = 0;
+    while (a < spec.actors.size() && name != spec.actors[a].name)
+      ++a;
+    if (a == spec.actors.size())
+      return fail("graph '" + std::string(spec.name) + "' has no actor '" + name + "'", 64);
+    mine.push_back(a);
+  }
+  const std::optional<Endpoint> server = rendezvous_from_env();
+  if (!server)
+    return fail(std::string(rendezvous_variable) +
+                    " is not set to host:port (the driver's rendezvous); the driver's launcher, "
+                    "mpirun -x or srun --export sets it",
+                64);
+  if (!spec.communicators.empty())
+    return fail("graphs with NCCL edges or collectives cannot run on several hosts yet");
+  const Deadline deadline = Clock::now() + std::chrono::seconds(60);
+
+  RendezvousClient client;
+  if (client.connect(*server, spec.name, deadline) != NetStatus::ok)
+    return fail(client.error());
+  std::uint32_t slots = 0, slot_bytes = 0;
+  if (!parse_greeting(client.greeting(), slots, slot_bytes))
+    return fail("the rendezvous at " + to_string(*server) + " sent no channel geometry ('" +
+                client.greeting() + "')");
+  TcpChannelListener listener;
+  if (listener.listen({"0.0.0.0", 0}) != NetStatus::ok)
+    return fail(listener.error());
+  const Endpoint self{client.local_host(), listener.endpoint().port};
+  for (const std::string& name : names)
+    if (client.publish(name, self, deadline) != NetStatus::ok)
+      return fail(client.error());
+  if (client.wait_for_table(deadline) != NetStatus::ok)
+    return fail(client.error());
+  const Participants participants = participants_from_table(spec, client.table());
+  const int me = participants.of_actor[mine[0]];
+
+  // No communicator groups: graphs with NCCL edges or collectives were refused above.
+  const SegmentContents contents{.slots = slots, .slot_bytes = slot_bytes};
+  SharedSegment segment = SharedSegment::create_anonymous(std::string("cg.") + spec.name,
+                                                          segment_bytes(spec, contents));
+  std::span<std::byte> memory(static_cast<std::byte*>(segment.data()), segment.size());
+  const WrittenSegment written = write_segment(memory, spec, contents);
+
+  // Faults of relays and actor threads reach the main thread through `wake`.
+  const int wake = ::eventfd(0, EFD_CLOEXEC);
+  std::mutex mutex;
+  std::string failure;
+  bool corrupt = false;
+  auto report = [&](const std::string& why, bool bad_frame) {
+    {
+      std::lock_guard lock(mutex);
+      if (!failure.empty())
+        return;
+      failure = why;
+      corrupt = bad_frame;
+    }
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake, &one, sizeof one);
+  };
+
+  Relays relays;
+  std::string setup = relays.start(spec, participants, me, listener, written.channels, deadline, report);
+  if (!setup.empty())
+    return fail(setup);
+  std::vector<std::thread> threads;
+  for (std::uint32_t actor : mine)
+    threads.emplace_back([&, actor] {
+      try {
+        ActorProcess process(spec, actor, memory);
+        spec.actors[actor].run(process);
+      } catch (const GraphStopped&) {
+      } catch (const std::exception& e) {
+        if (!relays.closing())
+          report(std::string("actor '") + spec.actors[actor].name + "' failed: " + e.what(), false);
+      }
+    });
+  auto stop = [&] {
+    relays.close();
+    for (std::thread& thread : threads)
+      thread.join();
+    relays.join();
+    ::close(wake);
+  };
+  auto failed = [&] {
+    std::lock_guard lock(mutex);
+    return !failure.empty();
+  };
+
+  while (written.header->ready.load(std::memory_order_acquire) < mine.size() && !failed()) {
+    if (Clock::now() > deadline) {
+      report("actors did not start within 60 s", false);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  if (!failed())
+    for (const std::string& name : names)
+      if (client.ready(name, deadline) != NetStatus::ok)
+        report(client.error(), false);
+
+  // Run until the driver closes the connection (teardown, or it died), or a fault.
+  bool driver_gone = false;
+  while (!driver_gone && !failed()) {
+    pollfd fds[2] = {{client.fd(), POLLIN, 0}, {wake, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0)
+      continue;
+    if (fds[0].revents) {
+      char buffer[256];
+      ssize_t n = ::recv(client.fd(), buffer, sizeof buffer, MSG_DONTWAIT);
+      driver_gone = n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+    }
+  }
+  if (driver_gone) {
+    stop();
+    return 0;
+  }
+  // A peer that went away is usually the driver tearing down: give its
+  // rendezvous connection a moment to close before calling it a failure.
+  if (!corrupt) {
+    pollfd control{client.fd(), POLLIN, 0};
+    char buffer[256];
+    auto until = Clock::now() + std::chrono::seconds(1);
+    while (Clock::now() < until && ::poll(&control, 1, 100) >= 0) {
+      if (control.revents && ::recv(client.fd(), buffer, sizeof buffer, MSG_DONTWAIT) <= 0) {
+        stop();
+        return 0;
+      }
+    }
+  }
+  std::string why;
+  {
+    std::lock_guard lock(mutex);
+    why = failure;
+  }
+  client.report_failure((corrupt ? "channel " : "actor ") + why);
+  stop();
+  return fail(why);
+}
+
+
+// An actor process that shares no memory with the driver (another host, a
+// launcher's rank, or TCP forced): `<exe> <graph> <actor>[,<actor>...]`, or
+// `<exe> <graph>` under mpirun/srun, where rank r runs the graph's actor r - 1
+// (rank 0 is the driver).
+int remote_host_main(int argc, char** argv, std::span<const GraphSpec* const> graphs) {
+  for (const GraphSpec* spec : graphs) {
+    if (std::strcmp(spec->name, argv[1]) != 0)
+      continue;
+    std::vector<std::string> names;
+    if (argc == 3) {
+      std::string list = argv[2];
+      for (std::size_t start = 0; start <= list.size();) {
+        std::size_t comma = std::min(list.find(',', start), list.size());
+        names.push_back(list.substr(start, comma - start));
+        start = comma + 1;
+      }
+    } else {
+      std::optional<int> rank = launcher_rank();
+      if (!rank || *rank < 1 || static_cast<std::size_t>(*rank) > spec->actors.size()) {
+        std::fprintf(stderr,
+                     "cg actor: no actor named and no launcher rank 1..%zu of graph '%s' "
+                     "(OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID)\n",
+                     spec->actors.size(), argv[1]);
+        return 64;
+      }
+      names.push_back(spec->actors[static_cast<std::size_t>(*rank - 1)].name);
+    }
+    return remote_actor_main(*spec, names);
+  }
+  std::fprintf(stderr, "cg actor: no graph '%s' in this executable\n", argv[1]);
+  return 64;
+}
+
+} // namespace
+
+int actor_host_main(int argc, char** argv, std::span<const GraphSpec* const> graphs) {
+  if (argc == 2 || argc == 3)
+    return remote_host_main(argc, argv, graphs);
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s <graph> <actor> <segment>     (started by cg::launch())\n"
+                         "       %s <graph> <actor>[,<actor>...]  (another host: CG_RENDEZVOUS)\n"
+                         "       %s <graph>                       (under mpirun/srun: by rank)\n",
+                 argv[0], argv[0], argv[0]);
+    return 64;
+  }
+  for (const GraphSpec* spec : graphs) {
+    if (std::strcmp(spec->name, argv[1]) != 0)
+      continue;
+    for (std::uint32_t actor = 0; actor < spec->actors.size(); ++actor) {
+      if (std::strcmp(spec->actors[actor].name, argv[2]) != 0)
+        continue;
+      try {
+        ActorProcess process(*spec, actor, argv[3]);
+        return spec->actors[actor].run(process);
+      } catch (const GraphStopped&) {
+        return 0;  // the graph was stopped while we waited in a communicator
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "cg actor %s/%s: %s\n", argv[1], argv[2], e.what());
+        return 2;
+      }
+    }
+  }
+  std::fprintf(stderr, "cg actor: no actor '%s' in graph '%s' in this executable\n", argv[2],
+               argv[1]);
+  return 64;
+}
+
+} // namespace cg::detail

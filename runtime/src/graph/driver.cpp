@@ -1,0 +1,491 @@
+// driver.cpp - The driver side of a launched graph, once launched: executions, failures, teardown.
+//
+// graph/launch.cpp builds the GraphRuntime; this file runs it. A monitor
+// thread watches the actor processes (pidfds); when one dies it records why
+// and closes every channel, which wakes every waiter in every process: get()
+// then reports ActorDiedError instead of hanging. In threads mode a thread
+// whose program fails does the same itself. Each remote actor process keeps
+// its rendezvous connection open; when it ends, the actors of that process
+// are reported dead.
+// Results are collected from the output channels by the caller of get(), or,
+// once someone asked for a future or the results descriptor, by a collector
+// thread that takes each execution's results as soon as they arrive.
+#include <cg/driver.hpp>
+
+#include <cg/cpu_binding.hpp>
+
+#include "graph/runtime_state.hpp"
+#include "support/deadline.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace cg::detail {
+namespace {
+
+// A timeout of zero or less looks once (cg/detail/channel.hpp's Deadline::min()).
+Deadline deadline_or_look_once(std::chrono::milliseconds timeout) {
+  return timeout <= std::chrono::milliseconds::zero() ? Deadline::min() : deadline_after(timeout);
+}
+
+void signal_eventfd(int fd) noexcept {
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto written = ::write(fd, &one, sizeof one);
+}
+
+} // namespace
+
+// Records the first reason the graph stopped working; wakes every waiter.
+void GraphRuntime::Impl::fail(std::exception_ptr why) {
+  {
+    std::lock_guard lock(mutex);
+    if (!failure)
+      failure = std::move(why);
+  }
+  changed.notify_all();
+}
+
+// Tells every waiting future why it will get nothing.
+void GraphRuntime::Impl::fail_callbacks() {
+  std::map<std::uint64_t, ResultsCallback> waiting;
+  std::exception_ptr why;
+  int notify_fd = -1;
+  {
+    std::lock_guard lock(mutex);
+    waiting.swap(callbacks);
+    why = failure;
+    notify_fd = results_fd;
+  }
+  if (!why)
+    why = std::make_exception_ptr(ChannelClosedError(describe(spec) + " was torn down"));
+  for (auto& [seq, callback] : waiting)
+    callback(nullptr, why);
+  if (notify_fd >= 0)
+    signal_eventfd(notify_fd);
+}
+
+// Polls the actors' pidfds (and, where pidfds are unavailable, wakes every
+// 100 ms to check) until one exits or teardown starts.
+void GraphRuntime::Impl::watch_actors() {
+  std::vector<pollfd> fds;
+  fds.push_back({stop_fd, POLLIN, 0});
+  for (ChildProcess& child : actors)
+    fds.push_back({child.pidfd(), POLLIN, 0});
+  while (!stopping.load()) {
+    ::poll(fds.data(), fds.size(), 100);
+    for (std::size_t i = 0; i < actors.size(); ++i) {
+      if (stopping.load() || actors[i].running())
+        continue;
+      std::string name = child_names[i];
+      fail(std::make_exception_ptr(
+          ActorDiedError(name, "actor '" + name + "' of " + describe(spec) + " " +
+                                   describe_exit(actors[i].exit_status().value_or(0)))));
+      close_all();
+      return;
+    }
+  }
+}
+
+// A remote actor process's rendezvous connection ended (serving thread).
+void GraphRuntime::Impl::remote_lost(const std::vector<std::string>& lost,
+                                     const std::string& reason) {
+  if (stopping.load())
+    return;
+  const std::string name = lost.front();
+  std::string who = "actor '" + name + "' of " + describe(spec);
+  if (lost.size() > 1) {
+    who += " (a process running";
+    for (const std::string& other : lost)
+      who += " " + other;
+    who += ")";
+  }
+  if (reason.rfind("channel ", 0) == 0)
+    fail(std::make_exception_ptr(ChannelError(reason.substr(8) + " (reported by " + who + ")")));
+  else if (reason.rfind("actor ", 0) == 0)
+    fail(std::make_exception_ptr(ActorDiedError(name, who + " failed: " + reason.substr(6))));
+  else
+    fail(std::make_exception_ptr(ActorDiedError(
+        name, who + " lost its connection to the driver: its process died or its host is "
+                    "unreachable")));
+  close_all();
+}
+
+// A relay of ours stopped: a bad frame stops the graph at once; a peer that
+// went away is usually reported by its rendezvous connection a moment later,
+// which names the actor, so that is waited for first.
+void GraphRuntime::Impl::relay_fault(const std::string& why, bool corrupt) {
+  if (stopping.load())
+    return;
+  if (!corrupt) {
+    std::unique_lock lock(mutex);
+    if (changed.wait_for(lock, std::chrono::seconds(1),
+                         [&] { return failure != nullptr || stopping.load(); }))
+      return;
+  }
+  fail(std::make_exception_ptr(
+      ChannelError(why + (corrupt ? "; the graph cannot execute any more" : ""))));
+  close_all();
+}
+
+// Collects the results of execution `collected` from every result channel,
+// resuming a collection an earlier timeout interrupted, and files them: with
+// the future waiting for them, or in `results`.
+ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline) {
+  while (partial.size() < result_readers.size()) {
+    ChannelReader& reader = result_readers[partial.size()];
+    ChannelReader::Message message;
+    ChannelStatus status = reader.acquire(message, deadline);
+    if (status != ChannelStatus::ok)
+      return status;
+    partial.push_back({message.kind, {message.payload.begin(), message.payload.end()}});
+    reader.release();
+  }
+  std::vector<Collected> outputs(output_source.size());
+  for (std::size_t i = 0; i < output_source.size(); ++i) {
+    // Large values are moved, not copied, unless a later output shares them.
+    bool used_later = std::find(output_source.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                output_source.end(), output_source[i]) != output_source.end();
+    Collected& source = partial[output_source[i]];
+    outputs[i] = used_later ? source : std::move(source);
+  }
+  partial.clear();
+
+  ResultsCallback callback;
+  int notify_fd = -1;
+  {
+    std::lock_guard lock(mutex);
+    if (async)
+      notify_fd = results_fd;
+    std::uint64_t seq = collected++;
+    auto waiting = callbacks.find(seq);
+    if (waiting != callbacks.end()) {
+      callback = std::move(waiting->second);
+      callbacks.erase(waiting);
+    } else {
+      results.emplace(seq, std::move(outputs));
+    }
+  }
+  if (callback)
+    callback(&outputs, nullptr);
+  if (notify_fd >= 0)
+    signal_eventfd(notify_fd);
+  changed.notify_all();
+  return ChannelStatus::ok;
+}
+
+// A result channel answered something other than ok or timeout.
+void GraphRuntime::Impl::throw_result_failure(ChannelStatus status) {
+  if (status == ChannelStatus::corrupt || status == ChannelStatus::unmappable) {
+    std::uint32_t channel = result_channels[std::min(partial.size(), result_channels.size() - 1)];
+    std::string what =
+        status == ChannelStatus::corrupt
+            ? "result channel " + std::to_string(channel) + " of " + describe(spec) +
+                  " is corrupt: its shared memory holds impossible values"
+            : "result channel " + std::to_string(channel) + " of " + describe(spec) +
+                  ": a message's overflow buffer cannot be mapped (its writer is gone, or "
+                  "/proc/<pid>/fd of the actor is not accessible)";
+    // The channels can no longer be trusted to stay in step: stop the graph.
+    fail(std::make_exception_ptr(Error(what + "; the graph cannot execute any more")));
+    close_all();
+  }
+  throw_failure();
+}
+
+void GraphRuntime::Impl::collect_loop() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return stop_collector || failure || collected < submitted; });
+      if (stop_collector || failure)
+        break;
+    }
+    ChannelStatus status = collect_next(Deadline::max());
+    if (status == ChannelStatus::ok)
+      continue;
+    try {
+      throw_result_failure(status);
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    break;
+  }
+  fail_callbacks();
+}
+
+// Called with `mutex` held (hence the lock argument).
+void GraphRuntime::Impl::start_async(std::unique_lock<std::mutex>& lock) {
+  (void)lock;
+  if (async)
+    return;
+  async = true;
+  if (results_fd < 0)
+    results_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  // Results collected before the switch are ready now.
+  if (!results.empty() && results_fd >= 0)
+    signal_eventfd(results_fd);
+  collector = std::thread([this] { collect_loop(); });
+}
+
+} // namespace cg::detail
+
+namespace cg::detail {
+
+const std::vector<int>& GraphRuntime::bound_cpus() const noexcept { return impl_->bound_cpus; }
+
+const std::vector<std::string>& GraphRuntime::cuda_devices(std::uint32_t actor) const {
+  return impl_->cuda_devices.at(actor);
+}
+
+GraphRuntime::~GraphRuntime() {
+  teardown();
+  if (impl_->results_fd >= 0)
+    ::close(impl_->results_fd);
+}
+
+std::uint64_t GraphRuntime::begin_execution() {
+  Impl& s = *impl_;
+  std::unique_lock lock(s.mutex);
+  if (s.torn_down || s.failure || s.channels.front().closed()) {
+    lock.unlock();
+    s.throw_failure();
+  }
+  if (s.submitted - s.collected >= s.options.max_in_flight)
+    throw CapacityExceeded(
+        std::to_string(s.submitted - s.collected) + " executions of " + describe(spec_) +
+        " are in flight, the most max_in_flight allows; call get() on earlier results first, "
+        "or launch with a larger cg::LaunchOptions::max_in_flight");
+  std::uint64_t seq = s.submitted++;
+  if (s.async) {
+    lock.unlock();
+    s.changed.notify_all();
+  }
+  return seq;
+}
+
+bool GraphRuntime::acquire_input(std::size_t input, std::size_t bytes,
+                                 std::span<std::byte>& slot) {
+  Impl& s = *impl_;
+  Deadline deadline = deadline_or_look_once(s.options.submit_timeout);
+  switch (ChannelStatus status = s.inputs.at(input).acquire(bytes, slot, deadline)) {
+  case ChannelStatus::ok:
+    return true;
+  case ChannelStatus::too_large: {
+    // No memory for the value. Keep every actor in step: this execution
+    // carries an error, not a value.
+    ErrorRecord error = fit_to_slot(
+        {"driver", "execute", "std::bad_alloc",
+         "input #" + std::to_string(input) + " of " + std::to_string(bytes) +
+             " bytes: no shared-memory buffer that large could be allocated"},
+        s.options.slot_bytes);
+    std::size_t size = encoded_size(error);
+    if (s.inputs[input].acquire(size, slot, deadline) != ChannelStatus::ok)
+      s.throw_failure();
+    Encoder encoder(slot);
+    encode(encoder, error);
+    s.inputs[input].publish(MessageKind::error, encoder.written());
+    return false;
+  }
+  case ChannelStatus::timeout:
+    throw TimeoutError("input #" + std::to_string(input) + " of " + describe(spec_) +
+                       " could not be submitted within " +
+                       std::to_string(s.options.submit_timeout.count()) + " ms");
+  case ChannelStatus::corrupt:
+    s.fail(std::make_exception_ptr(
+        Error("input channel " + std::to_string(spec_.input_channels[input]) + " of " +
+              describe(spec_) +
+              " is corrupt: its shared memory holds impossible values; the graph cannot "
+              "execute any more")));
+    s.close_all();
+    s.throw_failure();
+  default:
+    (void)status;
+    s.throw_failure();
+  }
+}
+
+void GraphRuntime::publish_input(std::size_t input, std::size_t bytes) {
+  impl_->inputs.at(input).publish(MessageKind::value, bytes);
+}
+
+std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq) {
+  return take_results(seq, impl_->options.get_timeout);
+}
+
+std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq,
+                                                  std::chrono::milliseconds timeout) {
+  Impl& s = *impl_;
+  Deadline deadline = deadline_or_look_once(timeout);
+  auto timed_out = [&] {
+    return TimeoutError("no result of execution " + std::to_string(seq) + " of " +
+                        describe(spec_) + " within " + std::to_string(timeout.count()) + " ms");
+  };
+  std::unique_lock lock(s.mutex);
+  if (s.torn_down) {
+    lock.unlock();
+    s.throw_failure();
+  }
+  if (seq >= s.submitted)
+    throw Error("execution " + std::to_string(seq) + " of " + describe(spec_) +
+                " was never submitted");
+  if (!s.async) {
+    // Collect in this thread, up to and including execution `seq`.
+    while (s.collected <= seq) {
+      lock.unlock();
+      ChannelStatus status = s.collect_next(deadline);
+      if (status == ChannelStatus::timeout)
+        throw timed_out();
+      if (status != ChannelStatus::ok)
+        s.throw_result_failure(status);
+      lock.lock();
+    }
+  }
+  for (;;) {
+    if (auto node = s.results.extract(seq); !node.empty())
+      return std::move(node.mapped());
+    if (seq < s.collected)
+      throw Error("the result of execution " + std::to_string(seq) + " of " + describe(spec_) +
+                  " was already taken");
+    if (s.failure || s.torn_down) {
+      lock.unlock();
+      s.throw_failure();
+    }
+    if (deadline == Deadline::max())
+      s.changed.wait(lock);
+    else if (s.changed.wait_until(lock, deadline) == std::cv_status::timeout &&
+             !s.results.count(seq) && !s.failure && seq >= s.collected)
+      throw timed_out();
+  }
+}
+
+std::vector<std::string> GraphRuntime::channel_transports() const {
+  return impl_->transports;
+}
+
+bool GraphRuntime::results_ready(std::uint64_t seq) {
+  Impl& s = *impl_;
+  std::unique_lock lock(s.mutex);
+  if (s.results.count(seq) || s.torn_down || s.failure || seq < s.collected || seq >= s.submitted)
+    return true;
+  if (s.async)
+    return false;
+  // Collect what has arrived, without waiting.
+  while (s.collected <= seq) {
+    lock.unlock();
+    ChannelStatus status = s.collect_next(Deadline::min());
+    if (status == ChannelStatus::timeout)
+      return false;
+    if (status != ChannelStatus::ok) {
+      try {
+        s.throw_result_failure(status);
+      } catch (const std::exception&) {
+      }
+      return true;
+    }
+    lock.lock();
+  }
+  return true;
+}
+
+void GraphRuntime::on_results(std::uint64_t seq, ResultsCallback done) {
+  Impl& s = *impl_;
+  std::unique_lock lock(s.mutex);
+  if (seq >= s.submitted)
+    throw Error("execution " + std::to_string(seq) + " of " + describe(spec_) +
+                " was never submitted");
+  if (auto node = s.results.extract(seq); !node.empty()) {
+    lock.unlock();
+    done(&node.mapped(), nullptr);
+    return;
+  }
+  if (seq < s.collected)
+    throw Error("the result of execution " + std::to_string(seq) + " of " + describe(spec_) +
+                " was already taken");
+  if (s.failure || s.torn_down) {
+    lock.unlock();
+    try {
+      s.throw_failure();
+    } catch (...) {
+      done(nullptr, std::current_exception());
+    }
+    return;
+  }
+  s.callbacks.emplace(seq, std::move(done));
+  s.start_async(lock);
+}
+
+int GraphRuntime::results_fd() {
+  Impl& s = *impl_;
+  std::unique_lock lock(s.mutex);
+  if (!s.torn_down)
+    s.start_async(lock);
+  else if (s.results_fd < 0)
+    s.results_fd = ::eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);  // readable: get() throws at once
+  if (s.results_fd < 0)
+    throw Error("cannot create the results descriptor of " + describe(spec_) + ": " +
+                std::strerror(errno));
+  return s.results_fd;
+}
+
+void GraphRuntime::teardown() noexcept {
+  Impl& s = *impl_;
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.torn_down)
+      return;
+    s.torn_down = true;
+    s.stop_collector = true;
+  }
+  s.changed.notify_all();
+  s.stopping.store(true);
+  s.close_all();
+  // The relays end with their streams; closing the rendezvous connections
+  // tells every remote actor process to exit.
+  s.relays.join();
+  s.server.stop();
+  if (s.monitor.joinable()) {
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto written = ::write(s.stop_fd, &one, sizeof one);
+    s.monitor.join();
+  }
+  if (s.stop_fd >= 0)
+    ::close(s.stop_fd);
+  if (s.collector.joinable())
+    s.collector.join();
+  s.fail_callbacks();
+  // Actor threads leave their loop when their channels close (a method still
+  // running is waited for: a thread cannot be killed).
+  for (std::thread& thread : s.actor_threads)
+    thread.join();
+  s.actor_threads.clear();
+  // Actor processes do too; give them a moment to exit cleanly, then make sure.
+  auto deadline = Clock::now() + std::chrono::seconds(2);
+  for (ChildProcess& child : s.actors) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (!child.wait_for(std::max(left, std::chrono::milliseconds(0)))) {
+      child.kill(SIGKILL);
+      child.wait_for(std::chrono::seconds(1));
+    }
+  }
+  s.segment.unlink();
+  // The launching thread's CPUs and waiting back, if this is that thread
+  // (another thread's id may be anyone's by now).
+  if (s.launching_thread != 0 && s.launching_thread == ::gettid()) {
+    if (!s.thread_cpus_before.empty())
+      set_cpus(0, s.thread_cpus_before);
+    set_has_own_cpu(false);
+  }
+}
+
+} // namespace cg::detail

@@ -1,0 +1,56 @@
+// graph/launch.hpp - The decisions cg::launch() makes before it starts anything, each testable alone.
+//
+// GraphRuntime's constructor (graph/launch.cpp) reads as its steps:
+//   check the options -> choose the mode and actor executable -> give actors
+//   their GPUs -> place actors on hosts -> write the segment -> open the
+//   driver's ports -> bind CPUs -> start the actors -> watch them -> wait
+//   until every actor is ready.
+// The pure decisions among them are declared here so the unit tests can ask
+// them directly, without launching anything.
+#pragma once
+
+#include <cg/detail/graph_spec.hpp>
+#include <cg/driver.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cg::detail {
+
+/// Throws LaunchError for options no graph can be launched with
+/// (max_in_flight 0, slot_bytes below kMinSlotBytes, communicator_bytes 0 in
+/// a graph with communicators).
+void check_launch_options(const GraphSpec& spec, const LaunchOptions& options);
+
+/// The actor executable: LaunchOptions::actor_host, else `built` (the one
+/// add_compiled_graph() built beside the driver). In processes mode it must
+/// exist and be executable, else a LaunchError says what to do.
+std::string actor_executable(const GraphSpec& spec, Mode mode, const LaunchOptions& options,
+                             std::string built);
+
+/// Each actor's devices (LaunchOptions::cuda_devices, CUDA_VISIBLE_DEVICES):
+/// the next gpus(n) of the driver's devices in the graph's actor order,
+/// wrapping around. Throws LaunchError when an actor asks for more than the
+/// driver has.
+std::vector<std::vector<std::string>> assign_cuda_devices(const GraphSpec& spec,
+                                                          const LaunchOptions& options);
+
+/// Where each actor of a graph runs.
+struct ActorPlacement {
+  std::vector<std::uint32_t> hosts;  // per actor: its logical host
+  std::vector<bool> local;           // per actor: shares the driver's segment
+  std::uint32_t local_count = 0;
+  std::uint32_t remote_count = 0;
+  bool tcp = false;                  // every channel between processes is TCP
+  bool under_launcher = false;       // mpirun/srun started us and starts every actor
+};
+
+/// Places the actors: on their graph's or placement file's host
+/// (LaunchOptions::placement, CG_PLACEMENT); they share the driver's segment
+/// when on host 0, unless TCP is forced (LaunchOptions::tcp_everywhere,
+/// cgc --transport=tcp, CG_TRANSPORT=tcp) or a launcher started us. Throws
+/// LaunchError for a bad placement file or CG_TRANSPORT.
+ActorPlacement place_actors(const GraphSpec& spec, const LaunchOptions& options);
+
+} // namespace cg::detail

@@ -1,0 +1,148 @@
+// graph/runtime_state.hpp - What a launched graph's driver holds: GraphRuntime::Impl.
+//
+// Shared by the two halves of the driver: graph/launch.cpp builds it in named
+// steps (cg::launch), graph/driver.cpp runs executions, watches the actors
+// and tears it down.
+#pragma once
+
+#include <cg/detail/channel.hpp>
+#include <cg/driver.hpp>
+#include <cg/host_communicator.hpp>
+
+#include "graph/launch.hpp"
+#include "graph/segment.hpp"
+#include "net/rendezvous.hpp"
+#include "net/scale_out.hpp"
+#include "net/tcp_setup.hpp"
+#include "os/process.hpp"
+#include "shm/shm.hpp"
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace cg::detail {
+
+/// "graph 'name'", as messages name a graph.
+inline std::string describe(const GraphSpec& spec) {
+  return std::string("graph '") + spec.name + "'";
+}
+
+struct GraphRuntime::Impl {
+  explicit Impl(const GraphSpec& spec) : spec(spec) {}
+
+  const GraphSpec& spec;
+  LaunchOptions options;
+  SharedSegment segment;
+  SegmentHeader* header = nullptr;
+  std::vector<Channel> channels;
+  std::vector<HostGroup> groups;                // communicator groups, per GraphSpec::communicators
+  std::vector<std::vector<std::string>> cuda_devices;  // per actor (LaunchOptions::cuda_devices)
+  std::vector<int> cuda_ordinals;  // per actor: its first device in this process (threads mode)
+  std::vector<ChannelWriter> inputs;            // per input position
+  std::vector<std::uint32_t> result_channels;   // distinct output channels
+  std::vector<ChannelReader> result_readers;    // parallel to result_channels
+  std::vector<std::size_t> output_source;       // output position -> result index
+  Mode mode = Mode::processes;
+  std::vector<ChildProcess> actors;        // processes mode
+  std::vector<std::string> child_names;    // per entry of `actors`: whom it runs
+  std::vector<std::thread> actor_threads;  // threads mode
+
+  // CPU binding and waiting (cg/cpu_binding.hpp).
+  std::vector<int> bound_cpus;             // the launching thread's, then each local actor's
+  std::vector<int> actor_cpus;             // per actor: its CPU, or -1
+  bool own_cpus = false;                   // every thread of ours can count on a CPU: spin
+  pid_t launching_thread = 0;              // placed by place_on_cpus(), if it placed anything
+  std::vector<int> thread_cpus_before;     // its CPU set before launch(), if bound
+
+  // Scale-out: actors in processes that share no memory with the driver.
+  std::vector<bool> local;                 // per actor: in this segment
+  std::uint32_t local_count = 0;
+  std::uint32_t remote_count = 0;
+  RendezvousServer server;
+  TcpChannelListener listener;
+  Relays relays;
+  Participants participants;
+  std::vector<std::string> transports;     // per channel: "shm" or "tcp"
+
+  std::thread monitor;
+  int stop_fd = -1;
+  std::atomic<bool> stopping{false};
+
+  // Results of execution `collected` gathered so far. Touched by whoever
+  // collects: the caller of get() before async collection starts, the
+  // collector thread only after.
+  std::vector<Collected> partial;
+
+  std::mutex mutex;  // guards everything below
+  std::condition_variable changed;  // collected, submitted, failure or stop_collector changed
+  std::uint64_t submitted = 0;
+  std::uint64_t collected = 0;
+  std::map<std::uint64_t, std::vector<Collected>> results;  // collected, not yet taken
+  std::map<std::uint64_t, ResultsCallback> callbacks;       // futures waiting
+  std::exception_ptr failure;  // why the graph cannot execute any more; the first cause wins
+  bool torn_down = false;
+  bool async = false;          // the collector thread owns collection
+  bool stop_collector = false;
+  std::thread collector;
+  int results_fd = -1;
+
+  // The steps of launch() (launch.cpp), in order.
+  void assign_gpus();
+  void create_segment(std::span<const std::optional<std::vector<std::byte>>> constructor_args);
+  void open_driver_ports();
+  void place(const ActorPlacement& placement);
+  void place_on_cpus();
+  void start_actors(const std::string& actor_host, const ActorPlacement& placement);
+  void start_monitor();
+  void wait_until_ready();
+
+  // Parts of those steps.
+  void run_actor_thread(std::uint32_t actor);
+  void spawn_actor_process(const std::string& actor_host, std::uint32_t actor);
+  void start_scale_out(const std::string& actor_host, const ActorPlacement& placement);
+  void connect_remote(Deadline deadline);
+
+  // Running (driver.cpp).
+  void watch_actors();
+  void remote_lost(const std::vector<std::string>& actors, const std::string& reason);
+  void relay_fault(const std::string& why, bool corrupt);
+  void collect_loop();
+  ChannelStatus collect_next(Deadline deadline);
+  [[noreturn]] void throw_result_failure(ChannelStatus status);
+  void fail(std::exception_ptr why);
+  void fail_callbacks();
+  void start_async(std::unique_lock<std::mutex>& lock);
+
+  // Closes every channel and aborts every communicator group: whoever waits
+  // in either, in any process, wakes up.
+  void close_all() noexcept {
+    for (Channel& channel : channels)
+      channel.close();
+    for (HostGroup& group : groups)
+      group.abort(describe(spec) + " stopped");
+    relays.close();
+  }
+  [[noreturn]] void throw_failure() {
+    std::exception_ptr why;
+    {
+      std::lock_guard lock(mutex);
+      why = failure;
+    }
+    if (why)
+      std::rethrow_exception(why);
+    throw ChannelClosedError(describe(spec) + " was torn down");
+  }
+};
+
+} // namespace cg::detail

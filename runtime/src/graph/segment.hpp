@@ -1,0 +1,130 @@
+// graph/segment.hpp - The layout of a launched graph's shared memory: written and read here only.
+//
+// One segment per launched graph: a header, then every channel of the graph
+// back to back (64-byte aligned), then the communicator groups (cg::HostGroup,
+// one per NCCL edge or collective), then the constructor arguments given to
+// launch(), then (CommunicatorKind::nccl) one NCCL unique id per group, from
+// which each actor joins its groups' NcclCommunicators.
+//
+// The driver creates it as anonymous shared memory (a memfd, never named in
+// /dev/shm) and each actor process inherits its descriptor, maps it, checks
+// the header and bumps `ready`; the driver then closes its descriptor. The
+// memory goes with the last process mapping it, so a crash of anyone, at any
+// time, leaves nothing behind. Values larger than a slot live in per-slot
+// overflow buffers of the channels' writers (cg/detail/channel.hpp), also
+// memfds. The actors of another host share a private segment of the same
+// layout, written by their process (net/scale_out.hpp).
+//
+// write_segment() is the one writer and read_segment() the one reader: the
+// driver, a remote host's process and every actor go through them.
+#pragma once
+
+#include <cg/detail/channel.hpp>
+#include <cg/detail/graph_spec.hpp>
+#include <cg/host_communicator.hpp>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cg::detail {
+
+inline constexpr std::uint64_t kSegmentMagic = 0x31'48'50'41'52'47'47'43;  // "CGGRAPH1"
+
+struct SegmentHeader {
+  std::uint64_t magic;
+  std::uint32_t slots;           // ring slots per channel (max in flight)
+  std::uint32_t slot_bytes;
+  std::uint32_t actor_count;
+  std::uint32_t channel_count;
+  std::atomic<std::uint32_t> ready;  // actors attached so far
+  char graph[64];
+  // Offset of the constructor-argument table (one ConstructorArgs per actor,
+  // after the channels), 0 when launch() was given none.
+  std::uint64_t constructor_args;
+  std::uint32_t communicator_count;
+  // Per group: the largest message or collective input, in bytes.
+  std::uint64_t communicator_bytes;
+  // Offset of one NCCL unique id (kNcclIdBytes) per communicator group, made
+  // by the driver for CommunicatorKind::nccl; 0: host communicators.
+  std::uint64_t nccl_ids;
+};
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+
+/// The size of an ncclUniqueId (cg::NcclUniqueId).
+inline constexpr std::size_t kNcclIdBytes = 128;
+using NcclIdBytes = std::array<char, kNcclIdBytes>;
+
+/// Where an actor's constructor arguments given to launch() lie in the
+/// segment (encoded as the std::tuple of the graph's argument types).
+struct ConstructorArgs {
+  std::uint64_t offset;  // 0: none for this actor, it takes the graph's
+  std::uint64_t bytes;
+};
+
+struct SegmentLayout {
+  std::vector<std::size_t> channel_offsets;
+  std::vector<std::size_t> communicator_offsets;  // one cg::HostGroup each
+  std::size_t total_bytes = 0;                    // channels and groups
+};
+
+/// Offsets of every channel, then of every communicator group, for this spec,
+/// ring geometry and message size.
+SegmentLayout segment_layout(const GraphSpec& spec, std::uint32_t slots,
+                             std::uint32_t slot_bytes, std::uint64_t communicator_bytes);
+
+/// What a new segment holds besides its channels.
+struct SegmentContents {
+  std::uint32_t slots = 0;       // ring slots per channel
+  std::uint32_t slot_bytes = 0;
+  /// Per communicator group message bytes; 0: no groups are made (a remote
+  /// host's segment: communicators never cross hosts).
+  std::uint64_t communicator_bytes = 0;
+  /// Per actor, its encoded constructor arguments given to launch(), or
+  /// nullopt; empty when launch() was given none.
+  std::span<const std::optional<std::vector<std::byte>>> constructor_args = {};
+  /// One per communicator group (CommunicatorKind::nccl), or empty.
+  std::span<const NcclIdBytes> nccl_ids = {};
+};
+
+/// The bytes a segment of this graph with these contents needs.
+std::size_t segment_bytes(const GraphSpec& spec, const SegmentContents& contents);
+
+/// A segment as written: its header, and its channels and groups as made.
+struct WrittenSegment {
+  SegmentHeader* header = nullptr;
+  std::vector<Channel> channels;  // per GraphSpec::channels
+  std::vector<HostGroup> groups;  // per GraphSpec::communicators
+};
+
+/// Writes a new segment into `memory` (segment_bytes() zeroed bytes): the
+/// header, the channels, the groups, the constructor arguments and the NCCL
+/// ids. Throws std::runtime_error when a communicator group cannot be made.
+WrittenSegment write_segment(std::span<std::byte> memory, const GraphSpec& spec,
+                             const SegmentContents& contents);
+
+/// An actor's checked view of the segment it attached to.
+struct SegmentView {
+  SegmentHeader* header = nullptr;
+  SegmentLayout layout;
+  /// This actor's constructor arguments given to launch(); nullopt: the graph's.
+  std::optional<std::span<const std::byte>> constructor_args;
+};
+
+/// Checks that `memory` holds a segment made for this graph by this build
+/// (same actors, channels and groups) and finds what `actor` needs in it.
+/// Throws ActorFailure ("segment <name> ...") when it does not.
+SegmentView read_segment(std::span<std::byte> memory, const GraphSpec& spec, std::uint32_t actor,
+                         const std::string& name);
+
+/// The NCCL unique id of communicator group `group`, checked to lie inside
+/// the segment; throws ActorFailure otherwise.
+std::span<const std::byte, kNcclIdBytes> nccl_id(std::span<const std::byte> memory,
+                                                 const SegmentHeader& header, std::uint32_t group);
+
+} // namespace cg::detail

@@ -1,0 +1,628 @@
+// rendezvous.cpp — the rendezvous server (one poll() loop on a thread) and its client.
+//
+// The server is a single thread multiplexing every client with poll(), so a
+// thousand actors cost a thousand descriptors, not a thousand threads, and the
+// table needs a lock only against the driver's own calls (table(), missing(),
+// wait_for_all()). An eventfd wakes the loop for stop() and for the driver's
+// own entries (publish_local), which can complete the table a remote LOOKUP
+// is already waiting on.
+#include "net/rendezvous.hpp"
+#include "support/deadline.hpp"
+#include "support/text.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace cg {
+
+namespace {
+
+using detail::Clock;
+using detail::deadline_after;
+using detail::join;
+
+constexpr std::string_view protocol = "cg-rendezvous/1";
+constexpr std::size_t max_line = 4096;
+constexpr std::size_t max_name = 128;
+// How long a client waits for the server's answer beyond its own deadline:
+// the server answers a LOOKUP at that deadline, and the answer has to travel.
+constexpr std::chrono::seconds answer_grace{2};
+
+std::vector<std::string_view> split(std::string_view line) {
+  std::vector<std::string_view> fields;
+  std::size_t start = 0;
+  while (start <= line.size()) {
+    const std::size_t space = line.find(' ', start);
+    const std::size_t stop = space == std::string_view::npos ? line.size() : space;
+    fields.push_back(line.substr(start, stop - start));
+    if (space == std::string_view::npos) break;
+    start = space + 1;
+  }
+  return fields;
+}
+
+std::string missing_message(std::string_view graph, const std::vector<std::string>& missing) {
+  return "rendezvous for graph '" + std::string(graph) + "': timed out; actors that never published: " +
+         join(missing, ", ");
+}
+
+std::optional<std::uint64_t> parse_number(std::string_view text) {
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+Deadline after(std::uint64_t milliseconds) {
+  constexpr std::uint64_t longest = std::chrono::milliseconds::max().count();
+  return deadline_after(std::chrono::milliseconds(std::min(milliseconds, longest)));
+}
+
+bool is_wildcard(const std::string& host) { return host == "0.0.0.0" || host == "::" || host.empty(); }
+
+}  // namespace
+
+namespace detail {
+
+bool valid_rendezvous_name(std::string_view name) noexcept {
+  if (name.empty() || name.size() > max_name) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < 0x7f; });
+}
+
+}  // namespace detail
+
+std::optional<Endpoint> rendezvous_from_env() {
+  const char* value = std::getenv(rendezvous_variable);
+  if (value == nullptr) return std::nullopt;
+  return parse_endpoint(value);
+}
+
+// ---- RendezvousServer --------------------------------------------------------
+
+struct RendezvousServer::State {
+  struct Connection {
+    detail::UniqueFd fd;
+    Endpoint peer;
+    std::string input;
+    std::string output;
+    bool greeted = false;
+    bool closing = false;  // close once the output is flushed
+    bool lookup = false;   // a LOOKUP waits for its answer
+    Deadline lookup_deadline{};
+    std::vector<std::string> published;  // actors it published
+    std::string failure;                 // its FAILED reason
+    bool lost = false;                   // on_lost was called for it
+  };
+
+  // Immutable while serving.
+  std::string graph;
+  std::set<std::string> expected;
+  std::string greeting;
+  std::function<void(const std::vector<std::string>&, const std::string&)> on_lost;
+  detail::UniqueFd listener;
+  detail::UniqueFd wake;  // eventfd: stop() or publish_local()
+  Endpoint bound;
+
+  mutable std::mutex mutex;  // guards what follows
+  std::condition_variable changed;
+  std::map<std::string, Endpoint> table;
+  std::set<std::string> ready;
+  std::string error;
+  bool stopped = false;
+
+  std::thread thread;
+  std::vector<Connection> connections;  // the serving thread's alone
+
+  std::vector<std::string> missing_locked() const {
+    std::vector<std::string> out;
+    for (const std::string& name : expected) {
+      if (table.find(name) == table.end()) out.push_back(name);
+    }
+    return out;
+  }
+
+  void serve();
+  void read_from(Connection& c);
+  void handle(Connection& c, std::string_view line);
+  void answer_lookups(bool stopping);
+  // Makes the serving thread go round its loop once more (safe from any thread).
+  void wake_loop() const {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(wake.get(), &one, sizeof one);
+  }
+  static void flush(Connection& c);
+};
+
+RendezvousServer::RendezvousServer() : state_(std::make_unique<State>()) {}
+
+RendezvousServer::~RendezvousServer() { stop(); }
+
+NetStatus RendezvousServer::start(Options options) {
+  State& s = *state_;
+  const auto refuse = [&](NetStatus status, std::string why) {
+    std::lock_guard lock(s.mutex);
+    s.error = std::move(why);
+    return status;
+  };
+  if (s.thread.joinable()) return refuse(NetStatus::invalid_argument, "the rendezvous server is already running");
+  if (!detail::valid_rendezvous_name(options.graph)) {
+    return refuse(NetStatus::invalid_argument, "graph name '" + options.graph +
+                                                   "' is not 1 to 128 printable characters without spaces");
+  }
+  std::set<std::string> expected;
+  for (const std::string& actor : options.actors) {
+    if (!detail::valid_rendezvous_name(actor)) {
+      return refuse(NetStatus::invalid_argument,
+                    "actor name '" + actor + "' is not 1 to 128 printable characters without spaces");
+    }
+    if (!expected.insert(actor).second) return refuse(NetStatus::invalid_argument, "actor '" + actor + "' is listed twice");
+  }
+  std::string why;
+  detail::UniqueFd listener;
+  Endpoint bound;
+  if (const NetStatus st = detail::listen_tcp(options.listen, listener, bound, why); st != NetStatus::ok) {
+    return refuse(st, "rendezvous: " + why);
+  }
+  detail::UniqueFd wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!wake) return refuse(NetStatus::system_error, "rendezvous: eventfd failed: " + detail::errno_text(errno));
+
+  s.graph = std::move(options.graph);
+  s.expected = std::move(expected);
+  s.greeting = std::move(options.greeting);
+  s.on_lost = std::move(options.on_lost);
+  s.listener = std::move(listener);
+  s.wake = std::move(wake);
+  s.bound = bound;
+  s.stopped = false;
+  s.thread = std::thread([&s] { s.serve(); });
+  return NetStatus::ok;
+}
+
+Endpoint RendezvousServer::endpoint() const { return state_->bound; }
+
+Endpoint RendezvousServer::address_for_actors() const {
+  Endpoint where = state_->bound;
+  if (is_wildcard(where.host)) {
+    char name[256] = {};
+    where.host = ::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0' ? name : "localhost";
+  }
+  return where;
+}
+
+NetStatus RendezvousServer::wait_for_all(Deadline deadline) {
+  State& s = *state_;
+  std::unique_lock lock(s.mutex);
+  const auto complete = [&] { return s.missing_locked().empty(); };
+  if (deadline == Deadline::max()) {
+    s.changed.wait(lock, [&] { return complete() || s.stopped; });
+  } else {
+    s.changed.wait_until(lock, deadline, [&] { return complete() || s.stopped; });
+  }
+  if (complete()) return NetStatus::ok;
+  s.error = missing_message(s.graph, s.missing_locked());
+  return NetStatus::timeout;
+}
+
+void RendezvousServer::publish_local(const std::string& name, const Endpoint& where) {
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->table[name] = where;
+  }
+  state_->changed.notify_all();
+  state_->wake_loop();
+}
+
+std::size_t RendezvousServer::ready_count() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->ready.size();
+}
+
+std::map<std::string, Endpoint> RendezvousServer::table() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->table;
+}
+
+std::vector<std::string> RendezvousServer::missing() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->missing_locked();
+}
+
+std::string RendezvousServer::error() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->error;
+}
+
+void RendezvousServer::stop() {
+  State& s = *state_;
+  if (!s.thread.joinable()) return;
+  {
+    std::lock_guard lock(s.mutex);
+    s.stopped = true;
+  }
+  s.changed.notify_all();
+  s.wake_loop();
+  s.thread.join();
+  s.connections.clear();
+  s.listener.reset();
+}
+
+void RendezvousServer::State::flush(Connection& c) {
+  while (!c.output.empty()) {
+    const ssize_t n = ::send(c.fd.get(), c.output.data(), c.output.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      c.output.erase(0, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // the rest when POLLOUT says so
+    c.output.clear();  // the client is gone
+    c.closing = true;
+    return;
+  }
+}
+
+void RendezvousServer::State::handle(Connection& c, std::string_view line) {
+  const std::vector<std::string_view> f = split(line);
+  const auto reply = [&](std::string text) { c.output += text + "\n"; };
+  if (!c.greeted) {
+    if (f.size() != 3 || f[0] != "HELLO") {
+      reply("ERROR expected 'HELLO " + std::string(protocol) + " <graph>', got '" + std::string(line) + "'");
+    } else if (f[1] != protocol) {
+      reply("ERROR protocol '" + std::string(f[1]) + "' is not " + std::string(protocol));
+    } else if (f[2] != graph) {
+      reply("ERROR this rendezvous serves graph '" + graph + "', not '" + std::string(f[2]) + "'");
+    } else {
+      c.greeted = true;
+      reply(greeting.empty() ? "OK" : "OK " + greeting);
+      return;
+    }
+    c.closing = true;
+    return;
+  }
+  if (f[0] == "PUBLISH" && f.size() == 3) {
+    const std::string actor(f[1]);
+    const std::optional<Endpoint> where = parse_endpoint(f[2]);
+    if (expected.find(actor) == expected.end()) {
+      reply("ERROR graph '" + graph + "' has no actor '" + actor + "' (expected: " +
+            join(std::vector<std::string>(expected.begin(), expected.end()), ", ") + ")");
+      return;
+    }
+    if (!where || where->port == 0 || is_wildcard(where->host)) {
+      reply("ERROR '" + std::string(f[2]) + "' is not an endpoint peers can connect to");
+      return;
+    }
+    {
+      std::lock_guard lock(mutex);
+      const auto [it, inserted] = table.emplace(actor, *where);
+      if (!inserted && it->second != *where) {
+        reply("ERROR actor '" + actor + "' already published " + to_string(it->second));
+        return;
+      }
+    }
+    if (std::find(c.published.begin(), c.published.end(), actor) == c.published.end())
+      c.published.push_back(actor);
+    changed.notify_all();
+    reply("OK");
+    return;
+  }
+  if (f[0] == "READY" && f.size() == 2) {
+    const std::string actor(f[1]);
+    if (std::find(c.published.begin(), c.published.end(), actor) == c.published.end()) {
+      reply("ERROR actor '" + actor + "' was not published on this connection");
+      return;
+    }
+    {
+      std::lock_guard lock(mutex);
+      ready.insert(actor);
+    }
+    changed.notify_all();
+    reply("OK");
+    return;
+  }
+  if (f[0] == "FAILED" && f.size() >= 2) {
+    c.failure = std::string(line.substr(7));
+    reply("OK");
+    return;
+  }
+  if (f[0] == "LOOKUP" && f.size() == 2) {
+    const std::optional<std::uint64_t> wait = parse_number(f[1]);
+    if (!wait) {
+      reply("ERROR LOOKUP wants a wait in milliseconds, got '" + std::string(f[1]) + "'");
+      return;
+    }
+    c.lookup = true;
+    c.lookup_deadline = after(*wait);
+    return;  // answered by answer_lookups()
+  }
+  reply("ERROR unknown request '" + std::string(line) + "'");
+}
+
+void RendezvousServer::State::read_from(Connection& c) {
+  char chunk[4096];
+  for (;;) {
+    const ssize_t n = ::recv(c.fd.get(), chunk, sizeof chunk, MSG_DONTWAIT);
+    if (n > 0) {
+      c.input.append(chunk, static_cast<std::size_t>(n));
+      std::size_t newline;
+      while (!c.closing && (newline = c.input.find('\n')) != std::string::npos) {
+        const std::string line = c.input.substr(0, newline);
+        c.input.erase(0, newline + 1);
+        handle(c, line);
+      }
+      if (!c.closing && c.input.size() > max_line) {
+        c.output += "ERROR line longer than " + std::to_string(max_line) + " bytes\n";
+        c.closing = true;
+      }
+      if (c.closing) return;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    c.closing = true;  // end of stream or a failed connection
+    c.output.clear();
+    c.lookup = false;
+    return;
+  }
+}
+
+void RendezvousServer::State::answer_lookups(bool stopping) {
+  std::vector<std::string> missing;
+  std::map<std::string, Endpoint> snapshot;
+  {
+    std::lock_guard lock(mutex);
+    missing = missing_locked();
+    if (missing.empty()) snapshot = table;
+  }
+  const auto now = Clock::now();
+  for (Connection& c : connections) {
+    if (!c.lookup) continue;
+    if (missing.empty()) {
+      c.output += "TABLE " + std::to_string(snapshot.size()) + "\n";
+      for (const auto& [name, where] : snapshot) c.output += name + " " + to_string(where) + "\n";
+    } else if (stopping || now >= c.lookup_deadline) {
+      c.output += "MISSING " + std::to_string(missing.size()) + " " + join(missing, " ") + "\n";
+    } else {
+      continue;
+    }
+    c.lookup = false;
+  }
+}
+
+void RendezvousServer::State::serve() {
+  std::vector<pollfd> polled;
+  for (;;) {
+    answer_lookups(false);
+    for (Connection& c : connections) flush(c);
+    // A client that published is gone (end of stream, a failed read or write):
+    // its actors are lost.
+    for (Connection& c : connections) {
+      if (c.closing && c.output.empty() && !c.published.empty() && !c.lost && on_lost) {
+        c.lost = true;
+        on_lost(c.published, c.failure);
+      }
+    }
+    std::erase_if(connections, [](const Connection& c) { return c.closing && c.output.empty(); });
+
+    polled.clear();
+    polled.push_back({wake.get(), POLLIN, 0});
+    polled.push_back({listener.get(), POLLIN, 0});
+    Deadline next = Deadline::max();
+    for (const Connection& c : connections) {
+      const short events = static_cast<short>((c.closing ? 0 : POLLIN) | (c.output.empty() ? 0 : POLLOUT));
+      polled.push_back({c.fd.get(), events, 0});
+      if (c.lookup) next = std::min(next, c.lookup_deadline);
+    }
+    const int timeout = detail::milliseconds_until(next);
+    const int ready = ::poll(polled.data(), polled.size(), next == Deadline::max() ? -1 : timeout);
+    if (ready < 0 && errno != EINTR) {
+      std::lock_guard lock(mutex);
+      error = "rendezvous: poll failed: " + detail::errno_text(errno);
+      break;
+    }
+    if (polled[0].revents != 0) {
+      std::uint64_t count = 0;
+      [[maybe_unused]] const ssize_t n = ::read(wake.get(), &count, sizeof count);
+      std::lock_guard lock(mutex);
+      if (stopped) break;
+    }
+    if (polled[1].revents & POLLIN) {
+      for (;;) {
+        const int fd = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) break;
+        Connection c;
+        c.fd.reset(fd);
+        c.peer = detail::peer_endpoint(fd);
+        connections.push_back(std::move(c));
+      }
+    }
+    // polled[2 + i] is connections[i] (accepted ones were appended after).
+    for (std::size_t i = 0; i + 2 < polled.size(); ++i) {
+      const short revents = polled[i + 2].revents;
+      Connection& c = connections[i];
+      if (revents & (POLLIN | POLLHUP | POLLERR)) read_from(c);
+    }
+  }
+  answer_lookups(true);
+  for (Connection& c : connections) flush(c);
+  connections.clear();
+}
+
+// ---- RendezvousClient ------------------------------------------------------
+
+NetStatus RendezvousClient::read_line(Deadline deadline, std::string& line) {
+  for (;;) {
+    const std::size_t newline = input_.find('\n');
+    if (newline != std::string::npos) {
+      line = input_.substr(0, newline);
+      input_.erase(0, newline + 1);
+      return NetStatus::ok;
+    }
+    if (input_.size() > max_line) {
+      error_ = "rendezvous at " + to_string(server_) + " sent a line longer than " + std::to_string(max_line) + " bytes";
+      return NetStatus::protocol_error;
+    }
+    char chunk[4096];
+    const ssize_t n = ::recv(fd_.get(), chunk, sizeof chunk, MSG_DONTWAIT);
+    if (n > 0) {
+      input_.append(chunk, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n == 0) {
+      error_ = "rendezvous at " + to_string(server_) + " closed the connection";
+      return NetStatus::closed;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      error_ = "rendezvous at " + to_string(server_) + ": " + detail::errno_text(errno);
+      return NetStatus::closed;
+    }
+    if (detail::wait_fd(fd_.get(), POLLIN, deadline) == 0) {
+      error_ = "rendezvous at " + to_string(server_) + " did not answer before the deadline";
+      return NetStatus::timeout;
+    }
+  }
+}
+
+NetStatus RendezvousClient::request(const std::string& line, Deadline deadline, std::string& reply) {
+  if (!fd_) {
+    error_ = "not connected to a rendezvous server";
+    return NetStatus::closed;
+  }
+  const std::string text = line + "\n";
+  if (const NetStatus s = detail::send_all(fd_.get(), text.data(), text.size(), deadline, error_); s != NetStatus::ok) {
+    error_ = "rendezvous: " + error_;
+    return s;
+  }
+  return read_line(deadline, reply);
+}
+
+NetStatus RendezvousClient::connect(const Endpoint& server, std::string_view graph, Deadline deadline) {
+  if (!detail::valid_rendezvous_name(graph)) {
+    error_ = "graph name '" + std::string(graph) + "' is not 1 to 128 printable characters without spaces";
+    return NetStatus::invalid_argument;
+  }
+  server_ = server;
+  graph_ = graph;
+  input_.clear();
+  table_.clear();
+  std::string why;
+  if (const NetStatus s = detail::connect_tcp(server, deadline, fd_, why); s != NetStatus::ok) {
+    error_ = "rendezvous: " + why;
+    return s;
+  }
+  std::string reply;
+  const NetStatus s = request("HELLO " + std::string(protocol) + " " + graph_, deadline, reply);
+  if (s != NetStatus::ok) return s;
+  greeting_.clear();
+  if (reply == "OK") return NetStatus::ok;
+  if (reply.rfind("OK ", 0) == 0) {
+    greeting_ = reply.substr(3);
+    return NetStatus::ok;
+  }
+  fd_.reset();
+  if (reply.rfind("ERROR ", 0) == 0) {
+    error_ = "rendezvous at " + to_string(server_) + " refused: " + reply.substr(6);
+    return NetStatus::rejected;
+  }
+  error_ = "rendezvous at " + to_string(server_) + " answered HELLO with '" + reply + "'";
+  return NetStatus::protocol_error;
+}
+
+NetStatus RendezvousClient::publish(std::string_view actor, const Endpoint& data_plane, Deadline deadline) {
+  if (!detail::valid_rendezvous_name(actor)) {
+    error_ = "actor name '" + std::string(actor) + "' is not 1 to 128 printable characters without spaces";
+    return NetStatus::invalid_argument;
+  }
+  std::string reply;
+  const NetStatus s = request("PUBLISH " + std::string(actor) + " " + to_string(data_plane), deadline, reply);
+  if (s != NetStatus::ok) return s;
+  if (reply == "OK") return NetStatus::ok;
+  if (reply.rfind("ERROR ", 0) == 0) {
+    error_ = "rendezvous at " + to_string(server_) + " refused: " + reply.substr(6);
+    return NetStatus::rejected;
+  }
+  error_ = "rendezvous at " + to_string(server_) + " answered PUBLISH with '" + reply + "'";
+  return NetStatus::protocol_error;
+}
+
+NetStatus RendezvousClient::wait_for_table(Deadline deadline) {
+  const int wait = detail::milliseconds_until(deadline);
+  const Deadline answer_by = deadline == Deadline::max() || deadline > Deadline::max() - answer_grace
+                                 ? Deadline::max()
+                                 : std::max(deadline, Clock::now()) + answer_grace;
+  std::string reply;
+  if (const NetStatus s = request("LOOKUP " + std::to_string(wait), answer_by, reply); s != NetStatus::ok) return s;
+  const std::vector<std::string_view> f = split(reply);
+  const auto malformed = [&] {
+    error_ = "rendezvous at " + to_string(server_) + " answered LOOKUP with '" + reply + "'";
+    return NetStatus::protocol_error;
+  };
+  if (f[0] == "TABLE" && f.size() == 2) {
+    const std::optional<std::uint64_t> n = parse_number(f[1]);
+    if (!n) return malformed();
+    std::map<std::string, Endpoint> table;
+    for (std::uint64_t i = 0; i < *n; ++i) {
+      std::string entry;
+      if (const NetStatus s = read_line(answer_by, entry); s != NetStatus::ok) return s;
+      const std::vector<std::string_view> e = split(entry);
+      const std::optional<Endpoint> where = e.size() == 2 ? parse_endpoint(e[1]) : std::nullopt;
+      if (!where) {
+        error_ = "rendezvous at " + to_string(server_) + " sent the table entry '" + entry + "'";
+        return NetStatus::protocol_error;
+      }
+      table.emplace(std::string(e[0]), *where);
+    }
+    table_ = std::move(table);
+    return NetStatus::ok;
+  }
+  if (f[0] == "MISSING" && f.size() >= 3) {
+    std::vector<std::string> missing(f.begin() + 2, f.end());
+    error_ = missing_message(graph_, missing);
+    return NetStatus::timeout;
+  }
+  if (f[0] == "ERROR") {
+    error_ = "rendezvous at " + to_string(server_) + " refused: " + reply.substr(std::min<std::size_t>(6, reply.size()));
+    return NetStatus::rejected;
+  }
+  return malformed();
+}
+
+NetStatus RendezvousClient::ready(std::string_view actor, Deadline deadline) {
+  std::string reply;
+  const NetStatus s = request("READY " + std::string(actor), deadline, reply);
+  if (s != NetStatus::ok) return s;
+  if (reply == "OK") return NetStatus::ok;
+  error_ = "rendezvous at " + to_string(server_) + " answered READY with '" + reply + "'";
+  return NetStatus::rejected;
+}
+
+void RendezvousClient::report_failure(std::string_view reason) {
+  if (!fd_) return;
+  std::string text = "FAILED ";
+  for (char c : reason.substr(0, max_line - 16)) text += c == '\n' ? ' ' : c;
+  text += "\n";
+  std::string ignored;
+  (void)detail::send_all(fd_.get(), text.data(), text.size(), Clock::now() + std::chrono::seconds(1), ignored);
+}
+
+std::optional<Endpoint> RendezvousClient::lookup(std::string_view actor) const {
+  const auto it = table_.find(std::string(actor));
+  if (it == table_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string RendezvousClient::local_host() const { return fd_ ? detail::local_endpoint(fd_.get()).host : std::string(); }
+
+}  // namespace cg

@@ -1,0 +1,171 @@
+// net/rendezvous.hpp — how the actors of a graph spread over several hosts find each other.
+//
+// The driver runs a RendezvousServer that knows which actors to expect and
+// hands its address to every actor in the CG_RENDEZVOUS environment variable.
+// Each actor listens for its incoming channels on a port of its own (see
+// net/tcp_setup.hpp), publishes "name -> host:port" and waits for the full
+// table; once every expected actor has published, everyone gets the table.
+//
+//   // Driver:
+//   cg::RendezvousServer server;
+//   if (server.start({.graph = "pipeline", .actors = {"a", "b"}}) != cg::NetStatus::ok) fail(server.error());
+//   setenv(cg::rendezvous_variable, cg::to_string(server.address_for_actors()).c_str(), 1);  // then start the actors
+//   if (server.wait_for_all(deadline) != cg::NetStatus::ok) fail(server.error());  // names who never came
+//
+//   // Actor "a":
+//   cg::RendezvousClient client;
+//   client.connect(*cg::rendezvous_from_env(), "pipeline", deadline);  // retries until the server listens
+//   client.publish("a", {client.local_host(), listener.endpoint().port}, deadline);
+//   client.wait_for_table(deadline);  // timeout: error() names the actors that never published
+//   cg::Endpoint b = *client.lookup("b");
+//
+// Protocol (cg-rendezvous/1). One TCP connection per client; lines of ASCII
+// ended by '\n', at most 4096 bytes, fields separated by one space. Names
+// (graph, actor) are 1 to 128 printable characters other than space; endpoints
+// are written as cg::to_string(Endpoint) writes them.
+//
+//   client                              server
+//   HELLO cg-rendezvous/1 <graph>   ->  OK | ERROR <reason> (and closes: wrong graph or protocol)
+//   PUBLISH <actor> <host:port>     ->  OK | ERROR <reason> (not an expected actor, bad endpoint,
+//                                                           already published elsewhere)
+//   READY <actor>                   ->  OK (the actor is constructed and runs)
+//   FAILED <reason ...>             ->  OK (why this client is about to go away)
+//   LOOKUP <wait-ms>                ->  once every expected actor has published:
+//                                         TABLE <n>, then n lines "<actor> <host:port>" sorted by name
+//                                       or, if some have not after <wait-ms> (or the server stops):
+//                                         MISSING <k> <actor> ... (the k absent actors, sorted)
+//                                       or ERROR <reason>
+//
+// Publishing the same endpoint again is allowed (a retrying client); any
+// command before HELLO is an error. A published entry stays when its client
+// disconnects. The server serves every client from one thread of its own.
+// The server's HELLO answer may carry a greeting after "OK " (the driver's
+// channel geometry). A client that published stays connected while its actors
+// run: when its connection ends (the process died, its host went away, or it
+// said FAILED first) the server calls Options::on_lost with its actors.
+#pragma once
+
+#include <cg/detail/channel.hpp>
+#include "net/socket.hpp"
+#include "net/net.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cg {
+
+// Where actors find the rendezvous: "host:port".
+inline constexpr const char* rendezvous_variable = "CG_RENDEZVOUS";
+
+// The endpoint in CG_RENDEZVOUS; nullopt when it is unset or not "host:port".
+std::optional<Endpoint> rendezvous_from_env();
+
+// The driver side. Not copyable or movable; stop() or the destructor ends it.
+class RendezvousServer {
+ public:
+  struct Options {
+    std::string graph;                          // clients must name the same graph
+    std::vector<std::string> actors;            // every actor expected to publish (no duplicates)
+    Endpoint listen{"0.0.0.0", 0};              // port 0: an ephemeral port
+    std::string greeting{};                     // sent as "OK <greeting>" to HELLO
+    // Called on the serving thread when the connection of a client that
+    // published ends: its actors, and its FAILED reason ("" if none).
+    std::function<void(const std::vector<std::string>& actors, const std::string& reason)> on_lost{};
+  };
+
+  RendezvousServer();
+  ~RendezvousServer();
+  RendezvousServer(const RendezvousServer&) = delete;
+  RendezvousServer& operator=(const RendezvousServer&) = delete;
+
+  // Binds, listens and starts serving on a thread of its own. invalid_argument
+  // for a bad or duplicate name; system_error if it cannot listen.
+  NetStatus start(Options options);
+
+  // Where it listens (the real port).
+  Endpoint endpoint() const;
+  // What actors should connect to: endpoint(), with a wildcard host (0.0.0.0,
+  // ::) replaced by this host's name.
+  Endpoint address_for_actors() const;
+
+  // Waits until every expected actor has published. timeout: error() says
+  // "rendezvous for graph 'g': timed out; actors that never published: c, d".
+  NetStatus wait_for_all(Deadline deadline);
+
+  // Adds an entry that no client publishes (the driver's own listener);
+  // it is in every table sent, and no actor is expected under its name.
+  void publish_local(const std::string& name, const Endpoint& where);
+  // Actors that said READY so far.
+  std::size_t ready_count() const;
+
+  std::map<std::string, Endpoint> table() const;  // published so far
+  std::vector<std::string> missing() const;       // expected and not yet published, sorted
+  std::string error() const;                      // why the last call failed
+
+  // Stops serving: waiting lookups are answered MISSING, connections closed.
+  void stop();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// The actor side. Movable, not copyable; one thread at a time.
+class RendezvousClient {
+ public:
+  // Connects to the server (retrying while nobody listens, until `deadline`)
+  // and says HELLO for `graph`. rejected: the server serves another graph.
+  NetStatus connect(const Endpoint& server, std::string_view graph, Deadline deadline);
+
+  // Announces that `actor` accepts its channels at `data_plane`. rejected:
+  // the server does not expect that actor, or it published elsewhere already.
+  NetStatus publish(std::string_view actor, const Endpoint& data_plane, Deadline deadline);
+
+  // Waits for the full table. timeout: error() says "rendezvous for graph
+  // 'g': timed out; actors that never published: c, d" (the server's answer
+  // at the deadline), or that the server did not answer at all.
+  NetStatus wait_for_table(Deadline deadline);
+
+  const std::map<std::string, Endpoint>& table() const noexcept { return table_; }
+  std::optional<Endpoint> lookup(std::string_view actor) const;
+
+  // This end's address on the connection to the server: the address of the
+  // interface that reaches the driver, so the one to publish for peers.
+  std::string local_host() const;
+
+  // Says that `actor` is constructed and running.
+  NetStatus ready(std::string_view actor, Deadline deadline);
+  // Tells the server why this client is about to go away (sent, not answered).
+  void report_failure(std::string_view reason);
+  // What the server said after "OK " to HELLO.
+  const std::string& greeting() const noexcept { return greeting_; }
+  // The connection (to wait for the server to close it).
+  int fd() const noexcept { return fd_.get(); }
+
+  const std::string& error() const noexcept { return error_; }
+
+ private:
+  NetStatus request(const std::string& line, Deadline deadline, std::string& reply);
+  NetStatus read_line(Deadline deadline, std::string& line);
+
+  detail::UniqueFd fd_;
+  Endpoint server_;
+  std::string graph_;
+  std::string input_;  // received bytes not yet consumed as lines
+  std::string greeting_;
+  std::map<std::string, Endpoint> table_;
+  std::string error_;
+};
+
+namespace detail {
+// Whether `name` can be a graph or actor name in the rendezvous protocol.
+bool valid_rendezvous_name(std::string_view name) noexcept;
+}  // namespace detail
+
+}  // namespace cg

@@ -1,0 +1,243 @@
+// scale_out.cpp - Participants, TCP streams and relays of a graph spread over hosts.
+//
+// See net/scale_out.hpp for the model. The relays are threads that
+// block: a sender in ChannelReader::acquire (woken by the ring's close) or
+// TcpWriter::send, a receiver in TcpReader::receive (woken by close()) or
+// ChannelWriter::acquire. Closing the rings and the streams ends them all.
+#include "net/scale_out.hpp"
+#include <cg/actor.hpp>
+#include "os/launcher.hpp"
+#include <cg/errors.hpp>
+#include "net/rendezvous.hpp"
+#include "shm/shm.hpp"
+#include "support/text.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <set>
+#include <stdexcept>
+
+namespace cg::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+
+} // namespace
+
+std::string geometry_greeting(std::uint32_t slots, std::uint32_t slot_bytes) {
+  return "slots=" + std::to_string(slots) + " slot_bytes=" + std::to_string(slot_bytes);
+}
+
+bool parse_greeting(const std::string& text, std::uint32_t& slots, std::uint32_t& slot_bytes) {
+  unsigned long a = 0, b = 0;
+  if (std::sscanf(text.c_str(), "slots=%lu slot_bytes=%lu", &a, &b) != 2 || a == 0 ||
+      a > 1u << 20 || b < kMinSlotBytes || b > 1ul << 30)
+    return false;
+  slots = static_cast<std::uint32_t>(a);
+  slot_bytes = static_cast<std::uint32_t>(b);
+  return true;
+}
+
+
+Participants participants_from_table(const GraphSpec& spec,
+                                     const std::map<std::string, Endpoint>& table) {
+  Participants p;
+  p.of_actor.assign(spec.actors.size(), 0);
+  p.actors.emplace_back();
+  p.names.push_back("driver");
+  auto driver = table.find(driver_rendezvous_name);
+  p.endpoints.push_back(driver == table.end() ? Endpoint{} : driver->second);
+  for (std::uint32_t a = 0; a < spec.actors.size(); ++a) {
+    auto entry = table.find(spec.actors[a].name);
+    if (entry == table.end()) {
+      p.actors[0].push_back(a);
+      continue;
+    }
+    auto same = std::find(p.endpoints.begin() + 1, p.endpoints.end(), entry->second);
+    if (same == p.endpoints.end()) {
+      p.endpoints.push_back(entry->second);
+      p.actors.emplace_back();
+      p.names.push_back(spec.actors[a].name);
+      same = p.endpoints.end() - 1;
+    }
+    const int index = static_cast<int>(same - p.endpoints.begin());
+    p.of_actor[a] = index;
+    p.actors[static_cast<std::size_t>(index)].push_back(a);
+  }
+  return p;
+}
+
+std::vector<Stream> plan_streams(const GraphSpec& spec, const Participants& participants) {
+  std::vector<Stream> streams;
+  auto where = [&](int actor) { return actor < 0 ? 0 : participants.of_actor.at(static_cast<std::size_t>(actor)); };
+  for (std::uint32_t c = 0; c < spec.channels.size(); ++c) {
+    const ChannelSpec& channel = spec.channels[c];
+    if (channel.reader_actors.size() != channel.readers)
+      throw std::runtime_error("graph '" + std::string(spec.name) +
+                               "' was compiled without the readers of its channels; rebuild it "
+                               "with this version's cgc to place actors on several hosts");
+    const int from = where(channel.writer);
+    std::map<int, std::vector<std::uint32_t>> by_participant;
+    for (std::uint32_t slot = 0; slot < channel.readers; ++slot)
+      if (int to = where(channel.reader_actors[slot]); to != from)
+        by_participant[to].push_back(slot);
+    for (auto& [to, slots] : by_participant)
+      streams.push_back({c, from, to, std::move(slots)});
+  }
+  return streams;
+}
+
+TcpChannelSpec stream_spec(const GraphSpec& spec, const Participants& participants,
+                           const Stream& stream) {
+  return {spec.name, "c" + std::to_string(stream.channel),
+          participants.names.at(static_cast<std::size_t>(stream.from)),
+          participants.names.at(static_cast<std::size_t>(stream.to))};
+}
+
+// ---- Relays -----------------------------------------------------------------
+
+Relays::~Relays() { join(); }
+
+std::string Relays::start(const GraphSpec& spec, const Participants& participants, int me,
+                          TcpChannelListener& listener, std::vector<Channel> local,
+                          Deadline deadline, Fault fault) {
+  local_ = std::move(local);
+  fault_ = std::move(fault);
+  std::vector<Stream> streams = plan_streams(spec, participants);
+  std::vector<TcpChannelSpec> incoming;
+  std::vector<TcpOutgoing> outgoing;
+  std::vector<const Stream*> in_streams, out_streams;
+  for (const Stream& s : streams) {
+    if (s.to == me) {
+      incoming.push_back(stream_spec(spec, participants, s));
+      in_streams.push_back(&s);
+    } else if (s.from == me) {
+      outgoing.push_back({stream_spec(spec, participants, s),
+                          participants.endpoints.at(static_cast<std::size_t>(s.to))});
+      out_streams.push_back(&s);
+    }
+  }
+  TcpChannels tcp;
+  if (set_up_channels(listener, incoming, outgoing, deadline, tcp) != NetStatus::ok)
+    return tcp.error;
+  auto describe = [&](const Stream& s) {
+    return "TCP channel c" + std::to_string(s.channel) + " (" +
+           participants.names.at(static_cast<std::size_t>(s.from)) + " -> " +
+           participants.names.at(static_cast<std::size_t>(s.to)) + ") of graph '" + spec.name +
+           "'";
+  };
+  for (std::size_t i = 0; i < out_streams.size(); ++i) {
+    const Stream& s = *out_streams[i];
+    auto sender = std::make_unique<Sender>();
+    sender->writer = std::move(tcp.writers[i]);
+    for (std::uint32_t slot : s.slots)
+      sender->readers.emplace_back(local_.at(s.channel), slot);
+    sender->what = describe(s);
+    senders_.push_back(std::move(sender));
+  }
+  for (std::size_t i = 0; i < in_streams.size(); ++i) {
+    const Stream& s = *in_streams[i];
+    auto receiver = std::make_unique<Receiver>();
+    receiver->reader = std::move(tcp.readers[i]);
+    receiver->writer = ChannelWriter(local_.at(s.channel));
+    const ChannelSpec& channel = spec.channels[s.channel];
+    for (std::uint32_t slot = 0; slot < channel.readers; ++slot) {
+      int reader = channel.reader_actors[slot];
+      int at = reader < 0 ? 0 : participants.of_actor.at(static_cast<std::size_t>(reader));
+      if (at != me)
+        receiver->drains.emplace_back(local_.at(s.channel), slot);
+    }
+    receiver->what = describe(s);
+    receivers_.push_back(std::move(receiver));
+  }
+  for (auto& sender : senders_)
+    threads_.emplace_back([this, s = sender.get()] { send_loop(*s); });
+  for (auto& receiver : receivers_)
+    threads_.emplace_back([this, r = receiver.get()] { receive_loop(*r); });
+  return {};
+}
+
+void Relays::send_loop(Sender& s) {
+  for (;;) {
+    ChannelReader::Message first;
+    ChannelStatus status = s.readers[0].acquire(first, Deadline::max());
+    for (std::size_t i = 1; status == ChannelStatus::ok && i < s.readers.size(); ++i) {
+      ChannelReader::Message same;
+      status = s.readers[i].acquire(same, Deadline::max());
+    }
+    if (status == ChannelStatus::closed || closing_.load())
+      return;
+    if (status != ChannelStatus::ok) {
+      fault_(s.what + ": the local ring is " + to_string(status), true);
+      return;
+    }
+    if (s.writer.send(first.kind, first.payload, Deadline::max()) != ChannelStatus::ok) {
+      if (!closing_.load())
+        fault_(s.what + ": " + std::string(s.writer.error()), false);
+      return;
+    }
+    for (ChannelReader& reader : s.readers)
+      reader.release();
+  }
+}
+
+void Relays::receive_loop(Receiver& r) {
+  for (;;) {
+    TcpReader::Message message;
+    ChannelStatus status = r.reader.receive(message, Deadline::max());
+    if (closing_.load())
+      return;
+    if (status != ChannelStatus::ok) {
+      fault_(r.what + ": " + std::string(r.reader.error()), status != ChannelStatus::closed);
+      return;
+    }
+    std::span<std::byte> slot;
+    status = r.writer.acquire(message.payload.size(), slot, Deadline::max());
+    if (status == ChannelStatus::closed)
+      return;
+    if (status != ChannelStatus::ok) {
+      fault_(r.what + ": the local ring is " + to_string(status), true);
+      return;
+    }
+    std::memcpy(slot.data(), message.payload.data(), message.payload.size());
+    r.writer.publish(message.kind, message.payload.size());
+    for (ChannelReader& drain : r.drains) {
+      ChannelReader::Message skipped;
+      if (drain.acquire(skipped, Deadline::max()) != ChannelStatus::ok)
+        return;
+      drain.release();
+    }
+  }
+}
+
+void Relays::close() noexcept {
+  closing_.store(true);
+  for (Channel& channel : local_)
+    channel.close();
+  for (auto& sender : senders_)
+    sender->writer.close();
+  for (auto& receiver : receivers_)
+    receiver->reader.close();
+}
+
+void Relays::join() noexcept {
+  close();
+  for (std::thread& thread : threads_)
+    if (thread.joinable())
+      thread.join();
+  threads_.clear();
+}
+
+} // namespace cg::detail

@@ -1,0 +1,130 @@
+// net/scale_out.hpp - Graphs spread over processes that share no memory.
+//
+// Every process of a launched graph that shares no memory with the driver is
+// a *participant* of its own: the driver (with the actors it runs on host 0)
+// is participant 0; each other actor process (one per host when the driver
+// starts them, one per actor under mpirun/srun) is another, running its
+// actors as threads over a private segment laid out as the driver's. Which
+// actors share a process is read from the rendezvous table: actors published
+// under one endpoint are one participant, those not published are the
+// driver's. So the driver and every actor process compute the same plan.
+//
+// A channel whose writer and some readers are in different participants
+// becomes one TCP stream per reading participant. Nothing in the generated
+// actor programs changes: *relays* move messages between the local rings and
+// the streams. On the writer's side a sender relay reads the ring as the
+// reader slots of that participant and sends each message as one frame; on
+// the reader's side a receiver relay writes each frame into the local ring
+// (and consumes the slots of readers who live elsewhere, so the ring never
+// fills up with messages nobody here reads). Frames are sequence-numbered and
+// checksummed (net/tcp_channel.hpp): a lost, reordered or corrupted frame stops
+// the graph with cg::ChannelError, never reaches a method.
+#pragma once
+
+#include <cg/detail/channel.hpp>
+#include <cg/detail/graph_spec.hpp>
+#include "net/net.hpp"
+#include "net/tcp_setup.hpp"
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace cg::detail {
+
+/// The rendezvous name under which the driver publishes its own listener.
+inline constexpr const char* driver_rendezvous_name = "@driver";
+
+struct Participants {
+  std::vector<int> of_actor;                       // per actor; 0: the driver's
+  std::vector<std::vector<std::uint32_t>> actors;  // per participant
+  std::vector<std::string> names;                  // "driver", or the first actor's name
+  std::vector<Endpoint> endpoints;                 // per participant, where it listens
+};
+
+/// Groups the actors by the endpoint they published (the driver's entry is
+/// participant 0, with the actors not in the table); numbered by their
+/// lowest actor index.
+Participants participants_from_table(const GraphSpec& spec,
+                                     const std::map<std::string, Endpoint>& table);
+
+/// One TCP stream: channel `channel` from participant `from` (its writer's)
+/// to participant `to`, which reads reader slots `slots`.
+struct Stream {
+  std::uint32_t channel;
+  int from;
+  int to;
+  std::vector<std::uint32_t> slots;
+};
+
+/// The streams of a graph whose actors are grouped as `participants`.
+/// Throws std::runtime_error if the spec lacks ChannelSpec::reader_actors.
+std::vector<Stream> plan_streams(const GraphSpec& spec, const Participants& participants);
+
+/// How both ends name a stream in the TCP handshake.
+TcpChannelSpec stream_spec(const GraphSpec& spec, const Participants& participants,
+                           const Stream& stream);
+
+/// The relays of one participant: a thread per stream it sends or receives.
+class Relays {
+public:
+  /// Why a relay stopped: `corrupt` for a bad frame (lost, reordered,
+  /// checksum), false for a peer that went away. Called on the relay's thread.
+  using Fault = std::function<void(const std::string& why, bool corrupt)>;
+
+  Relays() = default;
+  ~Relays();
+  Relays(const Relays&) = delete;
+  Relays& operator=(const Relays&) = delete;
+
+  /// Sets up the streams of participant `me` (accepting on `listener`,
+  /// connecting to the others' endpoints) within `deadline`, then starts
+  /// relaying between them and `local` (this participant's channels).
+  /// Returns the set-up error, empty on success.
+  std::string start(const GraphSpec& spec, const Participants& participants, int me,
+                    TcpChannelListener& listener, std::vector<Channel> local, Deadline deadline,
+                    Fault fault);
+
+  /// Closes every stream: blocked relays wake and end (any thread).
+  void close() noexcept;
+  /// close(), then waits for the relay threads.
+  void join() noexcept;
+
+  std::size_t streams() const noexcept { return senders_.size() + receivers_.size(); }
+  bool closing() const noexcept { return closing_.load(); }
+
+private:
+  struct Sender {
+    TcpWriter writer;
+    std::vector<ChannelReader> readers;
+    std::string what;
+  };
+  struct Receiver {
+    TcpReader reader;
+    ChannelWriter writer;
+    std::vector<ChannelReader> drains;
+    std::string what;
+  };
+  void send_loop(Sender& s);
+  void receive_loop(Receiver& r);
+
+  std::vector<std::unique_ptr<Sender>> senders_;
+  std::vector<std::unique_ptr<Receiver>> receivers_;
+  std::vector<std::thread> threads_;
+  std::vector<Channel> local_;
+  std::atomic<bool> closing_{false};
+  Fault fault_;
+};
+
+/// The "slots=K slot_bytes=B" greeting the driver's rendezvous sends.
+std::string geometry_greeting(std::uint32_t slots, std::uint32_t slot_bytes);
+/// Reads a geometry greeting back; false if it is malformed or out of range.
+bool parse_greeting(const std::string& text, std::uint32_t& slots, std::uint32_t& slot_bytes);
+
+} // namespace cg::detail

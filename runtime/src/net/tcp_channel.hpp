@@ -1,0 +1,193 @@
+// net/tcp_channel.hpp — a framed, ordered, checked message stream over a connected TCP socket.
+//
+// Between actors on different hosts a channel is a TCP stream instead of a
+// shared-memory ring. TcpWriter and TcpReader give it the shape of the ring's
+// API (a status per call, a MessageKind per message, a Deadline per wait, a
+// payload the reader sees in place), so a generated port can use either.
+//
+//   // The writing actor (cg::connect_channel in net/tcp_setup.hpp makes one; or
+//   // from any connected TCP socket, which the writer then owns):
+//   cg::TcpWriter writer(fd);
+//   if (writer.send(cg::MessageKind::value, bytes, cg::Deadline::max()) != cg::ChannelStatus::ok)
+//     report(writer.error());
+//
+//   // The reading actor (cg::TcpChannelListener::accept makes one):
+//   cg::TcpReader reader(fd);
+//   cg::TcpReader::Message m;
+//   switch (reader.receive(m, std::chrono::steady_clock::now() + 5s)) {
+//     case cg::ChannelStatus::ok: use(m.kind, m.payload); break;  // valid until the next receive
+//     case cg::ChannelStatus::corrupt: throw cg::ChannelError(std::string(reader.error()));
+//     ...
+//   }
+//
+// Every message is one frame (net/tcp_frame.hpp): a 32-byte little-endian
+// header {magic, version, kind, sequence, length, CRC-32C of header and
+// payload} and the payload. The writer numbers frames 0, 1, 2, ...; the reader
+// accepts only the next number, so TCP's own guarantees are checked, not
+// assumed (a proxy, a reconnect or a bug that drops or repeats data is caught).
+//
+// Contract
+// - receive() returns ok and the next message, or:
+//     timeout  the deadline passed; nothing is lost, call again (a partly
+//              received frame is kept and completed by the next call);
+//     closed   the peer closed the stream (fault() peer_closed, or truncated
+//              when it did so inside a frame), the connection failed
+//              (connection_error) or close() was called (closed_locally);
+//     corrupt  the next frame is bad: bad_magic, bad_version, bad_header,
+//              checksum_mismatch, bad_kind, lost_frame (its sequence is ahead:
+//              frames were lost), reordered_frame (behind: a frame came again
+//              or out of order), too_large (its length exceeds max_payload);
+//     too_large no memory for a frame within max_payload (no_memory).
+//   A bad frame is never delivered, and a reader that reported closed, corrupt
+//   or too_large keeps reporting it: the stream cannot be trusted past a bad
+//   frame. error() then says what happened in one sentence naming the frame,
+//   e.g. "lost frame: expected sequence 3, got 5 (2 missing)".
+// - send() writes one whole frame (header and payload in one writev-style
+//   call, no copy of the payload) or returns: timeout (the deadline passed
+//   before any byte of it was sent: nothing happened, call again; if it passes
+//   mid-frame the stream is shut down, fault() send_timeout, and later calls
+//   return closed), closed (the peer is gone, or close() was called),
+//   too_large (the payload exceeds max_payload; nothing sent, the stream stays
+//   usable).
+// - Deadline::max() waits forever; a deadline in the past looks once.
+// - Memory: the reader keeps one buffer, as large as the largest frame so far
+//   (and at least 64 KiB); a 64 MiB payload is received straight into it (one
+//   copy, kernel to user) and delivered in place. Hot paths allocate nothing
+//   and never throw.
+// - TCP_NODELAY is set on the socket. It is left in blocking mode (calls that
+//   must not block pass MSG_DONTWAIT), so that waiting with Deadline::max()
+//   is a single blocking recv()/sendmsg() rather than poll() plus a call.
+// - Threading: one thread uses a writer (reader) at a time; close() may be
+//   called from any thread and wakes a blocked send() or receive().
+#pragma once
+
+#include <cg/detail/channel.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace cg {
+
+// Frames larger than this are refused unless a writer and reader agree on more.
+inline constexpr std::uint64_t tcp_default_max_payload = std::uint64_t{1} << 30;  // 1 GiB
+
+// Why a TCP channel call failed (beyond its ChannelStatus).
+enum class TcpFault {
+  none,
+  peer_closed,       // the peer closed the connection between frames
+  truncated,         // the peer closed the connection inside a frame
+  connection_error,  // the socket failed (reset, ...)
+  closed_locally,    // close() was called on this end
+  send_timeout,      // the send deadline passed mid-frame; the stream was shut down
+  bad_magic,         // the bytes where a header should start are not "CGTF"
+  bad_version,       // a frame of another protocol version
+  bad_header,        // the reserved header field is not 0
+  too_large,         // a payload exceeds max_payload
+  no_memory,         // no buffer for a frame within max_payload
+  checksum_mismatch, // the CRC-32C does not match the header and payload received
+  bad_kind,          // a kind that is neither value nor error
+  lost_frame,        // a sequence number ahead of the expected one
+  reordered_frame,   // a sequence number behind the expected one
+};
+
+const char* to_string(TcpFault fault) noexcept;
+
+// The writing end. Owns its socket. Movable (not while in use), not copyable.
+class TcpWriter {
+ public:
+  TcpWriter() = default;  // reports closed
+  // Takes ownership of `fd`, a connected TCP socket.
+  explicit TcpWriter(int fd, std::uint64_t max_payload = tcp_default_max_payload) noexcept;
+  TcpWriter(TcpWriter&& other) noexcept;
+  TcpWriter& operator=(TcpWriter&& other) noexcept;
+  TcpWriter(const TcpWriter&) = delete;
+  TcpWriter& operator=(const TcpWriter&) = delete;
+  ~TcpWriter();
+
+  // Sends `payload` as the next frame (see the contract above).
+  ChannelStatus send(MessageKind kind, std::span<const std::byte> payload, Deadline deadline) noexcept;
+
+  // Ends the stream: frames already sent still reach the reader, which then
+  // sees closed (peer_closed). Wakes a send() blocked in another thread.
+  void close() noexcept;
+
+  std::uint64_t sent() const noexcept { return next_; }  // frames sent = the next sequence number
+  TcpFault fault() const noexcept { return fault_; }      // of the last failed send
+  std::string_view error() const noexcept { return error_; }
+  int fd() const noexcept { return fd_; }
+
+ private:
+  ChannelStatus fail(ChannelStatus status, TcpFault fault, bool broken, const char* format, ...) noexcept
+      __attribute__((format(printf, 5, 6)));
+
+  int fd_ = -1;
+  std::uint64_t max_payload_ = tcp_default_max_payload;
+  std::uint64_t next_ = 0;
+  bool broken_ = false;  // the stream is unusable: every later send() returns closed
+  std::atomic<bool> closing_{false};
+  TcpFault fault_ = TcpFault::none;
+  char error_[256] = {};
+};
+
+// The reading end. Owns its socket and its receive buffer. Movable (not while
+// in use), not copyable.
+class TcpReader {
+ public:
+  using Message = ChannelReader::Message;  // kind, payload, sequence (0-based)
+
+  TcpReader() = default;  // reports closed
+  // Takes ownership of `fd`, a connected TCP socket.
+  explicit TcpReader(int fd, std::uint64_t max_payload = tcp_default_max_payload) noexcept;
+  TcpReader(TcpReader&& other) noexcept;
+  TcpReader& operator=(TcpReader&& other) noexcept;
+  TcpReader(const TcpReader&) = delete;
+  TcpReader& operator=(const TcpReader&) = delete;
+  ~TcpReader();
+
+  // Waits for the next frame and checks it (see the contract above). On ok,
+  // `message.payload` points into the reader's buffer until the next receive().
+  ChannelStatus receive(Message& message, Deadline deadline) noexcept;
+
+  // Stops reading: this and every later receive() return closed. Wakes a
+  // receive() blocked in another thread.
+  void close() noexcept;
+
+  std::uint64_t received() const noexcept { return next_; }  // frames delivered = the next expected sequence
+  TcpFault fault() const noexcept { return fault_; }
+  std::string_view error() const noexcept { return error_; }
+  int fd() const noexcept { return fd_; }
+
+ private:
+  ChannelStatus fill(std::size_t frame_bytes, Deadline deadline) noexcept;
+  bool make_room(std::size_t frame_bytes) noexcept;
+  void advance_checksum() noexcept;
+  ChannelStatus check_header() noexcept;
+  ChannelStatus fail(ChannelStatus status, TcpFault fault, const char* format, ...) noexcept
+      __attribute__((format(printf, 4, 5)));
+
+  int fd_ = -1;
+  std::uint64_t max_payload_ = tcp_default_max_payload;
+  std::uint64_t next_ = 0;  // sequence number of the next frame
+  std::atomic<bool> closing_{false};
+  ChannelStatus failed_ = ChannelStatus::ok;  // sticky once not ok
+  TcpFault fault_ = TcpFault::none;
+  char error_[256] = {};
+
+  // Received bytes: buffer_[begin_, end_) is not yet delivered; the frame being
+  // assembled starts at begin_.
+  std::byte* buffer_ = nullptr;
+  std::size_t capacity_ = 0;
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+  // The frame being assembled, once its header has been read and checked.
+  bool have_header_ = false;
+  std::size_t frame_bytes_ = 0;    // header + payload
+  std::uint32_t expected_crc_ = 0; // the header's checksum field
+  std::uint32_t crc_ = 0;          // over the frame's first crc_bytes_ bytes
+  std::size_t crc_bytes_ = 0;
+};
+
+}  // namespace cg

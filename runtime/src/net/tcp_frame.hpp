@@ -1,0 +1,57 @@
+// net/tcp_frame.hpp — the wire format of a TCP channel frame (internal).
+//
+// Spelled out once here: net/tcp_channel.hpp reads and writes frames, the
+// channel set-up (net/tcp_setup.hpp) sends its handshake as frames, and tests
+// forge frames byte by byte to check that every fault is caught.
+//
+// A frame is a 32-byte header followed by `length` payload bytes. Every field
+// is little-endian:
+//
+//   offset size field
+//        0    4 magic     0x46544743, the bytes "CGTF"
+//        4    2 version   1
+//        6    2 kind      0 value, 1 error (cg::MessageKind); 2 hello, 3 verdict (set-up only)
+//        8    8 sequence  0 for a stream's first data frame, then +1 per frame
+//       16    8 length    payload bytes
+//       24    4 checksum  CRC-32C of the 32 header bytes (this field taken as 0), then the payload
+//       28    4 reserved  0
+//
+// Set-up frames (hello, verdict) always carry sequence 0 and are not counted:
+// the first data frame after a handshake is still sequence 0.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace cg::detail {
+
+inline constexpr std::uint32_t frame_magic = 0x4654'4743u;  // "CGTF" as little-endian bytes
+inline constexpr std::uint16_t frame_version = 1;
+inline constexpr std::size_t frame_header_bytes = 32;
+inline constexpr std::size_t frame_checksum_offset = 24;
+
+enum class FrameKind : std::uint16_t { value = 0, error = 1, hello = 2, verdict = 3 };
+
+struct FrameHeader {
+  std::uint32_t magic = frame_magic;
+  std::uint16_t version = frame_version;
+  std::uint16_t kind = 0;
+  std::uint64_t sequence = 0;
+  std::uint64_t length = 0;
+  std::uint32_t checksum = 0;
+  std::uint32_t reserved = 0;
+};
+
+void encode_frame_header(const FrameHeader& header, std::byte* out) noexcept;  // writes frame_header_bytes
+FrameHeader decode_frame_header(const std::byte* in) noexcept;                 // reads frame_header_bytes
+
+// The checksum field a frame with this header (its checksum field ignored)
+// and payload must carry.
+std::uint32_t frame_checksum(const FrameHeader& header, std::span<const std::byte> payload) noexcept;
+
+// The CRC-32C of an encoded header with its checksum field taken as 0: where a
+// frame's checksum starts before the payload is fed in.
+std::uint32_t frame_header_checksum(const std::byte* encoded) noexcept;
+
+}  // namespace cg::detail

@@ -1,0 +1,112 @@
+// net/tcp_setup.hpp — setting up the TCP channels between actors on different hosts.
+//
+// The reading actor of a channel listens (one ephemeral port per actor, for all
+// of its incoming channels) and publishes that port through the rendezvous
+// (net/rendezvous.hpp); the writing actor looks it up and connects, retrying
+// until the reader listens. The first frame on the connection is a handshake
+// naming the graph, the channel and its direction (writer -> reader); the
+// reader answers with a verdict, so a connection that reached the wrong actor,
+// the wrong graph or the wrong channel is refused with the reason instead of
+// carrying data into the wrong place.
+//
+//   cg::TcpChannelListener listener;
+//   listener.listen();                                     // 0.0.0.0, an ephemeral port
+//   client.publish("b", {client.local_host(), listener.endpoint().port}, deadline);
+//   client.wait_for_table(deadline);
+//
+//   const cg::TcpChannelSpec in[] = {{"pipeline", "c1", "a", "b"}};          // a -> b, read here
+//   const cg::TcpOutgoing out[] = {{{"pipeline", "c2", "b", "c"}, *client.lookup("c")}};  // b -> c
+//   cg::TcpChannels channels;
+//   if (cg::set_up_channels(listener, in, out, deadline, channels) != cg::NetStatus::ok) fail(channels.error);
+//   // channels.readers[0] reads c1, channels.writers[0] writes c2.
+//
+// Handshake (frames as in net/tcp_frame.hpp, sequence 0, not counted):
+//   writer -> reader  kind hello:   payload "<graph>\n<channel>\n<writer actor>\n<reader actor>"
+//   reader -> writer  kind verdict: payload "ok", or "rejected: <reason>" and the reader closes.
+// Then data frames flow writer -> reader from sequence 0; nothing flows back.
+//
+// Contract: every call is bounded by its deadline and returns a NetStatus with
+// the reason in an error string. Two actors that each write to the other must
+// accept and connect at the same time (each waits for the other's verdict):
+// set_up_channels() does that; calling accept() then connect_channel() in both
+// would wait until the deadline.
+#pragma once
+
+#include <cg/detail/channel.hpp>
+#include "net/socket.hpp"
+#include "net/net.hpp"
+#include "net/tcp_channel.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cg {
+
+// One channel between two actors, as both ends name it.
+struct TcpChannelSpec {
+  std::string graph;
+  std::string channel;  // the channel's id within the graph
+  std::string writer;   // the writing actor
+  std::string reader;   // the reading actor
+  friend bool operator==(const TcpChannelSpec&, const TcpChannelSpec&) = default;
+};
+
+// "channel 'c1' (a -> b) of graph 'g'"
+std::string to_string(const TcpChannelSpec& spec);
+
+// The reading side: listens for the writers of this actor's incoming channels.
+class TcpChannelListener {
+ public:
+  // Binds and listens; port 0 = an ephemeral port (see endpoint()).
+  NetStatus listen(const Endpoint& where = {"0.0.0.0", 0});
+  const Endpoint& endpoint() const noexcept { return bound_; }
+
+  // Accepts connections until every channel in `expected` has its writer;
+  // readers[i] then reads expected[i]. A connection whose handshake names no
+  // expected channel (another graph, an unknown channel, the wrong direction,
+  // a channel already connected) is answered "rejected: <reason>", closed and
+  // listed in rejections(); accepting goes on. timeout: error() names the
+  // channels whose writers never came (and the rejections, if any).
+  NetStatus accept(std::span<const TcpChannelSpec> expected, std::vector<TcpReader>& readers, Deadline deadline,
+                   std::uint64_t max_payload = tcp_default_max_payload);
+
+  const std::string& error() const noexcept { return error_; }
+  const std::vector<std::string>& rejections() const noexcept { return rejections_; }
+
+ private:
+  detail::UniqueFd fd_;
+  Endpoint bound_;
+  std::string error_;
+  std::vector<std::string> rejections_;
+};
+
+// The writing side: connects to the reading actor's listener at `reader`
+// (retrying until it listens or `deadline` passes), sends the handshake and
+// waits for the verdict. rejected: `error` carries the reader's reason, e.g.
+// "channel 'c9' (a -> b) of graph 'g' was rejected by 10.0.0.2:4100: no
+// channel 'c9' of graph 'g' is read here".
+NetStatus connect_channel(const Endpoint& reader, const TcpChannelSpec& spec, Deadline deadline, TcpWriter& writer,
+                          std::string& error, std::uint64_t max_payload = tcp_default_max_payload);
+
+// A channel this actor writes, and where its reader listens.
+struct TcpOutgoing {
+  TcpChannelSpec spec;
+  Endpoint reader;
+};
+
+struct TcpChannels {
+  std::vector<TcpReader> readers;  // readers[i] reads incoming[i]
+  std::vector<TcpWriter> writers;  // writers[i] writes outgoing[i]
+  std::string error;               // why set_up_channels failed
+};
+
+// Accepts `incoming` on `listener` while connecting `outgoing` on a second
+// thread; ok once all are established. On failure the first error is kept
+// (connections made so far are closed).
+NetStatus set_up_channels(TcpChannelListener& listener, std::span<const TcpChannelSpec> incoming,
+                          std::span<const TcpOutgoing> outgoing, Deadline deadline, TcpChannels& out,
+                          std::uint64_t max_payload = tcp_default_max_payload);
+
+}  // namespace cg

@@ -1,0 +1,24 @@
+// support/deadline.hpp - Deadlines from timeouts, for every room of the runtime.
+//
+// Timeouts come from users (LaunchOptions, communicator options, rendezvous
+// messages) and may be huge; adding them to now() must not overflow into the
+// past, so a deadline saturates at time_point::max() (wait forever).
+#pragma once
+
+#include <chrono>
+
+namespace cg::detail {
+
+using Clock = std::chrono::steady_clock;
+
+/// now() + timeout, saturating at Clock::time_point::max(); a negative
+/// timeout is now().
+inline Clock::time_point deadline_after(std::chrono::milliseconds timeout) noexcept {
+  const auto now = Clock::now();
+  if (timeout.count() < 0) return now;
+  if (timeout >= std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now))
+    return Clock::time_point::max();
+  return now + timeout;
+}
+
+} // namespace cg::detail

@@ -1,0 +1,98 @@
+// cuda_memory.cpp - cudaMalloc, cudaFree, cudaMemcpy and cudaMemset for cg::Tensor.
+//
+// Every call switches to the tensor's device and back, so tensors on several
+// devices can be used from one thread without it noticing. Without CUDA the
+// calls throw (cuda_free does nothing: nothing can have been allocated).
+#include "tensor/cuda_memory.hpp"
+
+#include <string>
+
+#include <cg/tensor.hpp>
+
+#if defined(CG_HAVE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+namespace cg::detail {
+
+#if defined(CG_HAVE_CUDA)
+namespace {
+
+[[noreturn]] void throw_cuda(cudaError_t error, const std::string& what) {
+  throw TensorError("cg: " + what + " failed: " + cudaGetErrorName(error) + ": " + cudaGetErrorString(error));
+}
+
+// Makes `index` the current device for its lifetime, then restores the previous one.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int index) {
+    cudaError_t error = cudaGetDevice(&previous_);
+    if (error == cudaSuccess && previous_ != index) error = cudaSetDevice(index);
+    if (error != cudaSuccess) throw_cuda(error, "selecting cuda:" + std::to_string(index));
+  }
+  ~DeviceGuard() { (void)cudaSetDevice(previous_); }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+}  // namespace
+
+void* cuda_allocate(std::size_t bytes, int index) {
+  DeviceGuard guard(index);
+  void* pointer = nullptr;
+  const cudaError_t error = cudaMalloc(&pointer, bytes == 0 ? 1 : bytes);
+  if (error != cudaSuccess) {
+    throw_cuda(error, "cudaMalloc of " + std::to_string(bytes) + " bytes on cuda:" + std::to_string(index));
+  }
+  return pointer;
+}
+
+void cuda_free(void* pointer, int index) noexcept {
+  int previous = 0;
+  if (cudaGetDevice(&previous) != cudaSuccess) return;  // the runtime is gone (process exit)
+  (void)cudaSetDevice(index);
+  (void)cudaFree(pointer);
+  (void)cudaSetDevice(previous);
+}
+
+void cuda_copy(void* dst, const void* src, std::size_t bytes) {
+  const cudaError_t error = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+  if (error != cudaSuccess) throw_cuda(error, "cudaMemcpy of " + std::to_string(bytes) + " bytes");
+}
+
+void cuda_zero(void* pointer, std::size_t bytes, int index) {
+  DeviceGuard guard(index);
+  const cudaError_t error = cudaMemset(pointer, 0, bytes);
+  if (error != cudaSuccess) throw_cuda(error, "cudaMemset of " + std::to_string(bytes) + " bytes");
+}
+
+#else  // !CG_HAVE_CUDA
+
+namespace {
+[[noreturn]] void throw_no_cuda(const std::string& what) {
+  throw TensorError("cg: " + what +
+                    ": this build of the runtime has no CUDA support (configure with -DCG_WITH_CUDA=ON "
+                    "on a machine with the CUDA toolkit)");
+}
+}  // namespace
+
+void* cuda_allocate(std::size_t bytes, int index) {
+  throw_no_cuda("allocating " + std::to_string(bytes) + " bytes on cuda:" + std::to_string(index));
+}
+
+void cuda_free(void*, int) noexcept {}
+
+void cuda_copy(void*, const void*, std::size_t bytes) {
+  throw_no_cuda("copying " + std::to_string(bytes) + " bytes to or from a CUDA device");
+}
+
+void cuda_zero(void*, std::size_t bytes, int index) {
+  throw_no_cuda("zeroing " + std::to_string(bytes) + " bytes on cuda:" + std::to_string(index));
+}
+
+#endif
+
+}  // namespace cg::detail

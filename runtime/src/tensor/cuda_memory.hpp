@@ -1,0 +1,26 @@
+// tensor/cuda_memory.hpp - the few CUDA memory calls cg::Tensor makes (internal).
+//
+// Declared in both configurations so that tensor.cpp has no #ifdef; without
+// CUDA each call throws cg::TensorError explaining how to get a CUDA build.
+#pragma once
+
+#include <cstddef>
+
+namespace cg::detail {
+
+/// cudaMalloc of `bytes` (at least 1) on device `index`, leaving the calling
+/// thread's current device as it was. Throws TensorError with CUDA's message.
+void* cuda_allocate(std::size_t bytes, int index);
+
+/// cudaFree of a pointer from cuda_allocate; errors are ignored (it runs in
+/// destructors, possibly after the driver has shut down at exit).
+void cuda_free(void* pointer, int index) noexcept;
+
+/// cudaMemcpy with cudaMemcpyDefault (host or device on either side, unified
+/// addressing), synchronous. Throws TensorError with CUDA's message.
+void cuda_copy(void* dst, const void* src, std::size_t bytes);
+
+/// cudaMemset(pointer, 0, bytes) on device `index`, synchronous.
+void cuda_zero(void* pointer, std::size_t bytes, int index);
+
+}  // namespace cg::detail

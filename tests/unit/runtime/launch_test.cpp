@@ -1,0 +1,139 @@
+// launch_test.cpp - tests of the decisions cg::launch() makes before it starts
+// anything (graph/launch.hpp): options, the actor executable, GPUs, placement.
+#include "graph/launch.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+int run_nothing(cg::ActorProcess&) { return 0; }
+
+// a (host 0, 1 GPU), b (host 1), c (host 0, 2 GPUs); one collective of a and c.
+constexpr std::array<cg::detail::ActorSpec, 3> kActors{{
+    {"a", &run_nothing, 0, 1},
+    {"b", &run_nothing, 1, 0},
+    {"c", &run_nothing, 0, 2},
+}};
+constexpr std::array<std::uint32_t, 2> kRanks{0, 2};
+constexpr std::array<cg::detail::CommunicatorSpec, 1> kGroups{{{kRanks}}};
+constexpr cg::detail::GraphSpec kSpec{"launch_test", kActors, {}, {}, {}, kGroups};
+
+// Sets an environment variable for one test, and restores it.
+class ScopedEnv {
+public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name))
+      old_ = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+
+private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+std::string launch_error(auto&& step) {
+  try {
+    step();
+  } catch (const cg::LaunchError& e) {
+    return e.what();
+  }
+  return "(no LaunchError)";
+}
+
+TEST(Launch, OptionsNoGraphCanLaunchWithAreRefusedByName) {
+  cg::LaunchOptions none_in_flight;
+  none_in_flight.max_in_flight = 0;
+  EXPECT_EQ(launch_error([&] { cg::detail::check_launch_options(kSpec, none_in_flight); }),
+            "cg::LaunchOptions::max_in_flight must be at least 1");
+  cg::LaunchOptions small_slots;
+  small_slots.slot_bytes = 255;
+  EXPECT_EQ(launch_error([&] { cg::detail::check_launch_options(kSpec, small_slots); }),
+            "cg::LaunchOptions::slot_bytes must be at least 256");
+  cg::LaunchOptions no_group_bytes;
+  no_group_bytes.communicator_bytes = 0;
+  EXPECT_EQ(launch_error([&] { cg::detail::check_launch_options(kSpec, no_group_bytes); }),
+            "cg::LaunchOptions::communicator_bytes must be at least 1");
+  EXPECT_NO_THROW(cg::detail::check_launch_options(kSpec, {}));
+}
+
+TEST(Launch, TheActorExecutableMustExistOnlyInProcessesMode) {
+  EXPECT_EQ(launch_error([] {
+              cg::detail::actor_executable(kSpec, cg::Mode::processes, {}, "/nonexistent/x");
+            }),
+            "actor executable '/nonexistent/x' of graph 'launch_test' is missing or not "
+            "executable; build it, or set cg::LaunchOptions::actor_host");
+  EXPECT_EQ(cg::detail::actor_executable(kSpec, cg::Mode::threads, {}, "/nonexistent/x"),
+            "/nonexistent/x");
+  cg::LaunchOptions given;
+  given.actor_host = "/bin/true";
+  EXPECT_EQ(cg::detail::actor_executable(kSpec, cg::Mode::processes, given, "/nonexistent/x"),
+            "/bin/true");
+}
+
+TEST(Launch, ActorsTakeTheNextOfTheDriversGpusInActorOrder) {
+  cg::LaunchOptions options;
+  options.cuda_devices = std::vector<std::string>{"3", "5", "7"};
+  const auto devices = cg::detail::assign_cuda_devices(kSpec, options);
+  ASSERT_EQ(devices.size(), 3u);
+  EXPECT_EQ(devices[0], (std::vector<std::string>{"3"}));
+  EXPECT_TRUE(devices[1].empty());
+  EXPECT_EQ(devices[2], (std::vector<std::string>{"5", "7"}));
+
+  options.cuda_devices = std::vector<std::string>{"0"};
+  EXPECT_NE(launch_error([&] { cg::detail::assign_cuda_devices(kSpec, options); })
+                .find("more than the 1 the driver has (0)"),
+            std::string::npos);
+}
+
+TEST(Launch, ActorsOnHostZeroShareTheDriversSegmentUnlessTcpIsForced) {
+  ScopedEnv transport("CG_TRANSPORT", nullptr);
+  ScopedEnv placement_file("CG_PLACEMENT", nullptr);
+  cg::detail::ActorPlacement placement = cg::detail::place_actors(kSpec, {});
+  EXPECT_EQ(placement.hosts, (std::vector<std::uint32_t>{0, 1, 0}));
+  EXPECT_EQ(placement.local, (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(placement.local_count, 2u);
+  EXPECT_EQ(placement.remote_count, 1u);
+  EXPECT_FALSE(placement.tcp);
+
+  ScopedEnv tcp("CG_TRANSPORT", "tcp");
+  placement = cg::detail::place_actors(kSpec, {});
+  EXPECT_TRUE(placement.tcp);
+  EXPECT_EQ(placement.local, (std::vector<bool>{false, false, false}));
+  EXPECT_EQ(placement.remote_count, 3u);
+}
+
+TEST(Launch, APlacementFileMovesActorsAndABadTransportIsRefused) {
+  ScopedEnv transport("CG_TRANSPORT", nullptr);
+  const std::string file = ::testing::TempDir() + "launch_test.placement";
+  std::ofstream(file) << "# a comment\nb 0\nc 2\n";
+  cg::LaunchOptions options;
+  options.placement = file;
+  const cg::detail::ActorPlacement placement = cg::detail::place_actors(kSpec, options);
+  EXPECT_EQ(placement.hosts, (std::vector<std::uint32_t>{0, 0, 2}));
+  EXPECT_EQ(placement.local, (std::vector<bool>{true, true, false}));
+
+  ScopedEnv bad("CG_TRANSPORT", "carrier-pigeon");
+  EXPECT_EQ(launch_error([] { cg::detail::place_actors(kSpec, {}); }),
+            "the environment variable CG_TRANSPORT is 'carrier-pigeon'; it must be 'tcp' or "
+            "'shm' (or unset)");
+}
+
+} // namespace
