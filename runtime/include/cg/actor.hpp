@@ -4,21 +4,26 @@
 // opens its channel ports and runs the actor's fixed operation list once per
 // execution until the driver closes the channels:
 //
-//   int cg_actor_chain_b(cg::ActorProcess& process) {
-//     ::EchoActor actor;
-//     auto c1 = process.input<std::string>(1, 0);
-//     auto c2 = process.output<std::string>(2);
+//   int run_chain_b(cg::ActorProcess& process) {          // quickstart.chain.b.cpp
+//     EchoActor actor;
+//     auto c1 = process.input<std::string>(1, 0);         // a.echo, from a
+//     auto c2 = process.output<std::string>(2, "echo");   // b.echo, to driver
 //     process.ready();
 //     for (;;) {
 //       cg::Received<std::string> v1;
-//       if (!c1.read(v1)) return 0;                          // READ
-//       auto v2 = process.call("echo", [&] { return actor.echo(cg::pass(v1)); }, v1);
-//       if (!c2.write(v2)) return 0;                         // WRITE
+//       if (!c1.read(v1))                                  // READ; false: the
+//         return 0;                                        // driver closed it
+//       cg::Result<std::string> v2 = process.call(         // COMPUTE
+//           "echo", [&] { return actor.echo(cg::pass(v1)); }, v1);
+//       if (!c2.write(v2))                                 // WRITE
+//         return 0;
 //     }
 //   }
 //
 // Errors are values: a method's exception becomes an ErrorRecord in its
-// result; a task whose input holds an error skips its method and forwards it.
+// result; a task whose input holds an error skips its method and forwards it
+// (the trailing arguments of process.call(), here v1, are the inputs whose
+// errors it forwards).
 //
 // NCCL edges and collectives (cg::Tensor values) go through the actor's
 // communicators instead, one per synchronous group of the schedule:

@@ -58,6 +58,7 @@
 
 #include <cg/detail/graph_records.hpp>
 #include <cg/detail/in_place.hpp>
+#include <cg/detail/method_traits.hpp>
 #include <cg/device.hpp>
 #include <cg/reduce_op.hpp>
 #include <cg/transport.hpp>
@@ -100,41 +101,6 @@ constexpr void graph_error(const char* message) {
   if (message)
     throw message;   // not a constant expression: evaluation stops here
 }
-
-template <class M> struct method_traits {
-  static constexpr bool is_member = false;
-  using params = std::tuple<>;
-};
-// A static method or free function: it has an arity, so bind<> reaches the
-// static_assert that explains what is wrong.
-template <class R, class... P> struct method_traits<R (*)(P...)> {
-  static constexpr bool is_member = false;
-  using result = R;
-  using params = std::tuple<P...>;
-};
-template <class R, class... P>
-struct method_traits<R (*)(P...) noexcept> : method_traits<R (*)(P...)> {};
-template <class R, class C, class... P> struct method_traits<R (C::*)(P...)> {
-  static constexpr bool is_member = true;
-  using result = R;
-  using owner = C;
-  using params = std::tuple<P...>;
-};
-template <class R, class C, class... P>
-struct method_traits<R (C::*)(P...) const> : method_traits<R (C::*)(P...)> {};
-template <class R, class C, class... P>
-struct method_traits<R (C::*)(P...) noexcept> : method_traits<R (C::*)(P...)> {};
-template <class R, class C, class... P>
-struct method_traits<R (C::*)(P...) const noexcept> : method_traits<R (C::*)(P...)> {};
-
-template <auto M> using traits = method_traits<decltype(M)>;
-template <auto M>
-inline constexpr std::size_t arity_v = std::tuple_size_v<typename traits<M>::params>;
-template <auto M, std::size_t I>
-using param_t = std::remove_cvref_t<std::tuple_element_t<I, typename traits<M>::params>>;
-
-template <class T> struct is_tuple : std::false_type {};
-template <class... T> struct is_tuple<std::tuple<T...>> : std::true_type {};
 
 /// Types whose constants can be embedded in generated code.
 template <class T>
@@ -683,82 +649,6 @@ template <class C>
 constexpr Actor<C> Actor<C>::gpus(int n, std::source_location loc) const {
   graph_->set_gpus(index_, n, loc);
   return *this;
-}
-
-namespace detail {
-
-// The collectives' access to the builder and to Value's constructor.
-struct Collectives {
-  template <class T, std::size_t N>
-  static constexpr std::array<Value<T>, N> over(GraphBuilder& g, CollectiveKind kind, int op,
-                                                const Value<T> (&ranks)[N],
-                                                std::source_location loc) {
-    int first = g.add_collective(kind, op, ranks, N, loc);
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return std::array<Value<T>, N>{Value<T>(&g, first + static_cast<int>(I))...};
-    }(std::make_index_sequence<N>{});
-  }
-  template <class T>
-  static constexpr std::vector<Value<T>> over(GraphBuilder& g, CollectiveKind kind, int op,
-                                              const std::vector<Value<T>>& ranks,
-                                              std::source_location loc) {
-    int first = g.add_collective(kind, op, ranks.data(), ranks.size(), loc);
-    std::vector<Value<T>> results;
-    for (std::size_t i = 0; i < ranks.size(); ++i)
-      results.push_back(Value<T>(&g, first + static_cast<int>(i)));
-    return results;
-  }
-};
-
-} // namespace detail
-
-/// All ranks reduce their values with `op`; every rank gets the result.
-/// `auto sums = cg::allreduce(g, {x0, x1, x2}, cg::ReduceOp::sum);` gives one
-/// value per rank (a std::array; a std::vector for a std::vector of ranks),
-/// rank r run by the actor that produced the r-th value.
-template <class T, std::size_t N>
-constexpr std::array<Value<T>, N> allreduce(
-    GraphBuilder& g, const Value<T> (&ranks)[N], ReduceOp op,
-    std::source_location loc = std::source_location::current()) {
-  return detail::Collectives::over(g, detail::CollectiveKind::allreduce, static_cast<int>(op),
-                                   ranks, loc);
-}
-template <class T>
-constexpr std::vector<Value<T>> allreduce(
-    GraphBuilder& g, const std::vector<Value<T>>& ranks, ReduceOp op,
-    std::source_location loc = std::source_location::current()) {
-  return detail::Collectives::over(g, detail::CollectiveKind::allreduce, static_cast<int>(op),
-                                   ranks, loc);
-}
-
-/// Every rank gets all ranks' values, concatenated in rank order.
-template <class T, std::size_t N>
-constexpr std::array<Value<T>, N> allgather(
-    GraphBuilder& g, const Value<T> (&ranks)[N],
-    std::source_location loc = std::source_location::current()) {
-  return detail::Collectives::over(g, detail::CollectiveKind::allgather, -1, ranks, loc);
-}
-template <class T>
-constexpr std::vector<Value<T>> allgather(
-    GraphBuilder& g, const std::vector<Value<T>>& ranks,
-    std::source_location loc = std::source_location::current()) {
-  return detail::Collectives::over(g, detail::CollectiveKind::allgather, -1, ranks, loc);
-}
-
-/// The ranks' values reduced with `op`, rank r getting the r-th part.
-template <class T, std::size_t N>
-constexpr std::array<Value<T>, N> reducescatter(
-    GraphBuilder& g, const Value<T> (&ranks)[N], ReduceOp op,
-    std::source_location loc = std::source_location::current()) {
-  return detail::Collectives::over(g, detail::CollectiveKind::reducescatter,
-                                   static_cast<int>(op), ranks, loc);
-}
-template <class T>
-constexpr std::vector<Value<T>> reducescatter(
-    GraphBuilder& g, const std::vector<Value<T>>& ranks, ReduceOp op,
-    std::source_location loc = std::source_location::current()) {
-  return detail::Collectives::over(g, detail::CollectiveKind::reducescatter,
-                                   static_cast<int>(op), ranks, loc);
 }
 
 namespace detail {

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cg/builder.hpp>
+#include <cg/collectives.hpp>
 #include <cg/serialize.hpp>
 
 #if defined(__clang__)

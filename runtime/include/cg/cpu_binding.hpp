@@ -22,9 +22,9 @@
 //
 // Waiting follows the same count, bound or not (LaunchOptions::
 // spin_when_cpus_suffice, default on): when every thread of the graph can
-// have a CPU, a channel wait spins ~40 us before yielding the CPU, as OpenMPI
+// have a CPU, a channel wait spins longer before yielding the CPU, as OpenMPI
 // ranks busy-poll when not oversubscribed; otherwise it yields at once, so
-// that a peer sharing the CPU runs.
+// that a peer sharing the CPU runs (the waiting policy: shm/wait.hpp).
 //
 // Each launch() counts its own threads only: a second graph launched while the
 // first runs does not know the CPUs the first took (and, launched from a thread
@@ -34,8 +34,8 @@
 //
 // Bind only where the graph has its cores to itself: a bound process cannot
 // move to an idle core while another process runs on its own, so on a busy
-// shared machine each hop can wait a whole scheduler tick (~4 ms measured
-// beside a parallel build). That is why the default is CpuBinding::none.
+// shared machine each hop can wait a whole scheduler tick (milliseconds).
+// That is why the default is CpuBinding::none.
 #pragma once
 
 #include <sys/types.h>

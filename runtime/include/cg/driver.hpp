@@ -397,4 +397,44 @@ private:
   std::uint64_t seq_;
 };
 
+namespace detail {
+
+/// What every generated graph class has beside its typed execute() and
+/// execute_async(): the launched graph and the calls whose types do not
+/// depend on the graph. cgc's `<graph>_graph` classes derive from it; the
+/// graph tears down when its handle is destroyed.
+class GraphHandle {
+public:
+  GraphHandle(const GraphSpec& spec, const char* actor_host, const LaunchOptions& options,
+              std::vector<std::optional<std::vector<std::byte>>> constructor_args = {})
+      : runtime_(std::make_shared<GraphRuntime>(spec, actor_host, options,
+                                                std::move(constructor_args))) {}
+  ~GraphHandle() { teardown(); }
+  GraphHandle(GraphHandle&&) noexcept = default;
+  GraphHandle& operator=(GraphHandle&&) = delete;
+
+  /// An eventfd that is readable while results are ready (see the top of
+  /// this file); owned by the graph.
+  int results_fd() { return runtime_->results_fd(); }
+
+  /// How each channel travels at run time ("shm", "tcp"), by channel id (the
+  /// schedule's cN).
+  std::vector<std::string> channel_transports() const { return runtime_->channel_transports(); }
+
+  /// The CPUs launch() bound (cg::LaunchOptions::cpu_binding): the launching
+  /// thread's, then one per actor on this host; empty when nothing is bound.
+  const std::vector<int>& bound_cpus() const { return runtime_->bound_cpus(); }
+
+  /// Stops the actors and releases the channels; idempotent.
+  void teardown() {
+    if (runtime_)
+      runtime_->teardown();
+  }
+
+protected:
+  std::shared_ptr<GraphRuntime> runtime_;
+};
+
+} // namespace detail
+
 } // namespace cg

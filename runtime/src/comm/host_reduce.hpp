@@ -1,7 +1,7 @@
 // comm/host_reduce.hpp - elementwise reduction of host buffers, for HostCommunicator (internal).
 #pragma once
 
-#include <cg/builder.hpp>
+#include <cg/reduce_op.hpp>
 #include <cg/dtype.hpp>
 
 #include <cstddef>

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "comm/host_reduce.hpp"
+#include "tensor/cuda_device_guard.hpp"
 
 namespace cg {
 namespace {
@@ -132,21 +133,12 @@ int nccl_op(ReduceOp op) noexcept {
   return -1;
 }
 
-// Makes `index` the current device for its lifetime, then restores the previous one.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int index) {
-    cudaError_t error = cudaGetDevice(&previous_);
-    if (error == cudaSuccess && previous_ != index) error = cudaSetDevice(index);
-    if (error != cudaSuccess) throw_backend("cg: NcclCommunicator: selecting cuda:" + std::to_string(index) + ": " + cuda_error(error));
-  }
-  ~DeviceGuard() { (void)cudaSetDevice(previous_); }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = 0;
-};
+// cuda:`index` current until the guard goes (tensor/cuda_device_guard.hpp).
+detail::CudaDeviceGuard on_device(int index) {
+  return detail::CudaDeviceGuard(index, [](cudaError_t error, const std::string& what) {
+    throw_backend("cg: NcclCommunicator: " + what + ": " + cuda_error(error));
+  });
+}
 
 }  // namespace
 
@@ -184,7 +176,7 @@ NcclCommunicator::NcclCommunicator(const NcclUniqueId& id, int size, int rank, i
                                                         " is not in a group of " + std::to_string(size));
   }
   const NcclApi& api = nccl();
-  DeviceGuard guard(device_);
+  const detail::CudaDeviceGuard guard = on_device(device_);
   if (stream_ == nullptr) {
     cudaStream_t own = nullptr;
     const cudaError_t error = cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking);
@@ -205,7 +197,7 @@ NcclCommunicator::NcclCommunicator(const NcclUniqueId& id, int size, int rank, i
 
 NcclCommunicator::~NcclCommunicator() {
   try {
-    DeviceGuard guard(device_);
+    const detail::CudaDeviceGuard guard = on_device(device_);
     if (!aborted_.load(std::memory_order_acquire) && comm_ != nullptr) (void)nccl().comm_destroy(comm_);
     if (own_stream_) (void)cudaStreamDestroy(stream_);
   } catch (...) {
@@ -248,7 +240,7 @@ void NcclCommunicator::send(const Tensor& t, int peer) {
   check_alive(call);
   check(t, "the tensor", call);
   if (peer < 0 || peer >= size_ || peer == rank_) fail(CommErrorKind::invalid, call, "no such peer");
-  DeviceGuard guard(device_);
+  const detail::CudaDeviceGuard guard = on_device(device_);
   enqueued(nccl().send(t.data_ptr(), static_cast<std::size_t>(t.numel()), nccl_type(t.dtype()), peer, comm_, stream_),
            call);
 }
@@ -258,7 +250,7 @@ void NcclCommunicator::recv(Tensor& t, int peer) {
   check_alive(call);
   check(t, "the tensor", call);
   if (peer < 0 || peer >= size_ || peer == rank_) fail(CommErrorKind::invalid, call, "no such peer");
-  DeviceGuard guard(device_);
+  const detail::CudaDeviceGuard guard = on_device(device_);
   enqueued(nccl().recv(t.data_ptr(), static_cast<std::size_t>(t.numel()), nccl_type(t.dtype()), peer, comm_, stream_),
            call);
 }
@@ -271,7 +263,7 @@ void NcclCommunicator::allreduce(Tensor& t, ReduceOp op) {
     fail(CommErrorKind::invalid, call, std::string(to_string(op)) + " of " + std::string(to_string(t.dtype())) +
                                            " tensors is not supported");
   }
-  DeviceGuard guard(device_);
+  const detail::CudaDeviceGuard guard = on_device(device_);
   enqueued(nccl().all_reduce(t.data_ptr(), t.data_ptr(), static_cast<std::size_t>(t.numel()), nccl_type(t.dtype()),
                              nccl_op(op), comm_, stream_),
            call);
@@ -286,7 +278,7 @@ void NcclCommunicator::allgather(const Tensor& in, Tensor& out) {
     fail(CommErrorKind::invalid, call, "the output " + out.describe() + " must have the dtype and " +
                                            std::to_string(size_) + " times the elements of the input " + in.describe());
   }
-  DeviceGuard guard(device_);
+  const detail::CudaDeviceGuard guard = on_device(device_);
   enqueued(nccl().all_gather(in.data_ptr(), out.data_ptr(), static_cast<std::size_t>(in.numel()),
                              nccl_type(in.dtype()), comm_, stream_),
            call);
@@ -305,7 +297,7 @@ void NcclCommunicator::reducescatter(const Tensor& in, Tensor& out, ReduceOp op)
     fail(CommErrorKind::invalid, call, std::string(to_string(op)) + " of " + std::string(to_string(in.dtype())) +
                                            " tensors is not supported");
   }
-  DeviceGuard guard(device_);
+  const detail::CudaDeviceGuard guard = on_device(device_);
   enqueued(nccl().reduce_scatter(in.data_ptr(), out.data_ptr(), static_cast<std::size_t>(out.numel()),
                                  nccl_type(in.dtype()), nccl_op(op), comm_, stream_),
            call);
@@ -314,7 +306,7 @@ void NcclCommunicator::reducescatter(const Tensor& in, Tensor& out, ReduceOp op)
 void NcclCommunicator::synchronize() {
   const std::string call = "synchronize";
   check_alive(call);
-  DeviceGuard guard(device_);
+  const detail::CudaDeviceGuard guard = on_device(device_);
   const auto start = std::chrono::steady_clock::now();
   auto pause = std::chrono::microseconds(10);
   for (;;) {

@@ -5,11 +5,8 @@
 // TcpWriter::send, a receiver in TcpReader::receive (woken by close()) or
 // ChannelWriter::acquire. Closing the rings and the streams ends them all.
 #include "net/scale_out.hpp"
-#include <cg/actor.hpp>
-#include "os/launcher.hpp"
 #include <cg/errors.hpp>
 #include "net/rendezvous.hpp"
-#include "shm/shm.hpp"
 #include "support/text.hpp"
 
 #include <poll.h>

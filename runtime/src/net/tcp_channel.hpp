@@ -3,7 +3,8 @@
 // Between actors on different hosts a channel is a TCP stream instead of a
 // shared-memory ring. TcpWriter and TcpReader give it the shape of the ring's
 // API (a status per call, a MessageKind per message, a Deadline per wait, a
-// payload the reader sees in place), so a generated port can use either.
+// payload the reader sees in place); the relays of net/scale_out.hpp move
+// messages between the two.
 //
 //   // The writing actor (cg::connect_channel in net/tcp_setup.hpp makes one; or
 //   // from any connected TCP socket, which the writer then owns):

@@ -4,6 +4,7 @@
 // devices can be used from one thread without it noticing. Without CUDA the
 // calls throw (cuda_free does nothing: nothing can have been allocated).
 #include "tensor/cuda_memory.hpp"
+#include "tensor/cuda_device_guard.hpp"
 
 #include <string>
 
@@ -22,26 +23,15 @@ namespace {
   throw TensorError("cg: " + what + " failed: " + cudaGetErrorName(error) + ": " + cudaGetErrorString(error));
 }
 
-// Makes `index` the current device for its lifetime, then restores the previous one.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int index) {
-    cudaError_t error = cudaGetDevice(&previous_);
-    if (error == cudaSuccess && previous_ != index) error = cudaSetDevice(index);
-    if (error != cudaSuccess) throw_cuda(error, "selecting cuda:" + std::to_string(index));
-  }
-  ~DeviceGuard() { (void)cudaSetDevice(previous_); }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = 0;
-};
+// cuda:`index` current until the guard goes (tensor/cuda_device_guard.hpp).
+CudaDeviceGuard on_device(int index) {
+  return CudaDeviceGuard(index, [](cudaError_t error, const std::string& what) { throw_cuda(error, what); });
+}
 
 }  // namespace
 
 void* cuda_allocate(std::size_t bytes, int index) {
-  DeviceGuard guard(index);
+  const CudaDeviceGuard guard = on_device(index);
   void* pointer = nullptr;
   const cudaError_t error = cudaMalloc(&pointer, bytes == 0 ? 1 : bytes);
   if (error != cudaSuccess) {
@@ -64,7 +54,7 @@ void cuda_copy(void* dst, const void* src, std::size_t bytes) {
 }
 
 void cuda_zero(void* pointer, std::size_t bytes, int index) {
-  DeviceGuard guard(index);
+  const CudaDeviceGuard guard = on_device(index);
   const cudaError_t error = cudaMemset(pointer, 0, bytes);
   if (error != cudaSuccess) throw_cuda(error, "cudaMemset of " + std::to_string(bytes) + " bytes");
 }
