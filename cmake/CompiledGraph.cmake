@@ -44,9 +44,9 @@ function(add_compiled_graph target)
              NORMALIZE OUTPUT_VARIABLE source)
   set(out "${CMAKE_CURRENT_BINARY_DIR}/${target}.cg")
   set(driver_header "${out}/${target}.cg.hpp")
-  set(driver_source "${out}/${target}.cg.cpp")
+  set(driver_source "${out}/${target}.driver.cpp")
   set(actor_code "${out}/${target}.actors.cpp")
-  set(actor_main "${out}/${target}.actor_host.cpp")
+  set(actor_host_main "${out}/${target}.actor_host.cpp")
 
   set(graph_flags "")
   set(artefacts "")
@@ -91,7 +91,7 @@ function(add_compiled_graph target)
   set(includes "$<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>")
   set(defines "$<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>")
   add_custom_command(
-    OUTPUT "${driver_header}" "${driver_source}" "${actor_code}" "${actor_main}"
+    OUTPUT "${driver_header}" "${driver_source}" "${actor_code}" "${actor_host_main}"
     BYPRODUCTS ${artefacts}
     COMMAND CompiledGraph::cgc "${source}" -o "${out}" --target ${target}
             --depfile "${out}/${target}.d" ${graph_flags} ${schedule_flags} --
@@ -112,7 +112,7 @@ function(add_compiled_graph target)
     "$<TARGET_PROPERTY:${target},COMPILE_OPTIONS>")
   target_link_libraries(${target}_actor_code PUBLIC CompiledGraph::runtime ${ARG_LINK_LIBRARIES})
 
-  add_executable(${target}_actors "${actor_main}")
+  add_executable(${target}_actors "${actor_host_main}")
   target_include_directories(${target}_actors PRIVATE "${out}" "${includes}")
   target_compile_definitions(${target}_actors PRIVATE "${defines}")
   target_compile_options(${target}_actors PRIVATE "$<TARGET_PROPERTY:${target},COMPILE_OPTIONS>")

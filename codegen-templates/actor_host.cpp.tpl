@@ -13,6 +13,8 @@
 // and reaches the driver over TCP (cg/placement.hpp).
 #include "{header}"
 
+#include <cg/actor.hpp>
+
 namespace {{
 constexpr const cg::detail::GraphSpec* kGraphs[] = {{
 {graph_specs}}};

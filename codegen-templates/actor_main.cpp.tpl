@@ -8,6 +8,8 @@
 // port of channel N. The numbered list is in {schedule_file}.{communicators_note}
 #include "{header}"
 
+#include <cg/actor.hpp>
+
 namespace cg_generated::{target_ns} {{
 
 int run_{graph_id}_{actor_id}(cg::ActorProcess& process) {{

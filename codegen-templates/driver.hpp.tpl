@@ -10,7 +10,6 @@
 
 #include "{source}"
 
-#include <cg/actor.hpp>
 #include <cg/codecs.hpp>
 #include <cg/driver.hpp>
 
@@ -23,7 +22,7 @@
 #include <vector>
 
 namespace cg_generated::{target_ns} {{
-/// The actor executable built beside this driver (see {target}.cg.cpp).
+/// The actor executable built beside this driver (see {target}.driver.cpp).
 const char* actor_host();
 }} // namespace cg_generated::{target_ns}
 {codecs}{graphs}

@@ -88,15 +88,12 @@ public:
     }
     std::string readerActors;  // per channel: the actor of each reader slot
     for (const schedule::Channel& channel : schedule_.channels) {
-      auto driver = std::find(channel.readers.begin(), channel.readers.end(), kDriver);
       size_t c = static_cast<size_t>(&channel - schedule_.channels.data());
       readerActors += fmt::format("inline constexpr std::array<int, {}> {}_r{}{{{}}};\n",
                                   channel.readers.size(), id_, c,
                                   fmt::join(channel.readers, ", "));
       channelSpecs.emplace_back(
-          fmt::format("{{{}, {}, {}, {}_r{}}},", channel.writer, channel.readers.size(),
-                      driver == channel.readers.end() ? -1 : driver - channel.readers.begin(),
-                      id_, c),
+          fmt::format("{{{}, {}_r{}}},", channel.writer, id_, c),
           fmt::format("c{}: {}", c, describeValue(graph_, channel.value)));
     }
     for (size_t i = 0; i < graph_.inputs.size(); ++i) {
@@ -125,16 +122,18 @@ public:
       encodes += fmt::format(
           "    encoded[{}] = cg::detail::encode_constructor_args(constructors.{});\n", a, member);
     }
-    std::string encodeFunction, encodedConstructors;
+    std::string encodeFunction, encodedConstructors, constructorsParam = "Constructors";
     if (!encodes.empty()) {
       encodeFunction = fmt::format(
+          "\nprivate:\n"
           "  /// Per actor, the constructor arguments launch() was given for it, encoded.\n"
           "  static std::vector<std::optional<std::vector<std::byte>>>\n"
           "  encode(const Constructors& constructors) {{\n"
           "    std::vector<std::optional<std::vector<std::byte>>> encoded({});\n"
-          "{}    return encoded;\n  }}\n\n",
+          "{}    return encoded;\n  }}\n",
           graph_.actors.size(), encodes);
       encodedConstructors = ", encode(constructors)";
+      constructorsParam = "Constructors constructors";
     }
     // Communicator groups: one array of actor indices each (rank = position).
     std::string communicatorSpecs, specCommunicators = ", {}";
@@ -183,7 +182,8 @@ public:
         fmt::arg("input_args", inputArgs),
         fmt::arg("constructor_members", constructorMembers),
         fmt::arg("encoded_constructors", encodedConstructors),
-        fmt::arg("encode_function", encodeFunction),
+        fmt::arg("constructors_param", constructorsParam),
+        fmt::arg("encode_function_private", encodeFunction),
         fmt::arg("input_writes", inputWrites));
   }
 
@@ -592,7 +592,7 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
   std::string driver =
       fmt::format(fmt::runtime(templateText("driver.hpp.tpl")), fmt::arg("file", header),
                   fmt::arg("source_name", baseName(input.source)),
-                  fmt::arg("source", input.source), fmt::arg("command", input.command),
+                  fmt::arg("source", input.sourceInclude), fmt::arg("command", input.command),
                   fmt::arg("example_graph", input.graphs.front().graph->name),
                   fmt::arg("target", input.target), fmt::arg("target_ns", targetNs),
                   fmt::arg("codecs", codecs), fmt::arg("graphs", sections));
@@ -605,9 +605,9 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
     std::string formatted = formatCode(code, name);
     files.push_back({std::move(name), std::move(formatted)});
   };
-  addFormatted(input.target + ".cg.cpp",
+  addFormatted(input.target + ".driver.cpp",
                fmt::format(fmt::runtime(templateText("driver.cpp.tpl")),
-                           fmt::arg("file", input.target + ".cg.cpp"),
+                           fmt::arg("file", input.target + ".driver.cpp"),
                            fmt::arg("source_name", baseName(input.source)),
                            fmt::arg("command", input.command), fmt::arg("header", header),
                            fmt::arg("target", input.target), fmt::arg("target_ns", targetNs)));

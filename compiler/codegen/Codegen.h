@@ -25,6 +25,9 @@ struct GraphToGenerate {
 struct CodegenInput {
   std::string target;    // the add_compiled_graph() target name
   std::string source;    // absolute path of the graph source
+  /// How the driver header includes the graph source: its path relative to
+  /// the output directory, so that no generated file names the checkout.
+  std::string sourceInclude;
   std::string command;   // how cgc was invoked, for the header comments
   std::vector<GraphToGenerate> graphs;
   std::vector<ir::AggregateCodec> codecs;   // dependencies first

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -61,7 +62,7 @@ cl::list<Emit> emits(
                clEnumValN(Emit::Dot, "dot",
                           "<graph>.dot, the tasks and the schedule for Graphviz"),
                clEnumValN(Emit::Cpp, "cpp",
-                          "<target>.cg.hpp/.cg.cpp driver, per-actor programs, actor main"),
+                          "<target>.cg.hpp/.driver.cpp driver, per-actor programs, actor main"),
                clEnumValN(Emit::Mpirun, "mpirun",
                           "<graph>.mpirun.sh, the graph under OpenMPI's mpirun (only when "
                           "asked for)"),
@@ -156,7 +157,7 @@ const char* kOverview =
     "  <graph>.schedule.json    the same, with the global order and simulated times\n"
     "  <graph>.dot              the tasks and the operations, for Graphviz\n"
     "  <target>.cg.hpp          the typed driver header: cg::launch<&graph>()\n"
-    "  <target>.cg.cpp          the driver library's compiled part\n"
+    "  <target>.driver.cpp      the driver library's compiled part\n"
     "  <target>.<graph>.<actor>.cpp  one actor's schedule as code\n"
     "  <target>.actors.cpp      every actor program, compiled once (both modes)\n"
     "  <target>.actor_host.cpp  main() of the actor executable (processes mode)\n"
@@ -203,6 +204,37 @@ std::string escapeForMake(const std::string& path) {
     out += c;
   }
   return out;
+}
+
+// `path` relative to the directory `from` (both absolute and normalised):
+// generated files name sources this way, never by the checkout's path, so
+// that two checkouts generate the same bytes.
+std::string relativePath(const std::string& path, const std::string& from) {
+  return std::filesystem::path(path).lexically_relative(from).generic_string();
+}
+
+std::string absoluteOutputDir() {
+  llvm::SmallString<256> dir(outputDir.getValue());
+  llvm::sys::fs::make_absolute(dir);
+  llvm::sys::path::remove_dots(dir, true);
+  return dir.str().str();
+}
+
+// The graph as its .ir.json shows it: source files relative to the graph
+// source's directory.
+cg::ir::Graph withFilesRelativeTo(cg::ir::Graph graph, const std::string& dir) {
+  auto relative = [&](cg::ir::SourceLoc& loc) {
+    if (std::filesystem::path(loc.file).is_absolute())
+      loc.file = relativePath(loc.file, dir);
+  };
+  relative(graph.loc);
+  for (cg::ir::Actor& actor : graph.actors)
+    relative(actor.loc);
+  for (cg::ir::Task& task : graph.tasks)
+    relative(task.loc);
+  for (cg::ir::Collective& collective : graph.collectives)
+    relative(collective.loc);
+  return graph;
 }
 
 int run(int argc, const char** argv) {
@@ -322,11 +354,12 @@ int run(int argc, const char** argv) {
 
   // Everything to write, rendered first: (path, contents).
   std::vector<std::pair<std::string, std::string>> files;
-  cg::codegen::CodegenInput codegen{target, "", "", {}, parsed->codecs};
+  cg::codegen::CodegenInput codegen{target, "", "", "", {}, parsed->codecs};
   llvm::SmallString<256> absoluteSource(sourcePath.getValue());
   llvm::sys::fs::make_absolute(absoluteSource);
   llvm::sys::path::remove_dots(absoluteSource, true);
   codegen.source = absoluteSource.str().str();
+  codegen.sourceInclude = relativePath(codegen.source, absoluteOutputDir());
   codegen.command = "cgc " + llvm::sys::path::filename(sourcePath).str() + " --target " + target;
   {
     cg::support::PhaseTimer timer("artefacts");
@@ -334,7 +367,9 @@ int run(int argc, const char** argv) {
       const cg::ir::Graph& graph = parsed->graphs[i];
       std::string id = cg::codegen::identifierFor(graph.name);
       if (wants(Emit::IR))
-        files.emplace_back(output(id + ".ir.json"), cg::ir::toJson(graph));
+        files.emplace_back(output(id + ".ir.json"),
+                           cg::ir::toJson(withFilesRelativeTo(
+                               graph, llvm::sys::path::parent_path(codegen.source).str())));
       if (wants(Emit::Schedule))
         files.emplace_back(output(id + ".schedule.txt"),
                            cg::schedule::renderScheduleText(graph, schedules[i]));

@@ -292,7 +292,7 @@ void GraphRuntime::Impl::open_driver_ports() {
     if (it == result_channels.end()) {
       result_channels.push_back(channel);
       result_readers.emplace_back(channels.at(channel),
-                                  static_cast<std::uint32_t>(spec.channels[channel].driver_reader));
+                                  static_cast<std::uint32_t>(spec.channels[channel].driver_reader()));
       it = result_channels.end() - 1;
     }
     output_source.push_back(static_cast<std::size_t>(it - result_channels.begin()));

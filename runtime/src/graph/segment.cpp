@@ -47,7 +47,7 @@ SegmentLayout segment_layout(const GraphSpec& spec, std::uint32_t slots,
   std::size_t offset = align64(sizeof(SegmentHeader));
   for (const ChannelSpec& channel : spec.channels) {
     layout.channel_offsets.push_back(offset);
-    offset += align64(channel_footprint({slots, slot_bytes, channel.readers}));
+    offset += align64(channel_footprint({slots, slot_bytes, channel.readers()}));
   }
   for (const CommunicatorSpec& group : spec.communicators) {
     layout.communicator_offsets.push_back(offset);
@@ -101,7 +101,7 @@ WrittenSegment write_segment(std::span<std::byte> memory, const GraphSpec& spec,
   for (std::size_t i = 0; i < spec.channels.size(); ++i)
     out.channels.push_back(Channel::create(base + layout.channel_offsets[i],
                                            {contents.slots, contents.slot_bytes,
-                                            spec.channels[i].readers}));
+                                            spec.channels[i].readers()}));
   if (contents.communicator_bytes == 0)
     return out;
   for (std::size_t i = 0; i < spec.communicators.size(); ++i) {

@@ -81,13 +81,9 @@ std::vector<Stream> plan_streams(const GraphSpec& spec, const Participants& part
   auto where = [&](int actor) { return actor < 0 ? 0 : participants.of_actor.at(static_cast<std::size_t>(actor)); };
   for (std::uint32_t c = 0; c < spec.channels.size(); ++c) {
     const ChannelSpec& channel = spec.channels[c];
-    if (channel.reader_actors.size() != channel.readers)
-      throw std::runtime_error("graph '" + std::string(spec.name) +
-                               "' was compiled without the readers of its channels; rebuild it "
-                               "with this version's cgc to place actors on several hosts");
     const int from = where(channel.writer);
     std::map<int, std::vector<std::uint32_t>> by_participant;
-    for (std::uint32_t slot = 0; slot < channel.readers; ++slot)
+    for (std::uint32_t slot = 0; slot < channel.readers(); ++slot)
       if (int to = where(channel.reader_actors[slot]); to != from)
         by_participant[to].push_back(slot);
     for (auto& [to, slots] : by_participant)
@@ -150,7 +146,7 @@ std::string Relays::start(const GraphSpec& spec, const Participants& participant
     receiver->reader = std::move(tcp.readers[i]);
     receiver->writer = ChannelWriter(local_.at(s.channel));
     const ChannelSpec& channel = spec.channels[s.channel];
-    for (std::uint32_t slot = 0; slot < channel.readers; ++slot) {
+    for (std::uint32_t slot = 0; slot < channel.readers(); ++slot) {
       int reader = channel.reader_actors[slot];
       int at = reader < 0 ? 0 : participants.of_actor.at(static_cast<std::size_t>(reader));
       if (at != me)

@@ -64,7 +64,6 @@ struct Stream {
 };
 
 /// The streams of a graph whose actors are grouped as `participants`.
-/// Throws std::runtime_error if the spec lacks ChannelSpec::reader_actors.
 std::vector<Stream> plan_streams(const GraphSpec& spec, const Participants& participants);
 
 /// How both ends name a stream in the TCP handshake.

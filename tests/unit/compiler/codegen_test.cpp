@@ -30,8 +30,12 @@ using test::scheduleOf;
 
 std::vector<GeneratedFile> generateFor(const ir::Graph& graph) {
   schedule::Schedule schedule = scheduleOf(graph);
-  CodegenInput input{"echo", "/src/examples/echo/echo.cg.cpp", "cgc echo.cg.cpp --target echo",
-                     {{&graph, &schedule}}, {}};
+  CodegenInput input{"echo",
+                     "/src/examples/echo/echo.cg.cpp",
+                     "../../../examples/echo/echo.cg.cpp",
+                     "cgc echo.cg.cpp --target echo",
+                     {{&graph, &schedule}},
+                     {}};
   return generate(input);
 }
 
@@ -84,9 +88,30 @@ TEST(Codegen, TheSpecTablesHaveOneRowPerActorAndChannelWithAlignedComments) {
   EXPECT_TRUE(contains(header, "inline constexpr std::array<int, 3> fan_out_r0{0, 1, 2};\n"))
       << header;
   EXPECT_TRUE(contains(header, "fan_out_channels{{\n"
-                               "    {-1, 3, -1, fan_out_r0}, // c0: input #0\n"
-                               "    {0, 1, 0, fan_out_r1},   // c1: a.echo\n"))
+                               "    {-1, fan_out_r0}, // c0: input #0\n"
+                               "    {0, fan_out_r1},  // c1: a.echo\n"))
       << header;
+}
+
+TEST(Codegen, NoGeneratedFileNamesTheCheckoutItWasGeneratedFrom) {
+  for (const GeneratedFile& file : generateFor(test::fanOutGraph())) {
+    EXPECT_EQ(file.contents.find("/src/"), std::string::npos) << file.name;
+    if (file.name == "echo.cg.hpp")
+      EXPECT_TRUE(contains(file.contents, "#include \"../../../examples/echo/echo.cg.cpp\"\n"));
+  }
+}
+
+TEST(Codegen, TheDriverLibrarySourceIsNamedApartFromGraphSources) {
+  std::vector<GeneratedFile> files = generateFor(test::chainGraph());
+  EXPECT_TRUE(contains(fileNamed(files, "echo.driver.cpp"), "#include \"echo.cg.hpp\"\n"));
+  for (const GeneratedFile& file : files)
+    EXPECT_EQ(file.name.find(".cg.cpp"), std::string::npos) << file.name;
+}
+
+TEST(Codegen, TheDriverHeaderCompilesNoActorSide) {
+  std::vector<GeneratedFile> files = generateFor(test::chainGraph());
+  EXPECT_FALSE(contains(fileNamed(files, "echo.cg.hpp"), "cg/actor.hpp"));
+  EXPECT_TRUE(contains(fileNamed(files, "echo.chain.a.cpp"), "#include <cg/actor.hpp>\n"));
 }
 
 TEST(Codegen, AnActorOnAnotherHostCarriesItsHostInItsRow) {

@@ -56,9 +56,11 @@ std::string perform(std::string request) {
 int run_a(cg::ActorProcess& process);
 
 constexpr std::array<cg::detail::ActorSpec, 1> kActorSpecs{{{"a", &run_a}}};
+constexpr std::array<int, 1> kReadByA{0};
+constexpr std::array<int, 1> kReadByDriver{-1};
 constexpr std::array<cg::detail::ChannelSpec, 2> kChannels{{
-    {-1, 1, -1},  // c0: input #0
-    {0, 1, 0},    // c1: a.perform
+    {-1, kReadByA},     // c0: input #0
+    {0, kReadByDriver}, // c1: a.perform
 }};
 constexpr std::array<std::uint32_t, 1> kInputs{0};
 constexpr std::array<std::uint32_t, 1> kOutputs{1};

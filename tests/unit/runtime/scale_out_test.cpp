@@ -35,9 +35,9 @@ constexpr std::array<int, 1> kR0{0};
 constexpr std::array<int, 1> kR1{1};
 constexpr std::array<int, 2> kR2{2, -1};
 constexpr std::array<cg::detail::ChannelSpec, 3> kChannels{{
-    {-1, 1, -1, kR0},  // c0: input -> a
-    {0, 1, -1, kR1},   // c1: a -> b
-    {1, 2, 1, kR2},    // c2: b -> c, driver
+    {-1, kR0},  // c0: input -> a
+    {0, kR1},   // c1: a -> b
+    {1, kR2},   // c2: b -> c, driver
 }};
 constexpr std::array<std::uint32_t, 1> kInputs{0};
 constexpr std::array<std::uint32_t, 1> kOutputs{2};

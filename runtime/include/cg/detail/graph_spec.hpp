@@ -6,6 +6,7 @@
 // them out in the launched graph's shared memory).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -17,12 +18,21 @@ namespace cg::detail {
 
 /// One channel of a graph as the generated code describes it.
 struct ChannelSpec {
-  int writer;             // actor index, or -1 for the driver
-  std::uint32_t readers;  // reader slots
-  int driver_reader;      // the driver's reader slot, or -1 if it does not read
-  /// Per reader slot: the actor reading it, or -1 for the driver (where a
-  /// channel crosses hosts, each end needs to know who reads which slot).
-  std::span<const int> reader_actors = {};
+  int writer;  // actor index, or -1 for the driver
+  /// Per reader slot: the actor reading it, or -1 for the driver.
+  std::span<const int> reader_actors;
+
+  /// Reader slots.
+  constexpr std::uint32_t readers() const noexcept {
+    return static_cast<std::uint32_t>(reader_actors.size());
+  }
+  /// The driver's reader slot, or -1 if it does not read.
+  constexpr int driver_reader() const noexcept {
+    for (std::size_t slot = 0; slot < reader_actors.size(); ++slot)
+      if (reader_actors[slot] == -1)
+        return static_cast<int>(slot);
+    return -1;
+  }
 };
 
 /// A communicator group: the actors that take part, rank = position. One
