@@ -8,10 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Codegen.h"
+#include "support/InternalError.h"
 
 #include "codegen/FormatCode.h"
 #include "codegen/Layout.h"
 #include "codegen/Templates.h"
+#include "ir/Names.h"
 
 #include <fmt/format.h>
 
@@ -33,10 +35,6 @@ std::string baseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string locationText(const ir::SourceLoc& loc) {
-  return fmt::format("{}:{}:{}", baseName(loc.file), loc.line, loc.column);
-}
-
 // The ActorSpec fields after name and program, positional and only as far as
 // one differs from its default: ", host" and ", host, gpus".
 std::string specTail(const ir::Actor& actor) {
@@ -45,34 +43,12 @@ std::string specTail(const ir::Actor& actor) {
   return actor.host != 0 ? fmt::format(", {}", actor.host) : "";
 }
 
-// A human name for a value: "input #0", "a.echo" or "a.split[1]".
-std::string describeValue(const ir::Graph& graph, unsigned value) {
-  const ir::Producer& producer = graph.values.at(value).producer;
-  if (producer.kind == ir::Producer::Kind::Input)
-    return fmt::format("input #{}", producer.index);
-  const ir::Task& task = graph.tasks.at(producer.index);
-  std::string name = graph.actors.at(task.actor).name + "." + task.method;
-  return producer.element < 0 ? name : fmt::format("{}[{}]", name, producer.element);
-}
-
-std::string describeTask(const ir::Graph& graph, const ir::Task& task) {
-  std::string args;
-  for (const ir::Arg& arg : task.args)
-    args += (args.empty() ? "" : ", ") + (arg.kind == ir::Arg::Kind::Value
-                                              ? describeValue(graph, arg.value)
-                                              : arg.constant.expression);
-  return fmt::format("{}.{}({})", graph.actors.at(task.actor).name, task.method, args);
-}
-
-std::string endpointName(const ir::Graph& graph, int endpoint) {
-  return endpoint == kDriver ? "driver" : graph.actors.at(endpoint).name;
-}
-
 class GraphGenerator {
 public:
   GraphGenerator(const CodegenInput& input, const ir::Graph& graph,
                  const schedule::Schedule& schedule)
-      : input_(input), graph_(graph), schedule_(schedule), id_(identifierFor(graph.name)) {}
+      : input_(input), graph_(graph), schedule_(schedule), id_(identifierFor(graph.name)),
+        tasks_(ir::taskLabels(graph)), values_(ir::valueLabels(graph, tasks_)) {}
 
   // This graph's section of the driver header; its tables (one row per
   // actor or channel) go into `tables`, laid out.
@@ -84,7 +60,7 @@ public:
       runDeclarations += fmt::format("int {}(cg::ActorProcess& process);\n", actorFunction(a));
       actorSpecs.emplace_back(
           fmt::format("{{\"{}\", &{}{}}},", actor.name, actorFunction(a), specTail(actor)),
-          fmt::format("{}: {} ({})", a, actor.className, locationText(actor.loc)));
+          fmt::format("{}: {} ({})", a, actor.className, ir::exactLoc(actor.loc)));
     }
     std::string readerActors;  // per channel: the actor of each reader slot
     for (const schedule::Channel& channel : schedule_.channels) {
@@ -94,7 +70,7 @@ public:
                                   fmt::join(channel.readers, ", "));
       channelSpecs.emplace_back(
           fmt::format("{{{}, {}_r{}}},", channel.writer, id_, c),
-          fmt::format("c{}: {}", c, describeValue(graph_, channel.value)));
+          fmt::format("c{}: {}", c, values_[channel.value]));
     }
     for (size_t i = 0; i < graph_.inputs.size(); ++i) {
       const std::string& type = graph_.values.at(graph_.inputs[i]).type.spelling;
@@ -117,7 +93,7 @@ public:
       std::string member = identifierFor(actor.name);
       constructorMembers += fmt::format(
           "  /// {} ({}, {}); the graph passes ({}).\n  std::optional<{}> {};\n", actor.name,
-          actor.className, locationText(actor.loc), constructorArgList(actor),
+          actor.className, ir::exactLoc(actor.loc), constructorArgList(actor),
           constructorTuple(actor), member);
       encodes += fmt::format(
           "    encoded[{}] = cg::detail::encode_constructor_args(constructors.{});\n", a, member);
@@ -162,7 +138,7 @@ public:
     return fmt::format(
         fmt::runtime(templateText("driver_graph.hpp.tpl")), fmt::arg("graph", graph_.name),
         fmt::arg("graph_id", id_), fmt::arg("graph_qualified", "::" + graph_.name),
-        fmt::arg("location", locationText(graph_.loc)),
+        fmt::arg("location", ir::exactLoc(graph_.loc)),
         fmt::arg("target_ns", identifierFor(input_.target)),
         fmt::arg("actors_file", input_.target + ".actors.cpp"),
         fmt::arg("run_declarations", tables.add(runDeclarations)),
@@ -171,7 +147,7 @@ public:
         fmt::arg("channel_count", schedule_.channels.size()),
         fmt::arg("channel_specs", tables.add(alignTrailingComments(channelSpecs, 1))),
         fmt::arg("reader_actors", readerActors),
-        fmt::arg("spec_tcp", schedule_.options.tcpEverywhere ? ", true" : ""),
+        fmt::arg("spec_tcp", input_.tcpEverywhere ? ", true" : ""),
         fmt::arg("input_count", graph_.inputs.size()),
         fmt::arg("input_channels", fmt::format("{}", fmt::join(schedule_.inputChannels, ", "))),
         fmt::arg("output_count", graph_.outputs.size()),
@@ -200,7 +176,7 @@ public:
     const ir::Actor& actor = graph_.actors.at(actorIndex);
     const schedule::ActorSchedule& ops = schedule_.actors.at(actorIndex);
     return fmt::format(
-        fmt::runtime(templateText("actor_main.cpp.tpl")),
+        fmt::runtime(templateText("actor_program.cpp.tpl")),
         fmt::arg("file", actorFileName(actorIndex)), fmt::arg("actor", actor.name),
         fmt::arg("actor_class", actor.className),
         fmt::arg("actor_construction", construction(actor)), fmt::arg("graph", graph_.name),
@@ -250,8 +226,7 @@ private:
       const schedule::Channel& channel = schedule_.channels.at(group.source);
       if (channel.writer == kDriver ||
           std::count(channel.readers.begin(), channel.readers.end(), kDriver) != 0)
-        throw std::logic_error("internal compiler error: an nccl channel with the driver at one "
-                               "end");
+        internalError("an nccl channel with the driver at one end");
       ranks.push_back(static_cast<unsigned>(channel.writer));
       for (int reader : channel.readers)
         ranks.push_back(static_cast<unsigned>(reader));
@@ -317,8 +292,7 @@ private:
       if (schedule_.groups[g].kind == schedule::SyncGroup::Kind::Nccl &&
           schedule_.groups[g].source == c)
         return g;
-    throw std::logic_error("internal compiler error: nccl channel c" + std::to_string(c) +
-                           " has no synchronous group");
+    internalError("nccl channel c" + std::to_string(c) + " has no synchronous group");
   }
 
   // The synchronous group of collective `collective`.
@@ -327,8 +301,7 @@ private:
       if (schedule_.groups[g].kind == schedule::SyncGroup::Kind::Collective &&
           schedule_.groups[g].source == static_cast<unsigned>(collective))
         return g;
-    throw std::logic_error("internal compiler error: collective #" +
-                           std::to_string(collective) + " has no synchronous group");
+    internalError("collective #" + std::to_string(collective) + " has no synchronous group");
   }
 
   static std::string constructorArgList(const ir::Actor& actor) {
@@ -359,8 +332,7 @@ private:
   int readerSlot(const schedule::Channel& channel, int actor) const {
     auto it = std::find(channel.readers.begin(), channel.readers.end(), actor);
     if (it == channel.readers.end())
-      throw std::logic_error("internal compiler error: actor reads a channel it is not a "
-                             "reader of");
+      internalError("actor reads a channel it is not a reader of");
     return static_cast<int>(it - channel.readers.begin());
   }
 
@@ -374,48 +346,42 @@ private:
     for (const Operation& op : ops.operations) {
       for (unsigned c : op.channels) {
         const schedule::Channel& channel = schedule_.channels.at(c);
-        std::string peers;
-        if (isNccl(channel) && op.kind == Operation::Kind::Read) {
+        const bool reads = op.kind == Operation::Kind::Read;
+        // The other end: who writes what this actor reads, or who reads what it writes.
+        std::string peers = ir::endpointName(graph_, channel.writer);
+        if (!reads) {
+          peers.clear();
+          for (int reader : channel.readers)
+            peers += (peers.empty() ? "" : ", ") + ir::endpointName(graph_, reader);
+        }
+        const std::string comment =
+            fmt::format("{}, {} {}", values_[channel.value], reads ? "from" : "to", peers);
+        const std::string& method = graph_.tasks.at(op.task).method;
+        if (isNccl(channel) && reads)
           rows.emplace_back(fmt::format("  auto c{} = process.nccl_input({}, {}, g{});", c, c,
                                         readerSlot(channel, actor), ncclGroup(c)),
-                            fmt::format("{}, from {} over nccl",
-                                        describeValue(graph_, channel.value),
-                                        endpointName(graph_, channel.writer)));
-        } else if (isNccl(channel)) {
-          for (int reader : channel.readers)
-            peers += (peers.empty() ? "" : ", ") + endpointName(graph_, reader);
+                            comment + " over nccl");
+        else if (isNccl(channel))
           rows.emplace_back(fmt::format("  auto c{} = process.nccl_output({}, \"{}\", g{});", c, c,
-                                        graph_.tasks.at(op.task).method, ncclGroup(c)),
-                            fmt::format("{}, to {} over nccl",
-                                        describeValue(graph_, channel.value), peers));
-        } else if (isDevice(channel) && op.kind == Operation::Kind::Read) {
+                                        method, ncclGroup(c)),
+                            comment + " over nccl");
+        else if (isDevice(channel) && reads)
           rows.emplace_back(fmt::format("  auto c{} = process.device_input({}, {}, {}, \"{}\");", c,
-                                        c, readerSlot(channel, actor), deviceOf(channel),
-                                        graph_.tasks.at(op.task).method),
-                            fmt::format("{}, from {}, delivered on {}",
-                                        describeValue(graph_, channel.value),
-                                        endpointName(graph_, channel.writer),
+                                        c, readerSlot(channel, actor), deviceOf(channel), method),
+                            fmt::format("{}, delivered on {}", comment,
                                         ir::toString(graph_.values.at(channel.value).transport)));
-        } else if (isDevice(channel)) {
-          for (int reader : channel.readers)
-            peers += (peers.empty() ? "" : ", ") + endpointName(graph_, reader);
-          rows.emplace_back(fmt::format("  auto c{} = process.device_output({}, \"{}\");", c, c,
-                                        graph_.tasks.at(op.task).method),
-                            fmt::format("{}, to {} through host memory",
-                                        describeValue(graph_, channel.value), peers));
-        } else if (op.kind == Operation::Kind::Read) {
+        else if (isDevice(channel))
+          rows.emplace_back(
+              fmt::format("  auto c{} = process.device_output({}, \"{}\");", c, c, method),
+              comment + " through host memory");
+        else if (reads)
           rows.emplace_back(fmt::format("  auto c{} = process.input<{}>({}, {});", c,
                                         valueType(channel.value), c, readerSlot(channel, actor)),
-                            fmt::format("{}, from {}", describeValue(graph_, channel.value),
-                                        endpointName(graph_, channel.writer)));
-        } else {
-          for (int reader : channel.readers)
-            peers += (peers.empty() ? "" : ", ") + endpointName(graph_, reader);
+                            comment);
+        else
           rows.emplace_back(fmt::format("  auto c{} = process.output<{}>({}, \"{}\");", c,
-                                        valueType(channel.value), c,
-                                        graph_.tasks.at(op.task).method),
-                            fmt::format("{}, to {}", describeValue(graph_, channel.value), peers));
-        }
+                                        valueType(channel.value), c, method),
+                            comment);
       }
     }
     return rows.empty() ? "" : alignTrailingComments(rows, 1) + "\n";
@@ -441,8 +407,7 @@ private:
       const ir::Collective& collective = graph_.collectives.at(task.collective);
       if (task.args.size() != 1 || task.args.front().kind != ir::Arg::Kind::Value ||
           task.results.size() != 1)
-        throw std::logic_error("internal compiler error: a collective's rank takes one value "
-                               "and gives one");
+        internalError("a collective's rank takes one value and gives one");
       std::string op = collective.reduceOp.empty()
                            ? ""
                            : fmt::format(", cg::ReduceOp::{}", collective.reduceOp);
@@ -494,8 +459,8 @@ private:
     for (const Operation& op : ops.operations) {
       const ir::Task& task = graph_.tasks.at(op.task);
       if (&task != current) {
-        out += fmt::format("{}    // {}  [{}]\n", current ? "\n" : "", describeTask(graph_, task),
-                           locationText(task.loc));
+        out += fmt::format("{}    // {}  [{}]\n", current ? "\n" : "",
+                           ir::taskCall(graph_, op.task, tasks_, values_), ir::exactLoc(task.loc));
         current = &task;
       }
       switch (op.kind) {
@@ -526,6 +491,9 @@ private:
   const ir::Graph& graph_;
   const schedule::Schedule& schedule_;
   std::string id_;
+  // The names of tasks and values, as schedule.txt spells them (ir/Names.h).
+  std::vector<std::string> tasks_;
+  std::vector<std::string> values_;
 };
 
 std::string aggregateCodec(const ir::AggregateCodec& codec) {
@@ -612,7 +580,7 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
                            fmt::arg("command", input.command), fmt::arg("header", header),
                            fmt::arg("target", input.target), fmt::arg("target_ns", targetNs)));
   addFormatted(input.target + ".actors.cpp",
-               fmt::format(fmt::runtime(templateText("actor_code.cpp.tpl")),
+               fmt::format(fmt::runtime(templateText("actor_programs.cpp.tpl")),
                            fmt::arg("file", input.target + ".actors.cpp"),
                            fmt::arg("source_name", baseName(input.source)),
                            fmt::arg("command", input.command), fmt::arg("target", input.target),

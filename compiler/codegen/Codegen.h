@@ -31,6 +31,9 @@ struct CodegenInput {
   std::string command;   // how cgc was invoked, for the header comments
   std::vector<GraphToGenerate> graphs;
   std::vector<ir::AggregateCodec> codecs;   // dependencies first
+  /// `cgc --transport=tcp`: the specs say every channel between processes is
+  /// TCP (GraphSpec::tcp_everywhere).
+  bool tcpEverywhere = false;
 };
 
 struct GeneratedFile {

@@ -6,14 +6,14 @@ foreach(path IN LISTS TEMPLATES)
   file(READ "${path}" text)
   string(APPEND body "  if (name == \"${name}\")\n    return R\"cg_template(${text})cg_template\";\n")
 endforeach()
-file(WRITE "${OUTPUT}.tmp" "// Generated from codegen-templates/ by EmbedTemplates.cmake. Do not edit.
+file(WRITE "${OUTPUT}.tmp" "// Generated from compiler/codegen/templates/ by EmbedTemplates.cmake. Do not edit.
 #include \"codegen/Templates.h\"
+#include \"support/InternalError.h\"
 
-#include <stdexcept>
 #include <string>
 
 std::string_view cg::codegen::templateText(std::string_view name) {
-${body}  throw std::logic_error(\"internal compiler error: no template named \" + std::string(name));
+${body}  cg::internalError(\"no template named \" + std::string(name));
 }
 ")
 file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)

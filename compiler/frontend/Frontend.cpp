@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/Frontend.h"
+#include "support/InternalError.h"
 
 #include "frontend/GraphDecoder.h"
 #include "frontend/Prelude.h"
@@ -316,7 +317,7 @@ public:
       std::vector<std::pair<size_t, EncodedSizes>> stillLarger;
       probe(parser, again, larger, serializers, stillLarger);
       if (!stillLarger.empty())
-        throw std::logic_error("internal compiler error: a graph's size changed between two "
+        internalError("a graph's size changed between two "
                                "evaluations");
     }
     session_.codecs = serializers.codecs();
@@ -580,7 +581,7 @@ FrontendResult resultOf(Session& session, const Prelude* prelude = nullptr) {
   result.codecs = std::move(session.codecs);
   for (auto& graph : session.decoded) {
     if (!graph)
-      throw std::logic_error("internal compiler error: a graph probe was not evaluated");
+      internalError("a graph probe was not evaluated");
     result.graphs.push_back(std::move(*graph));
   }
   std::set<std::string> unique(session.discovery.files.begin(), session.discovery.files.end());
@@ -613,7 +614,7 @@ std::optional<FrontendResult> runWithPrelude(const FrontendOptions& options,
   try {
     ran = runAction(std::make_unique<GraphAction>(session),
                     clangArgs(options, session.source, &*prelude), session.diagnostics);
-  } catch (const std::logic_error&) {
+  } catch (const InternalError&) {
     return std::nullopt;   // the parse without the prelude says it again, if it is so
   }
   if (!ran || !session.probed || session.parseFailed || !session.selectionError.empty() ||

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/GraphDecoder.h"
+#include "support/InternalError.h"
 
 #include <cg/detail/graph_records.hpp>
 
@@ -58,9 +59,6 @@ enum EncodedField : unsigned {
   EncodedRecordCount, EncodedTextSize, EncodedRecords, EncodedText, EncodedFieldCount
 };
 
-[[noreturn]] void internalError(const std::string& what) {
-  throw std::logic_error("internal compiler error: " + what);
-}
 
 const clang::APValue& element(const clang::APValue& array, unsigned index) {
   return index < array.getArrayInitializedElts() ? array.getArrayInitializedElt(index)

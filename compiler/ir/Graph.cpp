@@ -1,5 +1,6 @@
 //===- Graph.cpp - Names of the graph IR's enumerations ------------------===//
 #include "ir/Graph.h"
+#include "support/InternalError.h"
 
 #include <stdexcept>
 #include <string>
@@ -17,7 +18,7 @@ std::string_view toString(Transport transport) {
   case Transport::Cuda:
     return "cuda";
   }
-  throw std::logic_error("internal compiler error: no transport numbered " +
+  internalError("no transport numbered " +
                          std::to_string(static_cast<int>(transport)));
 }
 
@@ -30,7 +31,7 @@ std::string_view toString(Collective::Kind kind) {
   case Collective::Kind::ReduceScatter:
     return "reducescatter";
   }
-  throw std::logic_error("internal compiler error: no collective kind numbered " +
+  internalError("no collective kind numbered " +
                          std::to_string(static_cast<int>(kind)));
 }
 

@@ -18,17 +18,10 @@
 namespace cg::ir {
 
 /// Returns the problems in the user's graph, in a deterministic order (empty
-/// when the graph is fine). Throws std::logic_error("internal compiler error:
+/// when the graph is fine). Throws cg::InternalError ("internal compiler error:
 /// ...") when the IR itself is inconsistent, which is a bug in cgc, not in the
 /// user's code.
 std::vector<Diagnostic> validate(const Graph& graph);
-
-/// What the generated code cannot carry: a plain task's result that uses
-/// transport nccl and is not a cg::Tensor (its elements go through a
-/// communicator), and a collective of other values (once, not per rank),
-/// each at its bind or call, in source order. `cgc --emit=cpp` reports
-/// these; the scheduler and the inspectable artefacts handle such graphs.
-std::vector<Diagnostic> tensorTransportTypes(const Graph& graph);
 
 /// Describes the first broken structural invariant of the IR (an id out of
 /// range, a value whose producer (task and tuple element) does not name it

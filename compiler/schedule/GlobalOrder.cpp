@@ -10,8 +10,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "schedule/GlobalOrder.h"
+#include "support/InternalError.h"
 
-#include "schedule/Labels.h"
+#include "ir/Names.h"
 
 #include <fmt/format.h>
 
@@ -165,7 +166,7 @@ GlobalOrder orderOperations(const OperationGraph& g) {
       }
     });
     if (via == kNone)
-      throw std::logic_error("internal compiler error: an operation left unplaced "
+      internalError("an operation left unplaced "
                              "has no predecessor left");
     walk.push_back(via);
     unit = units.of(g.edges[via].from);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "schedule/OperationGraph.h"
+#include "support/InternalError.h"
 
 #include <fmt/format.h>
 
@@ -28,9 +29,6 @@ int writerOf(const Graph& graph, unsigned value) {
   return static_cast<int>(graph.tasks[producer.index].actor);
 }
 
-[[noreturn]] void internalError(std::string_view message) {
-  throw std::logic_error(fmt::format("internal compiler error: {}", message));
-}
 
 std::string taskName(const Graph& graph, unsigned t) {
   return fmt::format("{}.{}", graph.actors[graph.tasks[t].actor].name,

@@ -102,11 +102,6 @@ struct ScheduleOptions {
   /// K: executions in flight, and slots per shared-memory channel, that the
   /// simulator checks the schedule with (the runtime's max_in_flight).
   unsigned maxInFlight = 10;
-  /// `cgc --transport=tcp`: every channel between two processes is a TCP
-  /// stream, on one host too (otherwise only those between hosts, see
-  /// channelTransport).
-  bool tcpEverywhere = false;
-
   friend bool operator==(const ScheduleOptions&, const ScheduleOptions&) = default;
 };
 
@@ -144,17 +139,22 @@ struct Schedule {
   friend bool operator==(const Schedule&, const Schedule&) = default;
 };
 
-/// How channel `channel` of `schedule` travels at run time: "nccl" for an
-/// NCCL edge; "tcp" when its writer and a reader are placed on different
-/// hosts (the driver is on host 0) or options.tcpEverywhere; else "shm".
-std::string_view channelTransport(const ir::Graph& graph, const Schedule& schedule,
-                                  const Channel& channel);
+/// How channel `channel` of `schedule` travels at run time: "nccl" (or a
+/// device transport) as the graph says; "tcp" when its writer and a reader
+/// are placed on different hosts (the driver is on host 0) or `tcpEverywhere`
+/// (`cgc --transport=tcp`: every channel between two processes, on one host
+/// too); else "shm". A choice of links, not of order: no pass reads it.
+std::string_view channelTransport(const ir::Graph& graph, const Channel& channel,
+                                  bool tcpEverywhere = false);
+
+/// "READ", "COMPUTE", "WRITE".
+std::string_view kindName(Operation::Kind kind);
 
 /// Builds the schedule of a graph that passed ir::validate(). Returns the
 /// schedule, or the diagnostics explaining why none exists (an actor without
 /// a task; NCCL between two tasks of one actor; blocking operations waiting
 /// for each other in a cycle, each named by its bind). Deterministic: the
-/// same graph and options give the same schedule. Throws std::logic_error
+/// same graph and options give the same schedule. Throws cg::InternalError
 /// ("internal compiler error: ...") if the schedule it built fails the
 /// simulator.
 std::variant<Schedule, std::vector<ir::Diagnostic>>
@@ -163,6 +163,8 @@ buildSchedule(const ir::Graph& graph, const ScheduleOptions& options = {});
 /// The human-readable `<graph>.schedule.txt`: per actor, numbered operations
 /// with the source line of their task, groups and moved operations marked.
 /// Deterministic.
-std::string renderScheduleText(const ir::Graph& graph, const Schedule& schedule);
+/// `tcpEverywhere`: see channelTransport(). (ScheduleText.cpp)
+std::string renderScheduleText(const ir::Graph& graph, const Schedule& schedule,
+                               bool tcpEverywhere = false);
 
 } // namespace cg::schedule

@@ -7,7 +7,7 @@
 
 #include "schedule/ScheduleDot.h"
 
-#include "schedule/Labels.h"
+#include "ir/Names.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -6,7 +6,7 @@
 
 #include "schedule/ScheduleJson.h"
 
-#include "schedule/Labels.h"
+#include "ir/Names.h"
 
 #include <nlohmann/json.hpp>
 
@@ -15,7 +15,8 @@
 
 namespace cg::schedule {
 
-std::string renderScheduleJson(const ir::Graph& graph, const Schedule& schedule) {
+std::string renderScheduleJson(const ir::Graph& graph, const Schedule& schedule,
+                               bool tcpEverywhere) {
   using Json = nlohmann::ordered_json;
   const std::vector<std::string> tasks = taskLabels(graph);
   const std::vector<std::string> values = valueLabels(graph, tasks);
@@ -60,7 +61,7 @@ std::string renderScheduleJson(const ir::Graph& graph, const Schedule& schedule)
     out["id"] = c;
     out["value"] = values[channel.value];
     out["type"] = graph.values[channel.value].type.spelling;
-    out["transport"] = channelTransport(graph, schedule, channel);
+    out["transport"] = channelTransport(graph, channel, tcpEverywhere);
     out["writer"] = endpointName(graph, channel.writer);
     Json readers = Json::array();
     for (int reader : channel.readers)

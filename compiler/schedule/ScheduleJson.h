@@ -31,6 +31,8 @@
 
 namespace cg::schedule {
 
-std::string renderScheduleJson(const ir::Graph& graph, const Schedule& schedule);
+/// `tcpEverywhere`: see channelTransport().
+std::string renderScheduleJson(const ir::Graph& graph, const Schedule& schedule,
+                               bool tcpEverywhere = false);
 
 } // namespace cg::schedule

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "schedule/Simulator.h"
+#include "support/InternalError.h"
 
 #include <fmt/format.h>
 
@@ -43,9 +44,6 @@ struct Process {
   bool queued = false;
 };
 
-[[noreturn]] void internalError(const std::string& message) {
-  throw std::logic_error("internal compiler error: " + message);
-}
 
 } // namespace
 

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Codegen.h"
 #include "codegen/Recipes.h"
+#include "codegen/Supported.h"
 #include "frontend/Frontend.h"
 #include "ir/GraphJson.h"
 #include "ir/Validate.h"
@@ -21,6 +22,7 @@
 #include "schedule/Schedule.h"
 #include "schedule/ScheduleDot.h"
 #include "schedule/ScheduleJson.h"
+#include "support/InternalError.h"
 #include "support/PhaseTimes.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -316,7 +318,7 @@ int run(int argc, const char** argv) {
   scheduling.order = scheduleOrder;
   scheduling.overlapGpuCommunication = overlapGpuCommunication;
   scheduling.maxInFlight = std::max(1u, maxInFlight.getValue());
-  scheduling.tcpEverywhere = transport == TransportChoice::Tcp;
+  const bool tcpEverywhere = transport == TransportChoice::Tcp;
 
   std::vector<cg::schedule::Schedule> schedules;
   bool failed = false;
@@ -333,7 +335,7 @@ int run(int argc, const char** argv) {
     // NCCL edges and collectives of other types than cg::Tensor: the
     // schedule and the IR can still be emitted, the program cannot.
     if (problems.empty() && wants(Emit::Cpp))
-      problems = cg::ir::tensorTransportTypes(graph);
+      problems = cg::codegen::unsupportedTransports(graph);
     for (const auto& problem : problems)
       std::cerr << cg::ir::formatDiagnostic(problem);
     failed |= !problems.empty();
@@ -360,6 +362,7 @@ int run(int argc, const char** argv) {
   llvm::sys::path::remove_dots(absoluteSource, true);
   codegen.source = absoluteSource.str().str();
   codegen.sourceInclude = relativePath(codegen.source, absoluteOutputDir());
+  codegen.tcpEverywhere = tcpEverywhere;
   codegen.command = "cgc " + llvm::sys::path::filename(sourcePath).str() + " --target " + target;
   {
     cg::support::PhaseTimer timer("artefacts");
@@ -372,10 +375,10 @@ int run(int argc, const char** argv) {
                                graph, llvm::sys::path::parent_path(codegen.source).str())));
       if (wants(Emit::Schedule))
         files.emplace_back(output(id + ".schedule.txt"),
-                           cg::schedule::renderScheduleText(graph, schedules[i]));
+                           cg::schedule::renderScheduleText(graph, schedules[i], tcpEverywhere));
       if (wants(Emit::ScheduleJson))
         files.emplace_back(output(id + ".schedule.json"),
-                           cg::schedule::renderScheduleJson(graph, schedules[i]));
+                           cg::schedule::renderScheduleJson(graph, schedules[i], tcpEverywhere));
       if (wants(Emit::Dot))
         files.emplace_back(output(id + ".dot"),
                            cg::schedule::renderScheduleDot(graph, schedules[i]));
@@ -438,18 +441,24 @@ void printPhaseTimes() {
 
 } // namespace
 
+// cgc is wrong, not the user's graph: exit status 70.
+static void reportInternalError(const std::string& what) {
+  std::cerr << "cgc: " << what << "\nPlease report this with the graph source and the "
+            << "command line.\n";
+}
+
 int main(int argc, const char** argv) {
   try {
     int status = run(argc, argv);
     if (timePhases)
       printPhaseTimes();
     return status;
+  } catch (const cg::InternalError& e) {
+    reportInternalError(e.what());
   } catch (const std::exception& e) {
-    std::string what = e.what();
-    if (what.rfind("internal compiler error", 0) != 0)
-      what = "internal compiler error: " + what;
-    std::cerr << "cgc: " << what << "\nPlease report this with the graph source and the "
-              << "command line.\n";
-    return 70;
+    // Nothing else should escape a pass: that is a bug of ours too.
+    reportInternalError(std::string("internal compiler error: unexpected exception: ") + e.what());
   }
+  return 70;
 }
+

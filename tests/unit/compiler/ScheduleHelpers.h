@@ -11,7 +11,7 @@
 
 #include "ir/Diagnostic.h"
 #include "ir/Graph.h"
-#include "schedule/Labels.h"
+#include "ir/Names.h"
 #include "schedule/Schedule.h"
 
 #include <gtest/gtest.h>
@@ -55,7 +55,7 @@ inline std::string rejectionOf(const ir::Graph& graph,
 /// An actor's operations as "KIND task c<channel>...", plus " [moved]".
 inline std::vector<std::string> opsOf(const ir::Graph& graph, const schedule::Schedule& s,
                                       unsigned actor) {
-  std::vector<std::string> tasks = schedule::taskLabels(graph);
+  std::vector<std::string> tasks = ir::taskLabels(graph);
   std::vector<std::string> out;
   for (const schedule::Operation& op : s.actors.at(actor).operations) {
     std::string line = std::string(schedule::kindName(op.kind)) + " " + tasks[op.task];

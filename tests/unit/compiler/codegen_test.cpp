@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Codegen.h"
+#include "codegen/Supported.h"
 
 #include "codegen/FormatCode.h"
 #include "codegen/Layout.h"
@@ -188,6 +189,77 @@ TEST(Layout, TablesGoInAtTheirMarkersIndentation) {
   LaidOutTables wide;
   wide.add(std::string(97, 'w') + "\n");
   EXPECT_EQ(wide.splice("    // @cgc-table-0\n"), std::nullopt);
+}
+
+std::string formatted(const std::vector<ir::Diagnostic>& diagnostics) {
+  std::string out;
+  for (const ir::Diagnostic& d : diagnostics)
+    out += ir::formatDiagnostic(d);
+  return out;
+}
+
+TEST(Supported, NcclEdgesAndCollectivesOfOtherTypesThanTensorAreReportedInSourceOrder) {
+  EXPECT_TRUE(unsupportedTransports(test::chainGraph()).empty());
+  EXPECT_EQ(formatted(unsupportedTransports(test::gpuGraph())),
+            "examples/echo/echo.cg.cpp:63:3: error: element #1 of the result of 'w0.split' is "
+            "a 'std::vector<float>', so it cannot use transport nccl: only cg::Tensor values "
+            "travel over nccl\n"
+            "examples/echo/echo.cg.cpp:64:3: error: the result of 'w0.grad' is a "
+            "'std::vector<float>', so it cannot use transport nccl: only cg::Tensor values "
+            "travel over nccl\n"
+            "examples/echo/echo.cg.cpp:65:3: error: the result of 'w1.grad' is a "
+            "'std::vector<float>', so it cannot use transport nccl: only cg::Tensor values "
+            "travel over nccl\n"
+            "examples/echo/echo.cg.cpp:66:3: error: allreduce of 'std::vector<float>' values: a "
+            "collective takes cg::Tensor values\n"
+            "examples/echo/echo.cg.cpp:67:3: error: allgather of 'std::vector<float>' values: a "
+            "collective takes cg::Tensor values\n");
+}
+
+TEST(Supported, NcclEdgesAndCollectivesOfTensorsAreAccepted) {
+  GraphBuilder g("tensors", 70);
+  unsigned x = g.input("int");
+  unsigned a = g.actor("a", 71);
+  unsigned b = g.actor("b", 72);
+  unsigned ta = g.bind(a, "make", {x}, 73, "cg::Tensor");
+  unsigned tb = g.bind(b, "make", {x}, 74, "cg::Tensor");
+  g.transport(ta, ir::Transport::Nccl);
+  unsigned used = g.bind(b, "use", {ta}, 75, "cg::Tensor");
+  std::vector<unsigned> sums =
+      g.collective(ir::Collective::Kind::AllReduce, "sum", {a, b}, {ta, used}, 76, "cg::Tensor");
+  g.output(sums[0]).output(sums[1]).output(tb);
+  EXPECT_TRUE(unsupportedTransports(g.build()).empty());
+}
+
+TEST(Supported, DeviceTransportsOfOtherTypesThanTensorAreReportedAtTheBindOrTheGraph) {
+  GraphBuilder g("devices", 80);
+  unsigned x = g.input("int", ir::Transport::Cuda);
+  unsigned a = g.actor("a", 81);
+  unsigned b = g.actor("b", 82);
+  unsigned va = g.bind(a, "grad", {x}, 83, "std::vector<float>");
+  unsigned vb = g.bind(b, "grad", {x}, 84, "std::vector<float>");
+  g.transport(va, ir::Transport::Cuda).transport(vb, ir::Transport::Cpu);
+  g.output(g.bind(b, "apply", {va}, 85, "int")).output(g.bind(a, "apply", {vb}, 86, "int"));
+  EXPECT_EQ(formatted(unsupportedTransports(g.build())),
+            "examples/echo/echo.cg.cpp:80:1: error: graph input #0 is a 'int', so it cannot use "
+            "transport cuda: only cg::Tensor values are delivered on a device\n"
+            "examples/echo/echo.cg.cpp:83:3: error: the result of 'a.grad' is a "
+            "'std::vector<float>', so it cannot use transport cuda: only cg::Tensor values are "
+            "delivered on a device\n"
+            "examples/echo/echo.cg.cpp:84:3: error: the result of 'b.grad' is a "
+            "'std::vector<float>', so it cannot use transport cpu: only cg::Tensor values are "
+            "delivered on a device\n");
+}
+
+TEST(Supported, DeviceTransportsOfTensorsAreAcceptedOnInputsAndResults) {
+  GraphBuilder g("devices", 90);
+  unsigned x = g.input("cg::Tensor", ir::Transport::Cuda);
+  unsigned a = g.actor("a", 91);
+  unsigned b = g.actor("b", 92);
+  unsigned va = g.bind(a, "make", {x}, 93, "cg::Tensor");
+  g.transport(va, ir::Transport::Cpu);
+  g.output(g.bind(b, "use", {va}, 94, "cg::Tensor")).output(va);
+  EXPECT_TRUE(unsupportedTransports(g.build()).empty());
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GraphJsonReader.h"
 #include "ir/GraphJson.h"
 
 #include "GraphFixtures.h"

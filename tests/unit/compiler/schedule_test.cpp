@@ -445,11 +445,10 @@ TEST(Schedule, ChannelsBetweenHostsAreTcpAndTcpEverywhereMakesThemAllTcp) {
   graph.actors[1].host = 1;  // b elsewhere: a -> b and b -> driver cross hosts
   Schedule schedule = scheduleOf(graph);
   ASSERT_EQ(schedule.channels.size(), 3u);
-  EXPECT_EQ(channelTransport(graph, schedule, schedule.channels[0]), "shm");
-  EXPECT_EQ(channelTransport(graph, schedule, schedule.channels[1]), "tcp");
-  EXPECT_EQ(channelTransport(graph, schedule, schedule.channels[2]), "tcp");
-  schedule.options.tcpEverywhere = true;
-  EXPECT_EQ(channelTransport(graph, schedule, schedule.channels[0]), "tcp");
+  EXPECT_EQ(channelTransport(graph, schedule.channels[0]), "shm");
+  EXPECT_EQ(channelTransport(graph, schedule.channels[1]), "tcp");
+  EXPECT_EQ(channelTransport(graph, schedule.channels[2]), "tcp");
+  EXPECT_EQ(channelTransport(graph, schedule.channels[0], /*tcpEverywhere=*/true), "tcp");
 }
 
 } // namespace

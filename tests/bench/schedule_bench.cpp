@@ -9,6 +9,7 @@
 // baseline: a plain topological sort of the same task graph, the least any
 // scheduler must do. The target is under 1 s at 100,000 tasks, growing about
 // linearly. Times are medians of 3 runs, wall clock and this process's CPU.
+#include "GraphJsonReader.h"
 #include "ir/GraphJson.h"
 #include "schedule/Schedule.h"
 #include "schedule/ScheduleJson.h"

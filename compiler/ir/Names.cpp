@@ -1,21 +1,19 @@
-//===- Labels.cpp - How the schedule artefacts name things ----------------===//
+//===- Names.cpp - How every artefact of cgc names tasks, values and places ===//
 //
-// One set of names for the text, JSON and Graphviz renderings, so that a
-// task, value or channel reads the same in all three.
+// See Names.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "schedule/Labels.h"
+#include "ir/Names.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 
-namespace cg::schedule {
-
-using ir::Graph;
-using ir::Producer;
+namespace cg::ir {
 
 namespace {
 
@@ -26,18 +24,25 @@ std::string_view basename(std::string_view path) {
 
 } // namespace
 
-std::string shortLoc(const ir::SourceLoc& loc) {
+std::string shortLoc(const SourceLoc& loc) {
   if (loc.file.empty())
     return {};
   return fmt::format("{}:{}", basename(loc.file), loc.line);
 }
 
+std::string exactLoc(const SourceLoc& loc) {
+  return fmt::format("{}:{}:{}", basename(loc.file), loc.line, loc.column);
+}
+
+std::string taskName(const Graph& graph, const Task& task) {
+  return fmt::format("{}.{}", graph.actors[task.actor].name, task.method);
+}
+
 std::vector<std::string> taskLabels(const Graph& graph) {
   std::vector<std::string> taskLabels;
   std::map<std::string, unsigned> uses;
-  for (const ir::Task& task : graph.tasks) {
-    taskLabels.push_back(
-        fmt::format("{}.{}", graph.actors[task.actor].name, task.method));
+  for (const Task& task : graph.tasks) {
+    taskLabels.push_back(taskName(graph, task));
     ++uses[taskLabels.back()];
   }
   std::map<std::string, unsigned> seen;
@@ -50,7 +55,7 @@ std::vector<std::string> taskLabels(const Graph& graph) {
 std::vector<std::string> valueLabels(const Graph& graph,
                                      const std::vector<std::string>& tasks) {
   std::vector<std::string> labels;
-  for (const ir::Value& value : graph.values) {
+  for (const Value& value : graph.values) {
     if (value.producer.kind == Producer::Kind::Input)
       labels.push_back(fmt::format("input #{}", value.producer.index));
     else if (value.producer.element == -1)
@@ -62,14 +67,23 @@ std::vector<std::string> valueLabels(const Graph& graph,
   return labels;
 }
 
+std::string taskCall(const Graph& graph, unsigned t, const std::vector<std::string>& tasks,
+                     const std::vector<std::string>& values) {
+  std::vector<std::string_view> args;
+  for (const Arg& arg : graph.tasks[t].args)
+    args.push_back(arg.kind == Arg::Kind::Value ? std::string_view(values[arg.value])
+                                                : std::string_view(arg.constant.expression));
+  return fmt::format("{}({})", tasks[t], fmt::join(args, ", "));
+}
+
 std::string collectiveNote(const Graph& graph, unsigned t) {
-  const ir::Task& task = graph.tasks[t];
+  const Task& task = graph.tasks[t];
   if (task.collective < 0)
     return {};
-  const ir::Collective& collective =
+  const Collective& collective =
       graph.collectives[static_cast<std::size_t>(task.collective)];
   auto rank = std::find(collective.tasks.begin(), collective.tasks.end(), t);
-  std::string kind(ir::toString(collective.kind));
+  std::string kind(toString(collective.kind));
   if (!collective.reduceOp.empty())
     kind += " " + collective.reduceOp;
   return fmt::format("[{} #{}, rank {} of {}]", kind, task.collective,
@@ -77,20 +91,7 @@ std::string collectiveNote(const Graph& graph, unsigned t) {
 }
 
 std::string endpointName(const Graph& graph, int endpoint) {
-  return endpoint == kDriver ? std::string("driver")
-                             : graph.actors[endpoint].name;
+  return endpoint < 0 ? std::string("driver") : graph.actors[endpoint].name;
 }
 
-std::string_view kindName(Operation::Kind kind) {
-  switch (kind) {
-  case Operation::Kind::Read:
-    return "READ";
-  case Operation::Kind::Compute:
-    return "COMPUTE";
-  case Operation::Kind::Write:
-    return "WRITE";
-  }
-  return "?";
-}
-
-} // namespace cg::schedule
+} // namespace cg::ir
