@@ -20,8 +20,8 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <string>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace cg::codegen {
@@ -62,25 +62,23 @@ public:
           fmt::format("{{\"{}\", &{}{}}},", actor.name, actorFunction(a), specTail(actor)),
           fmt::format("{}: {} ({})", a, actor.className, ir::exactLoc(actor.loc)));
     }
-    std::string readerActors;  // per channel: the actor of each reader slot
+    std::string readerActors; // per channel: the actor of each reader slot
     for (const schedule::Channel& channel : schedule_.channels) {
       size_t c = static_cast<size_t>(&channel - schedule_.channels.data());
       readerActors += fmt::format("inline constexpr std::array<int, {}> {}_r{}{{{}}};\n",
-                                  channel.readers.size(), id_, c,
-                                  fmt::join(channel.readers, ", "));
-      channelSpecs.emplace_back(
-          fmt::format("{{{}, {}_r{}}},", channel.writer, id_, c),
-          fmt::format("c{}: {}", c, values_[channel.value]));
+                                  channel.readers.size(), id_, c, fmt::join(channel.readers, ", "));
+      channelSpecs.emplace_back(fmt::format("{{{}, {}_r{}}},", channel.writer, id_, c),
+                                fmt::format("c{}: {}", c, values_[channel.value]));
     }
     for (size_t i = 0; i < graph_.inputs.size(); ++i) {
       const std::string& type = graph_.values.at(graph_.inputs[i]).type.spelling;
       inputParams += fmt::format("{}const {}& input{}", i ? ", " : "", type, i);
       inputArgs += fmt::format("{}input{}", i ? ", " : "", i);
       // A tensor delivered on a device crosses shared memory from the host.
-      inputWrites += isDevice(graph_.values.at(graph_.inputs[i]).transport)
-                         ? fmt::format("    runtime_->write_input({}, input{}.to(cg::device::cpu));\n",
-                                       i, i)
-                         : fmt::format("    runtime_->write_input({}, input{});\n", i, i);
+      inputWrites +=
+          isDevice(graph_.values.at(graph_.inputs[i]).transport)
+              ? fmt::format("    runtime_->write_input({}, input{}.to(cg::device::cpu));\n", i, i)
+              : fmt::format("    runtime_->write_input({}, input{});\n", i, i);
     }
     // Constructor arguments launch() may replace: one member each, encoded
     // by the driver class for the runtime (which takes none when no actor
@@ -91,10 +89,10 @@ public:
       if (actor.constructorArgs.empty())
         continue;
       std::string member = identifierFor(actor.name);
-      constructorMembers += fmt::format(
-          "  /// {} ({}, {}); the graph passes ({}).\n  std::optional<{}> {};\n", actor.name,
-          actor.className, ir::exactLoc(actor.loc), constructorArgList(actor),
-          constructorTuple(actor), member);
+      constructorMembers +=
+          fmt::format("  /// {} ({}, {}); the graph passes ({}).\n  std::optional<{}> {};\n",
+                      actor.name, actor.className, ir::exactLoc(actor.loc),
+                      constructorArgList(actor), constructorTuple(actor), member);
       encodes += fmt::format(
           "    encoded[{}] = cg::detail::encode_constructor_args(constructors.{});\n", a, member);
     }
@@ -119,9 +117,9 @@ public:
                           "position.\n";
       for (unsigned g = 0; g < schedule_.groups.size(); ++g) {
         std::vector<unsigned> ranks = groupRanks(g);
-        communicatorSpecs += fmt::format(
-            "inline constexpr std::array<std::uint32_t, {}> {}_g{}{{{}}};  // {}\n", ranks.size(),
-            id_, g, fmt::join(ranks, ", "), describeGroup(g));
+        communicatorSpecs +=
+            fmt::format("inline constexpr std::array<std::uint32_t, {}> {}_g{}{{{}}};  // {}\n",
+                        ranks.size(), id_, g, fmt::join(ranks, ", "), describeGroup(g));
         groupList += fmt::format("    {{{}_g{}}},\n", id_, g);
       }
       communicatorSpecs += fmt::format(
@@ -153,14 +151,12 @@ public:
         fmt::arg("output_count", graph_.outputs.size()),
         fmt::arg("output_channels", fmt::format("{}", fmt::join(schedule_.outputChannels, ", "))),
         fmt::arg("communicator_specs", communicatorSpecs),
-        fmt::arg("spec_communicators", specCommunicators),
-        fmt::arg("result_type", resultType), fmt::arg("input_params", inputParams),
-        fmt::arg("input_args", inputArgs),
+        fmt::arg("spec_communicators", specCommunicators), fmt::arg("result_type", resultType),
+        fmt::arg("input_params", inputParams), fmt::arg("input_args", inputArgs),
         fmt::arg("constructor_members", constructorMembers),
         fmt::arg("encoded_constructors", encodedConstructors),
         fmt::arg("constructors_param", constructorsParam),
-        fmt::arg("encode_function_private", encodeFunction),
-        fmt::arg("input_writes", inputWrites));
+        fmt::arg("encode_function_private", encodeFunction), fmt::arg("input_writes", inputWrites));
   }
 
   std::string actorFunction(unsigned actor) const {
@@ -408,9 +404,8 @@ private:
       if (task.args.size() != 1 || task.args.front().kind != ir::Arg::Kind::Value ||
           task.results.size() != 1)
         internalError("a collective's rank takes one value and gives one");
-      std::string op = collective.reduceOp.empty()
-                           ? ""
-                           : fmt::format(", cg::ReduceOp::{}", collective.reduceOp);
+      std::string op =
+          collective.reduceOp.empty() ? "" : fmt::format(", cg::ReduceOp::{}", collective.reduceOp);
       return fmt::format("    cg::Result<{}> v{} = process.{}(g{}, v{}{});\n",
                          valueType(task.results.front()), task.results.front(),
                          ir::toString(collective.kind), collectiveGroup(task.collective),
@@ -427,14 +422,15 @@ private:
                     return other.kind == ir::Arg::Kind::Value && other.value == arg.value;
                   }) == 1;
       bool moveIt = once && last.at(arg.value) == t;
-      args += moveIt ? fmt::format("cg::pass(v{})", arg.value) : fmt::format("v{}.value()", arg.value);
+      args +=
+          moveIt ? fmt::format("cg::pass(v{})", arg.value) : fmt::format("v{}.value()", arg.value);
       inputs += fmt::format(", v{}", arg.value);
     }
     // Laid out as the formatter would: a lambda that is not the last argument
     // puts all the arguments on a line of their own.
-    std::string call = fmt::format("process.call({}\"{}\", [&] {{ return actor.{}({}); }}{})",
-                                   inputs.empty() ? "" : "\n        ", task.method, task.method,
-                                   args, inputs);
+    std::string call =
+        fmt::format("process.call({}\"{}\", [&] {{ return actor.{}({}); }}{})",
+                    inputs.empty() ? "" : "\n        ", task.method, task.method, args, inputs);
     const ir::Producer& first = graph_.values.at(task.results.front()).producer;
     if (first.element < 0)
       return fmt::format("    cg::Result<{}> v{} = {};\n", valueType(task.results.front()),
@@ -442,8 +438,8 @@ private:
     std::string elementTypes;
     for (unsigned value : task.results)
       elementTypes += (elementTypes.empty() ? "" : ", ") + valueType(value);
-    std::string out = fmt::format("    cg::Result<std::tuple<{}>> r{} = {};\n", elementTypes, t,
-                                  call);
+    std::string out =
+        fmt::format("    cg::Result<std::tuple<{}>> r{} = {};\n", elementTypes, t, call);
     for (unsigned value : task.results)
       out += fmt::format("    cg::Result<{}> v{} = cg::element<{}>(r{});\n", valueType(value),
                          value, graph_.values.at(value).producer.element, t);
@@ -499,11 +495,11 @@ private:
 std::string aggregateCodec(const ir::AggregateCodec& codec) {
   std::string sizeTerms, encodeFields, decodeFields;
   for (const ir::AggregateCodec::Field& field : codec.fields) {
-    sizeTerms += fmt::format("{}cg::encoded_size(value.{})", sizeTerms.empty() ? "" : " + ",
-                             field.name);
+    sizeTerms +=
+        fmt::format("{}cg::encoded_size(value.{})", sizeTerms.empty() ? "" : " + ", field.name);
     encodeFields += fmt::format("    cg::encode(out, value.{});\n", field.name);
-    decodeFields += fmt::format("{}cg::decode<{}>(in)", decodeFields.empty() ? "" : ", ",
-                                field.type);
+    decodeFields +=
+        fmt::format("{}cg::decode<{}>(in)", decodeFields.empty() ? "" : ", ", field.type);
   }
   return fmt::format(fmt::runtime(templateText("codec.hpp.tpl")), fmt::arg("type", codec.type),
                      fmt::arg("size_terms", sizeTerms.empty() ? "0" : sizeTerms),
@@ -543,8 +539,8 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
   for (const GraphToGenerate& g : input.graphs) {
     GraphGenerator generator(input, *g.graph, *g.schedule);
     sections += generator.driverSection(tables);
-    graphSpecs += fmt::format("    &cg_generated::{}::{}_spec,\n", targetNs,
-                              identifierFor(g.graph->name));
+    graphSpecs +=
+        fmt::format("    &cg_generated::{}::{}_spec,\n", targetNs, identifierFor(g.graph->name));
     for (unsigned a = 0; a < g.graph->actors.size(); ++a) {
       std::string name = generator.actorFileName(a);
       std::string program = generator.actorProgram(a);
@@ -557,13 +553,12 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
   // The header is formatted with its tables left out (markers in their
   // place), then they go in; all of it through the formatter if one of
   // them does not fit where it lands.
-  std::string driver =
-      fmt::format(fmt::runtime(templateText("driver.hpp.tpl")), fmt::arg("file", header),
-                  fmt::arg("source_name", baseName(input.source)),
-                  fmt::arg("source", input.sourceInclude), fmt::arg("command", input.command),
-                  fmt::arg("example_graph", input.graphs.front().graph->name),
-                  fmt::arg("target", input.target), fmt::arg("target_ns", targetNs),
-                  fmt::arg("codecs", codecs), fmt::arg("graphs", sections));
+  std::string driver = fmt::format(
+      fmt::runtime(templateText("driver.hpp.tpl")), fmt::arg("file", header),
+      fmt::arg("source_name", baseName(input.source)), fmt::arg("source", input.sourceInclude),
+      fmt::arg("command", input.command),
+      fmt::arg("example_graph", input.graphs.front().graph->name), fmt::arg("target", input.target),
+      fmt::arg("target_ns", targetNs), fmt::arg("codecs", codecs), fmt::arg("graphs", sections));
   std::optional<std::string> laidOut = tables.splice(formatCode(driver, header));
   if (!laidOut)
     laidOut = formatCode(tables.expand(driver), header);

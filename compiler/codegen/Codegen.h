@@ -23,21 +23,21 @@ struct GraphToGenerate {
 };
 
 struct CodegenInput {
-  std::string target;    // the add_compiled_graph() target name
-  std::string source;    // absolute path of the graph source
+  std::string target; // the add_compiled_graph() target name
+  std::string source; // absolute path of the graph source
   /// How the driver header includes the graph source: its path relative to
   /// the output directory, so that no generated file names the checkout.
   std::string sourceInclude;
-  std::string command;   // how cgc was invoked, for the header comments
+  std::string command; // how cgc was invoked, for the header comments
   std::vector<GraphToGenerate> graphs;
-  std::vector<ir::AggregateCodec> codecs;   // dependencies first
+  std::vector<ir::AggregateCodec> codecs; // dependencies first
   /// `cgc --transport=tcp`: the specs say every channel between processes is
   /// TCP (GraphSpec::tcp_everywhere).
   bool tcpEverywhere = false;
 };
 
 struct GeneratedFile {
-  std::string name;      // file name, relative to the output directory
+  std::string name; // file name, relative to the output directory
   std::string contents;
 };
 

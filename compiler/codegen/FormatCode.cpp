@@ -22,7 +22,7 @@ clang::format::FormatStyle generatedCodeStyle() {
   clang::format::FormatStyle style = clang::format::getLLVMStyle();
   style.ColumnLimit = 100;
   style.PointerAlignment = clang::format::FormatStyle::PAS_Left;
-  style.SortIncludes = clang::format::FormatStyle::SI_Never;   // the templates order them
+  style.SortIncludes = clang::format::FormatStyle::SI_Never; // the templates order them
   return style;
 }
 

@@ -26,9 +26,9 @@ std::size_t markedTable(std::string_view line) {
   std::string_view number = line.substr(kMarker.size());
   if (!number.empty() && number.back() == '\n')
     number.remove_suffix(1);
-  if (number.empty() || number.size() > 8 ||
-      !std::all_of(number.begin(), number.end(),
-                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+  if (number.empty() || number.size() > 8 || !std::all_of(number.begin(), number.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      }))
     return SIZE_MAX;
   return std::stoul(std::string(number));
 }
@@ -50,20 +50,20 @@ bool isPlainSpelling(std::string_view text) {
     char c = text[i];
     char previous = i ? text[i - 1] : '\0';
     char next = i + 1 < text.size() ? text[i + 1] : '\0';
-    if (c == '"' || c == '\'') {   // a literal: the formatter keeps what is inside
+    if (c == '"' || c == '\'') { // a literal: the formatter keeps what is inside
       for (++i; i < text.size() && text[i] != c; ++i)
         if (text[i] == '\\')
           ++i;
       if (i >= text.size())
         return false;
-    } else if (c == ',') {         // ", " and then no second space
+    } else if (c == ',') { // ", " and then no second space
       if (next != ' ' || i + 2 >= text.size() || text[i + 2] == ' ')
         return false;
       ++i;
-    } else if (c == ' ') {         // between two words: `unsigned int`
+    } else if (c == ' ') { // between two words: `unsigned int`
       if (!isWordChar(previous) || !isWordChar(next))
         return false;
-    } else if (c == '-' || c == '+') {   // a sign, or an exponent's: `-1`, `1e-05`
+    } else if (c == '-' || c == '+') { // a sign, or an exponent's: `-1`, `1e-05`
       bool sign = c == '-' && (i == 0 || previous == '(');
       bool exponent = (previous == 'e' || previous == 'E') && i >= 2 &&
                       (std::isdigit(static_cast<unsigned char>(text[i - 2])) || text[i - 2] == '.');
@@ -105,8 +105,7 @@ std::string LaidOutTables::expand(std::string_view code) const {
   return *replaceMarkers(code, false);
 }
 
-std::optional<std::string> LaidOutTables::replaceMarkers(std::string_view code,
-                                                         bool indent) const {
+std::optional<std::string> LaidOutTables::replaceMarkers(std::string_view code, bool indent) const {
   std::string out;
   out.reserve(code.size());
   while (!code.empty()) {
@@ -124,8 +123,8 @@ std::optional<std::string> LaidOutTables::replaceMarkers(std::string_view code,
     std::string_view rows = tables_[table];
     while (!rows.empty()) {
       std::size_t rowEnd = rows.find('\n');
-      std::string_view row = rows.substr(0, rowEnd == std::string_view::npos ? rows.size()
-                                                                           : rowEnd + 1);
+      std::string_view row =
+          rows.substr(0, rowEnd == std::string_view::npos ? rows.size() : rowEnd + 1);
       rows.remove_prefix(row.size());
       std::size_t width = prefix.size() + row.size() - (row.back() == '\n' ? 1 : 0);
       if (indent && width > kColumnLimit)

@@ -39,29 +39,30 @@ std::string header(const ir::Graph& graph, const RecipeInput& input, const char*
       ": \"${{CG_ACTORS:={actors}}}\"\n"
       "export CG_RENDEZVOUS\n",
       fmt::arg("graph", graph.name), fmt::arg("file", graph.loc.file),
-      fmt::arg("line", graph.loc.line), fmt::arg("what", what),
-      fmt::arg("command", input.command), fmt::arg("usage", usage),
-      fmt::arg("n", graph.actors.size()), fmt::arg("actors", input.actorExecutable));
+      fmt::arg("line", graph.loc.line), fmt::arg("what", what), fmt::arg("command", input.command),
+      fmt::arg("usage", usage), fmt::arg("n", graph.actors.size()),
+      fmt::arg("actors", input.actorExecutable));
 }
 
 } // namespace
 
 std::string mpirunRecipe(const ir::Graph& graph, const RecipeInput& input) {
-  std::string out = header(graph, input, "OpenMPI's mpirun (one app context per process)",
-                           "CG_RENDEZVOUS=node0:29517 sh " + input.graphId +
-                               ".mpirun.sh ./driver [args...]");
+  std::string out =
+      header(graph, input, "OpenMPI's mpirun (one app context per process)",
+             "CG_RENDEZVOUS=node0:29517 sh " + input.graphId + ".mpirun.sh ./driver [args...]");
   out += "exec mpirun ${CG_MPIRUN_FLAGS:-} -x CG_RENDEZVOUS \\\n"
          "  -np 1 ${CG_HOST_0:+--host \"$CG_HOST_0\"} \"$@\"";
   for (const ir::Actor& actor : graph.actors)
-    out += fmt::format(" \\\n  : -np 1 ${{CG_HOST_{0}:+--host \"$CG_HOST_{0}\"}} \"$CG_ACTORS\" {1} {2}",
-                       actor.host, shellQuote(graph.name), shellQuote(actor.name));
+    out += fmt::format(
+        " \\\n  : -np 1 ${{CG_HOST_{0}:+--host \"$CG_HOST_{0}\"}} \"$CG_ACTORS\" {1} {2}",
+        actor.host, shellQuote(graph.name), shellQuote(actor.name));
   return out + "\n";
 }
 
 std::string srunRecipe(const ir::Graph& graph, const RecipeInput& input) {
-  std::string out = header(graph, input, "SLURM's srun --multi-prog",
-                           "CG_RENDEZVOUS=$(hostname):29517 sh " + input.graphId +
-                               ".srun.sh ./driver [args...]");
+  std::string out =
+      header(graph, input, "SLURM's srun --multi-prog",
+             "CG_RENDEZVOUS=$(hostname):29517 sh " + input.graphId + ".srun.sh ./driver [args...]");
   out += "conf=$(mktemp)\n"
          "trap 'rm -f \"$conf\"' EXIT\n"
          "{\n"

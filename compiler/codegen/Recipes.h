@@ -17,9 +17,9 @@
 namespace cg::codegen {
 
 struct RecipeInput {
-  std::string command;          // the cgc command line, for the header comment
-  std::string actorExecutable;  // the default of CG_ACTORS
-  std::string graphId;          // the graph's file name stem (identifierFor)
+  std::string command;         // the cgc command line, for the header comment
+  std::string actorExecutable; // the default of CG_ACTORS
+  std::string graphId;         // the graph's file name stem (identifierFor)
 };
 
 /// `<graph>.mpirun.sh`: `sh <graph>.mpirun.sh <driver> [args...]` runs mpirun.

@@ -37,16 +37,14 @@ std::vector<ir::Diagnostic> unsupportedTransports(const ir::Graph& graph) {
       const Value& value = graph.values[result];
       if (value.transport == Transport::Shm || value.type.spelling == kTensor)
         continue;
-      const std::string what =
-          value.producer.element == -1
-              ? fmt::format("the result of '{}'", taskName(graph, task))
-              : fmt::format("element #{} of the result of '{}'", value.producer.element,
-                            taskName(graph, task));
+      const std::string what = value.producer.element == -1
+                                   ? fmt::format("the result of '{}'", taskName(graph, task))
+                                   : fmt::format("element #{} of the result of '{}'",
+                                                 value.producer.element, taskName(graph, task));
       diagnostics.push_back(
           {task.loc,
-           fmt::format("{} is a '{}', so it cannot use transport {}: {}", what,
-                       value.type.spelling, toString(value.transport),
-                       onlyTensors(value.transport)),
+           fmt::format("{} is a '{}', so it cannot use transport {}: {}", what, value.type.spelling,
+                       toString(value.transport), onlyTensors(value.transport)),
            {}});
     }
   }
@@ -68,16 +66,14 @@ std::vector<ir::Diagnostic> unsupportedTransports(const ir::Graph& graph) {
     const Task& first = graph.tasks[collective.tasks.front()];
     const std::string& type = graph.values[first.results.front()].type.spelling;
     if (type != kTensor)
-      diagnostics.push_back(
-          {collective.loc,
-           fmt::format("{} of '{}' values: a collective takes cg::Tensor values",
-                       toString(collective.kind), type),
-           {}});
+      diagnostics.push_back({collective.loc,
+                             fmt::format("{} of '{}' values: a collective takes cg::Tensor values",
+                                         toString(collective.kind), type),
+                             {}});
   }
-  std::stable_sort(diagnostics.begin(), diagnostics.end(),
-                   [](const Diagnostic& a, const Diagnostic& b) {
-                     return a.loc.line < b.loc.line;
-                   });
+  std::stable_sort(
+      diagnostics.begin(), diagnostics.end(),
+      [](const Diagnostic& a, const Diagnostic& b) { return a.loc.line < b.loc.line; });
   return diagnostics;
 }
 

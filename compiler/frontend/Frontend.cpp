@@ -103,8 +103,8 @@ void printEntry(const CollectingConsumer::Entry& entry) {
   if (entry.loc.file.empty())
     std::cerr << "cgc: " << kind << ": " << entry.message << "\n";
   else
-    std::cerr << entry.loc.file << ":" << entry.loc.line << ":" << entry.loc.column << ": "
-              << kind << ": " << entry.message << "\n";
+    std::cerr << entry.loc.file << ":" << entry.loc.line << ":" << entry.loc.column << ": " << kind
+              << ": " << entry.message << "\n";
 }
 
 /// The Clang driver's arguments for a parse, without the action and the file.
@@ -113,9 +113,9 @@ std::vector<std::string> parseFlags(const FrontendOptions& options) {
   // A real argv[0]: the Clang driver finds the GCC installation relative to it.
   std::vector<std::string> args{CG_CLANG_EXECUTABLE, "-std=c++20"};
   args.insert(args.end(), options.compileFlags.begin(), options.compileFlags.end());
-  args.push_back("-resource-dir=" +
-                 (options.resourceDir.empty() ? std::string(CG_CLANG_RESOURCE_DIR)
-                                              : options.resourceDir));
+  args.push_back("-resource-dir=" + (options.resourceDir.empty()
+                                         ? std::string(CG_CLANG_RESOURCE_DIR)
+                                         : options.resourceDir));
   // The runtime headers are always reachable, after the target's own paths.
   args.push_back("-idirafter" CG_RUNTIME_INCLUDE_DIR);
   args.push_back("-fconstexpr-steps=" + std::to_string(options.constexprSteps));
@@ -151,19 +151,15 @@ struct DiscoverVisitor : clang::RecursiveASTVisitor<DiscoverVisitor> {
     if (!fn->isThisDeclarationADefinition() || !isAnnotated(fn, "cg::graph"))
       return true;
     ir::SourceLoc loc = toLoc(sm, fn->getLocation());
-    bool takesBuilder = fn->getNumParams() == 1 &&
-                        fn->getParamDecl(0)->getType()->isLValueReferenceType() &&
-                        fn->getParamDecl(0)
-                                ->getType()
-                                .getNonReferenceType()
-                                .getUnqualifiedType()
-                                .getAsString() == "cg::GraphBuilder";
+    bool takesBuilder =
+        fn->getNumParams() == 1 && fn->getParamDecl(0)->getType()->isLValueReferenceType() &&
+        fn->getParamDecl(0)->getType().getNonReferenceType().getUnqualifiedType().getAsString() ==
+            "cg::GraphBuilder";
     if (fn->isTemplated() || !fn->getReturnType()->isVoidType() || !takesBuilder) {
-      out.problems.push_back(
-          {loc,
-           "a CG_GRAPH function must be a non-template 'void " + fn->getNameAsString() +
-               "(cg::GraphBuilder&)'",
-           {}});
+      out.problems.push_back({loc,
+                              "a CG_GRAPH function must be a non-template 'void " +
+                                  fn->getNameAsString() + "(cg::GraphBuilder&)'",
+                              {}});
       return true;
     }
     out.graphs.push_back({fn->getQualifiedNameAsString(), loc});
@@ -199,19 +195,19 @@ struct Session {
       : options(options), source(std::move(source)), probePath(std::move(probePath)) {}
 
   const FrontendOptions& options;
-  std::string source;      // absolute path
-  std::string probePath;   // the name the probe's lines are reported under
+  std::string source;    // absolute path
+  std::string probePath; // the name the probe's lines are reported under
   CollectingConsumer diagnostics;
-  size_t probeDiagnostics = 0;   // diagnostics.entries from here on are the probe's
+  size_t probeDiagnostics = 0; // diagnostics.entries from here on are the probe's
 
   Discovery discovery;
-  std::string selectionError;    // printed as is
+  std::string selectionError; // printed as is
   std::vector<GraphFunction> graphs;
   std::vector<ProbeLine> probeLines;
-  std::vector<std::optional<ir::Graph>> decoded;   // per graph
+  std::vector<std::optional<ir::Graph>> decoded; // per graph
   std::vector<AggregateCodec> codecs;
-  std::vector<ir::Diagnostic> problems;            // found while decoding
-  bool probed = false;           // step 2 began
+  std::vector<ir::Diagnostic> problems; // found while decoding
+  bool probed = false;                  // step 2 began
   bool parseFailed = false;
   bool evaluationFailed = false;
 };
@@ -230,8 +226,8 @@ bool selectGraphs(Session& session) {
     auto it = std::find_if(found.begin(), found.end(),
                            [&](const GraphFunction& g) { return g.name == wanted; });
     if (it == found.end()) {
-      session.selectionError = "cgc: error: no CG_GRAPH function named '" + wanted + "' in " +
-                               session.source + "\n";
+      session.selectionError =
+          "cgc: error: no CG_GRAPH function named '" + wanted + "' in " + session.source + "\n";
       return false;
     }
     session.graphs.push_back(*it);
@@ -266,7 +262,7 @@ public:
       return;
     }
     clang::Preprocessor& pp = ci.getPreprocessor();
-    pp.enableIncrementalProcessing();   // the source's end is not the unit's
+    pp.enableIncrementalProcessing(); // the source's end is not the unit's
     if (!ci.hasSema())
       ci.createSema(getTranslationUnitKind(), nullptr);
     clang::Sema& sema = ci.getSema();
@@ -318,7 +314,7 @@ public:
       probe(parser, again, larger, serializers, stillLarger);
       if (!stillLarger.empty())
         internalError("a graph's size changed between two "
-                               "evaluations");
+                      "evaluations");
     }
     session_.codecs = serializers.codecs();
     // The rest of what the end of the translation unit does (its errors,
@@ -334,15 +330,14 @@ private:
   // fits; graphs that did not fit go to `larger`.
   void probe(clang::Parser& parser, const std::vector<size_t>& graphs,
              const std::vector<std::pair<size_t, EncodedSizes>>& sizes,
-             SerializerPlanner& serializers,
-             std::vector<std::pair<size_t, EncodedSizes>>& larger) {
+             SerializerPlanner& serializers, std::vector<std::pair<size_t, EncodedSizes>>& larger) {
     clang::CompilerInstance& ci = getCompilerInstance();
     clang::SourceManager& sm = ci.getSourceManager();
     // Lines go on from the last probe's, so that a line names one probe variable.
     unsigned line = session_.probeLines.empty() ? 1 : session_.probeLines.back().line + 2;
     std::string code(line - 1, '\n');
     code += "namespace " + kProbeNamespace.str() + " {\n";
-    std::vector<std::pair<std::string, size_t>> names;   // variable, graph
+    std::vector<std::pair<std::string, size_t>> names; // variable, graph
     const FrontendOptions& options = session_.options;
     for (size_t n = 0; n < graphs.size(); ++n) {
       size_t graph = graphs[n];
@@ -353,21 +348,21 @@ private:
           std::max<uint64_t>(1, sizes.empty() ? options.probeText : sizes[n].second.text);
       std::string name = "probe_" + std::to_string(session_.probeLines.size());
       session_.probeLines.push_back({graph, line + 1 + static_cast<unsigned>(n)});
-      code += "constexpr auto " + name + " = ::cg::detail::encode<&::" +
-              session_.graphs[graph].name + ", " + std::to_string(records) + "u, " +
-              std::to_string(text) + "u>();\n";
+      code += "constexpr auto " + name +
+              " = ::cg::detail::encode<&::" + session_.graphs[graph].name + ", " +
+              std::to_string(records) + "u, " + std::to_string(text) + "u>();\n";
       names.emplace_back(name, graph);
     }
     code += "}\n";
 
     {
       support::PhaseTimer timer("evaluate");
-      clang::FileID file = sm.createFileID(
-          llvm::MemoryBuffer::getMemBufferCopy(code, session_.probePath), clang::SrcMgr::C_User,
-          0, 0, sm.getLocForEndOfFile(sm.getMainFileID()));
+      clang::FileID file =
+          sm.createFileID(llvm::MemoryBuffer::getMemBufferCopy(code, session_.probePath),
+                          clang::SrcMgr::C_User, 0, 0, sm.getLocForEndOfFile(sm.getMainFileID()));
       clang::Preprocessor& pp = ci.getPreprocessor();
       pp.EnterSourceFile(file, nullptr, clang::SourceLocation());
-      parser.ConsumeToken();   // the end of what was parsed before
+      parser.ConsumeToken(); // the end of what was parsed before
       clang::Parser::DeclGroupPtrTy decl;
       auto importState = clang::Sema::ModuleImportState::NotACXX20Module;
       while (!parser.ParseTopLevelDecl(decl, importState)) {
@@ -379,10 +374,10 @@ private:
     for (const auto& [name, graph] : names) {
       const clang::VarDecl* var = probeVariable(context, name);
       if (!var || var->isInvalidDecl())
-        continue;   // Sema already reported why
+        continue; // Sema already reported why
       const clang::APValue* value = var->evaluateValue();
       if (!value)
-        continue;   // Sema already reported why
+        continue; // Sema already reported why
       EncodedSizes encoded = encodedSizes(*value);
       if (!encoded.fit) {
         larger.emplace_back(graph, encoded);
@@ -457,7 +452,7 @@ brokenRule(const std::vector<CollectingConsumer::Entry>& entries, size_t begin, 
 // code and dropping those inside the probe or the builder. A broken builder
 // rule (graph_error) becomes an error with its own message at the user's line.
 void reportEvaluationErrors(const Session& session) {
-  std::set<size_t> reported;   // one error per graph
+  std::set<size_t> reported; // one error per graph
   const auto& entries = session.diagnostics.entries;
   for (size_t i = session.probeDiagnostics; i < entries.size(); ++i) {
     if (entries[i].level == clang::DiagnosticsEngine::Note)
@@ -615,11 +610,10 @@ std::optional<FrontendResult> runWithPrelude(const FrontendOptions& options,
     ran = runAction(std::make_unique<GraphAction>(session),
                     clangArgs(options, session.source, &*prelude), session.diagnostics);
   } catch (const InternalError&) {
-    return std::nullopt;   // the parse without the prelude says it again, if it is so
+    return std::nullopt; // the parse without the prelude says it again, if it is so
   }
   if (!ran || !session.probed || session.parseFailed || !session.selectionError.empty() ||
-      session.evaluationFailed || !session.problems.empty() ||
-      hasErrors(session.diagnostics) ||
+      session.evaluationFailed || !session.problems.empty() || hasErrors(session.diagnostics) ||
       std::find(session.decoded.begin(), session.decoded.end(), std::nullopt) !=
           session.decoded.end())
     return std::nullopt;
@@ -651,10 +645,10 @@ std::optional<FrontendResult> runFrontend(const FrontendOptions& options) {
             runWithPrelude(options, source.str().str(), probePath.str().str(), prelude))
       return result;
   Session session(options, source.str().str(), probePath.str().str());
-  bool ran = runAction(std::make_unique<GraphAction>(session),
-                       clangArgs(options, session.source), session.diagnostics);
+  bool ran = runAction(std::make_unique<GraphAction>(session), clangArgs(options, session.source),
+                       session.diagnostics);
   if (!ran && !session.probed && session.selectionError.empty())
-    session.parseFailed = true;   // Clang stopped before the probe
+    session.parseFailed = true; // Clang stopped before the probe
   if (session.parseFailed) {
     reportParseErrors(session.diagnostics);
     for (const auto& problem : session.discovery.problems)

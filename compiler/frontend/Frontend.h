@@ -34,15 +34,15 @@ inline constexpr uint64_t kProbeRecords = uint64_t{1} << 20;
 inline constexpr uint64_t kProbeText = uint64_t{1} << 24;
 
 struct FrontendOptions {
-  std::string source;                     // the graph source (.cg.cpp)
-  std::vector<std::string> compileFlags;  // the target's flags (-I, -D, -std...)
-  std::vector<std::string> onlyGraphs;    // empty: every CG_GRAPH function
-  std::string resourceDir;                // empty: the one baked in at build
+  std::string source;                    // the graph source (.cg.cpp)
+  std::vector<std::string> compileFlags; // the target's flags (-I, -D, -std...)
+  std::vector<std::string> onlyGraphs;   // empty: every CG_GRAPH function
+  std::string resourceDir;               // empty: the one baked in at build
   unsigned constexprSteps = kDefaultConstexprSteps;
-  uint64_t probeRecords = kProbeRecords;  // see kProbeRecords
+  uint64_t probeRecords = kProbeRecords; // see kProbeRecords
   uint64_t probeText = kProbeText;
-  std::string preludeCache;               // where the precompiled prelude is
-                                          // kept (Prelude.h); empty: none
+  std::string preludeCache; // where the precompiled prelude is
+                            // kept (Prelude.h); empty: none
 };
 
 struct FrontendResult {

@@ -33,10 +33,22 @@ using cg::detail::RecordKind;
 // Field order of cg::detail::Record (cg/detail/graph_records.hpp): the
 // evaluated record is read by field index.
 enum Field : unsigned {
-  Kind, A, B, C, Tag, Integer, Floating, Text, TextSize, Line, Column, File, FieldCount
+  Kind,
+  A,
+  B,
+  C,
+  Tag,
+  Integer,
+  Floating,
+  Text,
+  TextSize,
+  Line,
+  Column,
+  File,
+  FieldCount
 };
 #define CG_FIELD_FOLLOWS(before, after)                                                            \
-  static_assert(offsetof(cg::detail::Record, before) < offsetof(cg::detail::Record, after),       \
+  static_assert(offsetof(cg::detail::Record, before) < offsetof(cg::detail::Record, after),        \
                 "cg::detail::Record's fields moved: update enum Field")
 CG_FIELD_FOLLOWS(kind, a);
 CG_FIELD_FOLLOWS(a, b);
@@ -51,14 +63,17 @@ CG_FIELD_FOLLOWS(line, column);
 CG_FIELD_FOLLOWS(column, file);
 #undef CG_FIELD_FOLLOWS
 static_assert(sizeof(cg::detail::Record) ==
-              offsetof(cg::detail::Record, file) + sizeof(cg::detail::Record::file),
+                  offsetof(cg::detail::Record, file) + sizeof(cg::detail::Record::file),
               "cg::detail::Record has a field after `file`: update enum Field");
 
 // Field order of cg::detail::Encoded.
 enum EncodedField : unsigned {
-  EncodedRecordCount, EncodedTextSize, EncodedRecords, EncodedText, EncodedFieldCount
+  EncodedRecordCount,
+  EncodedTextSize,
+  EncodedRecords,
+  EncodedText,
+  EncodedFieldCount
 };
-
 
 const clang::APValue& element(const clang::APValue& array, unsigned index) {
   return index < array.getArrayInitializedElts() ? array.getArrayInitializedElt(index)
@@ -98,10 +113,18 @@ std::string quoted(llvm::StringRef text) {
   std::string out = "\"";
   for (char c : text) {
     switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\t': out += "\\t"; break;
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
     default:
       if (static_cast<unsigned char>(c) < 0x20) {
         char escaped[8];
@@ -231,8 +254,8 @@ private:
     unsigned position = static_cast<unsigned>(graph_.inputs.size());
     clang::QualType type = tagArgument(record).getAsType();
     requireSerializable(type, locOf(record));
-    unsigned id = newValue(intField(record, A), typeName(type),
-                           {ir::Producer::Kind::Input, position, -1});
+    unsigned id =
+        newValue(intField(record, A), typeName(type), {ir::Producer::Kind::Input, position, -1});
     graph_.inputs.push_back(id);
   }
 
@@ -253,19 +276,27 @@ private:
     ir::Value& v = graph_.values[value];
     v.cudaDevice = 0;
     switch (transport) {
-    case static_cast<int64_t>(cg::TensorTransport::shm): v.transport = ir::Transport::Shm; break;
-    case static_cast<int64_t>(cg::TensorTransport::nccl): v.transport = ir::Transport::Nccl; break;
+    case static_cast<int64_t>(cg::TensorTransport::shm):
+      v.transport = ir::Transport::Shm;
+      break;
+    case static_cast<int64_t>(cg::TensorTransport::nccl):
+      v.transport = ir::Transport::Nccl;
+      break;
     case cg::detail::kDeviceTransport:
       switch (intField(record, C)) {
-      case static_cast<int64_t>(cg::DeviceKind::cpu): v.transport = ir::Transport::Cpu; break;
+      case static_cast<int64_t>(cg::DeviceKind::cpu):
+        v.transport = ir::Transport::Cpu;
+        break;
       case static_cast<int64_t>(cg::DeviceKind::cuda):
         v.transport = ir::Transport::Cuda;
         v.cudaDevice = static_cast<unsigned>(intField(record, Integer));
         break;
-      default: internalError("unknown device kind " + std::to_string(intField(record, C)));
+      default:
+        internalError("unknown device kind " + std::to_string(intField(record, C)));
       }
       break;
-    default: internalError("unknown transport " + std::to_string(intField(record, B)));
+    default:
+      internalError("unknown transport " + std::to_string(intField(record, B)));
     }
     if (v.transport == ir::Transport::Nccl && v.producer.kind == ir::Producer::Kind::Input)
       diagnostics_.push_back(
@@ -282,16 +313,21 @@ private:
     ir::Collective collective;
     auto kind = static_cast<CollectiveKind>(intField(record, A));
     switch (kind) {
-    case CollectiveKind::allreduce: collective.kind = ir::Collective::Kind::AllReduce; break;
-    case CollectiveKind::allgather: collective.kind = ir::Collective::Kind::AllGather; break;
+    case CollectiveKind::allreduce:
+      collective.kind = ir::Collective::Kind::AllReduce;
+      break;
+    case CollectiveKind::allgather:
+      collective.kind = ir::Collective::Kind::AllGather;
+      break;
     case CollectiveKind::reducescatter:
       collective.kind = ir::Collective::Kind::ReduceScatter;
       break;
-    default: internalError("unknown collective kind " + std::to_string(intField(record, A)));
+    default:
+      internalError("unknown collective kind " + std::to_string(intField(record, A)));
     }
     int64_t op = intField(record, B);
     if (kind != CollectiveKind::allgather) {
-      if (op < 0 || op > static_cast<int64_t>(cg::ReduceOp::avg))  // the last enumerator
+      if (op < 0 || op > static_cast<int64_t>(cg::ReduceOp::avg)) // the last enumerator
         internalError("unknown reduce operation " + std::to_string(op));
       collective.reduceOp = std::string(cg::to_string(static_cast<cg::ReduceOp>(op)));
     }
@@ -301,7 +337,7 @@ private:
     graph_.collectives.push_back(std::move(collective));
   }
 
-    // One rank: a task on the actor that produced the rank's value, reading it
+  // One rank: a task on the actor that produced the rank's value, reading it
   // in memory, its result a value of the same type.
   void decodeRank(const clang::APValue& record) {
     ir::Collective& collective = graph_.collectives.back();
@@ -378,8 +414,8 @@ private:
         internalError("unpacked result count does not match the method's std::tuple");
       for (int k = 0; k < unpacked; ++k) {
         requireSerializable(elements[k], task.loc);
-        task.results.push_back(newValue(first + k, typeName(elements[k]),
-                                        {ir::Producer::Kind::Task, index, k}));
+        task.results.push_back(
+            newValue(first + k, typeName(elements[k]), {ir::Producer::Kind::Task, index, k}));
       }
     }
     graph_.tasks.push_back(std::move(task));
@@ -419,8 +455,8 @@ private:
     } else if (integer == INT64_MIN) {
       out.expression = "(-9223372036854775807ll - 1)";
     } else {
-      out.expression = std::to_string(integer) + (type->isSpecificBuiltinType(
-                                                      clang::BuiltinType::Int) ? "" : "ll");
+      out.expression = std::to_string(integer) +
+                       (type->isSpecificBuiltinType(clang::BuiltinType::Int) ? "" : "ll");
     }
     return out;
   }
@@ -486,10 +522,10 @@ private:
   const GraphFunction& function_;
   SerializerPlanner& serializers_;
   std::string text_;
-  RecordKind owner_ = RecordKind::output;   // what the last actor/task/... record was
-  clang::QualType collectiveType_;          // the value type of the last collective
-  std::vector<const clang::CXXMethodDecl*> taskMethods_;   // per task; null for a rank
-  std::map<const clang::CXXMethodDecl*, double> costs_;    // g.cost<&C::m>(c), by method
+  RecordKind owner_ = RecordKind::output;                // what the last actor/task/... record was
+  clang::QualType collectiveType_;                       // the value type of the last collective
+  std::vector<const clang::CXXMethodDecl*> taskMethods_; // per task; null for a rank
+  std::map<const clang::CXXMethodDecl*, double> costs_;  // g.cost<&C::m>(c), by method
   ir::Graph graph_;
   std::vector<ir::Diagnostic> diagnostics_;
 };
@@ -501,16 +537,15 @@ EncodedSizes encodedSizes(const clang::APValue& encoded) {
   sizes.records = sizeField(encoded, EncodedRecordCount);
   sizes.text = sizeField(encoded, EncodedTextSize);
   // The arrays: std::array<T, N> holds one C array.
-  uint64_t recordCapacity =
-      encoded.getStructField(EncodedRecords).getStructField(0).getArraySize();
+  uint64_t recordCapacity = encoded.getStructField(EncodedRecords).getStructField(0).getArraySize();
   uint64_t textCapacity = encoded.getStructField(EncodedText).getStructField(0).getArraySize();
   sizes.fit = sizes.records <= recordCapacity && sizes.text <= textCapacity;
   return sizes;
 }
 
-std::variant<ir::Graph, std::vector<ir::Diagnostic>>
-decodeGraph(const clang::APValue& records, const GraphFunction& function,
-            SerializerPlanner& serializers) {
+std::variant<ir::Graph, std::vector<ir::Diagnostic>> decodeGraph(const clang::APValue& records,
+                                                                 const GraphFunction& function,
+                                                                 SerializerPlanner& serializers) {
   return Decoder(function, serializers).run(records);
 }
 

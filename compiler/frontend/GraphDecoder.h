@@ -24,7 +24,7 @@
 namespace cg::frontend {
 
 struct GraphFunction {
-  std::string name;     // qualified, without a leading '::'
+  std::string name; // qualified, without a leading '::'
   ir::SourceLoc loc;
 };
 
@@ -39,8 +39,8 @@ struct EncodedSizes {
 EncodedSizes encodedSizes(const clang::APValue& encoded);
 
 /// The graph in `encoded` (whose records fit), or the problems found in it.
-std::variant<ir::Graph, std::vector<ir::Diagnostic>>
-decodeGraph(const clang::APValue& records, const GraphFunction& function,
-            SerializerPlanner& serializers);
+std::variant<ir::Graph, std::vector<ir::Diagnostic>> decodeGraph(const clang::APValue& records,
+                                                                 const GraphFunction& function,
+                                                                 SerializerPlanner& serializers);
 
 } // namespace cg::frontend

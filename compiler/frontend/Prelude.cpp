@@ -43,7 +43,7 @@ constexpr llvm::StringLiteral kEntryFormat = "cgc-prelude 1";
 /// A file as the entry saw it: a prelude is stale once one differs.
 struct Stamp {
   std::string path;
-  int64_t time = 0;   // nanoseconds since the epoch
+  int64_t time = 0; // nanoseconds since the epoch
   uint64_t size = 0;
 };
 
@@ -80,8 +80,7 @@ std::optional<Entry> readEntry(const std::string& path) {
       auto [time, afterTime] = rest.split(' ');
       auto [size, file] = afterTime.split(' ');
       Stamp stamp{file.str(), 0, 0};
-      if (time.getAsInteger(10, stamp.time) || size.getAsInteger(10, stamp.size) ||
-          file.empty())
+      if (time.getAsInteger(10, stamp.time) || size.getAsInteger(10, stamp.size) || file.empty())
         return std::nullopt;
       entry.files.push_back(std::move(stamp));
     } else {
@@ -150,8 +149,7 @@ void removeLeftovers(const std::string& cacheDir, const std::string& key, const 
   for (llvm::sys::fs::directory_iterator it(cacheDir, ec), end; it != end && !ec;
        it.increment(ec)) {
     llvm::StringRef name = llvm::sys::path::filename(it->path());
-    if (!name.starts_with(key + "-") || it->path() == current.pch ||
-        it->path() == current.header)
+    if (!name.starts_with(key + "-") || it->path() == current.pch || it->path() == current.header)
       continue;
     llvm::sys::fs::file_status status;
     if (!llvm::sys::fs::status(it->path(), status) &&
@@ -184,8 +182,8 @@ std::optional<Prelude> build(const std::string& cacheDir, const std::string& key
   std::vector<std::string> buildArgs = args;
   buildArgs.insert(buildArgs.end(), {"-x", "c++-header", entry.header, "-o", entry.pch});
   std::vector<std::string> files;
-  auto fileManager = llvm::makeIntrusiveRefCnt<clang::FileManager>(
-      clang::FileSystemOptions(), llvm::vfs::getRealFileSystem());
+  auto fileManager = llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(),
+                                                                   llvm::vfs::getRealFileSystem());
   clang::tooling::ToolInvocation invocation(buildArgs, std::make_unique<BuildAction>(files),
                                             fileManager.get());
   clang::IgnoringDiagConsumer quiet;
@@ -204,8 +202,8 @@ std::optional<Prelude> build(const std::string& cacheDir, const std::string& key
     built = built && stamp && file.find('\n') == std::string::npos;
     if (!built)
       break;
-    text += "file " + std::to_string(stamp->time) + " " + std::to_string(stamp->size) + " " +
-            file + "\n";
+    text += "file " + std::to_string(stamp->time) + " " + std::to_string(stamp->size) + " " + file +
+            "\n";
     entry.files.push_back(*stamp);
   }
   std::string entryPath = cacheDir + "/" + key + ".prelude";
@@ -271,8 +269,8 @@ std::optional<Prelude> findOrBuildPrelude(const std::string& cacheDir,
     if (!clang::createInvocation(argv, options))
       return std::nullopt;
   }
-  std::string identity = kEntryFormat.str() + "\n" + clang::getClangFullVersion() + "\n" +
-                         kPreludeText.str();
+  std::string identity =
+      kEntryFormat.str() + "\n" + clang::getClangFullVersion() + "\n" + kPreludeText.str();
   for (size_t i = 0; i < cc1.size(); ++i) {
     if (cc1[i] == source)
       continue;

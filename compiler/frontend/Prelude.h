@@ -33,10 +33,10 @@ namespace cg::frontend {
 
 /// A precompiled prelude ready to load.
 struct Prelude {
-  std::string entry;                // the cache entry that names it
-  std::string pch;                  // the file for -include-pch
-  std::string header;               // the header it was built from (not a dependency)
-  std::vector<std::string> files;   // the files it read, canonical paths
+  std::string entry;              // the cache entry that names it
+  std::string pch;                // the file for -include-pch
+  std::string header;             // the header it was built from (not a dependency)
+  std::vector<std::string> files; // the files it read, canonical paths
 };
 
 /// Whether the first line of code of `source` (after blank lines and

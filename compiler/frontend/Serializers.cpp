@@ -11,7 +11,7 @@ namespace {
 
 // Standard templates with built-in codecs whose template arguments must all
 // be serializable (the map's comparator, hash and allocator are skipped).
-const std::set<std::string> kStdContainers = {"vector", "array", "optional", "pair",
+const std::set<std::string> kStdContainers = {"vector", "array", "optional",     "pair",
                                               "tuple",  "map",   "unordered_map"};
 
 bool inStd(const clang::Decl* decl) {
@@ -55,8 +55,10 @@ std::optional<std::string> SerializerPlanner::visit(clang::QualType type, const 
   // Messages name the type as written (std::FILE, not _IO_FILE).
   std::string written = type.getUnqualifiedType().getAsString(policy_);
   auto cannot = [&](const std::string& why) -> std::optional<std::string> {
-    return "'" + path + "' " + why + "; make it an aggregate of serializable members or "
-           "specialize cg::Codec<" + written + ">";
+    return "'" + path + "' " + why +
+           "; make it an aggregate of serializable members or "
+           "specialize cg::Codec<" +
+           written + ">";
   };
 
   if (canonical->isArithmeticType() || canonical->isEnumeralType())
@@ -132,8 +134,7 @@ SerializerPlanner::visitStd(const clang::ClassTemplateSpecializationDecl* spec,
   // tuple: one pack.
   unsigned index = 0;
   for (const clang::TemplateArgument& arg : args[0].pack_elements())
-    if (auto problem =
-            visit(arg.getAsType(), path + "<" + std::to_string(index++) + ">", false))
+    if (auto problem = visit(arg.getAsType(), path + "<" + std::to_string(index++) + ">", false))
       return problem;
   return std::nullopt;
 }

@@ -45,8 +45,8 @@ private:
 
   clang::ASTContext& context_;
   clang::PrintingPolicy policy_;
-  std::map<const clang::Type*, bool> done_;   // canonical type -> fully checked
-                                              // (false: being checked)
+  std::map<const clang::Type*, bool> done_; // canonical type -> fully checked
+                                            // (false: being checked)
   std::vector<AggregateCodec> codecs_;
 };
 

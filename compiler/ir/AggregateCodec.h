@@ -14,9 +14,9 @@ namespace cg::ir {
 struct AggregateCodec {
   struct Field {
     std::string name;
-    std::string type;   // as generated code spells it
+    std::string type; // as generated code spells it
   };
-  std::string type;     // fully qualified
+  std::string type; // fully qualified
   std::vector<Field> fields;
 };
 

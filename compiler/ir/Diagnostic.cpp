@@ -20,8 +20,8 @@ namespace {
 
 /// Appends `<where>: <severity>: <message>\n`. Line and column are omitted
 /// when unknown (0) rather than printed as a misleading `:0`.
-void appendLine(std::string& out, const SourceLoc& loc,
-                std::string_view severity, std::string_view message) {
+void appendLine(std::string& out, const SourceLoc& loc, std::string_view severity,
+                std::string_view message) {
   auto it = std::back_inserter(out);
   if (loc.file.empty())
     fmt::format_to(it, "cgc");

@@ -21,7 +21,7 @@ struct Note {
 
 struct Diagnostic {
   SourceLoc loc;
-  std::string message;     // lower-case, no trailing period (Clang style)
+  std::string message; // lower-case, no trailing period (Clang style)
   std::vector<Note> notes;
 };
 

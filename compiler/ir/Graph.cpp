@@ -18,8 +18,7 @@ std::string_view toString(Transport transport) {
   case Transport::Cuda:
     return "cuda";
   }
-  internalError("no transport numbered " +
-                         std::to_string(static_cast<int>(transport)));
+  internalError("no transport numbered " + std::to_string(static_cast<int>(transport)));
 }
 
 std::string_view toString(Collective::Kind kind) {
@@ -31,8 +30,7 @@ std::string_view toString(Collective::Kind kind) {
   case Collective::Kind::ReduceScatter:
     return "reducescatter";
   }
-  internalError("no collective kind numbered " +
-                         std::to_string(static_cast<int>(kind)));
+  internalError("no collective kind numbered " + std::to_string(static_cast<int>(kind)));
 }
 
 } // namespace cg::ir

@@ -39,20 +39,20 @@ struct Type {
 /// actor constructor argument.
 struct Constant {
   Type type;
-  std::string expression;  // a C++ expression of `type`, valid in generated code,
-                           // e.g. `42`, `2.5`, `std::string("model.bin")`
+  std::string expression; // a C++ expression of `type`, valid in generated code,
+                          // e.g. `42`, `2.5`, `std::string("model.bin")`
 
   friend bool operator==(const Constant&, const Constant&) = default;
 };
 
 /// One actor instance: one process at run time.
 struct Actor {
-  std::string name;                   // unique within the graph, e.g. "a"
-  std::string className;              // fully qualified, e.g. "EchoActor"
-  std::vector<Constant> constructorArgs;  // from g.actor<C>(name, args...)
-  SourceLoc loc;                      // the g.actor<C>(...) call
-  unsigned host = 0;                  // logical host index (actor.host(i)); 0: the driver's
-  unsigned gpus = 0;                  // GPUs of its own, from .gpus(n)
+  std::string name;                      // unique within the graph, e.g. "a"
+  std::string className;                 // fully qualified, e.g. "EchoActor"
+  std::vector<Constant> constructorArgs; // from g.actor<C>(name, args...)
+  SourceLoc loc;                         // the g.actor<C>(...) call
+  unsigned host = 0;                     // logical host index (actor.host(i)); 0: the driver's
+  unsigned gpus = 0;                     // GPUs of its own, from .gpus(n)
 
   friend bool operator==(const Actor&, const Actor&) = default;
 };
@@ -61,27 +61,27 @@ struct Actor {
 struct Producer {
   enum class Kind { Input, Task };
   Kind kind = Kind::Input;
-  unsigned index = 0;      // input position or task id
-  int element = -1;        // for a task returning std::tuple unpacked by the
-                           // graph: which element this value is; else -1
+  unsigned index = 0; // input position or task id
+  int element = -1;   // for a task returning std::tuple unpacked by the
+                      // graph: which element this value is; else -1
 
   friend bool operator==(const Producer&, const Producer&) = default;
 };
 
 /// How a value travels from its producer to its consumers.
 enum class Transport {
-  Shm,    // shared-memory channel (host memory); buffered, K slots
-  Nccl,   // NCCL point-to-point between GPUs: blocking, a synchronous group
-  Cpu,    // a cg::Tensor over shm, delivered in host memory (a CUDA result is
-          // copied to the host before it is written)
-  Cuda,   // a cg::Tensor over shm, copied by each reader to its CUDA device
+  Shm,  // shared-memory channel (host memory); buffered, K slots
+  Nccl, // NCCL point-to-point between GPUs: blocking, a synchronous group
+  Cpu,  // a cg::Tensor over shm, delivered in host memory (a CUDA result is
+        // copied to the host before it is written)
+  Cuda, // a cg::Tensor over shm, copied by each reader to its CUDA device
 };
 
 struct Value {
   Type type;
   Producer producer;
   Transport transport = Transport::Shm;
-  unsigned cudaDevice = 0;   // Transport::Cuda: the readers' device ordinal
+  unsigned cudaDevice = 0; // Transport::Cuda: the readers' device ordinal
 
   friend bool operator==(const Value&, const Value&) = default;
 };
@@ -90,8 +90,8 @@ struct Value {
 struct Arg {
   enum class Kind { Value, Constant };
   Kind kind = Kind::Value;
-  unsigned value = 0;      // Kind::Value: the value id
-  Constant constant;       // Kind::Constant
+  unsigned value = 0; // Kind::Value: the value id
+  Constant constant;  // Kind::Constant
 
   friend bool operator==(const Arg&, const Arg&) = default;
 };
@@ -116,22 +116,22 @@ struct Task {
 struct Collective {
   enum class Kind { AllReduce, AllGather, ReduceScatter };
   Kind kind = Kind::AllReduce;
-  std::string reduceOp;          // "sum", "max", ...; empty for AllGather
-  std::vector<unsigned> tasks;   // one per rank, in rank order
+  std::string reduceOp;        // "sum", "max", ...; empty for AllGather
+  std::vector<unsigned> tasks; // one per rank, in rank order
   SourceLoc loc;
 
   friend bool operator==(const Collective&, const Collective&) = default;
 };
 
 struct Graph {
-  std::string name;                  // the CG_GRAPH function's name
-  SourceLoc loc;                     // the CG_GRAPH function
-  std::vector<unsigned> inputs;      // value ids, in positional order
+  std::string name;             // the CG_GRAPH function's name
+  SourceLoc loc;                // the CG_GRAPH function
+  std::vector<unsigned> inputs; // value ids, in positional order
   std::vector<Actor> actors;
-  std::vector<Task> tasks;           // in bind order
+  std::vector<Task> tasks; // in bind order
   std::vector<Value> values;
   std::vector<Collective> collectives;
-  std::vector<unsigned> outputs;     // value ids, in g.output(...) order
+  std::vector<unsigned> outputs; // value ids, in g.output(...) order
 
   friend bool operator==(const Graph&, const Graph&) = default;
 };

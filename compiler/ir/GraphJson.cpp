@@ -149,8 +149,7 @@ std::string toJson(const Graph& graph) {
 
   // Strings come from C++ source and paths, normally UTF-8; should one not
   // be, replace the bad bytes instead of failing to write the file at all.
-  return j.dump(2, ' ', /*ensure_ascii=*/false,
-                nlohmann::ordered_json::error_handler_t::replace) +
+  return j.dump(2, ' ', /*ensure_ascii=*/false, nlohmann::ordered_json::error_handler_t::replace) +
          "\n";
 }
 

@@ -52,8 +52,7 @@ std::vector<std::string> taskLabels(const Graph& graph) {
   return taskLabels;
 }
 
-std::vector<std::string> valueLabels(const Graph& graph,
-                                     const std::vector<std::string>& tasks) {
+std::vector<std::string> valueLabels(const Graph& graph, const std::vector<std::string>& tasks) {
   std::vector<std::string> labels;
   for (const Value& value : graph.values) {
     if (value.producer.kind == Producer::Kind::Input)
@@ -61,8 +60,7 @@ std::vector<std::string> valueLabels(const Graph& graph,
     else if (value.producer.element == -1)
       labels.push_back(tasks[value.producer.index]);
     else
-      labels.push_back(fmt::format("{}[{}]", tasks[value.producer.index],
-                                   value.producer.element));
+      labels.push_back(fmt::format("{}[{}]", tasks[value.producer.index], value.producer.element));
   }
   return labels;
 }
@@ -80,8 +78,7 @@ std::string collectiveNote(const Graph& graph, unsigned t) {
   const Task& task = graph.tasks[t];
   if (task.collective < 0)
     return {};
-  const Collective& collective =
-      graph.collectives[static_cast<std::size_t>(task.collective)];
+  const Collective& collective = graph.collectives[static_cast<std::size_t>(task.collective)];
   auto rank = std::find(collective.tasks.begin(), collective.tasks.end(), t);
   std::string kind(toString(collective.kind));
   if (!collective.reduceOp.empty())

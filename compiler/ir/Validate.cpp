@@ -36,34 +36,29 @@ std::string describe(const Producer& producer) {
   if (producer.kind == Producer::Kind::Input)
     return producer.element == -1
                ? fmt::format("input #{}", producer.index)
-               : fmt::format("input #{} with element {}", producer.index,
-                             producer.element);
+               : fmt::format("input #{} with element {}", producer.index, producer.element);
   return producer.element == -1
              ? fmt::format("task #{}", producer.index)
-             : fmt::format("element #{} of task #{}", producer.element,
-                           producer.index);
+             : fmt::format("element #{} of task #{}", producer.element, producer.index);
 }
 
 /// "the result of task #1", "element #0 of the result of task #1".
 std::string describeResult(const Producer& producer) {
-  return producer.element == -1
-             ? fmt::format("the result of task #{}", producer.index)
-             : fmt::format("element #{} of the result of task #{}",
-                           producer.element, producer.index);
+  return producer.element == -1 ? fmt::format("the result of task #{}", producer.index)
+                                : fmt::format("element #{} of the result of task #{}",
+                                              producer.element, producer.index);
 }
 
 /// The element `producer` must have to be results[k] of its task: a task with
 /// one result value that is not a tuple element has element -1; otherwise the
 /// graph unpacked a std::tuple and results[k] is element k.
 int expectedElement(const Graph& graph, const Task& task, std::size_t k) {
-  if (task.results.size() == 1 &&
-      graph.values[task.results[0]].producer.element == -1)
+  if (task.results.size() == 1 && graph.values[task.results[0]].producer.element == -1)
     return -1;
   return static_cast<int>(k);
 }
 
-std::optional<std::string> constantProblem(const Constant& constant,
-                                           std::string_view path) {
+std::optional<std::string> constantProblem(const Constant& constant, std::string_view path) {
   if (constant.type.spelling.empty())
     return fmt::format("{}.type is empty", path);
   if (constant.expression.empty())
@@ -98,13 +93,11 @@ std::optional<std::string> findInconsistency(const Graph& graph) {
       if (producer.index >= graph.inputs.size())
         return fmt::format("values[{}].producer is input #{} but the graph has "
                            "only {}",
-                           v, producer.index,
-                           countOf(graph.inputs.size(), "input"));
+                           v, producer.index, countOf(graph.inputs.size(), "input"));
       if (graph.inputs[producer.index] != v)
         return fmt::format("values[{}].producer is input #{} but inputs[{}] is "
                            "value {}",
-                           v, producer.index, producer.index,
-                           graph.inputs[producer.index]);
+                           v, producer.index, producer.index, graph.inputs[producer.index]);
     } else {
       if (producer.element < -1)
         return fmt::format("values[{}].producer.element is {}; expected -1 or "
@@ -113,19 +106,16 @@ std::optional<std::string> findInconsistency(const Graph& graph) {
       if (producer.index >= graph.tasks.size())
         return fmt::format("values[{}].producer is task #{} but the graph has "
                            "only {}",
-                           v, producer.index,
-                           countOf(graph.tasks.size(), "task"));
+                           v, producer.index, countOf(graph.tasks.size(), "task"));
       const std::vector<unsigned>& results = graph.tasks[producer.index].results;
-      bool namedBack =
-          producer.element == -1
-              ? results.size() == 1 && results[0] == v
-              : static_cast<std::size_t>(producer.element) < results.size() &&
-                    results[static_cast<std::size_t>(producer.element)] == v;
+      bool namedBack = producer.element == -1
+                           ? results.size() == 1 && results[0] == v
+                           : static_cast<std::size_t>(producer.element) < results.size() &&
+                                 results[static_cast<std::size_t>(producer.element)] == v;
       if (!namedBack)
         return fmt::format("values[{}].producer is {} but tasks[{}].results is "
                            "[{}]",
-                           v, describe(producer), producer.index,
-                           fmt::join(results, ", "));
+                           v, describe(producer), producer.index, fmt::join(results, ", "));
     }
   }
 
@@ -136,24 +126,23 @@ std::optional<std::string> findInconsistency(const Graph& graph) {
                          countOf(numValues, "value"));
     const Producer expected{Producer::Kind::Input, static_cast<unsigned>(i)};
     if (graph.values[v].producer != expected)
-      return fmt::format("inputs[{}] is value {} but values[{}].producer is {}",
-                         i, v, v, describe(graph.values[v].producer));
+      return fmt::format("inputs[{}] is value {} but values[{}].producer is {}", i, v, v,
+                         describe(graph.values[v].producer));
   }
 
   for (std::size_t a = 0; a < graph.actors.size(); ++a) {
     const Actor& actor = graph.actors[a];
     for (std::size_t j = 0; j < actor.constructorArgs.size(); ++j)
       if (std::optional<std::string> problem = constantProblem(
-              actor.constructorArgs[j],
-              fmt::format("actors[{}].constructorArgs[{}]", a, j)))
+              actor.constructorArgs[j], fmt::format("actors[{}].constructorArgs[{}]", a, j)))
         return problem;
   }
 
   for (std::size_t t = 0; t < graph.tasks.size(); ++t) {
     const Task& task = graph.tasks[t];
     if (task.actor >= graph.actors.size())
-      return fmt::format("tasks[{}].actor is {} but the graph has only {}", t,
-                         task.actor, countOf(graph.actors.size(), "actor"));
+      return fmt::format("tasks[{}].actor is {} but the graph has only {}", t, task.actor,
+                         countOf(graph.actors.size(), "actor"));
     if (task.collective < -1)
       return fmt::format("tasks[{}].collective is {}; expected -1 or a "
                          "collective id",
@@ -161,8 +150,8 @@ std::optional<std::string> findInconsistency(const Graph& graph) {
     if (task.collective >= 0) {
       auto c = static_cast<std::size_t>(task.collective);
       if (c >= graph.collectives.size())
-        return fmt::format("tasks[{}].collective is {} but the graph has only {}",
-                           t, c, countOf(graph.collectives.size(), "collective"));
+        return fmt::format("tasks[{}].collective is {} but the graph has only {}", t, c,
+                           countOf(graph.collectives.size(), "collective"));
       const std::vector<unsigned>& ranks = graph.collectives[c].tasks;
       if (std::find(ranks.begin(), ranks.end(), t) == ranks.end())
         return fmt::format("tasks[{}].collective is {} but collectives[{}].tasks "
@@ -181,8 +170,8 @@ std::optional<std::string> findInconsistency(const Graph& graph) {
                          t);
     for (std::size_t k = 0; k < task.results.size(); ++k)
       if (task.results[k] >= numValues)
-        return fmt::format("tasks[{}].results[{}] is {} but the graph has only {}",
-                           t, k, task.results[k], countOf(numValues, "value"));
+        return fmt::format("tasks[{}].results[{}] is {} but the graph has only {}", t, k,
+                           task.results[k], countOf(numValues, "value"));
     for (std::size_t k = 0; k < task.results.size(); ++k) {
       unsigned result = task.results[k];
       const Producer expected{Producer::Kind::Task, static_cast<unsigned>(t),
@@ -190,18 +179,16 @@ std::optional<std::string> findInconsistency(const Graph& graph) {
       if (graph.values[result].producer != expected)
         return fmt::format("tasks[{}].results[{}] is value {} but values[{}]."
                            "producer is {}, not {}",
-                           t, k, result, result,
-                           describe(graph.values[result].producer),
+                           t, k, result, result, describe(graph.values[result].producer),
                            describe(expected));
     }
-    const unsigned firstResult =
-        *std::min_element(task.results.begin(), task.results.end());
+    const unsigned firstResult = *std::min_element(task.results.begin(), task.results.end());
 
     for (std::size_t j = 0; j < task.args.size(); ++j) {
       const Arg& arg = task.args[j];
       if (arg.kind == Arg::Kind::Constant) {
-        if (std::optional<std::string> problem = constantProblem(
-                arg.constant, fmt::format("tasks[{}].args[{}].constant", t, j)))
+        if (std::optional<std::string> problem =
+                constantProblem(arg.constant, fmt::format("tasks[{}].args[{}].constant", t, j)))
           return problem;
         continue;
       }
@@ -234,13 +221,11 @@ std::optional<std::string> findInconsistency(const Graph& graph) {
       return fmt::format("collectives[{}].kind is {}, which is no collective "
                          "kind",
                          c, static_cast<int>(collective.kind));
-    if (collective.kind == Collective::Kind::AllGather &&
-        !collective.reduceOp.empty())
+    if (collective.kind == Collective::Kind::AllGather && !collective.reduceOp.empty())
       return fmt::format("collectives[{}].reduceOp is \"{}\" but an {} has no "
                          "reduce operation",
                          c, collective.reduceOp, kind);
-    if (collective.kind != Collective::Kind::AllGather &&
-        collective.reduceOp.empty())
+    if (collective.kind != Collective::Kind::AllGather && collective.reduceOp.empty())
       return fmt::format("collectives[{}].reduceOp is empty but an {} needs a "
                          "reduce operation",
                          c, kind);
@@ -264,17 +249,16 @@ std::optional<std::string> findInconsistency(const Graph& graph) {
           return fmt::format("collectives[{}].tasks[{}] is task #{} on actor "
                              "#{} ('{}'), which already takes part as rank {} "
                              "(task #{})",
-                             c, r, t, graph.tasks[t].actor,
-                             graph.actors[graph.tasks[t].actor].name, earlier,
-                             other);
+                             c, r, t, graph.tasks[t].actor, graph.actors[graph.tasks[t].actor].name,
+                             earlier, other);
       }
     }
   }
 
   for (std::size_t k = 0; k < graph.outputs.size(); ++k)
     if (graph.outputs[k] >= numValues)
-      return fmt::format("outputs[{}] is {} but the graph has only {}", k,
-                         graph.outputs[k], countOf(numValues, "value"));
+      return fmt::format("outputs[{}] is {} but the graph has only {}", k, graph.outputs[k],
+                         countOf(numValues, "value"));
 
   return std::nullopt;
 }
@@ -287,9 +271,7 @@ std::vector<Diagnostic> validate(const Graph& graph) {
 
   if (graph.outputs.empty())
     diagnostics.push_back(
-        {graph.loc,
-         fmt::format("graph '{}' has no output; call g.output(...)", graph.name),
-         {}});
+        {graph.loc, fmt::format("graph '{}' has no output; call g.output(...)", graph.name), {}});
 
   // Actor names become process and file names in generated code, so a
   // duplicate would silently make two actors collide.
@@ -301,8 +283,7 @@ std::vector<Diagnostic> validate(const Graph& graph) {
       continue;
     diagnostics.push_back(
         {actor.loc,
-         fmt::format("actor name '{}' is already used in graph '{}'", actor.name,
-                     graph.name),
+         fmt::format("actor name '{}' is already used in graph '{}'", actor.name, graph.name),
          {{graph.actors[it->second].loc, "first declared here"}}});
   }
 
@@ -324,17 +305,14 @@ std::vector<Diagnostic> validate(const Graph& graph) {
       if (usedByTask[result] || usedByOutput[result])
         continue;
       int element = graph.values[result].producer.element;
-      std::string what =
-          element == -1
-              ? fmt::format("result of '{}'", taskName(graph, task))
-              : fmt::format("element #{} of the result of '{}'", element,
-                            taskName(graph, task));
-      diagnostics.push_back(
-          {task.loc,
-           fmt::format("{} is never used; pass it to another task or to "
-                       "g.output(...)",
-                       what),
-           {}});
+      std::string what = element == -1 ? fmt::format("result of '{}'", taskName(graph, task))
+                                       : fmt::format("element #{} of the result of '{}'", element,
+                                                     taskName(graph, task));
+      diagnostics.push_back({task.loc,
+                             fmt::format("{} is never used; pass it to another task or to "
+                                         "g.output(...)",
+                                         what),
+                             {}});
     }
 
   // NCCL is between GPU actors: the driver, which writes the inputs and reads
@@ -344,12 +322,11 @@ std::vector<Diagnostic> validate(const Graph& graph) {
     if (value.transport != Transport::Nccl)
       continue;
     if (value.producer.kind == Producer::Kind::Input) {
-      diagnostics.push_back(
-          {graph.loc,
-           fmt::format("graph input #{} cannot use transport nccl: the driver "
-                       "takes part in no NCCL group",
-                       value.producer.index),
-           {}});
+      diagnostics.push_back({graph.loc,
+                             fmt::format("graph input #{} cannot use transport nccl: the driver "
+                                         "takes part in no NCCL group",
+                                         value.producer.index),
+                             {}});
     } else if (usedByOutput[v]) {
       const Task& task = graph.tasks[value.producer.index];
       diagnostics.push_back(
@@ -359,8 +336,7 @@ std::vector<Diagnostic> validate(const Graph& graph) {
                        value.producer.element == -1
                            ? fmt::format("the result of '{}'", taskName(graph, task))
                            : fmt::format("element #{} of the result of '{}'",
-                                         value.producer.element,
-                                         taskName(graph, task))),
+                                         value.producer.element, taskName(graph, task))),
            {}});
     }
   }
@@ -371,15 +347,13 @@ std::vector<Diagnostic> validate(const Graph& graph) {
   for (std::size_t i = 0; i < graph.inputs.size(); ++i) {
     unsigned v = graph.inputs[i];
     if (usedByOutput[v])
-      diagnostics.push_back(
-          {graph.loc,
-           fmt::format("graph input #{} is returned as an output without "
-                       "passing through a task",
-                       i),
-           {}});
+      diagnostics.push_back({graph.loc,
+                             fmt::format("graph input #{} is returned as an output without "
+                                         "passing through a task",
+                                         i),
+                             {}});
     else if (!usedByTask[v])
-      diagnostics.push_back(
-          {graph.loc, fmt::format("graph input #{} is never used", i), {}});
+      diagnostics.push_back({graph.loc, fmt::format("graph input #{} is never used", i), {}});
   }
 
   return diagnostics;

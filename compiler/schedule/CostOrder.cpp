@@ -34,18 +34,17 @@ std::vector<std::vector<unsigned>> consumersOf(const ir::Graph& graph) {
     for (unsigned result : graph.tasks[t].results)
       consumers[t].insert(consumers[t].end(), readers[result].begin(), readers[result].end());
     std::sort(consumers[t].begin(), consumers[t].end());
-    consumers[t].erase(std::unique(consumers[t].begin(), consumers[t].end()),
-                       consumers[t].end());
+    consumers[t].erase(std::unique(consumers[t].begin(), consumers[t].end()), consumers[t].end());
   }
   return consumers;
 }
 
 /// Which startable task an idle actor prefers.
 enum class Rule {
-  Bind,     // the earliest bound
-  Deepest,  // the one that finishes latest with unlimited actors (its
-            // longest chain of costs from the inputs), then the earliest
-            // bound: work already under way before new work
+  Bind,    // the earliest bound
+  Deepest, // the one that finishes latest with unlimited actors (its
+           // longest chain of costs from the inputs), then the earliest
+           // bound: work already under way before new work
 };
 
 /// Each task's finish time with as many actors as tasks: its cost plus the
@@ -65,7 +64,7 @@ std::vector<double> depths(const ir::Graph& graph) {
 
 /// One list schedule with `cap` round trips per actor (0: no cap).
 CostCandidate listSchedule(const ir::Graph& graph, const RoundTrips& roundTrips,
-                          const std::vector<double>& depth, Rule rule, unsigned cap) {
+                           const std::vector<double>& depth, Rule rule, unsigned cap) {
   const auto numTasks = static_cast<unsigned>(graph.tasks.size());
   const auto numActors = static_cast<unsigned>(graph.actors.size());
   auto keyOf = [&](unsigned t) {
@@ -74,7 +73,7 @@ CostCandidate listSchedule(const ir::Graph& graph, const RoundTrips& roundTrips,
 
   // Waits: distinct producer tasks, plus the collective barriers.
   std::vector<unsigned> waits(numTasks, 0);
-  std::vector<std::vector<unsigned>> releases(numTasks);   // t done -> these wait less
+  std::vector<std::vector<unsigned>> releases(numTasks); // t done -> these wait less
   for (unsigned t = 0; t < numTasks; ++t) {
     std::vector<unsigned> producers;
     for (const ir::Arg& arg : graph.tasks[t].args)
@@ -128,7 +127,7 @@ CostCandidate listSchedule(const ir::Graph& graph, const RoundTrips& roundTrips,
   std::vector<double> start(numTasks, -1);
   unsigned started = 0;
 
-  using Event = std::pair<double, unsigned>;   // (finish time, task)
+  using Event = std::pair<double, unsigned>; // (finish time, task)
   std::priority_queue<Event, std::vector<Event>, std::greater<>> running;
 
   auto becameReady = [&](unsigned t) {
@@ -210,7 +209,7 @@ CostCandidate listSchedule(const ir::Graph& graph, const RoundTrips& roundTrips,
   while (started < numTasks || !running.empty()) {
     if (running.empty()) {
       if (!dispatch(now, true))
-        break;   // cannot happen for a graph in bind order; leave the rest
+        break; // cannot happen for a graph in bind order; leave the rest
       continue;
     }
     now = running.top().first;
@@ -309,8 +308,7 @@ unsigned RoundTrips::peak(const std::vector<std::vector<unsigned>>& perActor) co
   return peak;
 }
 
-std::vector<CostCandidate> costCandidates(const ir::Graph& graph,
-                                          const RoundTrips& roundTrips) {
+std::vector<CostCandidate> costCandidates(const ir::Graph& graph, const RoundTrips& roundTrips) {
   const std::vector<double> depth = depths(graph);
   std::vector<CostCandidate> candidates;
   auto maxCap = static_cast<unsigned>(std::min<std::size_t>(graph.actors.size(), 16));
@@ -318,9 +316,8 @@ std::vector<CostCandidate> costCandidates(const ir::Graph& graph,
     for (unsigned cap = 1; cap <= maxCap + 1; ++cap) {
       CostCandidate candidate =
           listSchedule(graph, roundTrips, depth, rule, cap == maxCap + 1 ? 0 : cap);
-      bool seen = std::any_of(candidates.begin(), candidates.end(), [&](const CostCandidate& c) {
-        return c.start == candidate.start;
-      });
+      bool seen = std::any_of(candidates.begin(), candidates.end(),
+                              [&](const CostCandidate& c) { return c.start == candidate.start; });
       if (!seen)
         candidates.push_back(std::move(candidate));
     }
@@ -331,7 +328,7 @@ void rankByTimes(const CostCandidate& candidate, OperationGraph& g) {
   const auto n = static_cast<unsigned>(g.ops.size());
   struct Key {
     double time;
-    int tie;   // at one time: shared-memory WRITEs, then READs and NCCL WRITEs, then COMPUTEs
+    int tie; // at one time: shared-memory WRITEs, then READs and NCCL WRITEs, then COMPUTEs
     unsigned op;
     bool operator<(const Key& other) const {
       if (time != other.time)
@@ -369,7 +366,8 @@ void rankByTimes(const CostCandidate& candidate, OperationGraph& g) {
   for (unsigned r = 0; r < n; ++r)
     g.rank[sorted[r].op] = r;
   for (std::vector<unsigned>& ops : g.actorOps)
-    std::sort(ops.begin(), ops.end(), [&](unsigned a, unsigned b) { return g.rank[a] < g.rank[b]; });
+    std::sort(ops.begin(), ops.end(),
+              [&](unsigned a, unsigned b) { return g.rank[a] < g.rank[b]; });
 }
 
 std::vector<std::vector<unsigned>> tasksPerActor(const ir::Graph& graph,

@@ -56,15 +56,14 @@ private:
 
 /// A task order and the times the list schedule gave each task.
 struct CostCandidate {
-  TaskPriority priority;            // by start time, ties by bind order
-  std::vector<double> start, finish;  // per task
+  TaskPriority priority;             // by start time, ties by bind order
+  std::vector<double> start, finish; // per task
 };
 
 /// The candidates described above (bind order not included), distinct, in
 /// the order: earliest bound first with caps 1, 2, ..., no cap; then
 /// deepest first likewise.
-std::vector<CostCandidate> costCandidates(const ir::Graph& graph,
-                                          const RoundTrips& roundTrips);
+std::vector<CostCandidate> costCandidates(const ir::Graph& graph, const RoundTrips& roundTrips);
 
 /// Ranks `g`'s operations by the candidate's times (OperationGraph::rank),
 /// so that GlobalOrder keeps the simulated run's order: a READ or a COMPUTE

@@ -74,8 +74,7 @@ void applyCostProfile(const CostProfile& profile, ir::Graph& graph) {
       task.cost = byActor->second;
       continue;
     }
-    auto byClass =
-        profile.costs.find(withoutLeadingColons(actor.className) + "::" + task.method);
+    auto byClass = profile.costs.find(withoutLeadingColons(actor.className) + "::" + task.method);
     if (byClass != profile.costs.end())
       task.cost = byClass->second;
   }

@@ -26,7 +26,7 @@
 namespace cg::schedule {
 
 struct CostProfile {
-  std::map<std::string, double, std::less<>> costs;   // key as written
+  std::map<std::string, double, std::less<>> costs; // key as written
 };
 
 /// Parses a profile. Throws std::runtime_error("invalid cost profile: ...")

@@ -78,7 +78,7 @@ GlobalOrder orderOperations(const OperationGraph& g) {
   std::vector<bool> unitPlaced(numUnits, false);
   std::vector<bool> inPreferred(numUnits, false);
 
-  using Entry = std::pair<unsigned, unsigned>;   // (key, unit)
+  using Entry = std::pair<unsigned, unsigned>; // (key, unit)
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> preferred, ready;
 
   auto checkPreferred = [&](unsigned unit) {
@@ -153,7 +153,7 @@ GlobalOrder orderOperations(const OperationGraph& g) {
     if (!placed[op])
       start = units.of(op);
   std::vector<unsigned> visitedAt(numUnits, kNone);
-  std::vector<unsigned> walk;   // edges, each into the previous unit
+  std::vector<unsigned> walk; // edges, each into the previous unit
   unsigned unit = start;
   while (visitedAt[unit] == kNone) {
     visitedAt[unit] = static_cast<unsigned>(walk.size());
@@ -167,7 +167,7 @@ GlobalOrder orderOperations(const OperationGraph& g) {
     });
     if (via == kNone)
       internalError("an operation left unplaced "
-                             "has no predecessor left");
+                    "has no predecessor left");
     walk.push_back(via);
     unit = units.of(g.edges[via].from);
   }
@@ -185,20 +185,16 @@ std::vector<std::vector<unsigned>> projectOntoActors(const OperationGraph& g,
   return perActor;
 }
 
-ir::Diagnostic describeCycle(const ir::Graph& graph,
-                             const std::vector<Channel>& channels,
-                             const OperationGraph& g,
-                             const std::vector<unsigned>& cycle) {
+ir::Diagnostic describeCycle(const ir::Graph& graph, const std::vector<Channel>& channels,
+                             const OperationGraph& g, const std::vector<unsigned>& cycle) {
   // Start at the link leaving the earliest-bound operation, so the same
   // cycle always reads the same way.
   std::size_t first = 0;
   for (std::size_t i = 1; i < cycle.size(); ++i)
     if (g.edges[cycle[i]].from < g.edges[cycle[first]].from)
       first = i;
-  std::vector<unsigned> edges(cycle.begin() + static_cast<std::ptrdiff_t>(first),
-                              cycle.end());
-  edges.insert(edges.end(), cycle.begin(),
-               cycle.begin() + static_cast<std::ptrdiff_t>(first));
+  std::vector<unsigned> edges(cycle.begin() + static_cast<std::ptrdiff_t>(first), cycle.end());
+  edges.insert(edges.end(), cycle.begin(), cycle.begin() + static_cast<std::ptrdiff_t>(first));
 
   const std::vector<std::string> tasks = taskLabels(graph);
   auto locOf = [&](unsigned op) { return graph.tasks[g.ops[op].task].loc; };
@@ -210,19 +206,17 @@ ir::Diagnostic describeCycle(const ir::Graph& graph,
     const OpEdge& e = g.edges[edges[i]];
     switch (e.kind) {
     case OpEdge::Kind::InTask:
-      break;   // a task's own READ, COMPUTE and WRITE: nothing to explain
+      break; // a task's own READ, COMPUTE and WRITE: nothing to explain
     case OpEdge::Kind::ProgramOrder:
     case OpEdge::Kind::Sequence:
       notes.push_back({locOf(e.to), fmt::format("actor '{}' runs '{}' only after '{}'",
-                                                actorOf(e.to), nameOf(e.to),
-                                                nameOf(e.from))});
+                                                actorOf(e.to), nameOf(e.to), nameOf(e.from))});
       break;
     case OpEdge::Kind::Data: {
       const ir::Value& value = graph.values[channels[e.channel].value];
       notes.push_back(
           {locOf(e.to),
-           fmt::format("'{}' waits for the result of '{}' ({})", nameOf(e.to),
-                       nameOf(e.from),
+           fmt::format("'{}' waits for the result of '{}' ({})", nameOf(e.to), nameOf(e.from),
                        value.transport == ir::Transport::Nccl ? "nccl" : "shm")});
       break;
     }
@@ -240,30 +234,29 @@ ir::Diagnostic describeCycle(const ir::Graph& graph,
         return std::find(collective.tasks.begin(), collective.tasks.end(), g.ops[op].task) -
                collective.tasks.begin();
       };
+      notes.push_back({locOf(leaves),
+                       fmt::format("rank {} of {} #{} on actor '{}' completes only together with "
+                                   "rank {} on actor '{}'",
+                                   rankOf(leaves), ir::toString(collective.kind), group.source,
+                                   actorOf(leaves), rankOf(entered), actorOf(entered))});
+    } else if (g.ops[leaves].kind == Operation::Kind::Write) {
       notes.push_back(
           {locOf(leaves),
-           fmt::format("rank {} of {} #{} on actor '{}' completes only together with "
-                       "rank {} on actor '{}'",
-                       rankOf(leaves), ir::toString(collective.kind), group.source,
-                       actorOf(leaves), rankOf(entered), actorOf(entered))});
-    } else if (g.ops[leaves].kind == Operation::Kind::Write) {
-      notes.push_back({locOf(leaves),
-                       fmt::format("'{}' on actor '{}' can send over nccl only when '{}' "
-                                   "on actor '{}' receives",
-                                   nameOf(leaves), actorOf(leaves), nameOf(entered),
-                                   actorOf(entered))});
+           fmt::format("'{}' on actor '{}' can send over nccl only when '{}' "
+                       "on actor '{}' receives",
+                       nameOf(leaves), actorOf(leaves), nameOf(entered), actorOf(entered))});
     } else if (g.ops[entered].kind == Operation::Kind::Write) {
-      notes.push_back({locOf(leaves),
-                       fmt::format("'{}' on actor '{}' receives over nccl only when '{}' "
-                                   "on actor '{}' sends",
-                                   nameOf(leaves), actorOf(leaves), nameOf(entered),
-                                   actorOf(entered))});
+      notes.push_back(
+          {locOf(leaves),
+           fmt::format("'{}' on actor '{}' receives over nccl only when '{}' "
+                       "on actor '{}' sends",
+                       nameOf(leaves), actorOf(leaves), nameOf(entered), actorOf(entered))});
     } else {
-      notes.push_back({locOf(leaves),
-                       fmt::format("'{}' on actor '{}' receives the same nccl send as "
-                                   "'{}' on actor '{}', at the same time",
-                                   nameOf(leaves), actorOf(leaves), nameOf(entered),
-                                   actorOf(entered))});
+      notes.push_back(
+          {locOf(leaves),
+           fmt::format("'{}' on actor '{}' receives the same nccl send as "
+                       "'{}' on actor '{}', at the same time",
+                       nameOf(leaves), actorOf(leaves), nameOf(entered), actorOf(entered))});
     }
   }
   ir::SourceLoc at = notes.empty() ? graph.loc : notes.front().loc;

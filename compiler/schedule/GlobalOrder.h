@@ -60,9 +60,7 @@ std::vector<std::vector<unsigned>> projectOntoActors(const OperationGraph& g,
 /// The diagnostic for a cycle found by orderOperations(), in source terms:
 /// an error at the first bind in the cycle, then one note per link (which
 /// task waits for which, and why), each at its bind.
-ir::Diagnostic describeCycle(const ir::Graph& graph,
-                             const std::vector<Channel>& channels,
-                             const OperationGraph& g,
-                             const std::vector<unsigned>& cycle);
+ir::Diagnostic describeCycle(const ir::Graph& graph, const std::vector<Channel>& channels,
+                             const OperationGraph& g, const std::vector<unsigned>& cycle);
 
 } // namespace cg::schedule

@@ -29,10 +29,8 @@ int writerOf(const Graph& graph, unsigned value) {
   return static_cast<int>(graph.tasks[producer.index].actor);
 }
 
-
 std::string taskName(const Graph& graph, unsigned t) {
-  return fmt::format("{}.{}", graph.actors[graph.tasks[t].actor].name,
-                     graph.tasks[t].method);
+  return fmt::format("{}.{}", graph.actors[graph.tasks[t].actor].name, graph.tasks[t].method);
 }
 
 } // namespace
@@ -81,8 +79,7 @@ std::vector<std::optional<unsigned>> assignChannels(const Graph& graph,
     std::vector<int> readers = std::move(consumers[v]);
     std::sort(readers.begin(), readers.end());
     readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
-    readers.erase(std::remove(readers.begin(), readers.end(), writer),
-                  readers.end());
+    readers.erase(std::remove(readers.begin(), readers.end(), writer), readers.end());
     if (readers.empty())
       continue;
     channelOf[v] = static_cast<unsigned>(channels.size());
@@ -112,8 +109,7 @@ std::vector<ir::Diagnostic> findSelfSends(const Graph& graph) {
       if (arg.kind != ir::Arg::Kind::Value)
         continue;
       const ir::Value& value = graph.values[arg.value];
-      if (value.transport != ir::Transport::Nccl ||
-          value.producer.kind != Producer::Kind::Task ||
+      if (value.transport != ir::Transport::Nccl || value.producer.kind != Producer::Kind::Task ||
           graph.tasks[value.producer.index].actor != task.actor ||
           std::find(seen.begin(), seen.end(), arg.value) != seen.end())
         continue;
@@ -136,10 +132,9 @@ std::vector<ir::Diagnostic> findSelfSends(const Graph& graph) {
   return diagnostics;
 }
 
-OperationGraph buildOperationGraph(
-    const Graph& graph, const std::vector<Channel>& channels,
-    const std::vector<std::optional<unsigned>>& channelOf,
-    const TaskPriority& priority) {
+OperationGraph buildOperationGraph(const Graph& graph, const std::vector<Channel>& channels,
+                                   const std::vector<std::optional<unsigned>>& channelOf,
+                                   const TaskPriority& priority) {
   if (priority.size() != graph.tasks.size())
     internalError("the task priority does not list every task once");
   OperationGraph g;
@@ -159,8 +154,8 @@ OperationGraph buildOperationGraph(
   }
   const auto firstCollectiveGroup = static_cast<unsigned>(g.groups.size());
   for (unsigned k = 0; k < graph.collectives.size(); ++k)
-    g.groups.push_back({SyncGroup::Kind::Collective, k,
-                        std::vector<unsigned>(graph.collectives[k].tasks.size())});
+    g.groups.push_back(
+        {SyncGroup::Kind::Collective, k, std::vector<unsigned>(graph.collectives[k].tasks.size())});
 
   std::vector<int> writeOfChannel(channels.size(), -1);
   std::vector<std::vector<unsigned>> readsOfChannel(channels.size());
@@ -180,8 +175,7 @@ OperationGraph buildOperationGraph(
   std::vector<int> lastCompute(graph.actors.size(), -1);
   std::vector<bool> placedTask(graph.tasks.size(), false);
 
-  auto addOp = [&](Operation::Kind kind, unsigned t, std::vector<unsigned> chans,
-                   int group) {
+  auto addOp = [&](Operation::Kind kind, unsigned t, std::vector<unsigned> chans, int group) {
     auto id = static_cast<unsigned>(g.ops.size());
     g.ops.push_back({kind, t, graph.tasks[t].actor, std::move(chans), group});
     g.actorOps[graph.tasks[t].actor].push_back(id);
@@ -225,8 +219,7 @@ OperationGraph buildOperationGraph(
     if (!shmReads.empty())
       readOps.push_back(addOp(Operation::Kind::Read, t, shmReads, -1));
     for (unsigned channel : ncclReads)
-      readOps.push_back(
-          addOp(Operation::Kind::Read, t, {channel}, groupOfChannel[channel]));
+      readOps.push_back(addOp(Operation::Kind::Read, t, {channel}, groupOfChannel[channel]));
     for (unsigned op : readOps)
       for (unsigned channel : g.ops[op].channels)
         readsOfChannel[channel].push_back(op);
@@ -246,8 +239,8 @@ OperationGraph buildOperationGraph(
     for (unsigned op : readOps)
       g.edges.push_back({op, compute, OpEdge::Kind::InTask, 0});
     if (lastCompute[actor] >= 0)
-      g.edges.push_back({static_cast<unsigned>(lastCompute[actor]), compute,
-                         OpEdge::Kind::ProgramOrder, 0});
+      g.edges.push_back(
+          {static_cast<unsigned>(lastCompute[actor]), compute, OpEdge::Kind::ProgramOrder, 0});
     lastCompute[actor] = static_cast<int>(compute);
 
     std::vector<unsigned> shmWrites, ncclWrites;
@@ -259,8 +252,7 @@ OperationGraph buildOperationGraph(
     if (!shmWrites.empty())
       writeOps.push_back(addOp(Operation::Kind::Write, t, shmWrites, -1));
     for (unsigned channel : ncclWrites)
-      writeOps.push_back(
-          addOp(Operation::Kind::Write, t, {channel}, groupOfChannel[channel]));
+      writeOps.push_back(addOp(Operation::Kind::Write, t, {channel}, groupOfChannel[channel]));
     for (unsigned op : writeOps) {
       g.edges.push_back({compute, op, OpEdge::Kind::InTask, 0});
       for (unsigned channel : g.ops[op].channels)
@@ -270,19 +262,17 @@ OperationGraph buildOperationGraph(
 
   for (unsigned c = 0; c < channels.size(); ++c) {
     if (channels[c].writer == kDriver)
-      continue;   // the driver writes every input before anything else runs
+      continue; // the driver writes every input before anything else runs
     if (writeOfChannel[c] < 0)
       internalError(fmt::format("channel c{} has no WRITE", c));
     for (unsigned op : readsOfChannel[c])
-      g.edges.push_back({static_cast<unsigned>(writeOfChannel[c]), op,
-                         OpEdge::Kind::Data, c});
+      g.edges.push_back({static_cast<unsigned>(writeOfChannel[c]), op, OpEdge::Kind::Data, c});
     if (groupOfChannel[c] >= 0) {
       OpGroup& group = g.groups[static_cast<unsigned>(groupOfChannel[c])];
       group.members.push_back(static_cast<unsigned>(writeOfChannel[c]));
       std::vector<unsigned> reads = readsOfChannel[c];
-      std::sort(reads.begin(), reads.end(), [&](unsigned a, unsigned b) {
-        return g.ops[a].actor < g.ops[b].actor;
-      });
+      std::sort(reads.begin(), reads.end(),
+                [&](unsigned a, unsigned b) { return g.ops[a].actor < g.ops[b].actor; });
       group.members.insert(group.members.end(), reads.begin(), reads.end());
     }
   }

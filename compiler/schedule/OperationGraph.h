@@ -36,8 +36,8 @@ struct OpNode {
   Operation::Kind kind = Operation::Kind::Compute;
   unsigned task = 0;
   unsigned actor = 0;
-  std::vector<unsigned> channels;   // as in Operation
-  int group = -1;                   // index into OperationGraph::groups
+  std::vector<unsigned> channels; // as in Operation
+  int group = -1;                 // index into OperationGraph::groups
 };
 
 struct OpEdge {
@@ -45,13 +45,13 @@ struct OpEdge {
   unsigned from = 0;
   unsigned to = 0;
   Kind kind = Kind::InTask;
-  unsigned channel = 0;   // Data: the channel
+  unsigned channel = 0; // Data: the channel
 };
 
 struct OpGroup {
   SyncGroup::Kind kind = SyncGroup::Kind::Nccl;
-  unsigned source = 0;            // the channel or the ir::Collective
-  std::vector<unsigned> members;  // op ids: as in SyncGroup::members
+  unsigned source = 0;           // the channel or the ir::Collective
+  std::vector<unsigned> members; // op ids: as in SyncGroup::members
 };
 
 struct OperationGraph {
@@ -101,9 +101,8 @@ std::vector<ir::Diagnostic> findSelfSends(const ir::Graph& graph);
 
 /// The operation graph of `graph` with the given channels, tasks preferred
 /// in `priority` order.
-OperationGraph buildOperationGraph(
-    const ir::Graph& graph, const std::vector<Channel>& channels,
-    const std::vector<std::optional<unsigned>>& channelOf,
-    const TaskPriority& priority);
+OperationGraph buildOperationGraph(const ir::Graph& graph, const std::vector<Channel>& channels,
+                                   const std::vector<std::optional<unsigned>>& channelOf,
+                                   const TaskPriority& priority);
 
 } // namespace cg::schedule

@@ -20,7 +20,7 @@ namespace {
 bool isBlocking(const OpNode& op) {
   if (op.kind == Operation::Kind::Read)
     return true;
-  return op.group >= 0;   // an NCCL WRITE, a collective's COMPUTE
+  return op.group >= 0; // an NCCL WRITE, a collective's COMPUTE
 }
 
 } // namespace
@@ -35,7 +35,7 @@ std::vector<bool> hoistReceives(const OperationGraph& g,
     for (unsigned i = 0; i < ops.size(); ++i)
       position[ops[i]] = i;
 
-  std::vector<unsigned> mark(n, 0);   // == stamp: an ancestor of this search
+  std::vector<unsigned> mark(n, 0); // == stamp: an ancestor of this search
   unsigned stamp = 0;
   std::vector<unsigned> stack;
 
@@ -45,7 +45,7 @@ std::vector<bool> hoistReceives(const OperationGraph& g,
       const OpNode& node = g.ops[receive];
       if (node.kind != Operation::Kind::Read || node.group < 0)
         continue;
-      unsigned top = i;   // how far up it could go, blocking aside
+      unsigned top = i; // how far up it could go, blocking aside
       while (top > 0 && !isBlocking(g.ops[ops[top - 1]]))
         --top;
       if (top == i)

@@ -42,7 +42,6 @@ namespace {
 using ir::Graph;
 using ir::Producer;
 
-
 /// What every candidate shares: the channels and the driver's ends.
 struct Channels {
   std::vector<Channel> channels;
@@ -92,7 +91,7 @@ scheduleFor(const Graph& graph, const Channels& ch, const TaskPriority& priority
   for (unsigned a = 0; a < graph.actors.size(); ++a) {
     ActorSchedule actor{a, {}};
     for (unsigned op : perActor[a]) {
-      OpNode& node = g.ops[op];   // g is not needed after this
+      OpNode& node = g.ops[op]; // g is not needed after this
       where[op] = {a, static_cast<unsigned>(actor.operations.size())};
       actor.operations.push_back(
           {node.kind, node.task, std::move(node.channels), node.group, moved[op]});
@@ -163,8 +162,7 @@ bool better(const SimulationSummary& a, const SimulationSummary& b) {
 
 } // namespace
 
-std::string_view channelTransport(const Graph& graph, const Channel& channel,
-                                  bool tcpEverywhere) {
+std::string_view channelTransport(const Graph& graph, const Channel& channel, bool tcpEverywhere) {
   if (graph.values[channel.value].transport != ir::Transport::Shm)
     return ir::toString(graph.values[channel.value].transport);
   if (tcpEverywhere)
@@ -190,9 +188,8 @@ std::string_view kindName(Operation::Kind kind) {
   return "?";
 }
 
-
-std::variant<Schedule, std::vector<ir::Diagnostic>>
-buildSchedule(const Graph& graph, const ScheduleOptions& options) {
+std::variant<Schedule, std::vector<ir::Diagnostic>> buildSchedule(const Graph& graph,
+                                                                  const ScheduleOptions& options) {
   if (std::optional<std::string> problem = ir::findInconsistency(graph))
     internalError(*problem);
 
@@ -206,8 +203,7 @@ buildSchedule(const Graph& graph, const ScheduleOptions& options) {
     if (!hasTask[a])
       diagnostics.push_back(
           {graph.actors[a].loc,
-           fmt::format("actor '{}' has no task; remove it or bind a method",
-                       graph.actors[a].name),
+           fmt::format("actor '{}' has no task; remove it or bind a method", graph.actors[a].name),
            {}});
   if (!diagnostics.empty())
     return diagnostics;

@@ -35,10 +35,10 @@ inline constexpr int kDriver = -1;
 /// One single-writer, multi-reader channel carrying one value per execution.
 /// Its transport is its value's (ir::Value::transport).
 struct Channel {
-  unsigned value = 0;          // the ir::Value it carries
-  int writer = kDriver;        // actor index, or kDriver for a graph input
-  std::vector<int> readers;    // actor indices and/or kDriver, ascending;
-                               // a reader's position here is its reader slot
+  unsigned value = 0;       // the ir::Value it carries
+  int writer = kDriver;     // actor index, or kDriver for a graph input
+  std::vector<int> readers; // actor indices and/or kDriver, ascending;
+                            // a reader's position here is its reader slot
 
   friend bool operator==(const Channel&, const Channel&) = default;
 };
@@ -49,13 +49,13 @@ struct Channel {
 struct Operation {
   enum class Kind { Read, Compute, Write };
   Kind kind = Kind::Compute;
-  unsigned task = 0;               // the task this operation belongs to
-  std::vector<unsigned> channels;  // Read: channels read; Write: channels
-                                   // written; Compute: empty
-  int group = -1;                  // its synchronous group (Schedule::groups):
-                                   // an NCCL READ/WRITE, a collective's COMPUTE
-  bool moved = false;              // hoisted ahead of computes by
-                                   // --overlap-gpu-communication
+  unsigned task = 0;              // the task this operation belongs to
+  std::vector<unsigned> channels; // Read: channels read; Write: channels
+                                  // written; Compute: empty
+  int group = -1;                 // its synchronous group (Schedule::groups):
+                                  // an NCCL READ/WRITE, a collective's COMPUTE
+  bool moved = false;             // hoisted ahead of computes by
+                                  // --overlap-gpu-communication
 
   friend bool operator==(const Operation&, const Operation&) = default;
 };
@@ -73,17 +73,17 @@ struct OpRef {
 struct SyncGroup {
   enum class Kind { Nccl, Collective };
   Kind kind = Kind::Nccl;
-  unsigned source = 0;          // Nccl: the channel; Collective: the
-                                // ir::Collective
-  std::vector<OpRef> members;   // Nccl: the WRITE, then the READs by actor;
-                                // Collective: the ranks' COMPUTEs, by rank
+  unsigned source = 0;        // Nccl: the channel; Collective: the
+                              // ir::Collective
+  std::vector<OpRef> members; // Nccl: the WRITE, then the READs by actor;
+                              // Collective: the ranks' COMPUTEs, by rank
 
   friend bool operator==(const SyncGroup&, const SyncGroup&) = default;
 };
 
 struct ActorSchedule {
   unsigned actor = 0;
-  std::vector<Operation> operations;   // run in this order, once per execution
+  std::vector<Operation> operations; // run in this order, once per execution
 
   friend bool operator==(const ActorSchedule&, const ActorSchedule&) = default;
 };
@@ -107,33 +107,32 @@ struct ScheduleOptions {
 
 /// What the simulator measured on the emitted schedule.
 struct SimulationSummary {
-  unsigned executions = 0;  // run to completion with maxInFlight in flight
-  double makespan = 0;      // one execution alone, in the graph's cost unit
-                            // (a task of unknown cost counts 1)
-  double busiest = 0;       // the largest total compute cost of one actor
-  unsigned peakInFlight = 0;  // the most round trips one actor has open (see
-                              // CostOrder.h); the activations a pipeline
-                              // stage keeps
+  unsigned executions = 0;   // run to completion with maxInFlight in flight
+  double makespan = 0;       // one execution alone, in the graph's cost unit
+                             // (a task of unknown cost counts 1)
+  double busiest = 0;        // the largest total compute cost of one actor
+  unsigned peakInFlight = 0; // the most round trips one actor has open (see
+                             // CostOrder.h); the activations a pipeline
+                             // stage keeps
   /// Per actor, per operation: when it starts and finishes in that one
   /// execution.
   std::vector<std::vector<double>> start, finish;
 
-  friend bool operator==(const SimulationSummary&,
-                         const SimulationSummary&) = default;
+  friend bool operator==(const SimulationSummary&, const SimulationSummary&) = default;
 };
 
 struct Schedule {
   std::vector<Channel> channels;
-  std::vector<ActorSchedule> actors;       // one per ir::Graph::actors entry
-  std::vector<unsigned> inputChannels;     // per graph input position
-  std::vector<unsigned> outputChannels;    // per graph output position
-  std::vector<SyncGroup> groups;           // NCCL channels by channel, then
-                                           // collectives by id
+  std::vector<ActorSchedule> actors;    // one per ir::Graph::actors entry
+  std::vector<unsigned> inputChannels;  // per graph input position
+  std::vector<unsigned> outputChannels; // per graph output position
+  std::vector<SyncGroup> groups;        // NCCL channels by channel, then
+                                        // collectives by id
   /// A global order of one execution: step s holds the operations that run
   /// at step s, several only for a synchronous group. Projected onto an
   /// actor it gives that actor's operation list.
   std::vector<std::vector<OpRef>> steps;
-  ScheduleOptions options;                 // what it was built with
+  ScheduleOptions options; // what it was built with
   SimulationSummary simulation;
 
   friend bool operator==(const Schedule&, const Schedule&) = default;

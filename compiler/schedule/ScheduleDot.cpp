@@ -36,9 +36,8 @@ std::string quoted(std::string_view text) {
   return out + "\"";
 }
 
-constexpr const char* kGroupColours[] = {"lightblue", "palegreen", "khaki",
-                                         "plum",      "lightsalmon", "lightcyan",
-                                         "wheat",     "thistle"};
+constexpr const char* kGroupColours[] = {"lightblue",   "palegreen", "khaki", "plum",
+                                         "lightsalmon", "lightcyan", "wheat", "thistle"};
 
 std::string groupColour(int group) {
   return kGroupColours[static_cast<std::size_t>(group) % std::size(kGroupColours)];
@@ -79,8 +78,7 @@ std::string renderScheduleDot(const ir::Graph& graph, const Schedule& schedule) 
                                                       : fmt::format("t{}", producer.index);
   };
   auto valueEdgeStyle = [&](unsigned value) {
-    return graph.values[value].transport == ir::Transport::Nccl ? ", style=bold, color=blue"
-                                                                : "";
+    return graph.values[value].transport == ir::Transport::Nccl ? ", style=bold, color=blue" : "";
   };
   for (unsigned t = 0; t < graph.tasks.size(); ++t) {
     std::vector<unsigned> seen;
@@ -105,8 +103,7 @@ std::string renderScheduleDot(const ir::Graph& graph, const Schedule& schedule) 
                      "    t{} -> t{} [dir=none, style=dashed, constraint=false, "
                      "label={}];\n",
                      ranks[r - 1], ranks[r],
-                     quoted(fmt::format("{} #{}",
-                                        ir::toString(graph.collectives[c].kind), c)));
+                     quoted(fmt::format("{} #{}", ir::toString(graph.collectives[c].kind), c)));
   }
   out += "  }\n\n";
 
@@ -166,8 +163,7 @@ std::string renderScheduleDot(const ir::Graph& graph, const Schedule& schedule) 
       }
   for (unsigned c = 0; c < schedule.channels.size(); ++c) {
     const Channel& channel = schedule.channels[c];
-    if (std::find(channel.readers.begin(), channel.readers.end(), kDriver) !=
-        channel.readers.end())
+    if (std::find(channel.readers.begin(), channel.readers.end(), kDriver) != channel.readers.end())
       readers[c].push_back("driver");
     for (const std::string& reader : readers[c])
       fmt::format_to(it, "    {} -> {} [label={}{}];\n", writers[c], reader,
@@ -182,8 +178,8 @@ std::string renderScheduleDot(const ir::Graph& graph, const Schedule& schedule) 
       fmt::format_to(it,
                      "    o{}_{} -> o{}_{} [dir=none, style=dashed, constraint=false, "
                      "label=\"g{}\"];\n",
-                     group.members[m - 1].actor, group.members[m - 1].index,
-                     group.members[m].actor, group.members[m].index, g);
+                     group.members[m - 1].actor, group.members[m - 1].index, group.members[m].actor,
+                     group.members[m].index, g);
   }
   out += "  }\n}\n";
   return out;

@@ -41,8 +41,7 @@ std::size_t digits(std::size_t n) {
 
 } // namespace
 
-std::string renderScheduleText(const Graph& graph, const Schedule& schedule,
-                               bool tcpEverywhere) {
+std::string renderScheduleText(const Graph& graph, const Schedule& schedule, bool tcpEverywhere) {
   const std::vector<std::string> tasks = taskLabels(graph);
   const std::vector<std::string> labels = valueLabels(graph, tasks);
   std::string out;
@@ -61,8 +60,7 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule,
     const Channel& channel = schedule.channels[c];
     idWidth = std::max(idWidth, 1 + digits(c));
     labelWidth = std::max(labelWidth, labels[channel.value].size());
-    typeWidth = std::max(typeWidth,
-                         graph.values[channel.value].type.spelling.size());
+    typeWidth = std::max(typeWidth, graph.values[channel.value].type.spelling.size());
     transportWidth =
         std::max(transportWidth, channelTransport(graph, channel, tcpEverywhere).size());
   }
@@ -73,13 +71,11 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule,
     std::vector<std::string> readers;
     for (int reader : channel.readers)
       readers.push_back(endpointName(graph, reader));
-    fmt::format_to(it, "  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {} -> {}\n",
-                   fmt::format("c{}", c), idWidth, labels[channel.value],
-                   labelWidth, graph.values[channel.value].type.spelling,
-                   typeWidth,
-                   channelTransport(graph, channel, tcpEverywhere),
-                   transportWidth, endpointName(graph, channel.writer),
-                   fmt::join(readers, ", "));
+    fmt::format_to(it, "  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {} -> {}\n", fmt::format("c{}", c),
+                   idWidth, labels[channel.value], labelWidth,
+                   graph.values[channel.value].type.spelling, typeWidth,
+                   channelTransport(graph, channel, tcpEverywhere), transportWidth,
+                   endpointName(graph, channel.writer), fmt::join(readers, ", "));
   }
 
   // Synchronous groups: operations that complete only together, named by
@@ -103,9 +99,9 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule,
     for (std::size_t g = 0; g < schedule.groups.size(); ++g) {
       std::vector<std::string> members;
       for (const OpRef& ref : schedule.groups[g].members)
-        members.push_back(fmt::format(
-            "{} {} {}", graph.actors[ref.actor].name, ref.index + 1,
-            kindName(schedule.actors[ref.actor].operations[ref.index].kind)));
+        members.push_back(
+            fmt::format("{} {} {}", graph.actors[ref.actor].name, ref.index + 1,
+                        kindName(schedule.actors[ref.actor].operations[ref.index].kind)));
       fmt::format_to(it, "  {:<{}}  {:<{}}  {}\n", fmt::format("g{}", g), gWidth,
                      groupName(schedule.groups[g]), nameWidth, fmt::join(members, ", "));
     }
@@ -120,8 +116,7 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule,
   auto channelList = [&](const Operation& op, bool withValues) {
     std::vector<std::string> items;
     for (unsigned c : op.channels)
-      items.push_back(withValues ? fmt::format("c{} ({})", c,
-                                               labels[schedule.channels[c].value])
+      items.push_back(withValues ? fmt::format("c{} ({})", c, labels[schedule.channels[c].value])
                                  : fmt::format("c{}", c));
     return fmt::format("{}", fmt::join(items, ", "));
   };
@@ -140,8 +135,7 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule,
       out += "  (no operations)\n";
     for (std::size_t n = 0; n < actor.operations.size(); ++n) {
       const Operation& op = actor.operations[n];
-      fmt::format_to(it, "  {:>{}}  {:<7}  ", n + 1, numberWidth,
-                     kindName(op.kind));
+      fmt::format_to(it, "  {:>{}}  {:<7}  ", n + 1, numberWidth, kindName(op.kind));
       // Markers after the body: the group, and whether overlap moved it.
       std::string markers;
       if (op.group >= 0)
@@ -184,12 +178,12 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule,
   for (std::size_t k = 0; k < schedule.outputChannels.size(); ++k)
     endWidth = std::max(endWidth, fmt::format("output #{}", k).size());
   for (std::size_t i = 0; i < schedule.inputChannels.size(); ++i)
-    fmt::format_to(it, "  {:<{}}  -> c{}\n", fmt::format("input #{}", i),
-                   endWidth, schedule.inputChannels[i]);
+    fmt::format_to(it, "  {:<{}}  -> c{}\n", fmt::format("input #{}", i), endWidth,
+                   schedule.inputChannels[i]);
   for (std::size_t k = 0; k < schedule.outputChannels.size(); ++k) {
     unsigned c = schedule.outputChannels[k];
-    fmt::format_to(it, "  {:<{}}  <- c{} ({})\n", fmt::format("output #{}", k),
-                   endWidth, c, labels[schedule.channels[c].value]);
+    fmt::format_to(it, "  {:<{}}  <- c{} ({})\n", fmt::format("output #{}", k), endWidth, c,
+                   labels[schedule.channels[c].value]);
   }
 
   // What was checked, and how it was built when not by default.

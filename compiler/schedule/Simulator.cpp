@@ -27,23 +27,22 @@ namespace {
 struct Step {
   enum class Kind : unsigned char { ShmRead, ShmWrite, Rendezvous, Compute };
   Kind kind = Kind::Compute;
-  bool lastOfOp = true;   // the operation's last step
-  unsigned index = 0;     // ShmRead, ShmWrite: the channel; Rendezvous: the group
-  unsigned reader = 0;    // ShmRead: the reader slot, numbered across channels
-  unsigned op = 0;        // actors: the operation; driver: the execution
-  double cost = 0;        // Compute, Rendezvous of a collective
+  bool lastOfOp = true; // the operation's last step
+  unsigned index = 0;   // ShmRead, ShmWrite: the channel; Rendezvous: the group
+  unsigned reader = 0;  // ShmRead: the reader slot, numbered across channels
+  unsigned op = 0;      // actors: the operation; driver: the execution
+  double cost = 0;      // Compute, Rendezvous of a collective
 };
 
 struct Process {
-  std::vector<Step> steps;       // one execution (driver: the whole run)
+  std::vector<Step> steps; // one execution (driver: the whole run)
   unsigned pc = 0;
   unsigned execution = 0;
   double time = 0;
-  int nextWaiting = -1;          // the next reader waiting on the same channel
+  int nextWaiting = -1; // the next reader waiting on the same channel
   bool done = false;
   bool queued = false;
 };
-
 
 } // namespace
 
@@ -87,8 +86,8 @@ SimulationResult simulate(const ir::Graph& graph, const Schedule& schedule,
       const Operation& op = ops[i];
       if (op.group >= 0) {
         double cost = op.kind == Operation::Kind::Compute ? costOf(graph.tasks[op.task]) : 0;
-        steps.push_back({Step::Kind::Rendezvous, true, static_cast<unsigned>(op.group), 0, i,
-                         cost});
+        steps.push_back(
+            {Step::Kind::Rendezvous, true, static_cast<unsigned>(op.group), 0, i, cost});
       } else if (op.kind == Operation::Kind::Compute) {
         steps.push_back({Step::Kind::Compute, true, 0, 0, i, costOf(graph.tasks[op.task])});
       } else {
@@ -143,7 +142,7 @@ SimulationResult simulate(const ir::Graph& graph, const Schedule& schedule,
   std::vector<double> writeTime(std::size_t{numChannels} * ring, 0);
   std::vector<double> readTime(rings ? std::size_t{firstReader[numChannels]} * K : 0, 0);
   std::vector<int> writerWaiting(numChannels, -1);
-  std::vector<int> readersWaiting(numChannels, -1);   // a list through nextWaiting
+  std::vector<int> readersWaiting(numChannels, -1); // a list through nextWaiting
   // Rendezvous state: how many members have arrived at the current instance.
   const auto numGroups = static_cast<unsigned>(schedule.groups.size());
   std::vector<unsigned> arrived(numGroups, 0);

@@ -31,8 +31,8 @@ public:
   PhaseTimer(const PhaseTimer&) = delete;
   PhaseTimer& operator=(const PhaseTimer&) = delete;
   ~PhaseTimer() {
-    addPhaseTime(phase_, std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
-                             .count());
+    addPhaseTime(phase_,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
   }
 
 private:

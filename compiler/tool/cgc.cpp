@@ -46,10 +46,10 @@ cl::opt<std::string> sourcePath(cl::Positional, cl::Required, cl::desc("<graph s
                                 cl::cat(category));
 cl::opt<std::string> outputDir("o", cl::Required, cl::desc("Directory for the generated files"),
                                cl::value_desc("dir"), cl::cat(category));
-cl::opt<std::string> targetName(
-    "target", cl::desc("Name of the build target; prefixes the generated sources "
-                       "(default: the source's name up to its first '.')"),
-    cl::cat(category));
+cl::opt<std::string> targetName("target",
+                                cl::desc("Name of the build target; prefixes the generated sources "
+                                         "(default: the source's name up to its first '.')"),
+                                cl::cat(category));
 cl::list<std::string> onlyGraphs("graph",
                                  cl::desc("Compile only this CG_GRAPH function (repeatable)"),
                                  cl::value_desc("name"), cl::cat(category));
@@ -61,8 +61,7 @@ cl::list<Emit> emits(
                           "<graph>.schedule.txt, each actor's operations"),
                clEnumValN(Emit::ScheduleJson, "schedule-json",
                           "<graph>.schedule.json, the schedule for tools"),
-               clEnumValN(Emit::Dot, "dot",
-                          "<graph>.dot, the tasks and the schedule for Graphviz"),
+               clEnumValN(Emit::Dot, "dot", "<graph>.dot, the tasks and the schedule for Graphviz"),
                clEnumValN(Emit::Cpp, "cpp",
                           "<target>.cg.hpp/.driver.cpp driver, per-actor programs, actor main"),
                clEnumValN(Emit::Mpirun, "mpirun",
@@ -73,13 +72,13 @@ cl::list<Emit> emits(
                           "when asked for)")),
     cl::cat(category));
 enum class TransportChoice { Placement, Tcp };
-cl::opt<TransportChoice> transport(
-    "transport", cl::desc("How channels between processes travel"),
-    cl::values(clEnumValN(TransportChoice::Placement, "placement",
-                          "shared memory on one host, TCP between hosts (the default)"),
-               clEnumValN(TransportChoice::Tcp, "tcp",
-                          "TCP for every channel between processes, on one host too")),
-    cl::init(TransportChoice::Placement), cl::cat(category));
+cl::opt<TransportChoice>
+    transport("transport", cl::desc("How channels between processes travel"),
+              cl::values(clEnumValN(TransportChoice::Placement, "placement",
+                                    "shared memory on one host, TCP between hosts (the default)"),
+                         clEnumValN(TransportChoice::Tcp, "tcp",
+                                    "TCP for every channel between processes, on one host too")),
+              cl::init(TransportChoice::Placement), cl::cat(category));
 cl::opt<std::string> actorExecutable(
     "actor-executable",
     cl::desc("The actor executable the mpirun/srun recipes start (default: <target>_actors)"),
@@ -103,27 +102,29 @@ cl::opt<bool> overlapGpuCommunication(
     "overlap-gpu-communication",
     cl::desc("Hoist each NCCL receive ahead of earlier computes it does not depend on"),
     cl::cat(category));
-cl::opt<unsigned> maxInFlight(
-    "max-in-flight",
-    cl::desc("Executions in flight (and channel slots) the schedule is simulated with "
-             "(default: 10, the runtime's default)"),
-    cl::init(10), cl::value_desc("K"), cl::cat(category));
+cl::opt<unsigned>
+    maxInFlight("max-in-flight",
+                cl::desc("Executions in flight (and channel slots) the schedule is simulated with "
+                         "(default: 10, the runtime's default)"),
+                cl::init(10), cl::value_desc("K"), cl::cat(category));
 cl::opt<std::string> depfilePath("depfile",
                                  cl::desc("Write a Makefile-style depfile of the source's "
                                           "includes (for the build system)"),
                                  cl::value_desc("file"), cl::cat(category));
-cl::opt<std::string> compileDatabase(
-    "p", cl::desc("Build directory whose compile_commands.json has the source's flags "
-                  "(added before those after '--')"),
-    cl::value_desc("build dir"), cl::cat(category));
+cl::opt<std::string>
+    compileDatabase("p",
+                    cl::desc("Build directory whose compile_commands.json has the source's flags "
+                             "(added before those after '--')"),
+                    cl::value_desc("build dir"), cl::cat(category));
 cl::opt<unsigned> constexprSteps(
     "constexpr-steps",
     cl::desc("Step limit of Clang's constant evaluator when running graph functions"),
     cl::init(cg::frontend::kDefaultConstexprSteps), cl::value_desc("N"), cl::cat(category));
-cl::opt<std::string> resourceDir("resource-dir",
-                                 cl::desc("Clang resource directory (default: the one cgc was built with"
-                                          ")"),
-                                 cl::value_desc("dir"), cl::cat(category));
+cl::opt<std::string>
+    resourceDir("resource-dir",
+                cl::desc("Clang resource directory (default: the one cgc was built with"
+                         ")"),
+                cl::value_desc("dir"), cl::cat(category));
 
 // For tests of the frontend's second evaluation (see kProbeRecords).
 cl::opt<uint64_t> probeRecords("probe-records", cl::Hidden,
@@ -133,17 +134,16 @@ cl::opt<uint64_t> probeText("probe-text", cl::Hidden,
                             cl::desc("Characters of text a graph is first evaluated into"),
                             cl::init(cg::frontend::kProbeText), cl::cat(category));
 
-cl::opt<std::string> preludeCache(
-    "prelude-cache",
-    cl::desc("Directory where <cg/cg.hpp> is kept precompiled between runs (default: "
-             ".cgc-prelude beside the output directory)"),
-    cl::value_desc("dir"), cl::cat(category));
+cl::opt<std::string>
+    preludeCache("prelude-cache",
+                 cl::desc("Directory where <cg/cg.hpp> is kept precompiled between runs (default: "
+                          ".cgc-prelude beside the output directory)"),
+                 cl::value_desc("dir"), cl::cat(category));
 cl::opt<bool> noPrelude("no-prelude-cache",
                         cl::desc("Parse <cg/cg.hpp> afresh, without a precompiled copy"),
                         cl::cat(category));
 
-cl::opt<bool> timePhases("time-phases",
-                         cl::desc("Print the wall time of each phase to stderr"),
+cl::opt<bool> timePhases("time-phases", cl::desc("Print the wall time of each phase to stderr"),
                          cl::cat(category));
 
 const char* kOverview =
@@ -172,7 +172,7 @@ const char* kOverview =
 bool wants(Emit kind) {
   bool listed = std::find(emits.begin(), emits.end(), kind) != emits.end();
   if (kind == Emit::Mpirun || kind == Emit::Srun)
-    return listed;  // launch recipes only when asked for
+    return listed; // launch recipes only when asked for
   return emits.empty() || listed;
 }
 
@@ -272,8 +272,8 @@ int run(int argc, const char** argv) {
     auto& fromDatabase = std::get<std::vector<std::string>>(flags);
     compileFlags.insert(compileFlags.begin(), fromDatabase.begin(), fromDatabase.end());
   }
-  cg::frontend::FrontendOptions options{sourcePath, compileFlags, onlyGraphs, resourceDir,
-                                       constexprSteps, probeRecords, probeText, ""};
+  cg::frontend::FrontendOptions options{sourcePath,     compileFlags, onlyGraphs, resourceDir,
+                                        constexprSteps, probeRecords, probeText,  ""};
   if (!noPrelude) {
     llvm::SmallString<256> cache(preludeCache.getValue());
     if (cache.empty()) {
@@ -382,10 +382,9 @@ int run(int argc, const char** argv) {
       if (wants(Emit::Dot))
         files.emplace_back(output(id + ".dot"),
                            cg::schedule::renderScheduleDot(graph, schedules[i]));
-      cg::codegen::RecipeInput recipe{codegen.command, actorExecutable.empty()
-                                                           ? target + "_actors"
-                                                           : actorExecutable.getValue(),
-                                      id};
+      cg::codegen::RecipeInput recipe{
+          codegen.command,
+          actorExecutable.empty() ? target + "_actors" : actorExecutable.getValue(), id};
       if (wants(Emit::Mpirun))
         files.emplace_back(output(id + ".mpirun.sh"), cg::codegen::mpirunRecipe(graph, recipe));
       if (wants(Emit::Srun))
@@ -461,4 +460,3 @@ int main(int argc, const char** argv) {
   }
   return 70;
 }
-

@@ -6,7 +6,7 @@
 
 struct CG_ACTOR Counter {
   explicit Counter(int start);
-  int add(int amount);   // the running total after adding `amount`
+  int add(int amount); // the running total after adding `amount`
 
 private:
   int total_;

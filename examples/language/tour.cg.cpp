@@ -138,7 +138,7 @@ CG_GRAPH void loop(cg::GraphBuilder& g) {
   for (int i = 0; i < stage_count(); ++i) {
     auto stage = g.actor<Math>(cg::indexed_name("stage", i), i + 1, "stage");
     if (i % 2 == 0)
-      value = stage.bind<&Math::scaled>(value, 0);   // x * (i + 1)
+      value = stage.bind<&Math::scaled>(value, 0); // x * (i + 1)
     else
       value = stage.bind<&Math::add_one>(value);
   }

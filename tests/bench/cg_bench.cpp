@@ -47,9 +47,9 @@ using Clock = std::chrono::steady_clock;
 struct Row {
   std::string name;
   double ours = 0;
-  std::string baseline;        // what we compare with
-  double theirs = 0;           // 0: no baseline measured
-  std::string unit;            // "us", "GB/s", "exec/s", "s"
+  std::string baseline; // what we compare with
+  double theirs = 0;    // 0: no baseline measured
+  std::string unit;     // "us", "GB/s", "exec/s", "s"
   bool higherIsBetter = false;
   std::string target;
   bool met = true;
@@ -76,7 +76,8 @@ double medianMicros(int iterations, const std::function<void()>& body) {
 
 // Medians of two bodies timed alternately, so that a change in the machine's
 // load while they run weighs on both alike.
-std::pair<double, double> interleavedMedianMicros(int iterations, const std::function<void()>& first,
+std::pair<double, double> interleavedMedianMicros(int iterations,
+                                                  const std::function<void()>& first,
                                                   const std::function<void()>& second) {
   for (int i = 0; i < std::max(3, iterations / 10); ++i)
     first(), second();
@@ -218,8 +219,8 @@ std::string generatedGraph(int actors, int tasks, bool unrolled) {
 }
 
 struct CgcRun {
-  double seconds = 0;   // 0: cgc failed
-  std::string phases;   // the median run's --time-phases lines
+  double seconds = 0; // 0: cgc failed
+  std::string phases; // the median run's --time-phases lines
 };
 
 // cgc end to end on a generated graph, into a new output directory each time
@@ -263,21 +264,19 @@ std::string countLabel(int n) {
 
 // The cgc rows, and their phases for under the table.
 void cgcRows(const std::vector<std::pair<int, int>>& cases, bool unrolled, bool prelude,
-             int samples,
-             std::vector<Row>& rows, std::string& phases) {
+             int samples, std::vector<Row>& rows, std::string& phases) {
   for (auto [actors, tasks] : cases) {
     CgcRun run = cgcRun(actors, tasks, unrolled, prelude, samples);
     std::string name = "cgc, " + countLabel(tasks) + " tasks / " + countLabel(actors) + " actors";
     Row row{name, run.seconds, "", 0, "s", false, "", true};
-    double limit = tasks >= 10000 ? 10 : tasks >= 1000 ? 1 : 0;   // DESIGN.md §7
+    double limit = tasks >= 10000 ? 10 : tasks >= 1000 ? 1 : 0; // DESIGN.md §7
     if (limit > 0) {
       row.target = "< " + std::to_string(static_cast<int>(limit)) + " s";
       row.met = run.seconds > 0 && run.seconds < limit;
     }
     rows.push_back(row);
     phases += "\n" + name + (unrolled ? " (unrolled source)" : "") +
-              (prelude ? "" : " (no prelude cache)") + ", median run:\n" +
-              run.phases;
+              (prelude ? "" : " (no prelude cache)") + ", median run:\n" + run.phases;
   }
 }
 
@@ -286,7 +285,7 @@ void cgcRows(const std::vector<std::pair<int, int>>& cases, bool unrolled, bool 
 int main(int argc, char** argv) {
   bool quick = false, cgcOnly = false, unrolled = false, prelude = true;
   std::string json = "bench-results.json";
-  std::vector<std::pair<int, int>> cgcCases;   // actors, tasks
+  std::vector<std::pair<int, int>> cgcCases; // actors, tasks
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0)
       quick = true;
@@ -377,15 +376,16 @@ int main(int argc, char** argv) {
     std::vector<double> mpiRounds, oursRounds, threadedRounds;
     for (int round = 0; round < (quick ? 1 : 5); ++round) {
       mpiRounds.push_back(baselineMicros(mpirun(3, "ring " + std::to_string(n))));
-      for (auto [options, out] : {std::pair{&bound, &oursRounds}, std::pair{&threads, &threadedRounds}}) {
+      for (auto [options, out] :
+           {std::pair{&bound, &oursRounds}, std::pair{&threads, &threadedRounds}}) {
         auto graph = cg::launch<&chain>(*options);
         out->push_back(medianMicros(n, [&] { graph.execute(word).get(); }));
       }
     }
     const double mpi = medianOf(mpiRounds), ours = medianOf(oursRounds);
     const double threaded = medianOf(threadedRounds);
-    rows.push_back(latencyRow("chain driver->a->b->driver 8 B", ours, "OpenMPI 3-rank ring", mpi,
-                              1.2));
+    rows.push_back(
+        latencyRow("chain driver->a->b->driver 8 B", ours, "OpenMPI 3-rank ring", mpi, 1.2));
     rows.push_back(latencyRow("  same, threads mode", threaded, "OpenMPI 3-rank ring", mpi, 1.2));
     rows.push_back(latencyRow("chain driver->a->b->driver 8 B", ours, "ZeroMQ ipc:// by hand",
                               baselineMicros(CG_ZMQ_CHAIN " " + std::to_string(n))));
@@ -407,13 +407,15 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 8; ++i)
       inFlight[(total + i) % 8].get();
     double rate = total / std::chrono::duration<double>(Clock::now() - start).count();
-    rows.push_back({options == &bound ? "pipelined chain, 8 in flight" : "  same, threads mode", rate,
-                    "", 0, "exec/s", true, ">= 500000 exec/s", rate >= 500000});
+    rows.push_back({options == &bound ? "pipelined chain, 8 in flight" : "  same, threads mode",
+                    rate, "", 0, "exec/s", true, ">= 500000 exec/s", rate >= 500000});
   }
   for (int fan : {1, 2, 4}) {
     const double mpi = baselineMicros(mpirun(fan + 1, "fanout " + std::to_string(n / 2)));
     for (const cg::LaunchOptions* options : {&bound, &threads}) {
-      auto time = [&](auto graph) { return medianMicros(n / 2, [&] { graph.execute(word).get(); }); };
+      auto time = [&](auto graph) {
+        return medianMicros(n / 2, [&] { graph.execute(word).get(); });
+      };
       const double ours = fan == 1   ? time(cg::launch<&fanout1>(*options))
                           : fan == 2 ? time(cg::launch<&fanout2>(*options))
                                      : time(cg::launch<&fanout4>(*options));
@@ -426,7 +428,7 @@ int main(int argc, char** argv) {
   {
     // One mode after the other: a graph launched from a thread another graph
     // bound would see that thread's one CPU.
-    const std::vector<std::size_t> sizes = {std::size_t{8},       std::size_t{1} << 10,
+    const std::vector<std::size_t> sizes = {std::size_t{8},        std::size_t{1} << 10,
                                             std::size_t{64} << 10, std::size_t{1} << 20,
                                             std::size_t{16} << 20, std::size_t{64} << 20};
     auto iterationsFor = [&](std::size_t bytes) {
@@ -434,14 +436,14 @@ int main(int argc, char** argv) {
     };
     std::map<std::size_t, double> mpi;
     for (std::size_t bytes : sizes)
-      mpi[bytes] = baselineMicros(mpirun(2, "hop " + std::to_string(bytes) + " " +
-                                                std::to_string(iterationsFor(bytes))));
+      mpi[bytes] = baselineMicros(
+          mpirun(2, "hop " + std::to_string(bytes) + " " + std::to_string(iterationsFor(bytes))));
     // Per mode and size: the hop's median, and at 64 MiB its bandwidth and memcpy's.
     std::map<std::pair<bool, std::size_t>, double> hop;
     double bandwidth[2] = {}, memcpyBandwidth[2] = {};
     for (bool processes : {true, false}) {
       cg::LaunchOptions options = processes ? bound : threads;
-      options.max_in_flight = 1;  // default slots: large payloads go through overflow buffers
+      options.max_in_flight = 1; // default slots: large payloads go through overflow buffers
       auto graph = cg::launch<&payload_hop>(options);
       for (std::size_t bytes : sizes) {
         const int iterations = iterationsFor(bytes);

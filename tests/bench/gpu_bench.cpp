@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   double ours = 0;
   {
     cg::LaunchOptions options;
-    options.slot_bytes = 1 << 20;   // the 64 MiB go through the overflow buffer
+    options.slot_bytes = 1 << 20; // the 64 MiB go through the overflow buffer
     options.max_in_flight = 2;
     auto graph = cg::launch<&host_to_gpu>(options);
     ours = median_micros(iterations, [&] { (void)graph.execute(host).get(); });

@@ -47,13 +47,12 @@ int main(int argc, char** argv) {
       bool hop = mode[0] == 'h';
       if (rank == 0) {
         MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-        MPI_Recv(buffer.data(), hop ? 8 : static_cast<int>(bytes), MPI_BYTE, 1, 0,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(buffer.data(), hop ? 8 : static_cast<int>(bytes), MPI_BYTE, 1, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
       } else if (rank == 1) {
         MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
-        MPI_Send(buffer.data(), hop ? 8 : static_cast<int>(bytes), MPI_BYTE, 0, 0,
-                 MPI_COMM_WORLD);
+        MPI_Send(buffer.data(), hop ? 8 : static_cast<int>(bytes), MPI_BYTE, 0, 0, MPI_COMM_WORLD);
       }
     } else if (std::strcmp(mode, "ring") == 0) {
       int next = (rank + 1) % size, previous = (rank + size - 1) % size;

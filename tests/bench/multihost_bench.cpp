@@ -16,8 +16,8 @@
 //   64 MiB one way:   64 MiB there, 8 bytes back; reported as GB/s
 //
 // Usage: multihost_bench [--rounds N] [--big N]
-#include "tcp_bench_support.hpp"
 #include "bench_multihost.cg.hpp"
+#include "tcp_bench_support.hpp"
 
 #include "net/socket.hpp"
 
@@ -41,7 +41,7 @@ using namespace cg_bench;
 
 constexpr int passes = 3;
 constexpr int warm_up = 200;
-constexpr int warm_up_big = 2;  // the graph's two ring slots get their 64 MiB buffers
+constexpr int warm_up_big = 2; // the graph's two ring slots get their 64 MiB buffers
 
 // Plain TCP: an echo process in cgtest-b, this one measuring from cgtest-a.
 Samples plain_pass(int rounds, int big) {
@@ -119,7 +119,7 @@ Samples plain_pass(int rounds, int big) {
 Samples graph_pass(int rounds, int big) {
   cg::LaunchOptions options;
   options.mode = cg::Mode::processes;
-  options.max_in_flight = 2;  // one execution at a time: two slots are plenty
+  options.max_in_flight = 2; // one execution at a time: two slots are plenty
   options.rendezvous = "10.77.0.1:0";
   options.host_commands[1] = {"ip", "netns", "exec", "cgtest-b"};
   auto graph = cg::launch<&remote_size>(options);

@@ -16,8 +16,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -84,7 +84,8 @@ cg::ir::Graph randomGraph(unsigned numTasks, unsigned seed) {
     auto result = static_cast<unsigned>(graph.values.size());
     task.results.push_back(result);
     bool nccl = std::uniform_int_distribution<unsigned>(0, 9)(rng) == 0;
-    graph.values.push_back({{"Tensor"}, {cg::ir::Producer::Kind::Task, t, -1},
+    graph.values.push_back({{"Tensor"},
+                            {cg::ir::Producer::Kind::Task, t, -1},
                             nccl ? cg::ir::Transport::Nccl : cg::ir::Transport::Shm});
     used.push_back(false);
     graph.tasks.push_back(std::move(task));
@@ -122,9 +123,8 @@ void bench(const std::string& label, const std::string& json) {
   cg::ir::Graph graph;
   Seconds parse = seconds([&] { graph = cg::ir::graphFromJson(json); });
   cg::schedule::Schedule schedule;
-  Seconds build = seconds([&] {
-    schedule = std::get<cg::schedule::Schedule>(cg::schedule::buildSchedule(graph));
-  });
+  Seconds build = seconds(
+      [&] { schedule = std::get<cg::schedule::Schedule>(cg::schedule::buildSchedule(graph)); });
   Seconds render = seconds([&] { cg::schedule::renderScheduleText(graph, schedule); });
   Seconds baseline = seconds([&] { topologicalSort(graph); });
   std::size_t operations = 0;
@@ -134,8 +134,8 @@ void bench(const std::string& label, const std::string& json) {
               operations, schedule.groups.size());
   std::printf("  read IR %7.3f s (cpu %.3f) | schedule %7.3f s (cpu %.3f) | text %7.3f s "
               "(cpu %.3f) | baseline, topological sort %7.4f s (cpu %.4f)\n",
-              parse.wall, parse.cpu, build.wall, build.cpu, render.wall, render.cpu,
-              baseline.wall, baseline.cpu);
+              parse.wall, parse.cpu, build.wall, build.cpu, render.wall, render.cpu, baseline.wall,
+              baseline.cpu);
 }
 
 } // namespace

@@ -19,10 +19,10 @@
 //               actor waiting for its next input does
 //   --rounds N  8-byte round trips per pass (default 20000)
 //   --big N     64 MiB transfers per pass (default 8)
-#include "tcp_bench_support.hpp"
 #include "net/crc32c.hpp"
 #include "net/socket.hpp"
 #include "net/tcp_channel.hpp"
+#include "tcp_bench_support.hpp"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -46,7 +46,7 @@ namespace {
 using namespace cg_bench;
 
 constexpr int warm_up_rounds = 1000;
-constexpr int passes = 3;  // each pass runs the baseline, then ours
+constexpr int passes = 3; // each pass runs the baseline, then ours
 
 enum class Transport { plain, cg };
 
@@ -56,9 +56,11 @@ struct Options {
   int big = 8;
 };
 
-bool finite_deadlines = false;  // --deadlines
+bool finite_deadlines = false; // --deadlines
 
-cg::Deadline soon() { return finite_deadlines ? Clock::now() + std::chrono::seconds(60) : cg::Deadline::max(); }
+cg::Deadline soon() {
+  return finite_deadlines ? Clock::now() + std::chrono::seconds(60) : cg::Deadline::max();
+}
 
 // ---- plain TCP: blocking send()/recv() -------------------------------------------
 
@@ -90,13 +92,15 @@ Samples plain_measure(int fd, const Options& o) {
     const auto start = Clock::now();
     send_all(fd, small.data(), small.size());
     receive_all(fd, small.data(), small.size());
-    if (i >= warm_up_rounds) s.round_trip_us.push_back(Seconds(Clock::now() - start).count() * 1e6);
+    if (i >= warm_up_rounds)
+      s.round_trip_us.push_back(Seconds(Clock::now() - start).count() * 1e6);
   }
   for (int i = 0; i < 1 + o.big; ++i) {
     const auto start = Clock::now();
     send_all(fd, big.data(), big.size());
     receive_all(fd, small.data(), small.size());
-    if (i >= 1) s.big_seconds.push_back(Seconds(Clock::now() - start).count());
+    if (i >= 1)
+      s.big_seconds.push_back(Seconds(Clock::now() - start).count());
   }
   return s;
 }
@@ -104,7 +108,8 @@ Samples plain_measure(int fd, const Options& o) {
 // ---- ours: TcpWriter / TcpReader on the same connection ---------------------------
 
 void check(cg::ChannelStatus status, std::string_view error) {
-  if (status != cg::ChannelStatus::ok) die(std::string(cg::to_string(status)) + ": " + std::string(error));
+  if (status != cg::ChannelStatus::ok)
+    die(std::string(cg::to_string(status)) + ": " + std::string(error));
 }
 
 void cg_echo(int fd, const Options& o) {
@@ -133,13 +138,15 @@ Samples cg_measure(int fd, const Options& o) {
     const auto start = Clock::now();
     check(writer.send(cg::MessageKind::value, small, soon()), writer.error());
     check(reader.receive(m, soon()), reader.error());
-    if (i >= warm_up_rounds) s.round_trip_us.push_back(Seconds(Clock::now() - start).count() * 1e6);
+    if (i >= warm_up_rounds)
+      s.round_trip_us.push_back(Seconds(Clock::now() - start).count() * 1e6);
   }
   for (int i = 0; i < 1 + o.big; ++i) {
     const auto start = Clock::now();
     check(writer.send(cg::MessageKind::value, big, soon()), writer.error());
     check(reader.receive(m, soon()), reader.error());
-    if (i >= 1) s.big_seconds.push_back(Seconds(Clock::now() - start).count());
+    if (i >= 1)
+      s.big_seconds.push_back(Seconds(Clock::now() - start).count());
   }
   return s;
 }
@@ -148,19 +155,25 @@ Samples cg_measure(int fd, const Options& o) {
 
 Samples run_pass(Transport transport, const Options& o) {
   int port_pipe[2];
-  if (::pipe2(port_pipe, O_CLOEXEC) != 0) die("pipe failed");
+  if (::pipe2(port_pipe, O_CLOEXEC) != 0)
+    die("pipe failed");
   std::fflush(nullptr);
   const pid_t echo = ::fork();
-  if (echo < 0) die("fork failed");
+  if (echo < 0)
+    die("fork failed");
   const char* echo_host = o.netns ? "10.77.0.2" : "127.0.0.1";
   if (echo == 0) {
-    if (o.netns) enter_namespace("cgtest-b");
+    if (o.netns)
+      enter_namespace("cgtest-b");
     cg::detail::UniqueFd listener, connection;
     cg::Endpoint bound;
     std::string error;
-    if (cg::detail::listen_tcp({echo_host, 0}, listener, bound, error) != cg::NetStatus::ok) die(error);
-    if (::write(port_pipe[1], &bound.port, sizeof bound.port) != sizeof bound.port) die("pipe write failed");
-    if (cg::detail::accept_tcp(listener.get(), soon(), connection, error) != cg::NetStatus::ok) die(error);
+    if (cg::detail::listen_tcp({echo_host, 0}, listener, bound, error) != cg::NetStatus::ok)
+      die(error);
+    if (::write(port_pipe[1], &bound.port, sizeof bound.port) != sizeof bound.port)
+      die("pipe write failed");
+    if (cg::detail::accept_tcp(listener.get(), soon(), connection, error) != cg::NetStatus::ok)
+      die(error);
     if (transport == Transport::plain) {
       plain_echo(connection.release(), o);
     } else {
@@ -170,17 +183,21 @@ Samples run_pass(Transport transport, const Options& o) {
   }
   ::close(port_pipe[1]);
   std::uint16_t port = 0;
-  if (::read(port_pipe[0], &port, sizeof port) != sizeof port) die("the echo process did not start");
+  if (::read(port_pipe[0], &port, sizeof port) != sizeof port)
+    die("the echo process did not start");
   ::close(port_pipe[0]);
   cg::detail::UniqueFd connection;
   std::string error;
-  if (cg::detail::connect_tcp({echo_host, port}, soon(), connection, error) != cg::NetStatus::ok) die(error);
+  if (cg::detail::connect_tcp({echo_host, port}, soon(), connection, error) != cg::NetStatus::ok)
+    die(error);
   const int fd = connection.release();
   Samples s = transport == Transport::plain ? plain_measure(fd, o) : cg_measure(fd, o);
-  if (transport == Transport::plain) ::close(fd);  // cg's writer closed its own
+  if (transport == Transport::plain)
+    ::close(fd); // cg's writer closed its own
   int status = 0;
   ::waitpid(echo, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die("the echo process failed");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    die("the echo process failed");
   return s;
 }
 
@@ -202,7 +219,7 @@ int netns_script(const char* command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
   Options o;
@@ -225,14 +242,16 @@ int main(int argc, char** argv) {
   int lock = -1;
   if (o.netns) {
     lock = ::open("/run/lock/cgtest-netns-user.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-    if (lock >= 0) ::flock(lock, LOCK_EX);
+    if (lock >= 0)
+      ::flock(lock, LOCK_EX);
     const int code = netns_script("up");
     if (code == 77) {
       std::fprintf(stderr, "tcp_pingpong: --netns is not possible here (see above)\n");
       return 77;
     }
-    if (code != 0) die("netns.sh up failed");
-    enter_namespace("cgtest-a");  // the measuring side; the echo side enters cgtest-b
+    if (code != 0)
+      die("netns.sh up failed");
+    enter_namespace("cgtest-a"); // the measuring side; the echo side enters cgtest-b
   }
 
   Samples plain, ours;
@@ -240,7 +259,8 @@ int main(int argc, char** argv) {
     for (Transport t : {Transport::plain, Transport::cg}) {
       Samples s = run_pass(t, o);
       Samples& into = t == Transport::plain ? plain : ours;
-      into.round_trip_us.insert(into.round_trip_us.end(), s.round_trip_us.begin(), s.round_trip_us.end());
+      into.round_trip_us.insert(into.round_trip_us.end(), s.round_trip_us.begin(),
+                                s.round_trip_us.end());
       into.big_seconds.insert(into.big_seconds.end(), s.big_seconds.begin(), s.big_seconds.end());
     }
   }
@@ -252,13 +272,16 @@ int main(int argc, char** argv) {
   const double rtt_plain = median(plain.round_trip_us), rtt_ours = median(ours.round_trip_us);
   const double bw_plain = static_cast<double>(big_bytes) / median(plain.big_seconds) / 1e9;
   const double bw_ours = static_cast<double>(big_bytes) / median(ours.big_seconds) / 1e9;
-  std::printf("tcp_pingpong over %s, cg waiting %s: %d passes x (%d round trips of %zu B, %d transfers of 64 MiB), medians\n",
+  std::printf("tcp_pingpong over %s, cg waiting %s: %d passes x (%d round trips of %zu B, %d "
+              "transfers of 64 MiB), medians\n",
               o.netns ? "a veth pair between netns cgtest-a and cgtest-b" : "loopback",
-              finite_deadlines ? "with deadlines (poll)" : "without deadlines", passes, o.rounds, small_bytes, o.big);
+              finite_deadlines ? "with deadlines (poll)" : "without deadlines", passes, o.rounds,
+              small_bytes, o.big);
   std::printf("%-26s %14s %14s %10s\n", "", "plain TCP", "cg::Tcp*", "cg/plain");
-  std::printf("%-26s %11.1f us %11.1f us %9.2fx\n", "8 B round trip", rtt_plain, rtt_ours, rtt_ours / rtt_plain);
-  std::printf("%-26s %9.2f GB/s %9.2f GB/s %9.2fx\n", "64 MiB one way (+8 B ack)", bw_plain, bw_ours,
-              bw_ours / bw_plain);
+  std::printf("%-26s %11.1f us %11.1f us %9.2fx\n", "8 B round trip", rtt_plain, rtt_ours,
+              rtt_ours / rtt_plain);
+  std::printf("%-26s %9.2f GB/s %9.2f GB/s %9.2fx\n", "64 MiB one way (+8 B ack)", bw_plain,
+              bw_ours, bw_ours / bw_plain);
   std::printf("(CRC-32C alone on this machine: %.1f GB/s; cg checksums every byte on both sides)\n",
               crc_gigabytes_per_second());
   return 0;

@@ -54,8 +54,8 @@ CG_GRAPH void gpu_placement(cg::GraphBuilder& g) {
   auto c = g.actor<Placed>("c");
   auto d = g.actor<Placed>("d").gpus(1);
   auto in = g.input<int>();
-  g.output(a.bind<&Placed::visible>(in), b.bind<&Placed::visible>(in),
-           c.bind<&Placed::visible>(in), d.bind<&Placed::visible>(in));
+  g.output(a.bind<&Placed::visible>(in), b.bind<&Placed::visible>(in), c.bind<&Placed::visible>(in),
+           d.bind<&Placed::visible>(in));
 }
 
 // p.ramp --cpu--> q.where, and to the driver.

@@ -49,9 +49,8 @@ TEST_F(DeviceGraphs, EachActorProcessSeesTheNextOfTheDriversDevices) {
   options.cuda_devices = std::vector<std::string>{"0", "1", "2"};
   auto graph = cg::launch<&gpu_placement>(options);
   // a takes 0, b the next two, c none (it inherits the driver's), d wraps round to 0.
-  EXPECT_EQ(graph.execute(0).get(),
-            std::make_tuple(std::string("0"), std::string("1,2"), drivers_visible_devices(),
-                            std::string("0")));
+  EXPECT_EQ(graph.execute(0).get(), std::make_tuple(std::string("0"), std::string("1,2"),
+                                                    drivers_visible_devices(), std::string("0")));
 }
 
 TEST_F(DeviceGraphs, ActorThreadsShareTheDriversVisibleDevices) {
@@ -131,7 +130,7 @@ TEST_F(DeviceGraphs, CudaTransportWithoutADeviceIsTheReadingTasksError) {
   cg::LaunchOptions options;
   options.cuda_devices = std::vector<std::string>{"0"};
   auto graph = cg::launch<&to_cuda>(options);
-  for (int round = 0; round < 2; ++round) {   // the graph stays usable
+  for (int round = 0; round < 2; ++round) { // the graph stays usable
     try {
       graph.execute(floats({1, 2, 3})).get();
       FAIL() << "expected cg::TaskError";

@@ -7,8 +7,8 @@
 #include "e2e_graphs.cg.hpp"
 #include "leftovers.hpp"
 
-#include "shm/channel_layout.hpp"
 #include "graph/segment.hpp"
+#include "shm/channel_layout.hpp"
 
 #include <gtest/gtest.h>
 
@@ -103,7 +103,7 @@ TEST_F(Corruption, CorruptLengthPrefixOfAResultIsAClearErrorAndTheGraphStaysUsab
   auto channels = channels_of(graph_segment("repeater"));
   ASSERT_EQ(channels.size(), 2u);
   ASSERT_TRUE(first_message_published(channels[1]));
-  const std::uint64_t length = 6;  // one more than the 5 bytes that follow
+  const std::uint64_t length = 6; // one more than the 5 bytes that follow
   std::memcpy(cg::detail::slot_payload(first_slot(channels[1])), &length, sizeof length);
   EXPECT_EQ(error_of([&] { ref.get(); }),
             "the result of execution 0 of graph 'repeater' cannot be decoded (corrupted in shared "

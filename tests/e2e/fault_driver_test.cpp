@@ -62,7 +62,7 @@ std::vector<std::string> shm_names_with(const std::string& prefix) {
     auto adder_graph = cg::launch<&adder>();
     if (repeater_graph.execute(4 << 20).get().size() != (4u << 20))
       _exit(10);
-    auto pending = repeater_graph.execute(8 << 20);   // left in its channel, uncollected
+    auto pending = repeater_graph.execute(8 << 20); // left in its channel, uncollected
     if (adder_graph.execute(1).get() != 3)
       _exit(11);
     std::string pids;
@@ -111,8 +111,8 @@ TEST_F(Faults, ActorsOfAKilledDriverExitWithinASecondAndLeaveNoSharedMemory) {
   int status = 0;
   ASSERT_EQ(::waitpid(driver, &status, 0), driver);
   auto killed_at = std::chrono::steady_clock::now();
-  ASSERT_TRUE(WIFSIGNALED(status)) << "the driver child failed first: exit code "
-                                   << WEXITSTATUS(status);
+  ASSERT_TRUE(WIFSIGNALED(status))
+      << "the driver child failed first: exit code " << WEXITSTATUS(status);
   ASSERT_EQ(actors.size(), 3u) << "repeater has one actor, adder two: '" << report << "'";
 
   for (int actor : actors) {

@@ -121,9 +121,8 @@ CG_GRAPH void collectives(cg::GraphBuilder& g) {
                              w1.bind<&TensorWorker::contribution>(n, 1),
                              w2.bind<&TensorWorker::contribution>(n, 2)},
                             cg::ReduceOp::sum);
-  auto gathered = cg::allgather(g, {w0.bind<&TensorWorker::twice>(sums[0]),
-                                    w1.bind<&TensorWorker::twice>(sums[1]), sums[2]});
-  auto scattered = cg::reducescatter(g, {gathered[0], gathered[1], gathered[2]},
-                                     cg::ReduceOp::sum);
+  auto gathered = cg::allgather(
+      g, {w0.bind<&TensorWorker::twice>(sums[0]), w1.bind<&TensorWorker::twice>(sums[1]), sums[2]});
+  auto scattered = cg::reducescatter(g, {gathered[0], gathered[1], gathered[2]}, cg::ReduceOp::sum);
   g.output(sums[0], gathered[1], scattered[0], scattered[1], scattered[2]);
 }

@@ -39,8 +39,7 @@ struct CG_ACTOR Inspector {
            (in_channel_memory(values.data()) ? " in place" : " copied");
   }
   std::string length_and_place(std::string_view text) {
-    return std::to_string(text.size()) +
-           (in_channel_memory(text.data()) ? " in place" : " copied");
+    return std::to_string(text.size()) + (in_channel_memory(text.data()) ? " in place" : " copied");
   }
   std::vector<double> ramp(int n) {
     std::vector<double> values(static_cast<std::size_t>(n));
@@ -79,8 +78,8 @@ CG_GRAPH void diamond(cg::GraphBuilder& g) {
   auto a = g.actor<Calculator>("a");
   auto b = g.actor<Calculator>("b");
   auto c = g.actor<Calculator>("c");
-  g.output(c.bind<&Calculator::sum>(a.bind<&Calculator::add_one>(in),
-                                    b.bind<&Calculator::add_one>(in)));
+  g.output(
+      c.bind<&Calculator::sum>(a.bind<&Calculator::add_one>(in), b.bind<&Calculator::add_one>(in)));
 }
 
 // Two tasks on one actor: the middle value never leaves the process.

@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <future>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -88,7 +88,7 @@ TEST_F(Graphs, InputLargerThanASlotIsDeliveredWhole) {
   auto [scaled, doubled] = graph.execute(2, std::vector<double>(100, 1.0)).get();
   EXPECT_EQ(scaled, std::vector<double>(100, 4.0));
   EXPECT_EQ(doubled, 4);
-  std::vector<double> large(8 << 20, 0.5);  // 64 MiB, through two actors and back
+  std::vector<double> large(8 << 20, 0.5); // 64 MiB, through two actors and back
   large.back() = -1.0;
   auto [large_scaled, large_doubled] = graph.execute(2, large).get();
   ASSERT_EQ(large_scaled.size(), large.size());
@@ -213,8 +213,8 @@ TEST_F(Graphs, SpanAndStringViewParametersReadValuesInPlace) {
   // Small values sit in the slot, large ones in its overflow buffer: both in place.
   for (std::size_t size : {std::size_t{4}, std::size_t{100'000}}) {
     std::vector<double> values(size, 2.0);
-    auto [sum, length, ramp] = graph.execute(values, std::string(size, 'x'),
-                                             static_cast<int>(size)).get();
+    auto [sum, length, ramp] =
+        graph.execute(values, std::string(size, 'x'), static_cast<int>(size)).get();
     EXPECT_EQ(sum, std::to_string(2 * size) + " in place");
     EXPECT_EQ(length, std::to_string(size) + " in place");
     EXPECT_EQ(ramp, std::to_string(size * (size - 1) / 2) + " in place");
@@ -255,7 +255,8 @@ TEST_F(Graphs, BoundToCoresTheDriverThreadAndTheActorEachGetACpu) {
     }
     EXPECT_EQ(graph.execute(3).get(), "xxx");
     graph.teardown();
-    EXPECT_EQ(cg::detail::cpus_of(0), allowed) << "teardown gives the launching thread its CPUs back";
+    EXPECT_EQ(cg::detail::cpus_of(0), allowed)
+        << "teardown gives the launching thread its CPUs back";
     EXPECT_FALSE(cg::detail::has_own_cpu());
   });
   driver.join();
@@ -270,7 +271,7 @@ TEST_F(Graphs, BindingToCoresWithMoreParticipantsThanCpusBindsNobody) {
   ASSERT_FALSE(allowed.empty());
   std::vector<int> bound, in_graph;
   std::thread driver([&] {
-    ASSERT_TRUE(cg::detail::set_cpus(0, {allowed[0]}));  // one CPU for a driver and an actor
+    ASSERT_TRUE(cg::detail::set_cpus(0, {allowed[0]})); // one CPU for a driver and an actor
     cg::LaunchOptions options;
     options.cpu_binding = cg::CpuBinding::cores;
     auto graph = cg::launch<&repeater>(options);
@@ -281,7 +282,8 @@ TEST_F(Graphs, BindingToCoresWithMoreParticipantsThanCpusBindsNobody) {
   });
   driver.join();
   EXPECT_EQ(bound, std::vector<int>{});
-  EXPECT_EQ(in_graph, std::vector<int>{allowed[0]}) << "the thread's own restriction is left as it was";
+  EXPECT_EQ(in_graph, std::vector<int>{allowed[0]})
+      << "the thread's own restriction is left as it was";
 }
 
 // The environment of actor process `pid` (NUL-separated entries).
@@ -313,7 +315,8 @@ TEST_F(Graphs, WithACpuForEachOfItsThreadsTheGraphSpinsUnlessToldNotTo) {
       }
       EXPECT_EQ(graph.execute(1).get(), "x");
       graph.teardown();
-      EXPECT_FALSE(cg::detail::has_own_cpu()) << "teardown gives the launching thread its waits back";
+      EXPECT_FALSE(cg::detail::has_own_cpu())
+          << "teardown gives the launching thread its waits back";
     });
     driver.join();
     EXPECT_EQ(own, spin);

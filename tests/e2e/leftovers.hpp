@@ -51,11 +51,11 @@ inline std::size_t actor_processes(std::size_t actors) { return threads_mode() ?
 
 /// Skips a test about actor processes (killing one, its executable) in the
 /// threads-mode run of the suite, saying so.
-#define CG_SKIP_IN_THREADS_MODE()                                                               \
-  do {                                                                                          \
-    if (cg_test::threads_mode())                                                                \
-      GTEST_SKIP() << "threads mode: this test is about actor processes (run with CG_MODE "     \
-                      "unset for it)";                                                          \
+#define CG_SKIP_IN_THREADS_MODE()                                                                  \
+  do {                                                                                             \
+    if (cg_test::threads_mode())                                                                   \
+      GTEST_SKIP() << "threads mode: this test is about actor processes (run with CG_MODE "        \
+                      "unset for it)";                                                             \
   } while (false)
 
 /// Names in /dev/shm of segments made by this process.

@@ -31,7 +31,8 @@ struct CG_ACTOR Stage {
   std::string where(std::string path) {
     char link[64] = {};
     ssize_t n = ::readlink("/proc/self/ns/net", link, sizeof link - 1);
-    return path + (path.empty() ? "" : " ") + std::string(link, n > 0 ? static_cast<std::size_t>(n) : 0);
+    return path + (path.empty() ? "" : " ") +
+           std::string(link, n > 0 ? static_cast<std::size_t>(n) : 0);
   }
 
   // How many bytes arrived, read where they arrived (in the channel's memory).

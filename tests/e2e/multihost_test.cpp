@@ -11,10 +11,10 @@
 
 #include "leftovers.hpp"
 
+#include "net/rendezvous.hpp"
 #include "net/scale_out.hpp"
 #include "net/tcp_frame.hpp"
 #include "os/process.hpp"
-#include "net/rendezvous.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -257,7 +257,8 @@ TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
   std::thread remote([&] {
     const auto deadline = Clock::now() + 20s;
     cg::TcpChannelListener listener;
-    if (client.connect(*cg::parse_endpoint(rendezvous), "multihost", deadline) != cg::NetStatus::ok ||
+    if (client.connect(*cg::parse_endpoint(rendezvous), "multihost", deadline) !=
+            cg::NetStatus::ok ||
         listener.listen({"127.0.0.1", 0}) != cg::NetStatus::ok) {
       fake_error = client.error() + listener.error();
       return;
@@ -312,8 +313,10 @@ TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
   std::byte encoded[cg::detail::frame_header_bytes];
   cg::detail::encode_frame_header(header, encoded);
   const int fd = fake.writers[c3].fd();
-  ASSERT_EQ(::send(fd, encoded, sizeof encoded, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof encoded));
-  ASSERT_EQ(::send(fd, payload, sizeof payload, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof payload));
+  ASSERT_EQ(::send(fd, encoded, sizeof encoded, MSG_NOSIGNAL),
+            static_cast<ssize_t>(sizeof encoded));
+  ASSERT_EQ(::send(fd, payload, sizeof payload, MSG_NOSIGNAL),
+            static_cast<ssize_t>(sizeof payload));
   try {
     ref.get(5s);
     ADD_FAILURE() << "a value came through";
@@ -392,10 +395,11 @@ TEST_F(TwoHosts, TwoActorsInASecondNamespaceAnswerOverTcp) {
 TEST_F(TwoHosts, ALaunchersActorsFindTheDriverThroughTheRendezvousVariable) {
   // Started as a launcher would: CG_RENDEZVOUS, the graph and its actors.
   const std::string rendezvous = "10.77.0.1:" + std::to_string(own_port());
-  cg::ChildProcess remote = cg::ChildProcess::spawn(
-      "/usr/bin/env", {"ip", "netns", "exec", "cgtest-b", "env", "CG_RENDEZVOUS=" + rendezvous,
-                       CG_MULTIHOST_ACTORS, "multihost", "b,c"},
-      {});
+  cg::ChildProcess remote = cg::ChildProcess::spawn("/usr/bin/env",
+                                                    {"ip", "netns", "exec", "cgtest-b", "env",
+                                                     "CG_RENDEZVOUS=" + rendezvous,
+                                                     CG_MULTIHOST_ACTORS, "multihost", "b,c"},
+                                                    {});
   cg::LaunchOptions options;
   options.rendezvous = rendezvous;
   auto graph = cg::launch<&multihost>(options);
@@ -408,10 +412,11 @@ TEST_F(TwoHosts, ALaunchersActorsFindTheDriverThroughTheRendezvousVariable) {
 
 TEST_F(TwoHosts, AKilledRemoteActorIsReportedAsDeadWithinTwoSeconds) {
   const std::string rendezvous = "10.77.0.1:" + std::to_string(own_port());
-  cg::ChildProcess remote = cg::ChildProcess::spawn(
-      "/usr/bin/env", {"ip", "netns", "exec", "cgtest-b", "env", "CG_RENDEZVOUS=" + rendezvous,
-                       CG_MULTIHOST_ACTORS, "multihost", "b,c"},
-      {});
+  cg::ChildProcess remote = cg::ChildProcess::spawn("/usr/bin/env",
+                                                    {"ip", "netns", "exec", "cgtest-b", "env",
+                                                     "CG_RENDEZVOUS=" + rendezvous,
+                                                     CG_MULTIHOST_ACTORS, "multihost", "b,c"},
+                                                    {});
   cg::LaunchOptions options;
   options.rendezvous = rendezvous;
   auto graph = cg::launch<&multihost>(options);
@@ -439,8 +444,7 @@ TEST_F(TwoHosts, ActorsThatNeverComeAreNamedByTheLaunchError) {
     cg::launch<&multihost>(options);
     ADD_FAILURE() << "launched without b and c";
   } catch (const cg::LaunchError& e) {
-    EXPECT_NE(std::string(e.what()).find("actors that never published: b, c"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("actors that never published: b, c"), std::string::npos)
         << e.what();
   }
 }
@@ -467,11 +471,12 @@ TEST(Mpirun, TheGraphRunsUnderMpirunWithEveryChannelOverTcp) {
 
 TEST(Recipes, TheMpirunAndSrunRecipesStartOneProcessPerActor) {
   const std::string mpirun = read_file(std::string(CG_MULTIHOST_RECIPES) + "/multihost.mpirun.sh");
-  EXPECT_NE(mpirun.find("exec mpirun ${CG_MPIRUN_FLAGS:-} -x CG_RENDEZVOUS \\\n"
-                        "  -np 1 ${CG_HOST_0:+--host \"$CG_HOST_0\"} \"$@\" \\\n"
-                        "  : -np 1 ${CG_HOST_0:+--host \"$CG_HOST_0\"} \"$CG_ACTORS\" 'multihost' 'a' \\\n"
-                        "  : -np 1 ${CG_HOST_1:+--host \"$CG_HOST_1\"} \"$CG_ACTORS\" 'multihost' 'b' \\\n"
-                        "  : -np 1 ${CG_HOST_1:+--host \"$CG_HOST_1\"} \"$CG_ACTORS\" 'multihost' 'c'\n"),
+  EXPECT_NE(mpirun.find(
+                "exec mpirun ${CG_MPIRUN_FLAGS:-} -x CG_RENDEZVOUS \\\n"
+                "  -np 1 ${CG_HOST_0:+--host \"$CG_HOST_0\"} \"$@\" \\\n"
+                "  : -np 1 ${CG_HOST_0:+--host \"$CG_HOST_0\"} \"$CG_ACTORS\" 'multihost' 'a' \\\n"
+                "  : -np 1 ${CG_HOST_1:+--host \"$CG_HOST_1\"} \"$CG_ACTORS\" 'multihost' 'b' \\\n"
+                "  : -np 1 ${CG_HOST_1:+--host \"$CG_HOST_1\"} \"$CG_ACTORS\" 'multihost' 'c'\n"),
             std::string::npos)
       << mpirun;
   const std::string srun = read_file(std::string(CG_MULTIHOST_RECIPES) + "/multihost.srun.sh");

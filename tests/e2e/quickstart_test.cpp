@@ -33,8 +33,8 @@ TEST_F(Quickstart, ChainCarriesManyDistinctValuesInOrder) {
 TEST_F(Quickstart, FanoutReturnsOneResultPerActorInOutputOrder) {
   auto graph = cg::launch<&fanout>();
   std::tuple<std::string, std::string, std::string> result = graph.execute("hello").get();
-  EXPECT_EQ(result, std::make_tuple(std::string("hello"), std::string("hello"),
-                                    std::string("hello")));
+  EXPECT_EQ(result,
+            std::make_tuple(std::string("hello"), std::string("hello"), std::string("hello")));
 }
 
 TEST_F(Quickstart, PipelineKeepsThreeExecutionsInFlightAndReturnsThemInOrder) {

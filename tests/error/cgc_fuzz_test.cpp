@@ -40,10 +40,10 @@ std::string mutate(const std::string& source, std::mt19937& random) {
   auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(random); };
   size_t at = pick(lines.size());
   switch (pick(5)) {
-  case 0:   // delete a line
+  case 0: // delete a line
     lines.erase(lines.begin() + at);
     break;
-  case 1:   // duplicate a line
+  case 1: // duplicate a line
     lines.insert(lines.begin() + at, lines[at]);
     break;
   case 2: { // swap two tokens of a line
@@ -61,11 +61,11 @@ std::string mutate(const std::string& source, std::mt19937& random) {
     }
     break;
   }
-  case 3:   // drop a character
+  case 3: // drop a character
     if (!lines[at].empty())
       lines[at].erase(pick(lines[at].size()), 1);
     break;
-  default:  // swap two lines
+  default: // swap two lines
     std::swap(lines[at], lines[pick(lines.size())]);
     break;
   }
@@ -95,10 +95,12 @@ void fuzz(const fs::path& source, int mutants, unsigned seed) {
     std::string errors = readFile(log);
     ASSERT_TRUE(code == 0 || code == 1)
         << "cgc exited " << code << " on mutant " << i << " of " << source << ":\n"
-        << readFile(mutant) << "\n" << errors;
+        << readFile(mutant) << "\n"
+        << errors;
     if (code == 1) {
       EXPECT_NE(errors.find(": error: "), std::string::npos)
-          << "cgc failed without a diagnostic on mutant " << i << ":\n" << errors;
+          << "cgc failed without a diagnostic on mutant " << i << ":\n"
+          << errors;
     }
   }
   fs::remove_all(work);

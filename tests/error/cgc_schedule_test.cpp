@@ -112,8 +112,9 @@ protected:
   /// Runs cgc with `options` into <work>/<out>; returns its exit code.
   int cgc(const std::string& options, const std::string& out = "out") {
     std::string command = "'" CG_CGC "' '" + (work_ / "graphs.cg.cpp").string() + "' -o '" +
-                          (work_ / out).string() + "' " + options + " -- -I'" CG_RUNTIME_INCLUDE
-                          "' > /dev/null 2> '" + (work_ / "stderr.txt").string() + "'";
+                          (work_ / out).string() + "' " + options +
+                          " -- -I'" CG_RUNTIME_INCLUDE "' > /dev/null 2> '" +
+                          (work_ / "stderr.txt").string() + "'";
     int status = std::system(command.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
@@ -183,13 +184,14 @@ TEST_F(CgcSchedule, ACostProfileOverridesTheAnnotations) {
       << R"({"format": "cg-costs", "version": 1, "costs": {"Stage::backward": 4, "stage0.forward": 0.5}})";
   ASSERT_EQ(cgc("--emit=ir --costs='" + (work_ / "costs.json").string() + "'"), 0) << errors();
   nlohmann::json ir = nlohmann::json::parse(output("train_step.ir.json"));
-  EXPECT_EQ(ir["tasks"][0]["cost"], 0.5);   // stage0.forward
-  EXPECT_EQ(ir["tasks"][1]["cost"], 1.0);   // stage1.forward: the annotation
+  EXPECT_EQ(ir["tasks"][0]["cost"], 0.5); // stage0.forward
+  EXPECT_EQ(ir["tasks"][1]["cost"], 1.0); // stage1.forward: the annotation
   EXPECT_EQ(ir["tasks"][32]["cost"], 4.0);
 }
 
 TEST_F(CgcSchedule, AMalformedCostProfileIsACommandLineError) {
-  std::ofstream(work_ / "costs.json") << R"({"format": "cg-costs", "version": 1, "costs": {"x": 1}})";
+  std::ofstream(work_ / "costs.json")
+      << R"({"format": "cg-costs", "version": 1, "costs": {"x": 1}})";
   EXPECT_EQ(cgc("--emit=ir --costs='" + (work_ / "costs.json").string() + "'"), 2);
   EXPECT_NE(errors().find("invalid cost profile: costs.x: expected \"Class::method\" or "
                           "\"actor.method\""),
@@ -202,8 +204,8 @@ TEST_F(CgcSchedule, TheArtefactsAreTheSameBytesEveryRun) {
                               "--overlap-gpu-communication";
   ASSERT_EQ(cgc(options, "first"), 0) << errors();
   ASSERT_EQ(cgc(options, "second"), 0) << errors();
-  for (const char* name : {"train_step.schedule.txt", "train_step.schedule.json",
-                           "train_step.dot", "overlap.dot", "data_parallel.schedule.json"})
+  for (const char* name : {"train_step.schedule.txt", "train_step.schedule.json", "train_step.dot",
+                           "overlap.dot", "data_parallel.schedule.json"})
     EXPECT_EQ(output(name, "first"), output(name, "second")) << name;
 }
 

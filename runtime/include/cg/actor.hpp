@@ -44,8 +44,8 @@
 #include <cg/detail/channel.hpp>
 #include <cg/detail/error_codec.hpp>
 #include <cg/detail/graph_records.hpp>
-#include <cg/detail/in_place.hpp>
 #include <cg/detail/graph_spec.hpp>
+#include <cg/detail/in_place.hpp>
 #include <cg/detail/tensor_transport.hpp>
 #include <cg/serialize.hpp>
 
@@ -106,7 +106,7 @@ public:
     if (pending_) {
       if (auto in_place = detail::view_in_place<T>(*pending_))
         return *in_place;
-      materialize();  // misaligned: decode a copy, kept here
+      materialize(); // misaligned: decode a copy, kept here
     }
     return typename detail::InPlace<T>::view(Result<T>::value());
   }
@@ -350,7 +350,7 @@ private:
   OutputPort<detail::TensorHeader> header_;
   Communicator& communicator_;
   std::uint32_t channel_;
-  std::uint64_t max_bytes_;  // the most one message may carry
+  std::uint64_t max_bytes_; // the most one message may carry
   std::string actor_;
   std::string method_;
 };
@@ -393,7 +393,7 @@ private:
   ChannelReader reader_;
   std::uint32_t channel_;
   Device device_;
-  int cuda_devices_;  // this process's, counted once
+  int cuda_devices_; // this process's, counted once
   std::string actor_;
   std::string method_;
 };
@@ -531,7 +531,7 @@ private:
   std::uint32_t actor_ = 0;
   std::string name_;
   std::uint32_t slot_bytes_ = 0;
-  std::optional<std::span<const std::byte>> constructor_args_;  // given to launch()
+  std::optional<std::span<const std::byte>> constructor_args_; // given to launch()
   int cuda_device_ = 0;
 };
 

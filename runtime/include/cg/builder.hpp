@@ -99,7 +99,7 @@ struct Constant {
 /// shows its argument, so cgc can print `message` at the graph's line.
 constexpr void graph_error(const char* message) {
   if (message)
-    throw message;   // not a constant expression: evaluation stops here
+    throw message; // not a constant expression: evaluation stops here
 }
 
 /// Types whose constants can be embedded in generated code.
@@ -110,7 +110,7 @@ inline constexpr bool is_embeddable_v =
 /// A constant of type T: its type's tag and its value (c = 1 marks text).
 template <class T, class U> constexpr Constant make_constant(const U& value) {
   if constexpr (std::is_same_v<T, std::string>)
-    return {{.kind = RecordKind::constant, .c = 1, .tag = &type_tag<T>}, value};   // a literal
+    return {{.kind = RecordKind::constant, .c = 1, .tag = &type_tag<T>}, value}; // a literal
   else if constexpr (std::is_floating_point_v<T>)
     return {{.kind = RecordKind::constant,
              .tag = &type_tag<T>,
@@ -146,8 +146,8 @@ private:
       : text_(prefix), size_(size), index_(index) {}
 
   const char* text_;
-  std::size_t size_ = 0;   // of text_, at most max_length
-  int index_ = -1;         // indexed_name: written after text_ in decimal (within max_length)
+  std::size_t size_ = 0; // of text_, at most max_length
+  int index_ = -1;       // indexed_name: written after text_ in decimal (within max_length)
 };
 
 /// `prefix` followed by `index` in decimal: indexed_name("worker", 3) is "worker3".
@@ -181,17 +181,18 @@ public:
   /// Sends this value to tasks on other actors over `transport` (see
   /// cg::transport) and returns it: `a.bind<&A::f>(x).with_tensor_transport(
   /// cg::transport::nccl)`. Tasks on the producing actor read it in memory.
-  constexpr Value with_tensor_transport(
-      TensorTransport transport,
-      std::source_location loc = std::source_location::current()) const;
+  constexpr Value
+  with_tensor_transport(TensorTransport transport,
+                        std::source_location loc = std::source_location::current()) const;
 
   /// Delivers this value (a cg::Tensor, cgc checks) to tasks on other actors,
   /// and to the driver, on `device`: it crosses shared memory as a host
   /// tensor (a CUDA result is copied to the host first) and each reader copies
   /// it to `device` (cg::device::cuda: the first GPU the reader sees). Tasks
   /// on the producing actor read it as it was made.
-  constexpr Value with_tensor_transport(
-      Device device, std::source_location loc = std::source_location::current()) const;
+  constexpr Value
+  with_tensor_transport(Device device,
+                        std::source_location loc = std::source_location::current()) const;
 
 private:
   friend class GraphBuilder;
@@ -216,9 +217,9 @@ template <class P> struct BindArg {
   constexpr BindArg(const U& value) : graph(nullptr), id(-1), constant(constant_of(value)) {}
 
   const GraphBuilder* graph;
-  int id;              // -1: a constant
+  int id; // -1: a constant
   union {
-    char none;         // a value: nothing more to say (and nothing to initialize)
+    char none; // a value: nothing more to say (and nothing to initialize)
     Constant constant;
   };
 
@@ -228,7 +229,7 @@ private:
                   "bind<>: a constant argument must be arithmetic, an enum or a string literal; "
                   "pass other values as graph inputs");
     if constexpr (!is_embeddable_v<P>) {
-      return {};   // rejected above; nothing more to say
+      return {}; // rejected above; nothing more to say
     } else if constexpr (std::is_same_v<P, std::string>) {
       static_assert(std::is_convertible_v<const U&, const char*>,
                     "bind<>: a std::string constant must be a string literal");
@@ -310,8 +311,7 @@ public:
   /// Places this actor on logical host `index` (0: the driver's host, the
   /// default). Channels between actors on different hosts are TCP streams;
   /// a placement file given at launch overrides it (cg/placement.hpp).
-  constexpr Actor host(int index,
-                       std::source_location loc = std::source_location::current()) const;
+  constexpr Actor host(int index, std::source_location loc = std::source_location::current()) const;
 
   /// Gives this actor `n` GPUs of its own: launch() sets its process's
   /// CUDA_VISIBLE_DEVICES to the next n of the driver's devices (see
@@ -592,8 +592,7 @@ private:
 
 template <class C>
 template <auto M, class... P>
-constexpr auto Actor<C>::add(std::source_location loc,
-                             const detail::BindArg<P>&... args) const {
+constexpr auto Actor<C>::add(std::source_location loc, const detail::BindArg<P>&... args) const {
   using Traits = detail::traits<M>;
   static_assert(Traits::is_member,
                 "bind<&C::method>: the method must be a non-static member function");
@@ -618,8 +617,7 @@ constexpr auto Actor<C>::add(std::source_location loc,
   }
 }
 
-template <class C>
-constexpr Actor<C> Actor<C>::host(int index, std::source_location loc) const {
+template <class C> constexpr Actor<C> Actor<C>::host(int index, std::source_location loc) const {
   if (index < 0 || index > 65535)
     detail::graph_error("actor.host(i): a host index must be 0 to 65535");
   graph_->push({.kind = detail::RecordKind::host,
@@ -639,14 +637,12 @@ constexpr Value<T> Value<T>::with_tensor_transport(TensorTransport transport,
 }
 
 template <class T>
-constexpr Value<T> Value<T>::with_tensor_transport(Device device,
-                                                   std::source_location loc) const {
+constexpr Value<T> Value<T>::with_tensor_transport(Device device, std::source_location loc) const {
   graph_->set_device_transport(id_, device, loc);
   return *this;
 }
 
-template <class C>
-constexpr Actor<C> Actor<C>::gpus(int n, std::source_location loc) const {
+template <class C> constexpr Actor<C> Actor<C>::gpus(int n, std::source_location loc) const {
   graph_->set_gpus(index_, n, loc);
   return *this;
 }

@@ -57,48 +57,48 @@ struct Collectives {
 /// value per rank (a std::array; a std::vector for a std::vector of ranks),
 /// rank r run by the actor that produced the r-th value.
 template <class T, std::size_t N>
-constexpr std::array<Value<T>, N> allreduce(
-    GraphBuilder& g, const Value<T> (&ranks)[N], ReduceOp op,
-    std::source_location loc = std::source_location::current()) {
+constexpr std::array<Value<T>, N>
+allreduce(GraphBuilder& g, const Value<T> (&ranks)[N], ReduceOp op,
+          std::source_location loc = std::source_location::current()) {
   return detail::Collectives::over(g, detail::CollectiveKind::allreduce, static_cast<int>(op),
                                    ranks, loc);
 }
 template <class T>
-constexpr std::vector<Value<T>> allreduce(
-    GraphBuilder& g, const std::vector<Value<T>>& ranks, ReduceOp op,
-    std::source_location loc = std::source_location::current()) {
+constexpr std::vector<Value<T>>
+allreduce(GraphBuilder& g, const std::vector<Value<T>>& ranks, ReduceOp op,
+          std::source_location loc = std::source_location::current()) {
   return detail::Collectives::over(g, detail::CollectiveKind::allreduce, static_cast<int>(op),
                                    ranks, loc);
 }
 
 /// Every rank gets all ranks' values, concatenated in rank order.
 template <class T, std::size_t N>
-constexpr std::array<Value<T>, N> allgather(
-    GraphBuilder& g, const Value<T> (&ranks)[N],
-    std::source_location loc = std::source_location::current()) {
+constexpr std::array<Value<T>, N>
+allgather(GraphBuilder& g, const Value<T> (&ranks)[N],
+          std::source_location loc = std::source_location::current()) {
   return detail::Collectives::over(g, detail::CollectiveKind::allgather, -1, ranks, loc);
 }
 template <class T>
-constexpr std::vector<Value<T>> allgather(
-    GraphBuilder& g, const std::vector<Value<T>>& ranks,
-    std::source_location loc = std::source_location::current()) {
+constexpr std::vector<Value<T>>
+allgather(GraphBuilder& g, const std::vector<Value<T>>& ranks,
+          std::source_location loc = std::source_location::current()) {
   return detail::Collectives::over(g, detail::CollectiveKind::allgather, -1, ranks, loc);
 }
 
 /// The ranks' values reduced with `op`, rank r getting the r-th part.
 template <class T, std::size_t N>
-constexpr std::array<Value<T>, N> reducescatter(
-    GraphBuilder& g, const Value<T> (&ranks)[N], ReduceOp op,
-    std::source_location loc = std::source_location::current()) {
-  return detail::Collectives::over(g, detail::CollectiveKind::reducescatter,
-                                   static_cast<int>(op), ranks, loc);
+constexpr std::array<Value<T>, N>
+reducescatter(GraphBuilder& g, const Value<T> (&ranks)[N], ReduceOp op,
+              std::source_location loc = std::source_location::current()) {
+  return detail::Collectives::over(g, detail::CollectiveKind::reducescatter, static_cast<int>(op),
+                                   ranks, loc);
 }
 template <class T>
-constexpr std::vector<Value<T>> reducescatter(
-    GraphBuilder& g, const std::vector<Value<T>>& ranks, ReduceOp op,
-    std::source_location loc = std::source_location::current()) {
-  return detail::Collectives::over(g, detail::CollectiveKind::reducescatter,
-                                   static_cast<int>(op), ranks, loc);
+constexpr std::vector<Value<T>>
+reducescatter(GraphBuilder& g, const std::vector<Value<T>>& ranks, ReduceOp op,
+              std::source_location loc = std::source_location::current()) {
+  return detail::Collectives::over(g, detail::CollectiveKind::reducescatter, static_cast<int>(op),
+                                   ranks, loc);
 }
 
 } // namespace cg

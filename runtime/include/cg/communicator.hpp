@@ -50,27 +50,27 @@ namespace cg {
 
 /// Why a communicator call failed.
 enum class CommErrorKind {
-  timeout,    // a peer did not arrive (or the device did not finish) in time
-  aborted,    // the group was aborted (abort(), a dead actor, a failed rank)
-  mismatch,   // ranks disagree: dtype, shape, collective or reduction
-  invalid,    // this call's own arguments are wrong (device, size, peer, ...)
-  backend,    // NCCL or CUDA reported an error, or NCCL could not be loaded
+  timeout,  // a peer did not arrive (or the device did not finish) in time
+  aborted,  // the group was aborted (abort(), a dead actor, a failed rank)
+  mismatch, // ranks disagree: dtype, shape, collective or reduction
+  invalid,  // this call's own arguments are wrong (device, size, peer, ...)
+  backend,  // NCCL or CUDA reported an error, or NCCL could not be loaded
 };
 
 std::string_view to_string(CommErrorKind kind) noexcept;
 
 /// A failed communicator call; what() says which rank, which call and why.
 class CommunicatorError : public Error {
- public:
+public:
   CommunicatorError(CommErrorKind kind, const std::string& what) : Error(what), kind_(kind) {}
   CommErrorKind kind() const noexcept { return kind_; }
 
- private:
+private:
   CommErrorKind kind_;
 };
 
 class Communicator {
- public:
+public:
   virtual ~Communicator() = default;
 
   virtual int rank() const noexcept = 0;
@@ -100,13 +100,13 @@ class Communicator {
   std::chrono::milliseconds timeout() const noexcept { return timeout_; }
   void set_timeout(std::chrono::milliseconds timeout) noexcept { timeout_ = timeout; }
 
- protected:
+protected:
   Communicator() = default;
   Communicator(const Communicator&) = default;
   Communicator& operator=(const Communicator&) = default;
 
- private:
+private:
   std::chrono::milliseconds timeout_{30'000};
 };
 
-}  // namespace cg
+} // namespace cg

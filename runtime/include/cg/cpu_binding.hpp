@@ -48,8 +48,8 @@ namespace cg {
 
 /// How launch() places the driver and the actors on CPUs.
 enum class CpuBinding {
-  none,   ///< the kernel decides (default)
-  cores,  ///< one CPU each, when there are enough (see above)
+  none,  ///< the kernel decides (default)
+  cores, ///< one CPU each, when there are enough (see above)
 };
 
 struct LaunchOptions;
@@ -91,5 +91,5 @@ bool set_cpus(pid_t tid, const std::vector<int>& cpus);
 /// `cpus`; empty when there are more participants than CPUs.
 std::vector<int> plan_cpu_binding(std::size_t participants, const std::vector<int>& cpus);
 
-}  // namespace detail
-}  // namespace cg
+} // namespace detail
+} // namespace cg

@@ -18,14 +18,14 @@ enum class DeviceKind : std::uint8_t { cpu = 0, cuda = 1 };
 
 struct Device {
   DeviceKind kind = DeviceKind::cpu;
-  int index = 0;  // the CUDA device ordinal; 0 for cpu
+  int index = 0; // the CUDA device ordinal; 0 for cpu
   friend constexpr bool operator==(const Device&, const Device&) = default;
 };
 
 namespace device {
 inline constexpr Device cpu{DeviceKind::cpu, 0};
 inline constexpr Device cuda{DeviceKind::cuda, 0};
-}  // namespace device
+} // namespace device
 
 /// "cpu" or "cuda:<index>".
 std::string to_string(const Device& d);
@@ -37,4 +37,4 @@ bool built_with_cuda() noexcept;
 /// no driver or no device (any error of cudaGetDeviceCount counts as none).
 int cuda_device_count() noexcept;
 
-}  // namespace cg
+} // namespace cg

@@ -218,7 +218,7 @@ public:
   template <class T> void write_input(std::size_t input, const T& value) {
     std::span<std::byte> slot;
     if (!acquire_input(input, encoded_size(value), slot))
-      return;   // no memory for it: an error record went in its place
+      return; // no memory for it: an error record went in its place
     Encoder encoder(slot);
     encode(encoder, value);
     publish_input(input, encoder.written());
@@ -276,8 +276,8 @@ private:
 
 /// The encoded constructor arguments of an actor, if launch() was given any.
 template <class... A>
-std::optional<std::vector<std::byte>> encode_constructor_args(
-    const std::optional<std::tuple<A...>>& args) {
+std::optional<std::vector<std::byte>>
+encode_constructor_args(const std::optional<std::tuple<A...>>& args) {
   if (!args)
     return std::nullopt;
   std::vector<std::byte> bytes(encoded_size(*args));
@@ -310,8 +310,8 @@ template <class... T> struct ResultDecoder<std::tuple<T...>> {
 
 /// The typed results of execution `seq`; bytes that do not decode (corrupted
 /// in shared memory) become a cg::Error naming the graph and the execution.
-template <class T> T decode_results(const std::vector<Collected>& outputs, const char* graph,
-                                    std::uint64_t seq) {
+template <class T>
+T decode_results(const std::vector<Collected>& outputs, const char* graph, std::uint64_t seq) {
   try {
     return ResultDecoder<T>::decode(outputs);
   } catch (const DecodeError& e) {
@@ -360,8 +360,8 @@ public:
     auto runtime = take_runtime();
     auto promise = std::make_shared<std::promise<T>>();
     std::future<T> future = promise->get_future();
-    auto settle = [promise, graph = runtime->spec().name, seq = seq_](
-                      std::vector<detail::Collected>* results, std::exception_ptr error) {
+    auto settle = [promise, graph = runtime->spec().name,
+                   seq = seq_](std::vector<detail::Collected>* results, std::exception_ptr error) {
       if (error) {
         promise->set_exception(std::move(error));
         return;
@@ -380,7 +380,7 @@ public:
 
 private:
   T take(std::vector<detail::Collected> results) {
-    auto runtime = std::move(runtime_);  // taken, whatever decoding says
+    auto runtime = std::move(runtime_); // taken, whatever decoding says
     return detail::decode_results<T>(results, runtime->spec().name, seq_);
   }
   std::shared_ptr<detail::GraphRuntime> take_runtime() {

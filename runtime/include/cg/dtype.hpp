@@ -52,15 +52,19 @@ struct BFloat16 {
 /// Bytes per element: 1, 2, 4 or 8.
 constexpr std::size_t dtype_size(DType t) noexcept {
   switch (t) {
-    case DType::float16:
-    case DType::bfloat16: return 2;
-    case DType::float32:
-    case DType::int32: return 4;
-    case DType::float64:
-    case DType::int64: return 8;
-    case DType::int8:
-    case DType::uint8:
-    case DType::boolean: return 1;
+  case DType::float16:
+  case DType::bfloat16:
+    return 2;
+  case DType::float32:
+  case DType::int32:
+    return 4;
+  case DType::float64:
+  case DType::int64:
+    return 8;
+  case DType::int8:
+  case DType::uint8:
+  case DType::boolean:
+    return 1;
   }
   return 0;
 }
@@ -73,32 +77,50 @@ constexpr bool is_valid(DType t) noexcept { return static_cast<int>(t) < dtype_c
 
 namespace detail {
 template <class T> struct DTypeOf;
-template <> struct DTypeOf<Half> { static constexpr DType value = DType::float16; };
-template <> struct DTypeOf<BFloat16> { static constexpr DType value = DType::bfloat16; };
-template <> struct DTypeOf<float> { static constexpr DType value = DType::float32; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::float64; };
-template <> struct DTypeOf<std::int8_t> { static constexpr DType value = DType::int8; };
-template <> struct DTypeOf<std::int32_t> { static constexpr DType value = DType::int32; };
-template <> struct DTypeOf<std::int64_t> { static constexpr DType value = DType::int64; };
-template <> struct DTypeOf<std::uint8_t> { static constexpr DType value = DType::uint8; };
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::boolean; };
-}  // namespace detail
+template <> struct DTypeOf<Half> {
+  static constexpr DType value = DType::float16;
+};
+template <> struct DTypeOf<BFloat16> {
+  static constexpr DType value = DType::bfloat16;
+};
+template <> struct DTypeOf<float> {
+  static constexpr DType value = DType::float32;
+};
+template <> struct DTypeOf<double> {
+  static constexpr DType value = DType::float64;
+};
+template <> struct DTypeOf<std::int8_t> {
+  static constexpr DType value = DType::int8;
+};
+template <> struct DTypeOf<std::int32_t> {
+  static constexpr DType value = DType::int32;
+};
+template <> struct DTypeOf<std::int64_t> {
+  static constexpr DType value = DType::int64;
+};
+template <> struct DTypeOf<std::uint8_t> {
+  static constexpr DType value = DType::uint8;
+};
+template <> struct DTypeOf<bool> {
+  static constexpr DType value = DType::boolean;
+};
+} // namespace detail
 
 /// The DType whose elements are T (Half, BFloat16, float, double, int8_t,
 /// int32_t, int64_t, uint8_t, bool); other types do not compile.
-template <class T>
-inline constexpr DType dtype_of = detail::DTypeOf<T>::value;
+template <class T> inline constexpr DType dtype_of = detail::DTypeOf<T>::value;
 
 /// binary16 -> binary32: exact.
 constexpr float to_float(Half h) noexcept {
   const std::uint32_t sign = static_cast<std::uint32_t>(h.bits & 0x8000u) << 16;
   const std::uint32_t exponent = (h.bits >> 10) & 0x1fu;
   const std::uint32_t mantissa = h.bits & 0x3ffu;
-  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact in a float
+  if (exponent == 0) { // zero or subnormal: mantissa * 2^-24, exact in a float
     const float magnitude = static_cast<float>(mantissa) * (1.0f / 16777216.0f);
     return std::bit_cast<float>(sign | std::bit_cast<std::uint32_t>(magnitude));
   }
-  if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));  // inf, NaN
+  if (exponent == 0x1f)
+    return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13)); // inf, NaN
   return std::bit_cast<float>(sign | ((exponent + (127 - 15)) << 23) | (mantissa << 13));
 }
 
@@ -108,17 +130,20 @@ constexpr Half to_half(float f) noexcept {
   const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
   const auto sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
   std::uint32_t magnitude = x & 0x7fffffffu;
-  if (magnitude >= 0x7f800000u) {  // inf or NaN
-    const std::uint32_t nan_bits = magnitude > 0x7f800000u ? 0x200u | ((magnitude >> 13) & 0x3ffu) : 0;
+  if (magnitude >= 0x7f800000u) { // inf or NaN
+    const std::uint32_t nan_bits =
+        magnitude > 0x7f800000u ? 0x200u | ((magnitude >> 13) & 0x3ffu) : 0;
     return Half{static_cast<std::uint16_t>(sign | 0x7c00u | nan_bits)};
   }
-  if (magnitude >= 0x477ff000u) return Half{static_cast<std::uint16_t>(sign | 0x7c00u)};  // >= 65520: inf
+  if (magnitude >= 0x477ff000u)
+    return Half{static_cast<std::uint16_t>(sign | 0x7c00u)}; // >= 65520: inf
   if (magnitude < 0x38800000u) {
     // Below 2^-14: a half subnormal (or zero), in units of 2^-24. Adding 0.5
     // leaves a float whose last mantissa bit is worth 2^-24, so the addition
     // itself rounds to nearest even; the low bits are then the half's.
     const float shifted = std::bit_cast<float>(magnitude) + 0.5f;
-    return Half{static_cast<std::uint16_t>(sign | (std::bit_cast<std::uint32_t>(shifted) - 0x3f000000u))};
+    return Half{
+        static_cast<std::uint16_t>(sign | (std::bit_cast<std::uint32_t>(shifted) - 0x3f000000u))};
   }
   // Normal: rebias the exponent (127 -> 15), then round the 13 dropped bits to
   // nearest even; a carry out of the mantissa correctly bumps the exponent.
@@ -135,9 +160,10 @@ constexpr float to_float(BFloat16 b) noexcept {
 /// binary32 -> bfloat16, rounding to nearest even; NaN stays a (quiet) NaN.
 constexpr BFloat16 to_bfloat16(float f) noexcept {
   const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return BFloat16{static_cast<std::uint16_t>((x >> 16) | 0x40u)};
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return BFloat16{static_cast<std::uint16_t>((x >> 16) | 0x40u)};
   const std::uint32_t rounded = x + 0x7fffu + ((x >> 16) & 1u);
   return BFloat16{static_cast<std::uint16_t>(rounded >> 16)};
 }
 
-}  // namespace cg
+} // namespace cg

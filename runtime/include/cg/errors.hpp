@@ -16,10 +16,10 @@ namespace cg {
 /// What an actor method's exception becomes: it flows downstream in place of
 /// the method's result, and get() rethrows it as TaskError.
 struct ErrorRecord {
-  std::string actor;           // actor instance name, e.g. "b"
-  std::string method;          // method name, e.g. "echo"
-  std::string exception_type;  // e.g. "std::runtime_error"
-  std::string message;         // the exception's what()
+  std::string actor;          // actor instance name, e.g. "b"
+  std::string method;         // method name, e.g. "echo"
+  std::string exception_type; // e.g. "std::runtime_error"
+  std::string message;        // the exception's what()
 };
 
 /// Base of every error the driver API throws.

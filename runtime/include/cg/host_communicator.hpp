@@ -58,8 +58,8 @@ struct HostGroupHeader;
 }
 
 struct HostGroupConfig {
-  int ranks = 2;                              // >= 1
-  std::size_t max_message_bytes = 1u << 20;   // per message or collective input
+  int ranks = 2;                            // >= 1
+  std::size_t max_message_bytes = 1u << 20; // per message or collective input
 };
 
 /// Bytes a group occupies (a multiple of 64), or 0 for an invalid config
@@ -68,7 +68,7 @@ std::size_t host_group_footprint(const HostGroupConfig& config) noexcept;
 
 /// A non-owning view of a group living in shared (or plain) memory.
 class HostGroup {
- public:
+public:
   HostGroup() = default;
 
   /// Initialises a new group in `memory` (64-byte aligned, at least
@@ -83,7 +83,7 @@ class HostGroup {
 
   /// The memory carries a group of this layout version.
   bool valid() const noexcept;
-  HostGroupConfig config() const noexcept;  // precondition: valid()
+  HostGroupConfig config() const noexcept; // precondition: valid()
 
   /// Marks the group failed and wakes every waiting rank in every process;
   /// their calls, and every later one, throw CommunicatorError{aborted} with
@@ -91,16 +91,16 @@ class HostGroup {
   /// a no-op on an invalid group.
   void abort(std::string_view reason) noexcept;
   bool aborted() const noexcept;
-  std::string abort_reason() const;  // empty unless aborted()
+  std::string abort_reason() const; // empty unless aborted()
 
- private:
+private:
   friend class HostCommunicator;
   explicit HostGroup(detail::HostGroupHeader* header) noexcept : header_(header) {}
   detail::HostGroupHeader* header_ = nullptr;
 };
 
 class HostCommunicator final : public Communicator {
- public:
+public:
   /// Rank `rank` (0 <= rank < ranks) of `group`. Throws
   /// CommunicatorError{invalid} for an invalid group or rank.
   HostCommunicator(HostGroup group, int rank);
@@ -118,7 +118,7 @@ class HostCommunicator final : public Communicator {
 
   HostGroup group() const noexcept { return group_; }
 
- private:
+private:
   struct Collective;
   void run_collective(Collective& c);
 
@@ -127,4 +127,4 @@ class HostCommunicator final : public Communicator {
   int size_ = 0;
 };
 
-}  // namespace cg
+} // namespace cg

@@ -42,7 +42,7 @@
 #include <mutex>
 #include <string>
 
-struct CUstream_st;  // cudaStream_t is CUstream_st*
+struct CUstream_st; // cudaStream_t is CUstream_st*
 
 namespace cg {
 
@@ -52,7 +52,7 @@ struct NcclUniqueId {
 };
 
 class NcclCommunicator final : public Communicator {
- public:
+public:
   /// ncclGetUniqueId. Throws CommunicatorError{backend} if NCCL cannot be loaded or fails.
   static NcclUniqueId make_unique_id();
 
@@ -66,8 +66,9 @@ class NcclCommunicator final : public Communicator {
   /// `stream` null makes a non-blocking stream of its own. Throws
   /// CommunicatorError{invalid} for a bad rank or size, {backend} for NCCL
   /// or CUDA failures.
-  NcclCommunicator(const NcclUniqueId& id, int size, int rank, int cuda_device, CUstream_st* stream = nullptr);
-  ~NcclCommunicator() override;  // ncclCommDestroy (nothing more after an abort)
+  NcclCommunicator(const NcclUniqueId& id, int size, int rank, int cuda_device,
+                   CUstream_st* stream = nullptr);
+  ~NcclCommunicator() override; // ncclCommDestroy (nothing more after an abort)
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
@@ -88,21 +89,22 @@ class NcclCommunicator final : public Communicator {
   /// here rather than in the first real call.
   void warm_up();
 
- private:
+private:
   void check(const Tensor& t, const char* role, const std::string& call) const;
   void check_alive(const std::string& call) const;
-  [[noreturn]] void fail(CommErrorKind kind, const std::string& call, const std::string& detail) const;
+  [[noreturn]] void fail(CommErrorKind kind, const std::string& call,
+                         const std::string& detail) const;
   void enqueued(int result, const std::string& call);
 
-  void* comm_ = nullptr;  // ncclComm_t
+  void* comm_ = nullptr; // ncclComm_t
   CUstream_st* stream_ = nullptr;
   bool own_stream_ = false;
   int size_ = 0;
   int rank_ = 0;
   int device_ = 0;
   std::atomic<bool> aborted_{false};
-  mutable std::mutex abort_mutex_;  // guards abort_reason_
+  mutable std::mutex abort_mutex_; // guards abort_reason_
   std::string abort_reason_;
 };
 
-}  // namespace cg
+} // namespace cg

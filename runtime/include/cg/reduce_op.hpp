@@ -18,11 +18,16 @@ enum class ReduceOp : int { sum = 0, product = 1, min = 2, max = 3, avg = 4 };
 /// "sum", "product", "min", "max" or "avg"; "reduce-op(invalid)" for a value out of range.
 constexpr std::string_view to_string(ReduceOp op) noexcept {
   switch (op) {
-  case ReduceOp::sum: return "sum";
-  case ReduceOp::product: return "product";
-  case ReduceOp::min: return "min";
-  case ReduceOp::max: return "max";
-  case ReduceOp::avg: return "avg";
+  case ReduceOp::sum:
+    return "sum";
+  case ReduceOp::product:
+    return "product";
+  case ReduceOp::min:
+    return "min";
+  case ReduceOp::max:
+    return "max";
+  case ReduceOp::avg:
+    return "avg";
   }
   return "reduce-op(invalid)";
 }

@@ -39,31 +39,34 @@ struct DecodeError : std::runtime_error {
 // programming error (callers size the buffer with encoded_size()): it asserts in
 // debug builds and aborts in release builds rather than scribbling on memory.
 class Encoder {
- public:
+public:
   explicit Encoder(std::span<std::byte> out) noexcept : out_(out) {}
 
   void write(const void* data, std::size_t bytes) noexcept {
     assert(bytes <= out_.size() - written_ && "cg::Encoder: write past the end of the buffer");
-    if (bytes > out_.size() - written_) std::abort();  // never past the end, even with NDEBUG
-    if (bytes != 0) std::memcpy(out_.data() + written_, data, bytes);
+    if (bytes > out_.size() - written_)
+      std::abort(); // never past the end, even with NDEBUG
+    if (bytes != 0)
+      std::memcpy(out_.data() + written_, data, bytes);
     written_ += bytes;
   }
 
   std::size_t written() const noexcept { return written_; }
 
- private:
+private:
   std::span<std::byte> out_;
   std::size_t written_ = 0;
 };
 
 // Reads bytes from a buffer; throws DecodeError instead of reading past its end.
 class Decoder {
- public:
+public:
   explicit Decoder(std::span<const std::byte> in) noexcept : in_(in) {}
 
   void read(void* out, std::size_t bytes) {
     const std::span<const std::byte> src = take(bytes);
-    if (bytes != 0) std::memcpy(out, src.data(), bytes);
+    if (bytes != 0)
+      std::memcpy(out, src.data(), bytes);
   }
 
   // A view of the next `bytes` bytes (valid as long as the input buffer is).
@@ -79,14 +82,13 @@ class Decoder {
 
   std::size_t remaining() const noexcept { return in_.size() - read_; }
 
- private:
+private:
   std::span<const std::byte> in_;
   std::size_t read_ = 0;
 };
 
 // Customisation point; left undefined so that unsupported types are detectable.
-template <class T, class Enable = void>
-struct Codec;
+template <class T, class Enable = void> struct Codec;
 
 // True when Codec<T> is defined with the three static members above. T is taken
 // as is: ask about the decayed type (std::remove_cvref_t) if that is what you mean.
@@ -97,27 +99,18 @@ inline constexpr bool is_serializable_v = requires(const T& value, Encoder& e, D
   { Codec<T>::decode(d) } -> std::same_as<T>;
 };
 
-template <class T>
-std::size_t encoded_size(const T& v) {
-  return Codec<T>::size(v);
-}
+template <class T> std::size_t encoded_size(const T& v) { return Codec<T>::size(v); }
 
-template <class T>
-void encode(Encoder& e, const T& v) {
-  Codec<T>::encode(e, v);
-}
+template <class T> void encode(Encoder& e, const T& v) { Codec<T>::encode(e, v); }
 
-template <class T>
-T decode(Decoder& d) {
-  return Codec<T>::decode(d);
-}
+template <class T> T decode(Decoder& d) { return Codec<T>::decode(d); }
 
 // Decodes one T that must span the whole input.
-template <class T>
-T decode_all(std::span<const std::byte> bytes) {
+template <class T> T decode_all(std::span<const std::byte> bytes) {
   Decoder d(bytes);
   T value = Codec<T>::decode(d);
-  if (d.remaining() != 0) throw DecodeError("cg: trailing bytes");
+  if (d.remaining() != 0)
+    throw DecodeError("cg: trailing bytes");
   return value;
 }
 
@@ -127,7 +120,7 @@ namespace detail {
 // every byte value is a valid bool, so it gets a validating codec).
 template <class T>
 inline constexpr bool is_plain_scalar_v =
-    (std::is_arithmetic_v<T> || std::is_enum_v<T>) && !std::is_same_v<T, bool>;
+    (std::is_arithmetic_v<T> || std::is_enum_v<T>)&&!std::is_same_v<T, bool>;
 
 // Length prefixes are u64 on the wire whatever size_t is.
 inline void encode_length(Encoder& e, std::size_t n) noexcept {
@@ -148,11 +141,10 @@ inline std::size_t decode_length(Decoder& d, std::size_t min_element_bytes) {
   return static_cast<std::size_t>(wire);
 }
 
-}  // namespace detail
+} // namespace detail
 
 // Arithmetic types and enums: a copy of the object representation.
-template <class T>
-struct Codec<T, std::enable_if_t<detail::is_plain_scalar_v<T>>> {
+template <class T> struct Codec<T, std::enable_if_t<detail::is_plain_scalar_v<T>>> {
   static std::size_t size(const T&) noexcept { return sizeof(T); }
   static void encode(Encoder& e, const T& v) noexcept { e.write(&v, sizeof(T)); }
   static T decode(Decoder& d) {
@@ -163,8 +155,7 @@ struct Codec<T, std::enable_if_t<detail::is_plain_scalar_v<T>>> {
 };
 
 // bool: one byte, 0 or 1; anything else is corruption (and would be UB as a bool).
-template <>
-struct Codec<bool> {
+template <> struct Codec<bool> {
   static std::size_t size(const bool&) noexcept { return 1; }
   static void encode(Encoder& e, const bool& v) noexcept {
     const std::uint8_t byte = v ? 1 : 0;
@@ -173,15 +164,17 @@ struct Codec<bool> {
   static bool decode(Decoder& d) {
     std::uint8_t byte = 0;
     d.read(&byte, 1);
-    if (byte > 1) throw DecodeError("cg: invalid bool byte " + std::to_string(byte));
+    if (byte > 1)
+      throw DecodeError("cg: invalid bool byte " + std::to_string(byte));
     return byte == 1;
   }
 };
 
 // std::string: u64 length, then the bytes.
-template <>
-struct Codec<std::string> {
-  static std::size_t size(const std::string& v) noexcept { return sizeof(std::uint64_t) + v.size(); }
+template <> struct Codec<std::string> {
+  static std::size_t size(const std::string& v) noexcept {
+    return sizeof(std::uint64_t) + v.size();
+  }
   static void encode(Encoder& e, const std::string& v) noexcept {
     detail::encode_length(e, v.size());
     e.write(v.data(), v.size());
@@ -196,14 +189,14 @@ struct Codec<std::string> {
 // std::vector<T>: u64 count, then the elements; plain scalars go as one block.
 // The count is validated assuming every element encodes to at least one byte
 // (sizeof(T) for plain scalars), which bounds the allocation by the input size.
-template <class T>
-struct Codec<std::vector<T>, std::enable_if_t<is_serializable_v<T>>> {
+template <class T> struct Codec<std::vector<T>, std::enable_if_t<is_serializable_v<T>>> {
   static std::size_t size(const std::vector<T>& v) {
     if constexpr (detail::is_plain_scalar_v<T>) {
       return sizeof(std::uint64_t) + v.size() * sizeof(T);
     } else {
       std::size_t total = sizeof(std::uint64_t);
-      for (const T& x : v) total += Codec<T>::size(x);
+      for (const T& x : v)
+        total += Codec<T>::size(x);
       return total;
     }
   }
@@ -213,7 +206,8 @@ struct Codec<std::vector<T>, std::enable_if_t<is_serializable_v<T>>> {
     if constexpr (detail::is_plain_scalar_v<T>) {
       e.write(v.data(), v.size() * sizeof(T));
     } else {
-      for (const T& x : v) Codec<T>::encode(e, x);
+      for (const T& x : v)
+        Codec<T>::encode(e, x);
     }
   }
 
@@ -227,10 +221,11 @@ struct Codec<std::vector<T>, std::enable_if_t<is_serializable_v<T>>> {
       const std::size_t n = detail::decode_length(d, 1);
       std::vector<T> v;
       v.reserve(n);
-      for (std::size_t i = 0; i < n; ++i) v.push_back(Codec<T>::decode(d));
+      for (std::size_t i = 0; i < n; ++i)
+        v.push_back(Codec<T>::decode(d));
       return v;
     }
   }
 };
 
-}  // namespace cg
+} // namespace cg

@@ -47,19 +47,19 @@
 #include <string>
 #include <vector>
 
-struct DLManagedTensor;  // <dlpack/dlpack.h>
+struct DLManagedTensor; // <dlpack/dlpack.h>
 
 namespace cg {
 
 /// A tensor operation's preconditions failed (wrong dtype, device, shape) or
 /// CUDA is not available; what() says which and how.
 class TensorError : public Error {
- public:
+public:
   using Error::Error;
 };
 
 class Tensor {
- public:
+public:
   /// Called once with the storage pointer when owned memory is released.
   using Deleter = std::function<void(void* storage)>;
 
@@ -105,7 +105,7 @@ class Tensor {
   DType dtype() const noexcept { return dtype_; }
   Device device() const noexcept { return device_; }
   const std::vector<std::int64_t>& shape() const noexcept { return shape_; }
-  const std::vector<std::int64_t>& strides() const noexcept { return strides_; }  // in elements
+  const std::vector<std::int64_t>& strides() const noexcept { return strides_; } // in elements
   std::int64_t dim() const noexcept { return static_cast<std::int64_t>(shape_.size()); }
   std::uint64_t byte_offset() const noexcept { return byte_offset_; }
   std::size_t element_size() const noexcept { return dtype_size(dtype_); }
@@ -133,9 +133,9 @@ class Tensor {
 
   /// data_ptr() as T*, after checking that T is the element type (dtype_of<T>).
   /// Throws TensorError naming both types otherwise.
-  template <class T>
-  T* data() const {
-    if (dtype_of<T> != dtype_) throw_dtype_mismatch(dtype_of<T>);
+  template <class T> T* data() const {
+    if (dtype_of<T> != dtype_)
+      throw_dtype_mismatch(dtype_of<T>);
     return static_cast<T*>(data_ptr());
   }
 
@@ -154,10 +154,10 @@ class Tensor {
   /// The contiguous (row-major) strides of `shape`.
   static std::vector<std::int64_t> contiguous_strides(const std::vector<std::int64_t>& shape);
 
- private:
+private:
   [[noreturn]] void throw_dtype_mismatch(DType requested) const;
 
-  std::shared_ptr<void> owner_;  // owned memory: releases it; null when borrowed
+  std::shared_ptr<void> owner_; // owned memory: releases it; null when borrowed
   void* storage_ = nullptr;
   std::uint64_t byte_offset_ = 0;
   DType dtype_ = DType::float32;
@@ -167,17 +167,16 @@ class Tensor {
   bool defined_ = false;
 };
 
-/// A host tensor on the wire: u8 1 (0 alone for an undefined Tensor), u8 dtype, u64 ndim, the shape and the strides
-/// (i64 each; always the contiguous ones), u64 byte count, then the elements
+/// A host tensor on the wire: u8 1 (0 alone for an undefined Tensor), u8 dtype, u64 ndim, the shape
+/// and the strides (i64 each; always the contiguous ones), u64 byte count, then the elements
 /// row-major, a non-contiguous tensor being made contiguous while it is copied
 /// into the buffer. Decoding gives an owned contiguous host tensor and checks
 /// everything (dtype, extents, strides, byte count, bool bytes are 0 or 1).
 /// A CUDA tensor throws TensorError: it needs a tensor transport.
-template <>
-struct Codec<Tensor> {
+template <> struct Codec<Tensor> {
   static std::size_t size(const Tensor& t);
   static void encode(Encoder& e, const Tensor& t);
   static Tensor decode(Decoder& d);
 };
 
-}  // namespace cg
+} // namespace cg

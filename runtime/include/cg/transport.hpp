@@ -10,8 +10,8 @@ namespace cg {
 
 /// How a value travels from its producer to tasks on other actors.
 enum class TensorTransport : int {
-  shm = 0,    // shared memory (host), the default
-  nccl = 1,   // NCCL point-to-point, GPU to GPU: the send waits for every receive
+  shm = 0,  // shared memory (host), the default
+  nccl = 1, // NCCL point-to-point, GPU to GPU: the send waits for every receive
 };
 namespace transport {
 inline constexpr TensorTransport shm = TensorTransport::shm;

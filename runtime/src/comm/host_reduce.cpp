@@ -15,8 +15,7 @@
 namespace cg::detail {
 namespace {
 
-template <class A>
-A add(A a, A b) noexcept {
+template <class A> A add(A a, A b) noexcept {
   if constexpr (std::is_integral_v<A>) {
     using U = std::make_unsigned_t<A>;
     return static_cast<A>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
@@ -25,8 +24,7 @@ A add(A a, A b) noexcept {
   }
 }
 
-template <class A>
-A multiply(A a, A b) noexcept {
+template <class A> A multiply(A a, A b) noexcept {
   if constexpr (std::is_integral_v<A>) {
     using U = std::make_unsigned_t<A>;
     return static_cast<A>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
@@ -50,38 +48,41 @@ struct Max {
 
 // Reads element i of a byte buffer as a T (memcpy: the buffers hold bytes,
 // not objects of type T, and need not be aligned for T).
-template <class T>
-T read_at(const std::byte* p, std::size_t i) noexcept {
+template <class T> T read_at(const std::byte* p, std::size_t i) noexcept {
   T v;
   std::memcpy(&v, p + i * sizeof(T), sizeof(T));
   return v;
 }
 
-template <class T>
-void write_at(std::byte* p, std::size_t i, T v) noexcept {
+template <class T> void write_at(std::byte* p, std::size_t i, T v) noexcept {
   std::memcpy(p + i * sizeof(T), &v, sizeof(T));
 }
 
 // How elements of type T are loaded into an accumulator and stored back.
-template <class T>
-struct Element {
+template <class T> struct Element {
   using Acc = T;
   static Acc load(const std::byte* p, std::size_t i) noexcept { return read_at<T>(p, i); }
   static void store(std::byte* p, std::size_t i, Acc v) noexcept { write_at<T>(p, i, v); }
 };
 
-template <>
-struct Element<Half> {
+template <> struct Element<Half> {
   using Acc = float;
-  static Acc load(const std::byte* p, std::size_t i) noexcept { return to_float(read_at<Half>(p, i)); }
-  static void store(std::byte* p, std::size_t i, Acc v) noexcept { write_at<Half>(p, i, to_half(v)); }
+  static Acc load(const std::byte* p, std::size_t i) noexcept {
+    return to_float(read_at<Half>(p, i));
+  }
+  static void store(std::byte* p, std::size_t i, Acc v) noexcept {
+    write_at<Half>(p, i, to_half(v));
+  }
 };
 
-template <>
-struct Element<BFloat16> {
+template <> struct Element<BFloat16> {
   using Acc = float;
-  static Acc load(const std::byte* p, std::size_t i) noexcept { return to_float(read_at<BFloat16>(p, i)); }
-  static void store(std::byte* p, std::size_t i, Acc v) noexcept { write_at<BFloat16>(p, i, to_bfloat16(v)); }
+  static Acc load(const std::byte* p, std::size_t i) noexcept {
+    return to_float(read_at<BFloat16>(p, i));
+  }
+  static void store(std::byte* p, std::size_t i, Acc v) noexcept {
+    write_at<BFloat16>(p, i, to_bfloat16(v));
+  }
 };
 
 template <class T, class Op>
@@ -91,10 +92,12 @@ void reduce_with(Op op, bool average, std::span<const std::byte* const> sources,
   using Acc = typename E::Acc;
   for (std::size_t i = 0; i < count; ++i) {
     Acc acc = E::load(sources[0], i);
-    for (std::size_t r = 1; r < sources.size(); ++r) acc = op(acc, E::load(sources[r], i));
+    for (std::size_t r = 1; r < sources.size(); ++r)
+      acc = op(acc, E::load(sources[r], i));
     if (average) {
       if constexpr (std::is_integral_v<Acc>) {
-        acc = static_cast<Acc>(static_cast<std::int64_t>(acc) / static_cast<std::int64_t>(sources.size()));
+        acc = static_cast<Acc>(static_cast<std::int64_t>(acc) /
+                               static_cast<std::int64_t>(sources.size()));
       } else {
         acc = acc / static_cast<Acc>(sources.size());
       }
@@ -104,38 +107,55 @@ void reduce_with(Op op, bool average, std::span<const std::byte* const> sources,
 }
 
 template <class T>
-void reduce_typed(ReduceOp op, std::span<const std::byte* const> sources, std::byte* out, std::size_t count) noexcept {
+void reduce_typed(ReduceOp op, std::span<const std::byte* const> sources, std::byte* out,
+                  std::size_t count) noexcept {
   switch (op) {
-    case ReduceOp::sum: return reduce_with<T>(Sum{}, false, sources, out, count);
-    case ReduceOp::avg: return reduce_with<T>(Sum{}, true, sources, out, count);
-    case ReduceOp::product: return reduce_with<T>(Product{}, false, sources, out, count);
-    case ReduceOp::min: return reduce_with<T>(Min{}, false, sources, out, count);
-    case ReduceOp::max: return reduce_with<T>(Max{}, false, sources, out, count);
+  case ReduceOp::sum:
+    return reduce_with<T>(Sum{}, false, sources, out, count);
+  case ReduceOp::avg:
+    return reduce_with<T>(Sum{}, true, sources, out, count);
+  case ReduceOp::product:
+    return reduce_with<T>(Product{}, false, sources, out, count);
+  case ReduceOp::min:
+    return reduce_with<T>(Min{}, false, sources, out, count);
+  case ReduceOp::max:
+    return reduce_with<T>(Max{}, false, sources, out, count);
   }
 }
 
-}  // namespace
+} // namespace
 
 bool reduction_supported(DType dtype, ReduceOp op) noexcept {
   const int value = static_cast<int>(op);
-  if (value < static_cast<int>(ReduceOp::sum) || value > static_cast<int>(ReduceOp::avg)) return false;
-  if (!is_valid(dtype)) return false;
-  return dtype != DType::boolean || op == ReduceOp::min || op == ReduceOp::max || op == ReduceOp::product;
+  if (value < static_cast<int>(ReduceOp::sum) || value > static_cast<int>(ReduceOp::avg))
+    return false;
+  if (!is_valid(dtype))
+    return false;
+  return dtype != DType::boolean || op == ReduceOp::min || op == ReduceOp::max ||
+         op == ReduceOp::product;
 }
 
 void reduce(DType dtype, ReduceOp op, std::span<const std::byte* const> sources, std::byte* out,
             std::size_t count) noexcept {
   switch (dtype) {
-    case DType::float16: return reduce_typed<Half>(op, sources, out, count);
-    case DType::bfloat16: return reduce_typed<BFloat16>(op, sources, out, count);
-    case DType::float32: return reduce_typed<float>(op, sources, out, count);
-    case DType::float64: return reduce_typed<double>(op, sources, out, count);
-    case DType::int8: return reduce_typed<std::int8_t>(op, sources, out, count);
-    case DType::int32: return reduce_typed<std::int32_t>(op, sources, out, count);
-    case DType::int64: return reduce_typed<std::int64_t>(op, sources, out, count);
-    case DType::uint8:
-    case DType::boolean: return reduce_typed<std::uint8_t>(op, sources, out, count);
+  case DType::float16:
+    return reduce_typed<Half>(op, sources, out, count);
+  case DType::bfloat16:
+    return reduce_typed<BFloat16>(op, sources, out, count);
+  case DType::float32:
+    return reduce_typed<float>(op, sources, out, count);
+  case DType::float64:
+    return reduce_typed<double>(op, sources, out, count);
+  case DType::int8:
+    return reduce_typed<std::int8_t>(op, sources, out, count);
+  case DType::int32:
+    return reduce_typed<std::int32_t>(op, sources, out, count);
+  case DType::int64:
+    return reduce_typed<std::int64_t>(op, sources, out, count);
+  case DType::uint8:
+  case DType::boolean:
+    return reduce_typed<std::uint8_t>(op, sources, out, count);
   }
 }
 
-}  // namespace cg::detail
+} // namespace cg::detail

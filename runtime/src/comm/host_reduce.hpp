@@ -1,8 +1,8 @@
 // comm/host_reduce.hpp - elementwise reduction of host buffers, for HostCommunicator (internal).
 #pragma once
 
-#include <cg/reduce_op.hpp>
 #include <cg/dtype.hpp>
+#include <cg/reduce_op.hpp>
 
 #include <cstddef>
 #include <span>
@@ -20,4 +20,4 @@ bool reduction_supported(DType dtype, ReduceOp op) noexcept;
 void reduce(DType dtype, ReduceOp op, std::span<const std::byte* const> sources, std::byte* out,
             std::size_t count) noexcept;
 
-}  // namespace cg::detail
+} // namespace cg::detail

@@ -23,14 +23,14 @@ namespace cg {
 namespace {
 
 // --- NCCL's C ABI (nccl.h, 2.x) ---
-using nccl_result = int;  // ncclResult_t
+using nccl_result = int; // ncclResult_t
 constexpr nccl_result nccl_success = 0;
 constexpr nccl_result nccl_in_progress = 7;
-using nccl_comm = void*;  // ncclComm_t
-struct NcclRawId {        // ncclUniqueId
+using nccl_comm = void*; // ncclComm_t
+struct NcclRawId {       // ncclUniqueId
   char internal[128];
 };
-enum NcclType : int {  // ncclDataType_t
+enum NcclType : int { // ncclDataType_t
   nccl_int8 = 0,
   nccl_uint8 = 1,
   nccl_int32 = 2,
@@ -40,7 +40,13 @@ enum NcclType : int {  // ncclDataType_t
   nccl_float64 = 8,
   nccl_bfloat16 = 9,
 };
-enum NcclOp : int { nccl_sum = 0, nccl_prod = 1, nccl_max = 2, nccl_min = 3, nccl_avg = 4 };  // ncclRedOp_t
+enum NcclOp : int {
+  nccl_sum = 0,
+  nccl_prod = 1,
+  nccl_max = 2,
+  nccl_min = 3,
+  nccl_avg = 4
+}; // ncclRedOp_t
 
 struct NcclApi {
   nccl_result (*get_version)(int*);
@@ -57,24 +63,29 @@ struct NcclApi {
   nccl_result (*reduce_scatter)(const void*, void*, std::size_t, int, int, nccl_comm, cudaStream_t);
 };
 
-[[noreturn]] void throw_backend(const std::string& what) { throw CommunicatorError(CommErrorKind::backend, what); }
+[[noreturn]] void throw_backend(const std::string& what) {
+  throw CommunicatorError(CommErrorKind::backend, what);
+}
 
 NcclApi load_nccl() {
   const char* configured = std::getenv("CG_NCCL_LIBRARY");
-  const std::string name = configured != nullptr && *configured != '\0' ? configured : "libnccl.so.2";
+  const std::string name =
+      configured != nullptr && *configured != '\0' ? configured : "libnccl.so.2";
   // RTLD_LOCAL: NCCL's symbols stay out of the global namespace; never
   // dlclose()d, as NCCL keeps threads running.
   void* handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = ::dlerror();
-    throw_backend("cg: NCCL could not be loaded (" + std::string(why != nullptr ? why : name) +
-                  "): install NCCL, or set CG_NCCL_LIBRARY to the path of libnccl.so.2 (e.g. the one in "
-                  "site-packages/nvidia/nccl/lib)");
+    throw_backend(
+        "cg: NCCL could not be loaded (" + std::string(why != nullptr ? why : name) +
+        "): install NCCL, or set CG_NCCL_LIBRARY to the path of libnccl.so.2 (e.g. the one in "
+        "site-packages/nvidia/nccl/lib)");
   }
   NcclApi api{};
   auto bind = [&](auto& fn, const char* symbol) {
     void* address = ::dlsym(handle, symbol);
-    if (address == nullptr) throw_backend("cg: " + name + " has no symbol " + symbol + ": NCCL 2.x is required");
+    if (address == nullptr)
+      throw_backend("cg: " + name + " has no symbol " + symbol + ": NCCL 2.x is required");
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(address);
   };
   bind(api.get_version, "ncclGetVersion");
@@ -109,26 +120,39 @@ std::string cuda_error(cudaError_t error) {
 
 int nccl_type(DType t) noexcept {
   switch (t) {
-    case DType::float16: return nccl_float16;
-    case DType::bfloat16: return nccl_bfloat16;
-    case DType::float32: return nccl_float32;
-    case DType::float64: return nccl_float64;
-    case DType::int8: return nccl_int8;
-    case DType::int32: return nccl_int32;
-    case DType::int64: return nccl_int64;
-    case DType::uint8:
-    case DType::boolean: return nccl_uint8;
+  case DType::float16:
+    return nccl_float16;
+  case DType::bfloat16:
+    return nccl_bfloat16;
+  case DType::float32:
+    return nccl_float32;
+  case DType::float64:
+    return nccl_float64;
+  case DType::int8:
+    return nccl_int8;
+  case DType::int32:
+    return nccl_int32;
+  case DType::int64:
+    return nccl_int64;
+  case DType::uint8:
+  case DType::boolean:
+    return nccl_uint8;
   }
   return -1;
 }
 
 int nccl_op(ReduceOp op) noexcept {
   switch (op) {
-    case ReduceOp::sum: return nccl_sum;
-    case ReduceOp::product: return nccl_prod;
-    case ReduceOp::min: return nccl_min;
-    case ReduceOp::max: return nccl_max;
-    case ReduceOp::avg: return nccl_avg;
+  case ReduceOp::sum:
+    return nccl_sum;
+  case ReduceOp::product:
+    return nccl_prod;
+  case ReduceOp::min:
+    return nccl_min;
+  case ReduceOp::max:
+    return nccl_max;
+  case ReduceOp::avg:
+    return nccl_avg;
   }
   return -1;
 }
@@ -140,12 +164,13 @@ detail::CudaDeviceGuard on_device(int index) {
   });
 }
 
-}  // namespace
+} // namespace
 
 NcclUniqueId NcclCommunicator::make_unique_id() {
   NcclRawId raw{};
   const nccl_result result = nccl().get_unique_id(&raw);
-  if (result != nccl_success) throw_backend("cg: ncclGetUniqueId failed: " + nccl_error(result));
+  if (result != nccl_success)
+    throw_backend("cg: ncclGetUniqueId failed: " + nccl_error(result));
   NcclUniqueId id;
   static_assert(sizeof id.bytes == sizeof raw.internal);
   std::memcpy(id.bytes.data(), raw.internal, sizeof raw.internal);
@@ -155,7 +180,8 @@ NcclUniqueId NcclCommunicator::make_unique_id() {
 int NcclCommunicator::version() {
   int v = 0;
   const nccl_result result = nccl().get_version(&v);
-  if (result != nccl_success) throw_backend("cg: ncclGetVersion failed: " + nccl_error(result));
+  if (result != nccl_success)
+    throw_backend("cg: ncclGetVersion failed: " + nccl_error(result));
   return v;
 }
 
@@ -168,19 +194,22 @@ bool NcclCommunicator::available() noexcept {
   }
 }
 
-NcclCommunicator::NcclCommunicator(const NcclUniqueId& id, int size, int rank, int cuda_device, CUstream_st* stream)
+NcclCommunicator::NcclCommunicator(const NcclUniqueId& id, int size, int rank, int cuda_device,
+                                   CUstream_st* stream)
     : stream_(stream), size_(size), rank_(rank), device_(cuda_device) {
   const std::string call = "joining the group";
   if (size < 1 || rank < 0 || rank >= size) {
-    throw CommunicatorError(CommErrorKind::invalid, "cg: NcclCommunicator: rank " + std::to_string(rank) +
-                                                        " is not in a group of " + std::to_string(size));
+    throw CommunicatorError(CommErrorKind::invalid,
+                            "cg: NcclCommunicator: rank " + std::to_string(rank) +
+                                " is not in a group of " + std::to_string(size));
   }
   const NcclApi& api = nccl();
   const detail::CudaDeviceGuard guard = on_device(device_);
   if (stream_ == nullptr) {
     cudaStream_t own = nullptr;
     const cudaError_t error = cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking);
-    if (error != cudaSuccess) fail(CommErrorKind::backend, call, "cudaStreamCreateWithFlags: " + cuda_error(error));
+    if (error != cudaSuccess)
+      fail(CommErrorKind::backend, call, "cudaStreamCreateWithFlags: " + cuda_error(error));
     stream_ = own;
     own_stream_ = true;
   }
@@ -189,7 +218,8 @@ NcclCommunicator::NcclCommunicator(const NcclUniqueId& id, int size, int rank, i
   nccl_comm comm = nullptr;
   const nccl_result result = api.comm_init_rank(&comm, size, raw, rank);
   if (result != nccl_success) {
-    if (own_stream_) (void)cudaStreamDestroy(stream_);
+    if (own_stream_)
+      (void)cudaStreamDestroy(stream_);
     fail(CommErrorKind::backend, call, "ncclCommInitRank: " + nccl_error(result));
   }
   comm_ = comm;
@@ -198,20 +228,24 @@ NcclCommunicator::NcclCommunicator(const NcclUniqueId& id, int size, int rank, i
 NcclCommunicator::~NcclCommunicator() {
   try {
     const detail::CudaDeviceGuard guard = on_device(device_);
-    if (!aborted_.load(std::memory_order_acquire) && comm_ != nullptr) (void)nccl().comm_destroy(comm_);
-    if (own_stream_) (void)cudaStreamDestroy(stream_);
+    if (!aborted_.load(std::memory_order_acquire) && comm_ != nullptr)
+      (void)nccl().comm_destroy(comm_);
+    if (own_stream_)
+      (void)cudaStreamDestroy(stream_);
   } catch (...) {
     // Destructors do not throw; the process is likely going down anyway.
   }
 }
 
-void NcclCommunicator::fail(CommErrorKind kind, const std::string& call, const std::string& detail) const {
-  throw CommunicatorError(kind, "cg: NcclCommunicator rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
-                                    ": " + call + ": " + detail);
+void NcclCommunicator::fail(CommErrorKind kind, const std::string& call,
+                            const std::string& detail) const {
+  throw CommunicatorError(kind, "cg: NcclCommunicator rank " + std::to_string(rank_) + " of " +
+                                    std::to_string(size_) + ": " + call + ": " + detail);
 }
 
 void NcclCommunicator::check_alive(const std::string& call) const {
-  if (!aborted_.load(std::memory_order_acquire)) return;
+  if (!aborted_.load(std::memory_order_acquire))
+    return;
   std::string reason;
   {
     const std::lock_guard<std::mutex> lock(abort_mutex_);
@@ -222,26 +256,33 @@ void NcclCommunicator::check_alive(const std::string& call) const {
 
 void NcclCommunicator::check(const Tensor& t, const char* role, const std::string& call) const {
   const std::string what(role);
-  if (!t.defined()) fail(CommErrorKind::invalid, call, what + " is an undefined tensor");
+  if (!t.defined())
+    fail(CommErrorKind::invalid, call, what + " is an undefined tensor");
   if (t.device() != Device{DeviceKind::cuda, device_}) {
-    fail(CommErrorKind::invalid, call,
-         what + " is on " + to_string(t.device()) + ", the communicator on cuda:" + std::to_string(device_) +
-             (t.device().kind == DeviceKind::cpu ? " (use HostCommunicator for host tensors)" : ""));
+    fail(
+        CommErrorKind::invalid, call,
+        what + " is on " + to_string(t.device()) +
+            ", the communicator on cuda:" + std::to_string(device_) +
+            (t.device().kind == DeviceKind::cpu ? " (use HostCommunicator for host tensors)" : ""));
   }
-  if (!t.is_contiguous()) fail(CommErrorKind::invalid, call, what + " " + t.describe() + " is not contiguous");
+  if (!t.is_contiguous())
+    fail(CommErrorKind::invalid, call, what + " " + t.describe() + " is not contiguous");
 }
 
 void NcclCommunicator::enqueued(int result, const std::string& call) {
-  if (result != nccl_success && result != nccl_in_progress) fail(CommErrorKind::backend, call, nccl_error(result));
+  if (result != nccl_success && result != nccl_in_progress)
+    fail(CommErrorKind::backend, call, nccl_error(result));
 }
 
 void NcclCommunicator::send(const Tensor& t, int peer) {
   const std::string call = "send to rank " + std::to_string(peer);
   check_alive(call);
   check(t, "the tensor", call);
-  if (peer < 0 || peer >= size_ || peer == rank_) fail(CommErrorKind::invalid, call, "no such peer");
+  if (peer < 0 || peer >= size_ || peer == rank_)
+    fail(CommErrorKind::invalid, call, "no such peer");
   const detail::CudaDeviceGuard guard = on_device(device_);
-  enqueued(nccl().send(t.data_ptr(), static_cast<std::size_t>(t.numel()), nccl_type(t.dtype()), peer, comm_, stream_),
+  enqueued(nccl().send(t.data_ptr(), static_cast<std::size_t>(t.numel()), nccl_type(t.dtype()),
+                       peer, comm_, stream_),
            call);
 }
 
@@ -249,9 +290,11 @@ void NcclCommunicator::recv(Tensor& t, int peer) {
   const std::string call = "recv from rank " + std::to_string(peer);
   check_alive(call);
   check(t, "the tensor", call);
-  if (peer < 0 || peer >= size_ || peer == rank_) fail(CommErrorKind::invalid, call, "no such peer");
+  if (peer < 0 || peer >= size_ || peer == rank_)
+    fail(CommErrorKind::invalid, call, "no such peer");
   const detail::CudaDeviceGuard guard = on_device(device_);
-  enqueued(nccl().recv(t.data_ptr(), static_cast<std::size_t>(t.numel()), nccl_type(t.dtype()), peer, comm_, stream_),
+  enqueued(nccl().recv(t.data_ptr(), static_cast<std::size_t>(t.numel()), nccl_type(t.dtype()),
+                       peer, comm_, stream_),
            call);
 }
 
@@ -260,12 +303,13 @@ void NcclCommunicator::allreduce(Tensor& t, ReduceOp op) {
   check_alive(call);
   check(t, "the tensor", call);
   if (!detail::reduction_supported(t.dtype(), op)) {
-    fail(CommErrorKind::invalid, call, std::string(to_string(op)) + " of " + std::string(to_string(t.dtype())) +
-                                           " tensors is not supported");
+    fail(CommErrorKind::invalid, call,
+         std::string(to_string(op)) + " of " + std::string(to_string(t.dtype())) +
+             " tensors is not supported");
   }
   const detail::CudaDeviceGuard guard = on_device(device_);
-  enqueued(nccl().all_reduce(t.data_ptr(), t.data_ptr(), static_cast<std::size_t>(t.numel()), nccl_type(t.dtype()),
-                             nccl_op(op), comm_, stream_),
+  enqueued(nccl().all_reduce(t.data_ptr(), t.data_ptr(), static_cast<std::size_t>(t.numel()),
+                             nccl_type(t.dtype()), nccl_op(op), comm_, stream_),
            call);
 }
 
@@ -275,8 +319,9 @@ void NcclCommunicator::allgather(const Tensor& in, Tensor& out) {
   check(in, "the input", call);
   check(out, "the output", call);
   if (in.dtype() != out.dtype() || out.numel() != in.numel() * size_) {
-    fail(CommErrorKind::invalid, call, "the output " + out.describe() + " must have the dtype and " +
-                                           std::to_string(size_) + " times the elements of the input " + in.describe());
+    fail(CommErrorKind::invalid, call,
+         "the output " + out.describe() + " must have the dtype and " + std::to_string(size_) +
+             " times the elements of the input " + in.describe());
   }
   const detail::CudaDeviceGuard guard = on_device(device_);
   enqueued(nccl().all_gather(in.data_ptr(), out.data_ptr(), static_cast<std::size_t>(in.numel()),
@@ -290,16 +335,19 @@ void NcclCommunicator::reducescatter(const Tensor& in, Tensor& out, ReduceOp op)
   check(in, "the input", call);
   check(out, "the output", call);
   if (in.dtype() != out.dtype() || in.numel() != out.numel() * size_) {
-    fail(CommErrorKind::invalid, call, "the input " + in.describe() + " must have the dtype and " +
-                                           std::to_string(size_) + " times the elements of the output " + out.describe());
+    fail(CommErrorKind::invalid, call,
+         "the input " + in.describe() + " must have the dtype and " + std::to_string(size_) +
+             " times the elements of the output " + out.describe());
   }
   if (!detail::reduction_supported(in.dtype(), op)) {
-    fail(CommErrorKind::invalid, call, std::string(to_string(op)) + " of " + std::string(to_string(in.dtype())) +
-                                           " tensors is not supported");
+    fail(CommErrorKind::invalid, call,
+         std::string(to_string(op)) + " of " + std::string(to_string(in.dtype())) +
+             " tensors is not supported");
   }
   const detail::CudaDeviceGuard guard = on_device(device_);
-  enqueued(nccl().reduce_scatter(in.data_ptr(), out.data_ptr(), static_cast<std::size_t>(out.numel()),
-                                 nccl_type(in.dtype()), nccl_op(op), comm_, stream_),
+  enqueued(nccl().reduce_scatter(in.data_ptr(), out.data_ptr(),
+                                 static_cast<std::size_t>(out.numel()), nccl_type(in.dtype()),
+                                 nccl_op(op), comm_, stream_),
            call);
 }
 
@@ -311,7 +359,8 @@ void NcclCommunicator::synchronize() {
   auto pause = std::chrono::microseconds(10);
   for (;;) {
     const cudaError_t state = cudaStreamQuery(stream_);
-    if (state == cudaSuccess) return;
+    if (state == cudaSuccess)
+      return;
     if (state != cudaErrorNotReady) {
       abort("synchronize: " + cuda_error(state));
       fail(CommErrorKind::backend, call, "the stream failed: " + cuda_error(state));
@@ -323,11 +372,12 @@ void NcclCommunicator::synchronize() {
       fail(CommErrorKind::backend, call, nccl_error(async));
     }
     if (std::chrono::steady_clock::now() - start >= timeout()) {
-      const std::string reason = "the GPU work did not finish within " + std::to_string(timeout().count()) + " ms";
+      const std::string reason =
+          "the GPU work did not finish within " + std::to_string(timeout().count()) + " ms";
       abort(reason);
       fail(CommErrorKind::timeout, call, reason);
     }
-    check_alive(call);  // aborted from another thread meanwhile
+    check_alive(call); // aborted from another thread meanwhile
     std::this_thread::sleep_for(pause);
     pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(1));
   }
@@ -336,7 +386,8 @@ void NcclCommunicator::synchronize() {
 void NcclCommunicator::abort(std::string_view reason) noexcept {
   {
     const std::lock_guard<std::mutex> lock(abort_mutex_);
-    if (aborted_.load(std::memory_order_relaxed)) return;
+    if (aborted_.load(std::memory_order_relaxed))
+      return;
     try {
       abort_reason_ = reason;
     } catch (...) {
@@ -344,7 +395,8 @@ void NcclCommunicator::abort(std::string_view reason) noexcept {
     }
     aborted_.store(true, std::memory_order_release);
   }
-  if (comm_ != nullptr) (void)nccl().comm_abort(comm_);  // the library is loaded: comm_ exists
+  if (comm_ != nullptr)
+    (void)nccl().comm_abort(comm_); // the library is loaded: comm_ exists
 }
 
 void NcclCommunicator::warm_up() {
@@ -353,4 +405,4 @@ void NcclCommunicator::warm_up() {
   synchronize();
 }
 
-}  // namespace cg
+} // namespace cg

@@ -7,12 +7,12 @@
 // mapping (driver.cpp). It checks that the segment was made for this graph
 // and this build (graph/segment.hpp), then hands out channel views and joins
 // communicator groups on demand.
+#include "graph/segment.hpp"
+#include "os/launcher.hpp"
+#include "shm/shm.hpp"
 #include <cg/actor.hpp>
 #include <cg/cpu_binding.hpp>
-#include "os/launcher.hpp"
-#include "graph/segment.hpp"
 #include <cg/host_communicator.hpp>
-#include "shm/shm.hpp"
 #if defined(CG_HAVE_CUDA)
 #include <cg/nccl_communicator.hpp>
 #endif
@@ -21,15 +21,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <mutex>
-#include <thread>
-#include <utility>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string_view>
+#include <thread>
+#include <utility>
 #include <vector>
 
 namespace cg {
@@ -51,11 +51,11 @@ SharedSegment map_segment(const std::string& segment) {
 } // namespace
 
 struct ActorProcess::Impl {
-  SharedSegment owned;        // processes: our own mapping; threads: empty
+  SharedSegment owned; // processes: our own mapping; threads: empty
   std::span<std::byte> memory;
   detail::SegmentLayout layout;
   detail::SegmentHeader* header = nullptr;
-  std::vector<std::unique_ptr<Communicator>> communicators;  // per group, made on first use
+  std::vector<std::unique_ptr<Communicator>> communicators; // per group, made on first use
 
   // NCCL groups: the driver stops a graph by aborting the host groups in the
   // segment, which NCCL does not see; this thread passes such an abort on to
@@ -90,22 +90,19 @@ struct ActorProcess::Impl {
 
 ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
                            const std::string& segment)
-    : impl_(std::make_unique<Impl>()), spec_(&spec), actor_(actor),
-      name_(spec.actors[actor].name) {
+    : impl_(std::make_unique<Impl>()), spec_(&spec), actor_(actor), name_(spec.actors[actor].name) {
   try {
     detail::bind_actor_from_environment();
   } catch (const std::exception& e) {
     throw detail::ActorFailure(e.what());
   }
   impl_->owned = map_segment(segment);
-  attach(spec, actor,
-         {static_cast<std::byte*>(impl_->owned.data()), impl_->owned.size()}, segment);
+  attach(spec, actor, {static_cast<std::byte*>(impl_->owned.data()), impl_->owned.size()}, segment);
 }
 
 ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
                            std::span<std::byte> segment)
-    : impl_(std::make_unique<Impl>()), spec_(&spec), actor_(actor),
-      name_(spec.actors[actor].name) {
+    : impl_(std::make_unique<Impl>()), spec_(&spec), actor_(actor), name_(spec.actors[actor].name) {
   attach(spec, actor, segment, "of the driver");
 }
 
@@ -141,8 +138,8 @@ Communicator& ActorProcess::communicator(std::uint32_t group) {
     throw detail::ActorFailure("actor '" + name_ + "' is no rank of communicator group " +
                                std::to_string(group));
   const int rank = static_cast<int>(position - ranks.begin());
-  HostGroup host = HostGroup::attach(impl_->memory.data() +
-                                     impl_->layout.communicator_offsets.at(group));
+  HostGroup host =
+      HostGroup::attach(impl_->memory.data() + impl_->layout.communicator_offsets.at(group));
   if (!host.valid() || host.config().ranks != static_cast<int>(ranks.size()))
     throw detail::ActorFailure("communicator group " + std::to_string(group) +
                                " is not initialised");
@@ -203,8 +200,8 @@ std::string current_exception_type() {
 }
 
 void channel_failure(const char* what, std::uint32_t channel, ChannelStatus status) {
-  throw ActorFailure("channel " + std::to_string(channel) + ": " + what + " (" +
-                     to_string(status) + ")");
+  throw ActorFailure("channel " + std::to_string(channel) + ": " + what + " (" + to_string(status) +
+                     ")");
 }
 
 } // namespace detail

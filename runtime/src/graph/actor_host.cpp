@@ -115,7 +115,8 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   };
 
   Relays relays;
-  std::string setup = relays.start(spec, participants, me, listener, written.channels, deadline, report);
+  std::string setup =
+      relays.start(spec, participants, me, listener, written.channels, deadline, report);
   if (!setup.empty())
     return fail(setup);
   std::vector<std::thread> threads;
@@ -193,7 +194,6 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   return fail(why);
 }
 
-
 // An actor process that shares no memory with the driver (another host, a
 // launcher's rank, or TCP forced): `<exe> <graph> <actor>[,<actor>...]`, or
 // `<exe> <graph>` under mpirun/srun, where rank r runs the graph's actor r - 1
@@ -233,9 +233,10 @@ int actor_host_main(int argc, char** argv, std::span<const GraphSpec* const> gra
   if (argc == 2 || argc == 3)
     return remote_host_main(argc, argv, graphs);
   if (argc != 4) {
-    std::fprintf(stderr, "usage: %s <graph> <actor> <segment>     (started by cg::launch())\n"
-                         "       %s <graph> <actor>[,<actor>...]  (another host: CG_RENDEZVOUS)\n"
-                         "       %s <graph>                       (under mpirun/srun: by rank)\n",
+    std::fprintf(stderr,
+                 "usage: %s <graph> <actor> <segment>     (started by cg::launch())\n"
+                 "       %s <graph> <actor>[,<actor>...]  (another host: CG_RENDEZVOUS)\n"
+                 "       %s <graph>                       (under mpirun/srun: by rank)\n",
                  argv[0], argv[0], argv[0]);
     return 64;
   }
@@ -249,7 +250,7 @@ int actor_host_main(int argc, char** argv, std::span<const GraphSpec* const> gra
         ActorProcess process(*spec, actor, argv[3]);
         return spec->actors[actor].run(process);
       } catch (const GraphStopped&) {
-        return 0;  // the graph was stopped while we waited in a communicator
+        return 0; // the graph was stopped while we waited in a communicator
       } catch (const std::exception& e) {
         std::fprintf(stderr, "cg actor %s/%s: %s\n", argv[1], argv[2], e.what());
         return 2;

@@ -274,8 +274,7 @@ std::uint64_t GraphRuntime::begin_execution() {
   return seq;
 }
 
-bool GraphRuntime::acquire_input(std::size_t input, std::size_t bytes,
-                                 std::span<std::byte>& slot) {
+bool GraphRuntime::acquire_input(std::size_t input, std::size_t bytes, std::span<std::byte>& slot) {
   Impl& s = *impl_;
   Deadline deadline = deadline_or_look_once(s.options.submit_timeout);
   switch (ChannelStatus status = s.inputs.at(input).acquire(bytes, slot, deadline)) {
@@ -284,11 +283,11 @@ bool GraphRuntime::acquire_input(std::size_t input, std::size_t bytes,
   case ChannelStatus::too_large: {
     // No memory for the value. Keep every actor in step: this execution
     // carries an error, not a value.
-    ErrorRecord error = fit_to_slot(
-        {"driver", "execute", "std::bad_alloc",
-         "input #" + std::to_string(input) + " of " + std::to_string(bytes) +
-             " bytes: no shared-memory buffer that large could be allocated"},
-        s.options.slot_bytes);
+    ErrorRecord error =
+        fit_to_slot({"driver", "execute", "std::bad_alloc",
+                     "input #" + std::to_string(input) + " of " + std::to_string(bytes) +
+                         " bytes: no shared-memory buffer that large could be allocated"},
+                    s.options.slot_bytes);
     std::size_t size = encoded_size(error);
     if (s.inputs[input].acquire(size, slot, deadline) != ChannelStatus::ok)
       s.throw_failure();
@@ -302,11 +301,10 @@ bool GraphRuntime::acquire_input(std::size_t input, std::size_t bytes,
                        " could not be submitted within " +
                        std::to_string(s.options.submit_timeout.count()) + " ms");
   case ChannelStatus::corrupt:
-    s.fail(std::make_exception_ptr(
-        Error("input channel " + std::to_string(spec_.input_channels[input]) + " of " +
-              describe(spec_) +
-              " is corrupt: its shared memory holds impossible values; the graph cannot "
-              "execute any more")));
+    s.fail(std::make_exception_ptr(Error(
+        "input channel " + std::to_string(spec_.input_channels[input]) + " of " + describe(spec_) +
+        " is corrupt: its shared memory holds impossible values; the graph cannot "
+        "execute any more")));
     s.close_all();
     s.throw_failure();
   default:
@@ -328,8 +326,8 @@ std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq,
   Impl& s = *impl_;
   Deadline deadline = deadline_or_look_once(timeout);
   auto timed_out = [&] {
-    return TimeoutError("no result of execution " + std::to_string(seq) + " of " +
-                        describe(spec_) + " within " + std::to_string(timeout.count()) + " ms");
+    return TimeoutError("no result of execution " + std::to_string(seq) + " of " + describe(spec_) +
+                        " within " + std::to_string(timeout.count()) + " ms");
   };
   std::unique_lock lock(s.mutex);
   if (s.torn_down) {
@@ -369,9 +367,7 @@ std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq,
   }
 }
 
-std::vector<std::string> GraphRuntime::channel_transports() const {
-  return impl_->transports;
-}
+std::vector<std::string> GraphRuntime::channel_transports() const { return impl_->transports; }
 
 bool GraphRuntime::results_ready(std::uint64_t seq) {
   Impl& s = *impl_;
@@ -431,7 +427,7 @@ int GraphRuntime::results_fd() {
   if (!s.torn_down)
     s.start_async(lock);
   else if (s.results_fd < 0)
-    s.results_fd = ::eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);  // readable: get() throws at once
+    s.results_fd = ::eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK); // readable: get() throws at once
   if (s.results_fd < 0)
     throw Error("cannot create the results descriptor of " + describe(spec_) + ": " +
                 std::strerror(errno));

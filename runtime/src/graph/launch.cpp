@@ -159,8 +159,8 @@ std::vector<std::vector<std::string>> assign_cuda_devices(const GraphSpec& spec,
                         "cg::LaunchOptions::cuda_devices or CUDA_VISIBLE_DEVICES)");
     if (n > devices->size())
       throw LaunchError(describe(spec) + ": " + asks + ", more than the " +
-                        std::to_string(devices->size()) + " the driver has (" + join(*devices, ",") +
-                        ")");
+                        std::to_string(devices->size()) + " the driver has (" +
+                        join(*devices, ",") + ")");
     for (unsigned k = 0; k < n; ++k)
       assigned[a].push_back((*devices)[next++ % devices->size()]);
   }
@@ -178,12 +178,11 @@ ActorPlacement place_actors(const GraphSpec& spec, const LaunchOptions& options)
                   (transport_env && std::strcmp(transport_env, "tcp") == 0);
   // Started by mpirun/srun as rank 0, with the rendezvous address given:
   // the launcher starts every actor.
-  placement.under_launcher = launcher_rank() == 0 && (!options.rendezvous.empty() ||
-                                                      std::getenv(rendezvous_variable));
+  placement.under_launcher =
+      launcher_rank() == 0 && (!options.rendezvous.empty() || std::getenv(rendezvous_variable));
   const char* placement_env = std::getenv(placement_variable);
-  placement.hosts = actor_hosts(spec, !options.placement.empty()
-                                          ? options.placement
-                                          : (placement_env ? placement_env : ""));
+  placement.hosts = actor_hosts(
+      spec, !options.placement.empty() ? options.placement : (placement_env ? placement_env : ""));
   for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor) {
     const bool local = !placement.tcp && !placement.under_launcher && placement.hosts[actor] == 0;
     placement.local.push_back(local);
@@ -252,9 +251,8 @@ void GraphRuntime::Impl::create_segment(
   std::vector<NcclIdBytes> nccl_ids;
   if (!spec.communicators.empty() && options.communicator == CommunicatorKind::nccl)
     nccl_ids = make_nccl_ids(spec);
-  const bool any_constructor_args =
-      std::any_of(constructor_args.begin(), constructor_args.end(),
-                  [](const auto& args) { return args.has_value(); });
+  const bool any_constructor_args = std::any_of(constructor_args.begin(), constructor_args.end(),
+                                                [](const auto& args) { return args.has_value(); });
   if (any_constructor_args && constructor_args.size() != spec.actors.size())
     throw LaunchError("constructor arguments for " + std::to_string(constructor_args.size()) +
                       " actors given to " + describe(spec) + ", which has " +
@@ -272,8 +270,8 @@ void GraphRuntime::Impl::create_segment(
     throw LaunchError("cannot create the channels of " + describe(spec) + ": " + e.what());
   }
   try {
-    WrittenSegment written = write_segment(
-        {static_cast<std::byte*>(segment.data()), segment.size()}, spec, contents);
+    WrittenSegment written =
+        write_segment({static_cast<std::byte*>(segment.data()), segment.size()}, spec, contents);
     header = written.header;
     channels = std::move(written.channels);
     groups = std::move(written.groups);
@@ -291,8 +289,8 @@ void GraphRuntime::Impl::open_driver_ports() {
     auto it = std::find(result_channels.begin(), result_channels.end(), channel);
     if (it == result_channels.end()) {
       result_channels.push_back(channel);
-      result_readers.emplace_back(channels.at(channel),
-                                  static_cast<std::uint32_t>(spec.channels[channel].driver_reader()));
+      result_readers.emplace_back(
+          channels.at(channel), static_cast<std::uint32_t>(spec.channels[channel].driver_reader()));
       it = result_channels.end() - 1;
     }
     output_source.push_back(static_cast<std::size_t>(it - result_channels.begin()));
@@ -318,7 +316,7 @@ void GraphRuntime::Impl::place_on_cpus() {
   const std::vector<int> allowed = cpus_of(0);
   std::vector<int> plan = plan_cpu_binding(1 + local_count, allowed);
   if (plan.empty())
-    return;  // more of us than CPUs: binding would make us share, spinning would delay the sharer
+    return; // more of us than CPUs: binding would make us share, spinning would delay the sharer
   own_cpus = options.spin_when_cpus_suffice;
   if (bind) {
     if (!set_cpus(0, {plan[0]}))
@@ -375,11 +373,10 @@ void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
   std::string why;
   try {
     if (actor_cpus.at(actor) >= 0 && !set_cpus(0, {actor_cpus[actor]}))
-      throw std::runtime_error("cannot bind it to CPU " + std::to_string(actor_cpus[actor]) +
-                               ": " + std::strerror(errno));
+      throw std::runtime_error("cannot bind it to CPU " + std::to_string(actor_cpus[actor]) + ": " +
+                               std::strerror(errno));
     set_has_own_cpu(own_cpus);
-    ActorProcess process(spec, actor,
-                         {static_cast<std::byte*>(segment.data()), segment.size()});
+    ActorProcess process(spec, actor, {static_cast<std::byte*>(segment.data()), segment.size()});
     process.set_cuda_device(cuda_ordinals.at(actor));
     int status = spec.actors[actor].run(process);
     why = "stopped: its program returned " + std::to_string(status);
@@ -388,8 +385,8 @@ void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
   }
   if (stopping.load())
     return;
-  fail(std::make_exception_ptr(ActorDiedError(
-      name, "actor '" + name + "' of " + describe(spec) + " (a thread) " + why)));
+  fail(std::make_exception_ptr(
+      ActorDiedError(name, "actor '" + name + "' of " + describe(spec) + " (a thread) " + why)));
   close_all();
 }
 
@@ -424,8 +421,8 @@ void GraphRuntime::Impl::wait_until_ready() {
       std::string why = describe(spec) + ": actors did not start within " +
                         std::to_string(options.start_timeout.count()) + " ms";
       if (remote_count > 0 && server.ready_count() < remote_count)
-        why += " (" + std::to_string(server.ready_count()) + " of " +
-               std::to_string(remote_count) + " actors on other hosts ready)";
+        why += " (" + std::to_string(server.ready_count()) + " of " + std::to_string(remote_count) +
+               " actors on other hosts ready)";
       if (died) {
         try {
           std::rethrow_exception(died);
@@ -487,7 +484,7 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
   server.publish_local(driver_rendezvous_name, {host, listener.endpoint().port});
   const std::string variable = std::string(rendezvous_variable) + "=" + to_string(advertised);
   if (under_launcher)
-    return;  // mpirun/srun starts every actor
+    return; // mpirun/srun starts every actor
   if (tcp && options.host_commands.empty()) {
     for (const std::string& name : remote) {
       actors.push_back(ChildProcess::spawn(actor_host, {spec.name, name}, {variable}));
@@ -531,10 +528,9 @@ void GraphRuntime::Impl::connect_remote(Deadline deadline) {
     if (local[a] != (participants.of_actor[a] == 0))
       throw LaunchError(describe(spec) + ": actor '" + spec.actors[a].name +
                         "' was published by a process on another host, but runs here");
-  std::string error = relays.start(spec, participants, 0, listener, channels, deadline,
-                                   [this](const std::string& why, bool corrupt) {
-                                     relay_fault(why, corrupt);
-                                   });
+  std::string error =
+      relays.start(spec, participants, 0, listener, channels, deadline,
+                   [this](const std::string& why, bool corrupt) { relay_fault(why, corrupt); });
   if (!error.empty())
     throw LaunchError(describe(spec) + ": cannot set up its TCP channels: " + error);
   for (const Stream& stream : plan_streams(spec, participants))

@@ -1,4 +1,5 @@
-// graph/launch.hpp - The decisions cg::launch() makes before it starts anything, each testable alone.
+// graph/launch.hpp - The decisions cg::launch() makes before it starts anything, each testable
+// alone.
 //
 // GraphRuntime's constructor (graph/launch.cpp) reads as its steps:
 //   check the options -> choose the mode and actor executable -> give actors
@@ -38,12 +39,12 @@ std::vector<std::vector<std::string>> assign_cuda_devices(const GraphSpec& spec,
 
 /// Where each actor of a graph runs.
 struct ActorPlacement {
-  std::vector<std::uint32_t> hosts;  // per actor: its logical host
-  std::vector<bool> local;           // per actor: shares the driver's segment
+  std::vector<std::uint32_t> hosts; // per actor: its logical host
+  std::vector<bool> local;          // per actor: shares the driver's segment
   std::uint32_t local_count = 0;
   std::uint32_t remote_count = 0;
-  bool tcp = false;                  // every channel between processes is TCP
-  bool under_launcher = false;       // mpirun/srun started us and starts every actor
+  bool tcp = false;            // every channel between processes is TCP
+  bool under_launcher = false; // mpirun/srun started us and starts every actor
 };
 
 /// Places the actors: on their graph's or placement file's host

@@ -1,6 +1,6 @@
 // placement.cpp - Reading a placement file: "<actor> <host>" per line.
-#include <cg/placement.hpp>
 #include <cg/errors.hpp>
+#include <cg/placement.hpp>
 
 #include <charconv>
 #include <fstream>
@@ -26,7 +26,7 @@ std::vector<std::uint32_t> actor_hosts(const detail::GraphSpec& spec, const std:
     std::istringstream fields(line);
     std::string name, host, extra;
     if (!(fields >> name))
-      continue;  // blank or a comment
+      continue; // blank or a comment
     if (!(fields >> host) || (fields >> extra))
       throw LaunchError(where + "expected '<actor> <host>', got '" + line + "'");
     std::uint32_t index = 0;

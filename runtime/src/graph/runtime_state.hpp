@@ -46,34 +46,34 @@ struct GraphRuntime::Impl {
   SharedSegment segment;
   SegmentHeader* header = nullptr;
   std::vector<Channel> channels;
-  std::vector<HostGroup> groups;                // communicator groups, per GraphSpec::communicators
-  std::vector<std::vector<std::string>> cuda_devices;  // per actor (LaunchOptions::cuda_devices)
-  std::vector<int> cuda_ordinals;  // per actor: its first device in this process (threads mode)
-  std::vector<ChannelWriter> inputs;            // per input position
-  std::vector<std::uint32_t> result_channels;   // distinct output channels
-  std::vector<ChannelReader> result_readers;    // parallel to result_channels
-  std::vector<std::size_t> output_source;       // output position -> result index
+  std::vector<HostGroup> groups; // communicator groups, per GraphSpec::communicators
+  std::vector<std::vector<std::string>> cuda_devices; // per actor (LaunchOptions::cuda_devices)
+  std::vector<int> cuda_ordinals;    // per actor: its first device in this process (threads mode)
+  std::vector<ChannelWriter> inputs; // per input position
+  std::vector<std::uint32_t> result_channels; // distinct output channels
+  std::vector<ChannelReader> result_readers;  // parallel to result_channels
+  std::vector<std::size_t> output_source;     // output position -> result index
   Mode mode = Mode::processes;
-  std::vector<ChildProcess> actors;        // processes mode
-  std::vector<std::string> child_names;    // per entry of `actors`: whom it runs
-  std::vector<std::thread> actor_threads;  // threads mode
+  std::vector<ChildProcess> actors;       // processes mode
+  std::vector<std::string> child_names;   // per entry of `actors`: whom it runs
+  std::vector<std::thread> actor_threads; // threads mode
 
   // CPU binding and waiting (cg/cpu_binding.hpp).
-  std::vector<int> bound_cpus;             // the launching thread's, then each local actor's
-  std::vector<int> actor_cpus;             // per actor: its CPU, or -1
-  bool own_cpus = false;                   // every thread of ours can count on a CPU: spin
-  pid_t launching_thread = 0;              // placed by place_on_cpus(), if it placed anything
-  std::vector<int> thread_cpus_before;     // its CPU set before launch(), if bound
+  std::vector<int> bound_cpus;         // the launching thread's, then each local actor's
+  std::vector<int> actor_cpus;         // per actor: its CPU, or -1
+  bool own_cpus = false;               // every thread of ours can count on a CPU: spin
+  pid_t launching_thread = 0;          // placed by place_on_cpus(), if it placed anything
+  std::vector<int> thread_cpus_before; // its CPU set before launch(), if bound
 
   // Scale-out: actors in processes that share no memory with the driver.
-  std::vector<bool> local;                 // per actor: in this segment
+  std::vector<bool> local; // per actor: in this segment
   std::uint32_t local_count = 0;
   std::uint32_t remote_count = 0;
   RendezvousServer server;
   TcpChannelListener listener;
   Relays relays;
   Participants participants;
-  std::vector<std::string> transports;     // per channel: "shm" or "tcp"
+  std::vector<std::string> transports; // per channel: "shm" or "tcp"
 
   std::thread monitor;
   int stop_fd = -1;
@@ -84,15 +84,15 @@ struct GraphRuntime::Impl {
   // collector thread only after.
   std::vector<Collected> partial;
 
-  std::mutex mutex;  // guards everything below
-  std::condition_variable changed;  // collected, submitted, failure or stop_collector changed
+  std::mutex mutex;                // guards everything below
+  std::condition_variable changed; // collected, submitted, failure or stop_collector changed
   std::uint64_t submitted = 0;
   std::uint64_t collected = 0;
-  std::map<std::uint64_t, std::vector<Collected>> results;  // collected, not yet taken
-  std::map<std::uint64_t, ResultsCallback> callbacks;       // futures waiting
-  std::exception_ptr failure;  // why the graph cannot execute any more; the first cause wins
+  std::map<std::uint64_t, std::vector<Collected>> results; // collected, not yet taken
+  std::map<std::uint64_t, ResultsCallback> callbacks;      // futures waiting
+  std::exception_ptr failure; // why the graph cannot execute any more; the first cause wins
   bool torn_down = false;
-  bool async = false;          // the collector thread owns collection
+  bool async = false; // the collector thread owns collection
   bool stop_collector = false;
   std::thread collector;
   int results_fd = -1;

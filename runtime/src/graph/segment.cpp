@@ -14,9 +14,9 @@ constexpr std::size_t align64(std::size_t n) { return (n + 63) & ~std::size_t{63
 
 // Where the tables after the channels and groups go.
 struct Tables {
-  std::size_t constructor_table = 0;  // 0: none
+  std::size_t constructor_table = 0; // 0: none
   std::vector<ConstructorArgs> constructor_args;
-  std::size_t nccl_ids = 0;           // 0: none
+  std::size_t nccl_ids = 0; // 0: none
   std::size_t total_bytes = 0;
 };
 
@@ -41,8 +41,8 @@ Tables place_tables(const SegmentLayout& layout, const SegmentContents& contents
 
 } // namespace
 
-SegmentLayout segment_layout(const GraphSpec& spec, std::uint32_t slots,
-                             std::uint32_t slot_bytes, std::uint64_t communicator_bytes) {
+SegmentLayout segment_layout(const GraphSpec& spec, std::uint32_t slots, std::uint32_t slot_bytes,
+                             std::uint64_t communicator_bytes) {
   SegmentLayout layout;
   std::size_t offset = align64(sizeof(SegmentHeader));
   for (const ChannelSpec& channel : spec.channels) {
@@ -99,21 +99,19 @@ WrittenSegment write_segment(std::span<std::byte> memory, const GraphSpec& spec,
   }
 
   for (std::size_t i = 0; i < spec.channels.size(); ++i)
-    out.channels.push_back(Channel::create(base + layout.channel_offsets[i],
-                                           {contents.slots, contents.slot_bytes,
-                                            spec.channels[i].readers()}));
+    out.channels.push_back(
+        Channel::create(base + layout.channel_offsets[i],
+                        {contents.slots, contents.slot_bytes, spec.channels[i].readers()}));
   if (contents.communicator_bytes == 0)
     return out;
   for (std::size_t i = 0; i < spec.communicators.size(); ++i) {
-    HostGroup group = HostGroup::create(
-        base + layout.communicator_offsets[i],
-        {static_cast<int>(spec.communicators[i].actors.size()),
-         static_cast<std::size_t>(contents.communicator_bytes)});
+    HostGroup group = HostGroup::create(base + layout.communicator_offsets[i],
+                                        {static_cast<int>(spec.communicators[i].actors.size()),
+                                         static_cast<std::size_t>(contents.communicator_bytes)});
     if (!group.valid())
       throw std::runtime_error("cannot create communicator group " + std::to_string(i) + " of " +
                                "graph '" + spec.name + "' (" +
-                               std::to_string(contents.communicator_bytes) +
-                               " bytes per message)");
+                               std::to_string(contents.communicator_bytes) + " bytes per message)");
     out.groups.push_back(group);
   }
   return out;
@@ -132,8 +130,7 @@ SegmentView read_segment(std::span<std::byte> memory, const GraphSpec& spec, std
       std::string_view(header.graph) != std::string_view(spec.name))
     throw ActorFailure("segment " + name + " was not made for graph '" + spec.name +
                        "' of this build");
-  view.layout =
-      segment_layout(spec, header.slots, header.slot_bytes, header.communicator_bytes);
+  view.layout = segment_layout(spec, header.slots, header.slot_bytes, header.communicator_bytes);
   if (view.layout.total_bytes > memory.size())
     throw ActorFailure("segment " + name + " is smaller than its channels need");
   if (header.constructor_args != 0) {
@@ -158,8 +155,8 @@ std::span<const std::byte, kNcclIdBytes> nccl_id(std::span<const std::byte> memo
                                                  const SegmentHeader& header, std::uint32_t group) {
   const std::uint64_t at = header.nccl_ids + std::uint64_t{group} * kNcclIdBytes;
   if (header.nccl_ids == 0 || at > memory.size() || memory.size() - at < kNcclIdBytes)
-    throw ActorFailure("segment places the NCCL id of communicator group " +
-                       std::to_string(group) + " outside itself");
+    throw ActorFailure("segment places the NCCL id of communicator group " + std::to_string(group) +
+                       " outside itself");
   return memory.subspan(at).first<kNcclIdBytes>();
 }
 

@@ -34,15 +34,15 @@
 
 namespace cg::detail {
 
-inline constexpr std::uint64_t kSegmentMagic = 0x31'48'50'41'52'47'47'43;  // "CGGRAPH1"
+inline constexpr std::uint64_t kSegmentMagic = 0x31'48'50'41'52'47'47'43; // "CGGRAPH1"
 
 struct SegmentHeader {
   std::uint64_t magic;
-  std::uint32_t slots;           // ring slots per channel (max in flight)
+  std::uint32_t slots; // ring slots per channel (max in flight)
   std::uint32_t slot_bytes;
   std::uint32_t actor_count;
   std::uint32_t channel_count;
-  std::atomic<std::uint32_t> ready;  // actors attached so far
+  std::atomic<std::uint32_t> ready; // actors attached so far
   char graph[64];
   // Offset of the constructor-argument table (one ConstructorArgs per actor,
   // after the channels), 0 when launch() was given none.
@@ -63,24 +63,24 @@ using NcclIdBytes = std::array<char, kNcclIdBytes>;
 /// Where an actor's constructor arguments given to launch() lie in the
 /// segment (encoded as the std::tuple of the graph's argument types).
 struct ConstructorArgs {
-  std::uint64_t offset;  // 0: none for this actor, it takes the graph's
+  std::uint64_t offset; // 0: none for this actor, it takes the graph's
   std::uint64_t bytes;
 };
 
 struct SegmentLayout {
   std::vector<std::size_t> channel_offsets;
-  std::vector<std::size_t> communicator_offsets;  // one cg::HostGroup each
-  std::size_t total_bytes = 0;                    // channels and groups
+  std::vector<std::size_t> communicator_offsets; // one cg::HostGroup each
+  std::size_t total_bytes = 0;                   // channels and groups
 };
 
 /// Offsets of every channel, then of every communicator group, for this spec,
 /// ring geometry and message size.
-SegmentLayout segment_layout(const GraphSpec& spec, std::uint32_t slots,
-                             std::uint32_t slot_bytes, std::uint64_t communicator_bytes);
+SegmentLayout segment_layout(const GraphSpec& spec, std::uint32_t slots, std::uint32_t slot_bytes,
+                             std::uint64_t communicator_bytes);
 
 /// What a new segment holds besides its channels.
 struct SegmentContents {
-  std::uint32_t slots = 0;       // ring slots per channel
+  std::uint32_t slots = 0; // ring slots per channel
   std::uint32_t slot_bytes = 0;
   /// Per communicator group message bytes; 0: no groups are made (a remote
   /// host's segment: communicators never cross hosts).
@@ -98,8 +98,8 @@ std::size_t segment_bytes(const GraphSpec& spec, const SegmentContents& contents
 /// A segment as written: its header, and its channels and groups as made.
 struct WrittenSegment {
   SegmentHeader* header = nullptr;
-  std::vector<Channel> channels;  // per GraphSpec::channels
-  std::vector<HostGroup> groups;  // per GraphSpec::communicators
+  std::vector<Channel> channels; // per GraphSpec::channels
+  std::vector<HostGroup> groups; // per GraphSpec::communicators
 };
 
 /// Writes a new segment into `memory` (segment_bytes() zeroed bytes): the

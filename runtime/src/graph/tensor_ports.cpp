@@ -4,9 +4,9 @@
 // before any blocking call is chosen so that the ranks always agree on the
 // calls they make: a problem with one tensor becomes that task's error
 // record on every side, never a rank left waiting for a peer that skipped.
-#include <cg/actor.hpp>
 #include "tensor/cuda_memory.hpp"
 #include "tensor/tensor_copy.hpp"
+#include <cg/actor.hpp>
 #if defined(CG_HAVE_CUDA)
 #include <cg/nccl_communicator.hpp>
 #endif
@@ -97,8 +97,8 @@ ErrorRecord agreed_error(Communicator& communicator, const std::optional<ErrorRe
   communicator.synchronize();
   all = all.to(device::cpu);
   for (int rank = 0; rank < communicator.size(); ++rank) {
-    std::span<const std::byte> theirs = bytes_of(all).subspan(rank * kErrorBlockBytes,
-                                                              kErrorBlockBytes);
+    std::span<const std::byte> theirs =
+        bytes_of(all).subspan(rank * kErrorBlockBytes, kErrorBlockBytes);
     std::uint32_t length = 0;
     std::memcpy(&length, theirs.data(), sizeof length);
     if (length == 0)
@@ -127,7 +127,7 @@ bool NcclOutputPort::write(const Result<Tensor>& result) {
   if (!why) {
     try {
       tensor = placed(communicator_, tensor);
-    } catch (const std::exception& e) {  // no room on the GPU, a strided CUDA tensor
+    } catch (const std::exception& e) { // no room on the GPU, a strided CUDA tensor
       why = e.what();
     }
   }
@@ -135,8 +135,8 @@ bool NcclOutputPort::write(const Result<Tensor>& result) {
     return header_.write(Result<detail::TensorHeader>(
         ErrorRecord{actor_, method_, "cg::TensorError",
                     "cannot send over nccl (channel " + std::to_string(channel_) + "): " + *why}));
-  if (!header_.write(Result<detail::TensorHeader>(
-          detail::TensorHeader{true, tensor.dtype(), tensor.shape()})))
+  if (!header_.write(
+          Result<detail::TensorHeader>(detail::TensorHeader{true, tensor.dtype(), tensor.shape()})))
     return false;
   try {
     for (int peer = 1; peer < communicator_.size(); ++peer)
@@ -155,7 +155,7 @@ bool NcclInputPort::read(Result<Tensor>& out) {
   if (!header_.read(header))
     return false;
   if (!header.ok()) {
-    out = Result<Tensor>(header.error());  // the writer sends nothing
+    out = Result<Tensor>(header.error()); // the writer sends nothing
     return true;
   }
   const detail::TensorHeader& h = header.value();
@@ -173,7 +173,7 @@ bool NcclInputPort::read(Result<Tensor>& out) {
     if (e.kind() == CommErrorKind::aborted)
       return false;
     communicator_failure(where, e);
-  } catch (const std::exception& e) {  // a header that cannot be allocated
+  } catch (const std::exception& e) { // a header that cannot be allocated
     throw detail::ActorFailure(where + ": " + e.what());
   }
   return true;
@@ -187,8 +187,8 @@ DeviceInputPort::DeviceInputPort(ChannelReader reader, std::uint32_t channel, De
 
 ErrorRecord DeviceInputPort::undecodable(const DecodeError& e) const {
   return {actor_, "read", "cg::DecodeError",
-          "channel " + std::to_string(channel_) + " holds a value that cannot be decoded: " +
-              e.what()};
+          "channel " + std::to_string(channel_) +
+              " holds a value that cannot be decoded: " + e.what()};
 }
 
 bool DeviceInputPort::read(Result<Tensor>& out) {
@@ -208,22 +208,21 @@ bool DeviceInputPort::read(Result<Tensor>& out) {
       if (!host.defined())
         out = Result<Tensor>(Tensor{});
       else if (device_.index >= cuda_devices_)
-        out = Result<Tensor>(ErrorRecord{
-            actor_, method_, "cg::TensorError",
-            "cannot copy " + host.describe() + " to " + to_string(device_) + " (channel " +
-                std::to_string(channel_) + "): this process has " +
-                (cuda_devices_ == 0 ? std::string("no CUDA device")
-                                    : std::to_string(cuda_devices_) + " CUDA device" +
-                                          (cuda_devices_ == 1 ? "" : "s")) +
-                (built_with_cuda() ? "" : " (the runtime was built without CUDA)")});
+        out = Result<Tensor>(
+            ErrorRecord{actor_, method_, "cg::TensorError",
+                        "cannot copy " + host.describe() + " to " + to_string(device_) +
+                            " (channel " + std::to_string(channel_) + "): this process has " +
+                            (cuda_devices_ == 0 ? std::string("no CUDA device")
+                                                : std::to_string(cuda_devices_) + " CUDA device" +
+                                                      (cuda_devices_ == 1 ? "" : "s")) +
+                            (built_with_cuda() ? "" : " (the runtime was built without CUDA)")});
       else
-        out = Result<Tensor>(host.to(device_));   // one copy, from the slot
+        out = Result<Tensor>(host.to(device_)); // one copy, from the slot
     }
   } catch (const DecodeError& e) {
     out = Result<Tensor>(undecodable(e));
   } catch (const std::exception& e) {
-    out = Result<Tensor>(ErrorRecord{actor_, method_, detail::current_exception_type(),
-                                     e.what()});
+    out = Result<Tensor>(ErrorRecord{actor_, method_, detail::current_exception_type(), e.what()});
   }
   reader_.release();
   return true;
@@ -249,8 +248,8 @@ Result<Tensor> ActorProcess::allgather(Communicator& communicator, const Result<
   return collective(CollectiveKind::allgather, communicator, input, ReduceOp::sum);
 }
 
-Result<Tensor> ActorProcess::reducescatter(Communicator& communicator,
-                                           const Result<Tensor>& input, ReduceOp op) {
+Result<Tensor> ActorProcess::reducescatter(Communicator& communicator, const Result<Tensor>& input,
+                                           ReduceOp op) {
   return collective(CollectiveKind::reducescatter, communicator, input, op);
 }
 
@@ -310,7 +309,7 @@ Result<Tensor> ActorProcess::collective(CollectiveKind kind, Communicator& commu
     Tensor out;
     switch (kind) {
     case CollectiveKind::allreduce:
-      out = copied(in);  // the input stays as it was
+      out = copied(in); // the input stays as it was
       communicator.allreduce(out, op);
       break;
     case CollectiveKind::allgather:

@@ -23,4 +23,4 @@ std::uint32_t crc32c(std::uint32_t crc, const void* data, std::size_t bytes) noe
 // fallback where SSE4.2 is missing, and the reference the tests compare with.
 std::uint32_t crc32c_portable(std::uint32_t crc, const void* data, std::size_t bytes) noexcept;
 
-}  // namespace cg::detail
+} // namespace cg::detail

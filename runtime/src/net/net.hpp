@@ -37,15 +37,15 @@ std::string to_string(const Endpoint& endpoint);
 
 enum class NetStatus {
   ok,
-  timeout,         // the deadline passed (the error names what never happened)
-  closed,          // the peer closed the connection
-  rejected,        // the peer refused the request (its reason is in the error)
-  protocol_error,  // the peer sent something this protocol does not allow
-  bad_address,     // an address could not be parsed or resolved
-  invalid_argument,// a name or option the protocol cannot carry (the error says which)
-  system_error,    // a socket call failed (the error carries strerror)
+  timeout,          // the deadline passed (the error names what never happened)
+  closed,           // the peer closed the connection
+  rejected,         // the peer refused the request (its reason is in the error)
+  protocol_error,   // the peer sent something this protocol does not allow
+  bad_address,      // an address could not be parsed or resolved
+  invalid_argument, // a name or option the protocol cannot carry (the error says which)
+  system_error,     // a socket call failed (the error carries strerror)
 };
 
 const char* to_string(NetStatus status) noexcept;
 
-}  // namespace cg
+} // namespace cg

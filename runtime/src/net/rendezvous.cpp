@@ -47,21 +47,23 @@ std::vector<std::string_view> split(std::string_view line) {
     const std::size_t space = line.find(' ', start);
     const std::size_t stop = space == std::string_view::npos ? line.size() : space;
     fields.push_back(line.substr(start, stop - start));
-    if (space == std::string_view::npos) break;
+    if (space == std::string_view::npos)
+      break;
     start = space + 1;
   }
   return fields;
 }
 
 std::string missing_message(std::string_view graph, const std::vector<std::string>& missing) {
-  return "rendezvous for graph '" + std::string(graph) + "': timed out; actors that never published: " +
-         join(missing, ", ");
+  return "rendezvous for graph '" + std::string(graph) +
+         "': timed out; actors that never published: " + join(missing, ", ");
 }
 
 std::optional<std::uint64_t> parse_number(std::string_view text) {
   std::uint64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+    return std::nullopt;
   return value;
 }
 
@@ -70,22 +72,26 @@ Deadline after(std::uint64_t milliseconds) {
   return deadline_after(std::chrono::milliseconds(std::min(milliseconds, longest)));
 }
 
-bool is_wildcard(const std::string& host) { return host == "0.0.0.0" || host == "::" || host.empty(); }
+bool is_wildcard(const std::string& host) {
+  return host == "0.0.0.0" || host == "::" || host.empty();
+}
 
-}  // namespace
+} // namespace
 
 namespace detail {
 
 bool valid_rendezvous_name(std::string_view name) noexcept {
-  if (name.empty() || name.size() > max_name) return false;
+  if (name.empty() || name.size() > max_name)
+    return false;
   return std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < 0x7f; });
 }
 
-}  // namespace detail
+} // namespace detail
 
 std::optional<Endpoint> rendezvous_from_env() {
   const char* value = std::getenv(rendezvous_variable);
-  if (value == nullptr) return std::nullopt;
+  if (value == nullptr)
+    return std::nullopt;
   return parse_endpoint(value);
 }
 
@@ -98,12 +104,12 @@ struct RendezvousServer::State {
     std::string input;
     std::string output;
     bool greeted = false;
-    bool closing = false;  // close once the output is flushed
-    bool lookup = false;   // a LOOKUP waits for its answer
+    bool closing = false; // close once the output is flushed
+    bool lookup = false;  // a LOOKUP waits for its answer
     Deadline lookup_deadline{};
-    std::vector<std::string> published;  // actors it published
-    std::string failure;                 // its FAILED reason
-    bool lost = false;                   // on_lost was called for it
+    std::vector<std::string> published; // actors it published
+    std::string failure;                // its FAILED reason
+    bool lost = false;                  // on_lost was called for it
   };
 
   // Immutable while serving.
@@ -112,10 +118,10 @@ struct RendezvousServer::State {
   std::string greeting;
   std::function<void(const std::vector<std::string>&, const std::string&)> on_lost;
   detail::UniqueFd listener;
-  detail::UniqueFd wake;  // eventfd: stop() or publish_local()
+  detail::UniqueFd wake; // eventfd: stop() or publish_local()
   Endpoint bound;
 
-  mutable std::mutex mutex;  // guards what follows
+  mutable std::mutex mutex; // guards what follows
   std::condition_variable changed;
   std::map<std::string, Endpoint> table;
   std::set<std::string> ready;
@@ -123,12 +129,13 @@ struct RendezvousServer::State {
   bool stopped = false;
 
   std::thread thread;
-  std::vector<Connection> connections;  // the serving thread's alone
+  std::vector<Connection> connections; // the serving thread's alone
 
   std::vector<std::string> missing_locked() const {
     std::vector<std::string> out;
     for (const std::string& name : expected) {
-      if (table.find(name) == table.end()) out.push_back(name);
+      if (table.find(name) == table.end())
+        out.push_back(name);
     }
     return out;
   }
@@ -156,27 +163,34 @@ NetStatus RendezvousServer::start(Options options) {
     s.error = std::move(why);
     return status;
   };
-  if (s.thread.joinable()) return refuse(NetStatus::invalid_argument, "the rendezvous server is already running");
+  if (s.thread.joinable())
+    return refuse(NetStatus::invalid_argument, "the rendezvous server is already running");
   if (!detail::valid_rendezvous_name(options.graph)) {
-    return refuse(NetStatus::invalid_argument, "graph name '" + options.graph +
-                                                   "' is not 1 to 128 printable characters without spaces");
+    return refuse(NetStatus::invalid_argument,
+                  "graph name '" + options.graph +
+                      "' is not 1 to 128 printable characters without spaces");
   }
   std::set<std::string> expected;
   for (const std::string& actor : options.actors) {
     if (!detail::valid_rendezvous_name(actor)) {
       return refuse(NetStatus::invalid_argument,
-                    "actor name '" + actor + "' is not 1 to 128 printable characters without spaces");
+                    "actor name '" + actor +
+                        "' is not 1 to 128 printable characters without spaces");
     }
-    if (!expected.insert(actor).second) return refuse(NetStatus::invalid_argument, "actor '" + actor + "' is listed twice");
+    if (!expected.insert(actor).second)
+      return refuse(NetStatus::invalid_argument, "actor '" + actor + "' is listed twice");
   }
   std::string why;
   detail::UniqueFd listener;
   Endpoint bound;
-  if (const NetStatus st = detail::listen_tcp(options.listen, listener, bound, why); st != NetStatus::ok) {
+  if (const NetStatus st = detail::listen_tcp(options.listen, listener, bound, why);
+      st != NetStatus::ok) {
     return refuse(st, "rendezvous: " + why);
   }
   detail::UniqueFd wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-  if (!wake) return refuse(NetStatus::system_error, "rendezvous: eventfd failed: " + detail::errno_text(errno));
+  if (!wake)
+    return refuse(NetStatus::system_error,
+                  "rendezvous: eventfd failed: " + detail::errno_text(errno));
 
   s.graph = std::move(options.graph);
   s.expected = std::move(expected);
@@ -210,7 +224,8 @@ NetStatus RendezvousServer::wait_for_all(Deadline deadline) {
   } else {
     s.changed.wait_until(lock, deadline, [&] { return complete() || s.stopped; });
   }
-  if (complete()) return NetStatus::ok;
+  if (complete())
+    return NetStatus::ok;
   s.error = missing_message(s.graph, s.missing_locked());
   return NetStatus::timeout;
 }
@@ -246,7 +261,8 @@ std::string RendezvousServer::error() const {
 
 void RendezvousServer::stop() {
   State& s = *state_;
-  if (!s.thread.joinable()) return;
+  if (!s.thread.joinable())
+    return;
   {
     std::lock_guard lock(s.mutex);
     s.stopped = true;
@@ -260,14 +276,17 @@ void RendezvousServer::stop() {
 
 void RendezvousServer::State::flush(Connection& c) {
   while (!c.output.empty()) {
-    const ssize_t n = ::send(c.fd.get(), c.output.data(), c.output.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t n =
+        ::send(c.fd.get(), c.output.data(), c.output.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       c.output.erase(0, static_cast<std::size_t>(n));
       continue;
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // the rest when POLLOUT says so
-    c.output.clear();  // the client is gone
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return;         // the rest when POLLOUT says so
+    c.output.clear(); // the client is gone
     c.closing = true;
     return;
   }
@@ -278,7 +297,8 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
   const auto reply = [&](std::string text) { c.output += text + "\n"; };
   if (!c.greeted) {
     if (f.size() != 3 || f[0] != "HELLO") {
-      reply("ERROR expected 'HELLO " + std::string(protocol) + " <graph>', got '" + std::string(line) + "'");
+      reply("ERROR expected 'HELLO " + std::string(protocol) + " <graph>', got '" +
+            std::string(line) + "'");
     } else if (f[1] != protocol) {
       reply("ERROR protocol '" + std::string(f[1]) + "' is not " + std::string(protocol));
     } else if (f[2] != graph) {
@@ -344,7 +364,7 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
     }
     c.lookup = true;
     c.lookup_deadline = after(*wait);
-    return;  // answered by answer_lookups()
+    return; // answered by answer_lookups()
   }
   reply("ERROR unknown request '" + std::string(line) + "'");
 }
@@ -365,12 +385,15 @@ void RendezvousServer::State::read_from(Connection& c) {
         c.output += "ERROR line longer than " + std::to_string(max_line) + " bytes\n";
         c.closing = true;
       }
-      if (c.closing) return;
+      if (c.closing)
+        return;
       continue;
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    c.closing = true;  // end of stream or a failed connection
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return;
+    c.closing = true; // end of stream or a failed connection
     c.output.clear();
     c.lookup = false;
     return;
@@ -383,14 +406,17 @@ void RendezvousServer::State::answer_lookups(bool stopping) {
   {
     std::lock_guard lock(mutex);
     missing = missing_locked();
-    if (missing.empty()) snapshot = table;
+    if (missing.empty())
+      snapshot = table;
   }
   const auto now = Clock::now();
   for (Connection& c : connections) {
-    if (!c.lookup) continue;
+    if (!c.lookup)
+      continue;
     if (missing.empty()) {
       c.output += "TABLE " + std::to_string(snapshot.size()) + "\n";
-      for (const auto& [name, where] : snapshot) c.output += name + " " + to_string(where) + "\n";
+      for (const auto& [name, where] : snapshot)
+        c.output += name + " " + to_string(where) + "\n";
     } else if (stopping || now >= c.lookup_deadline) {
       c.output += "MISSING " + std::to_string(missing.size()) + " " + join(missing, " ") + "\n";
     } else {
@@ -404,7 +430,8 @@ void RendezvousServer::State::serve() {
   std::vector<pollfd> polled;
   for (;;) {
     answer_lookups(false);
-    for (Connection& c : connections) flush(c);
+    for (Connection& c : connections)
+      flush(c);
     // A client that published is gone (end of stream, a failed read or write):
     // its actors are lost.
     for (Connection& c : connections) {
@@ -420,9 +447,11 @@ void RendezvousServer::State::serve() {
     polled.push_back({listener.get(), POLLIN, 0});
     Deadline next = Deadline::max();
     for (const Connection& c : connections) {
-      const short events = static_cast<short>((c.closing ? 0 : POLLIN) | (c.output.empty() ? 0 : POLLOUT));
+      const short events =
+          static_cast<short>((c.closing ? 0 : POLLIN) | (c.output.empty() ? 0 : POLLOUT));
       polled.push_back({c.fd.get(), events, 0});
-      if (c.lookup) next = std::min(next, c.lookup_deadline);
+      if (c.lookup)
+        next = std::min(next, c.lookup_deadline);
     }
     const int timeout = detail::milliseconds_until(next);
     const int ready = ::poll(polled.data(), polled.size(), next == Deadline::max() ? -1 : timeout);
@@ -435,12 +464,14 @@ void RendezvousServer::State::serve() {
       std::uint64_t count = 0;
       [[maybe_unused]] const ssize_t n = ::read(wake.get(), &count, sizeof count);
       std::lock_guard lock(mutex);
-      if (stopped) break;
+      if (stopped)
+        break;
     }
     if (polled[1].revents & POLLIN) {
       for (;;) {
         const int fd = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) break;
+        if (fd < 0)
+          break;
         Connection c;
         c.fd.reset(fd);
         c.peer = detail::peer_endpoint(fd);
@@ -451,11 +482,13 @@ void RendezvousServer::State::serve() {
     for (std::size_t i = 0; i + 2 < polled.size(); ++i) {
       const short revents = polled[i + 2].revents;
       Connection& c = connections[i];
-      if (revents & (POLLIN | POLLHUP | POLLERR)) read_from(c);
+      if (revents & (POLLIN | POLLHUP | POLLERR))
+        read_from(c);
     }
   }
   answer_lookups(true);
-  for (Connection& c : connections) flush(c);
+  for (Connection& c : connections)
+    flush(c);
   connections.clear();
 }
 
@@ -470,7 +503,8 @@ NetStatus RendezvousClient::read_line(Deadline deadline, std::string& line) {
       return NetStatus::ok;
     }
     if (input_.size() > max_line) {
-      error_ = "rendezvous at " + to_string(server_) + " sent a line longer than " + std::to_string(max_line) + " bytes";
+      error_ = "rendezvous at " + to_string(server_) + " sent a line longer than " +
+               std::to_string(max_line) + " bytes";
       return NetStatus::protocol_error;
     }
     char chunk[4096];
@@ -483,7 +517,8 @@ NetStatus RendezvousClient::read_line(Deadline deadline, std::string& line) {
       error_ = "rendezvous at " + to_string(server_) + " closed the connection";
       return NetStatus::closed;
     }
-    if (errno == EINTR) continue;
+    if (errno == EINTR)
+      continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       error_ = "rendezvous at " + to_string(server_) + ": " + detail::errno_text(errno);
       return NetStatus::closed;
@@ -495,22 +530,26 @@ NetStatus RendezvousClient::read_line(Deadline deadline, std::string& line) {
   }
 }
 
-NetStatus RendezvousClient::request(const std::string& line, Deadline deadline, std::string& reply) {
+NetStatus RendezvousClient::request(const std::string& line, Deadline deadline,
+                                    std::string& reply) {
   if (!fd_) {
     error_ = "not connected to a rendezvous server";
     return NetStatus::closed;
   }
   const std::string text = line + "\n";
-  if (const NetStatus s = detail::send_all(fd_.get(), text.data(), text.size(), deadline, error_); s != NetStatus::ok) {
+  if (const NetStatus s = detail::send_all(fd_.get(), text.data(), text.size(), deadline, error_);
+      s != NetStatus::ok) {
     error_ = "rendezvous: " + error_;
     return s;
   }
   return read_line(deadline, reply);
 }
 
-NetStatus RendezvousClient::connect(const Endpoint& server, std::string_view graph, Deadline deadline) {
+NetStatus RendezvousClient::connect(const Endpoint& server, std::string_view graph,
+                                    Deadline deadline) {
   if (!detail::valid_rendezvous_name(graph)) {
-    error_ = "graph name '" + std::string(graph) + "' is not 1 to 128 printable characters without spaces";
+    error_ = "graph name '" + std::string(graph) +
+             "' is not 1 to 128 printable characters without spaces";
     return NetStatus::invalid_argument;
   }
   server_ = server;
@@ -524,9 +563,11 @@ NetStatus RendezvousClient::connect(const Endpoint& server, std::string_view gra
   }
   std::string reply;
   const NetStatus s = request("HELLO " + std::string(protocol) + " " + graph_, deadline, reply);
-  if (s != NetStatus::ok) return s;
+  if (s != NetStatus::ok)
+    return s;
   greeting_.clear();
-  if (reply == "OK") return NetStatus::ok;
+  if (reply == "OK")
+    return NetStatus::ok;
   if (reply.rfind("OK ", 0) == 0) {
     greeting_ = reply.substr(3);
     return NetStatus::ok;
@@ -540,15 +581,20 @@ NetStatus RendezvousClient::connect(const Endpoint& server, std::string_view gra
   return NetStatus::protocol_error;
 }
 
-NetStatus RendezvousClient::publish(std::string_view actor, const Endpoint& data_plane, Deadline deadline) {
+NetStatus RendezvousClient::publish(std::string_view actor, const Endpoint& data_plane,
+                                    Deadline deadline) {
   if (!detail::valid_rendezvous_name(actor)) {
-    error_ = "actor name '" + std::string(actor) + "' is not 1 to 128 printable characters without spaces";
+    error_ = "actor name '" + std::string(actor) +
+             "' is not 1 to 128 printable characters without spaces";
     return NetStatus::invalid_argument;
   }
   std::string reply;
-  const NetStatus s = request("PUBLISH " + std::string(actor) + " " + to_string(data_plane), deadline, reply);
-  if (s != NetStatus::ok) return s;
-  if (reply == "OK") return NetStatus::ok;
+  const NetStatus s =
+      request("PUBLISH " + std::string(actor) + " " + to_string(data_plane), deadline, reply);
+  if (s != NetStatus::ok)
+    return s;
+  if (reply == "OK")
+    return NetStatus::ok;
   if (reply.rfind("ERROR ", 0) == 0) {
     error_ = "rendezvous at " + to_string(server_) + " refused: " + reply.substr(6);
     return NetStatus::rejected;
@@ -559,11 +605,14 @@ NetStatus RendezvousClient::publish(std::string_view actor, const Endpoint& data
 
 NetStatus RendezvousClient::wait_for_table(Deadline deadline) {
   const int wait = detail::milliseconds_until(deadline);
-  const Deadline answer_by = deadline == Deadline::max() || deadline > Deadline::max() - answer_grace
-                                 ? Deadline::max()
-                                 : std::max(deadline, Clock::now()) + answer_grace;
+  const Deadline answer_by =
+      deadline == Deadline::max() || deadline > Deadline::max() - answer_grace
+          ? Deadline::max()
+          : std::max(deadline, Clock::now()) + answer_grace;
   std::string reply;
-  if (const NetStatus s = request("LOOKUP " + std::to_string(wait), answer_by, reply); s != NetStatus::ok) return s;
+  if (const NetStatus s = request("LOOKUP " + std::to_string(wait), answer_by, reply);
+      s != NetStatus::ok)
+    return s;
   const std::vector<std::string_view> f = split(reply);
   const auto malformed = [&] {
     error_ = "rendezvous at " + to_string(server_) + " answered LOOKUP with '" + reply + "'";
@@ -571,11 +620,13 @@ NetStatus RendezvousClient::wait_for_table(Deadline deadline) {
   };
   if (f[0] == "TABLE" && f.size() == 2) {
     const std::optional<std::uint64_t> n = parse_number(f[1]);
-    if (!n) return malformed();
+    if (!n)
+      return malformed();
     std::map<std::string, Endpoint> table;
     for (std::uint64_t i = 0; i < *n; ++i) {
       std::string entry;
-      if (const NetStatus s = read_line(answer_by, entry); s != NetStatus::ok) return s;
+      if (const NetStatus s = read_line(answer_by, entry); s != NetStatus::ok)
+        return s;
       const std::vector<std::string_view> e = split(entry);
       const std::optional<Endpoint> where = e.size() == 2 ? parse_endpoint(e[1]) : std::nullopt;
       if (!where) {
@@ -593,7 +644,8 @@ NetStatus RendezvousClient::wait_for_table(Deadline deadline) {
     return NetStatus::timeout;
   }
   if (f[0] == "ERROR") {
-    error_ = "rendezvous at " + to_string(server_) + " refused: " + reply.substr(std::min<std::size_t>(6, reply.size()));
+    error_ = "rendezvous at " + to_string(server_) +
+             " refused: " + reply.substr(std::min<std::size_t>(6, reply.size()));
     return NetStatus::rejected;
   }
   return malformed();
@@ -602,27 +654,35 @@ NetStatus RendezvousClient::wait_for_table(Deadline deadline) {
 NetStatus RendezvousClient::ready(std::string_view actor, Deadline deadline) {
   std::string reply;
   const NetStatus s = request("READY " + std::string(actor), deadline, reply);
-  if (s != NetStatus::ok) return s;
-  if (reply == "OK") return NetStatus::ok;
+  if (s != NetStatus::ok)
+    return s;
+  if (reply == "OK")
+    return NetStatus::ok;
   error_ = "rendezvous at " + to_string(server_) + " answered READY with '" + reply + "'";
   return NetStatus::rejected;
 }
 
 void RendezvousClient::report_failure(std::string_view reason) {
-  if (!fd_) return;
+  if (!fd_)
+    return;
   std::string text = "FAILED ";
-  for (char c : reason.substr(0, max_line - 16)) text += c == '\n' ? ' ' : c;
+  for (char c : reason.substr(0, max_line - 16))
+    text += c == '\n' ? ' ' : c;
   text += "\n";
   std::string ignored;
-  (void)detail::send_all(fd_.get(), text.data(), text.size(), Clock::now() + std::chrono::seconds(1), ignored);
+  (void)detail::send_all(fd_.get(), text.data(), text.size(),
+                         Clock::now() + std::chrono::seconds(1), ignored);
 }
 
 std::optional<Endpoint> RendezvousClient::lookup(std::string_view actor) const {
   const auto it = table_.find(std::string(actor));
-  if (it == table_.end()) return std::nullopt;
+  if (it == table_.end())
+    return std::nullopt;
   return it->second;
 }
 
-std::string RendezvousClient::local_host() const { return fd_ ? detail::local_endpoint(fd_.get()).host : std::string(); }
+std::string RendezvousClient::local_host() const {
+  return fd_ ? detail::local_endpoint(fd_.get()).host : std::string();
+}
 
-}  // namespace cg
+} // namespace cg

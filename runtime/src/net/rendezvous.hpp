@@ -8,14 +8,16 @@
 //
 //   // Driver:
 //   cg::RendezvousServer server;
-//   if (server.start({.graph = "pipeline", .actors = {"a", "b"}}) != cg::NetStatus::ok) fail(server.error());
-//   setenv(cg::rendezvous_variable, cg::to_string(server.address_for_actors()).c_str(), 1);  // then start the actors
-//   if (server.wait_for_all(deadline) != cg::NetStatus::ok) fail(server.error());  // names who never came
+//   if (server.start({.graph = "pipeline", .actors = {"a", "b"}}) != cg::NetStatus::ok)
+//   fail(server.error()); setenv(cg::rendezvous_variable,
+//   cg::to_string(server.address_for_actors()).c_str(), 1);  // then start the actors if
+//   (server.wait_for_all(deadline) != cg::NetStatus::ok) fail(server.error());  // names who never
+//   came
 //
 //   // Actor "a":
 //   cg::RendezvousClient client;
-//   client.connect(*cg::rendezvous_from_env(), "pipeline", deadline);  // retries until the server listens
-//   client.publish("a", {client.local_host(), listener.endpoint().port}, deadline);
+//   client.connect(*cg::rendezvous_from_env(), "pipeline", deadline);  // retries until the server
+//   listens client.publish("a", {client.local_host(), listener.endpoint().port}, deadline);
 //   client.wait_for_table(deadline);  // timeout: error() names the actors that never published
 //   cg::Endpoint b = *client.lookup("b");
 //
@@ -31,7 +33,8 @@
 //   READY <actor>                   ->  OK (the actor is constructed and runs)
 //   FAILED <reason ...>             ->  OK (why this client is about to go away)
 //   LOOKUP <wait-ms>                ->  once every expected actor has published:
-//                                         TABLE <n>, then n lines "<actor> <host:port>" sorted by name
+//                                         TABLE <n>, then n lines "<actor> <host:port>" sorted by
+//                                         name
 //                                       or, if some have not after <wait-ms> (or the server stops):
 //                                         MISSING <k> <actor> ... (the k absent actors, sorted)
 //                                       or ERROR <reason>
@@ -45,9 +48,9 @@
 // said FAILED first) the server calls Options::on_lost with its actors.
 #pragma once
 
-#include <cg/detail/channel.hpp>
-#include "net/socket.hpp"
 #include "net/net.hpp"
+#include "net/socket.hpp"
+#include <cg/detail/channel.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -68,15 +71,16 @@ std::optional<Endpoint> rendezvous_from_env();
 
 // The driver side. Not copyable or movable; stop() or the destructor ends it.
 class RendezvousServer {
- public:
+public:
   struct Options {
-    std::string graph;                          // clients must name the same graph
-    std::vector<std::string> actors;            // every actor expected to publish (no duplicates)
-    Endpoint listen{"0.0.0.0", 0};              // port 0: an ephemeral port
-    std::string greeting{};                     // sent as "OK <greeting>" to HELLO
+    std::string graph;               // clients must name the same graph
+    std::vector<std::string> actors; // every actor expected to publish (no duplicates)
+    Endpoint listen{"0.0.0.0", 0};   // port 0: an ephemeral port
+    std::string greeting{};          // sent as "OK <greeting>" to HELLO
     // Called on the serving thread when the connection of a client that
     // published ends: its actors, and its FAILED reason ("" if none).
-    std::function<void(const std::vector<std::string>& actors, const std::string& reason)> on_lost{};
+    std::function<void(const std::vector<std::string>& actors, const std::string& reason)>
+        on_lost{};
   };
 
   RendezvousServer();
@@ -104,21 +108,21 @@ class RendezvousServer {
   // Actors that said READY so far.
   std::size_t ready_count() const;
 
-  std::map<std::string, Endpoint> table() const;  // published so far
-  std::vector<std::string> missing() const;       // expected and not yet published, sorted
-  std::string error() const;                      // why the last call failed
+  std::map<std::string, Endpoint> table() const; // published so far
+  std::vector<std::string> missing() const;      // expected and not yet published, sorted
+  std::string error() const;                     // why the last call failed
 
   // Stops serving: waiting lookups are answered MISSING, connections closed.
   void stop();
 
- private:
+private:
   struct State;
   std::unique_ptr<State> state_;
 };
 
 // The actor side. Movable, not copyable; one thread at a time.
 class RendezvousClient {
- public:
+public:
   // Connects to the server (retrying while nobody listens, until `deadline`)
   // and says HELLO for `graph`. rejected: the server serves another graph.
   NetStatus connect(const Endpoint& server, std::string_view graph, Deadline deadline);
@@ -150,14 +154,14 @@ class RendezvousClient {
 
   const std::string& error() const noexcept { return error_; }
 
- private:
+private:
   NetStatus request(const std::string& line, Deadline deadline, std::string& reply);
   NetStatus read_line(Deadline deadline, std::string& line);
 
   detail::UniqueFd fd_;
   Endpoint server_;
   std::string graph_;
-  std::string input_;  // received bytes not yet consumed as lines
+  std::string input_; // received bytes not yet consumed as lines
   std::string greeting_;
   std::map<std::string, Endpoint> table_;
   std::string error_;
@@ -166,6 +170,6 @@ class RendezvousClient {
 namespace detail {
 // Whether `name` can be a graph or actor name in the rendezvous protocol.
 bool valid_rendezvous_name(std::string_view name) noexcept;
-}  // namespace detail
+} // namespace detail
 
-}  // namespace cg
+} // namespace cg

@@ -5,9 +5,9 @@
 // TcpWriter::send, a receiver in TcpReader::receive (woken by close()) or
 // ChannelWriter::acquire. Closing the rings and the streams ends them all.
 #include "net/scale_out.hpp"
-#include <cg/errors.hpp>
 #include "net/rendezvous.hpp"
 #include "support/text.hpp"
+#include <cg/errors.hpp>
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -30,7 +30,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
 } // namespace
 
 std::string geometry_greeting(std::uint32_t slots, std::uint32_t slot_bytes) {
@@ -46,7 +45,6 @@ bool parse_greeting(const std::string& text, std::uint32_t& slots, std::uint32_t
   slot_bytes = static_cast<std::uint32_t>(b);
   return true;
 }
-
 
 Participants participants_from_table(const GraphSpec& spec,
                                      const std::map<std::string, Endpoint>& table) {
@@ -78,7 +76,9 @@ Participants participants_from_table(const GraphSpec& spec,
 
 std::vector<Stream> plan_streams(const GraphSpec& spec, const Participants& participants) {
   std::vector<Stream> streams;
-  auto where = [&](int actor) { return actor < 0 ? 0 : participants.of_actor.at(static_cast<std::size_t>(actor)); };
+  auto where = [&](int actor) {
+    return actor < 0 ? 0 : participants.of_actor.at(static_cast<std::size_t>(actor));
+  };
   for (std::uint32_t c = 0; c < spec.channels.size(); ++c) {
     const ChannelSpec& channel = spec.channels[c];
     const int from = where(channel.writer);
@@ -128,8 +128,7 @@ std::string Relays::start(const GraphSpec& spec, const Participants& participant
   auto describe = [&](const Stream& s) {
     return "TCP channel c" + std::to_string(s.channel) + " (" +
            participants.names.at(static_cast<std::size_t>(s.from)) + " -> " +
-           participants.names.at(static_cast<std::size_t>(s.to)) + ") of graph '" + spec.name +
-           "'";
+           participants.names.at(static_cast<std::size_t>(s.to)) + ") of graph '" + spec.name + "'";
   };
   for (std::size_t i = 0; i < out_streams.size(); ++i) {
     const Stream& s = *out_streams[i];

@@ -21,10 +21,10 @@
 // the graph with cg::ChannelError, never reaches a method.
 #pragma once
 
-#include <cg/detail/channel.hpp>
-#include <cg/detail/graph_spec.hpp>
 #include "net/net.hpp"
 #include "net/tcp_setup.hpp"
+#include <cg/detail/channel.hpp>
+#include <cg/detail/graph_spec.hpp>
 
 #include <atomic>
 #include <functional>
@@ -42,10 +42,10 @@ namespace cg::detail {
 inline constexpr const char* driver_rendezvous_name = "@driver";
 
 struct Participants {
-  std::vector<int> of_actor;                       // per actor; 0: the driver's
-  std::vector<std::vector<std::uint32_t>> actors;  // per participant
-  std::vector<std::string> names;                  // "driver", or the first actor's name
-  std::vector<Endpoint> endpoints;                 // per participant, where it listens
+  std::vector<int> of_actor;                      // per actor; 0: the driver's
+  std::vector<std::vector<std::uint32_t>> actors; // per participant
+  std::vector<std::string> names;                 // "driver", or the first actor's name
+  std::vector<Endpoint> endpoints;                // per participant, where it listens
 };
 
 /// Groups the actors by the endpoint they published (the driver's entry is

@@ -35,7 +35,8 @@ struct AddrInfoDeleter {
 using AddrInfoList = std::unique_ptr<addrinfo, AddrInfoDeleter>;
 
 // Resolves `where`; bad_address with the resolver's reason when it cannot.
-NetStatus resolve(const Endpoint& where, bool passive, AddrInfoList& out, std::string& error, bool& retriable) {
+NetStatus resolve(const Endpoint& where, bool passive, AddrInfoList& out, std::string& error,
+                  bool& retriable) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -70,65 +71,78 @@ Endpoint endpoint_of(const sockaddr_storage& address) {
 // Errors that mean "the peer is not (yet) there": worth another try.
 bool worth_retrying(int error_number) {
   switch (error_number) {
-    case ECONNREFUSED:
-    case ECONNRESET:
-    case ECONNABORTED:
-    case ENETUNREACH:
-    case EHOSTUNREACH:
-    case EHOSTDOWN:
-    case ENETDOWN:
-    case ETIMEDOUT:
-    case EAGAIN:
-    case EADDRNOTAVAIL:
-      return true;
-    default:
-      return false;
+  case ECONNREFUSED:
+  case ECONNRESET:
+  case ECONNABORTED:
+  case ENETUNREACH:
+  case EHOSTUNREACH:
+  case EHOSTDOWN:
+  case ENETDOWN:
+  case ETIMEDOUT:
+  case EAGAIN:
+  case EADDRNOTAVAIL:
+    return true;
+  default:
+    return false;
   }
 }
 
 // One connection attempt to one address, bounded by `deadline`. Returns 0 or an errno.
 int try_connect(const addrinfo& address, Deadline deadline, UniqueFd& out) {
-  UniqueFd fd(::socket(address.ai_family, address.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, address.ai_protocol));
-  if (!fd) return errno;
+  UniqueFd fd(::socket(address.ai_family, address.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                       address.ai_protocol));
+  if (!fd)
+    return errno;
   if (::connect(fd.get(), address.ai_addr, address.ai_addrlen) != 0) {
-    if (errno != EINPROGRESS && errno != EINTR) return errno;
+    if (errno != EINPROGRESS && errno != EINTR)
+      return errno;
     for (;;) {
       const int ready = wait_fd(fd.get(), POLLOUT, deadline);
-      if (ready == 0) return ETIMEDOUT;
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready < 0) return errno;
+      if (ready == 0)
+        return ETIMEDOUT;
+      if (ready < 0 && errno == EINTR)
+        continue;
+      if (ready < 0)
+        return errno;
       break;
     }
     int so_error = 0;
     socklen_t length = sizeof so_error;
-    if (getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &so_error, &length) != 0) return errno;
-    if (so_error != 0) return so_error;
+    if (getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &so_error, &length) != 0)
+      return errno;
+    if (so_error != 0)
+      return so_error;
   }
   // Connecting to a free port of our own ephemeral range while retrying can meet
   // ourselves (TCP simultaneous open): that is nobody listening.
-  if (local_endpoint(fd.get()) == peer_endpoint(fd.get())) return ECONNREFUSED;
+  if (local_endpoint(fd.get()) == peer_endpoint(fd.get()))
+    return ECONNREFUSED;
   out = std::move(fd);
   return 0;
 }
 
-}  // namespace
+} // namespace
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) reset(other.release());
+  if (this != &other)
+    reset(other.release());
   return *this;
 }
 
 int UniqueFd::release() noexcept { return std::exchange(fd_, -1); }
 
 void UniqueFd::reset(int fd) noexcept {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0)
+    ::close(fd_);
   fd_ = fd;
 }
 
 int milliseconds_until(Deadline deadline) noexcept {
-  if (deadline == Deadline::max()) return INT_MAX;
+  if (deadline == Deadline::max())
+    return INT_MAX;
   const auto now = Clock::now();
-  if (deadline <= now) return 0;  // before subtracting: Deadline::min() - now overflows
+  if (deadline <= now)
+    return 0; // before subtracting: Deadline::min() - now overflows
   const auto left = deadline - now;
   const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
   return ms > INT_MAX ? INT_MAX : static_cast<int>(ms);
@@ -137,17 +151,19 @@ int milliseconds_until(Deadline deadline) noexcept {
 int wait_fd(int fd, short events, Deadline deadline) noexcept {
   pollfd entry{fd, events, 0};
   timespec timeout{};
-  const timespec* limit = nullptr;  // Deadline::max(): wait forever
+  const timespec* limit = nullptr; // Deadline::max(): wait forever
   if (deadline != Deadline::max()) {
     const auto now = Clock::now();
-    const auto left = deadline > now ? deadline - now : Clock::duration::zero();  // Deadline::min() - now overflows
+    const auto left = deadline > now ? deadline - now
+                                     : Clock::duration::zero(); // Deadline::min() - now overflows
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
     timeout.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
     timeout.tv_nsec = static_cast<long>(ns % 1'000'000'000);
     limit = &timeout;
   }
   const int rc = ::ppoll(&entry, 1, limit, nullptr);
-  if (rc <= 0) return rc;
+  if (rc <= 0)
+    return rc;
   return entry.revents != 0 ? entry.revents : events;
 }
 
@@ -167,7 +183,9 @@ bool set_nodelay(int fd) noexcept {
 }
 
 // GNU strerror_r returns the message (maybe not in the buffer); XSI returns 0.
-[[maybe_unused]] static std::string strerror_result(const char* message, const char*) { return message; }
+[[maybe_unused]] static std::string strerror_result(const char* message, const char*) {
+  return message;
+}
 [[maybe_unused]] static std::string strerror_result(int, const char* buffer) { return buffer; }
 
 std::string errno_text(int error_number) {
@@ -178,10 +196,12 @@ std::string errno_text(int error_number) {
 NetStatus listen_tcp(const Endpoint& where, UniqueFd& out, Endpoint& bound, std::string& error) {
   AddrInfoList list;
   bool retriable = false;
-  if (const NetStatus s = resolve(where, true, list, error, retriable); s != NetStatus::ok) return s;
+  if (const NetStatus s = resolve(where, true, list, error, retriable); s != NetStatus::ok)
+    return s;
   int last = 0;
   for (const addrinfo* a = list.get(); a != nullptr; a = a->ai_next) {
-    UniqueFd fd(::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol));
+    UniqueFd fd(
+        ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol));
     if (!fd) {
       last = errno;
       continue;
@@ -212,10 +232,12 @@ NetStatus connect_tcp(const Endpoint& to, Deadline deadline, UniqueFd& out, std:
       error = resolve_error;
       return resolved;
     }
-    if (resolved != NetStatus::ok) last_error = resolve_error;
+    if (resolved != NetStatus::ok)
+      last_error = resolve_error;
     for (const addrinfo* a = list.get(); a != nullptr; a = a->ai_next) {
       const int rc = try_connect(*a, deadline, out);
-      if (rc == 0) return NetStatus::ok;
+      if (rc == 0)
+        return NetStatus::ok;
       last_error = errno_text(rc);
       if (!worth_retrying(rc)) {
         error = "cannot connect to " + to_string(to) + ": " + last_error;
@@ -223,7 +245,8 @@ NetStatus connect_tcp(const Endpoint& to, Deadline deadline, UniqueFd& out, std:
       }
     }
     const auto now = Clock::now();
-    if (now >= deadline) break;
+    if (now >= deadline)
+      break;
     std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
     pause = std::min(pause * 2, last_retry_pause);
   }
@@ -239,7 +262,8 @@ NetStatus accept_tcp(int listener, Deadline deadline, UniqueFd& out, std::string
       return NetStatus::ok;
     }
     const int e = errno;
-    if (e == EINTR || e == ECONNABORTED) continue;
+    if (e == EINTR || e == ECONNABORTED)
+      continue;
     if (e != EAGAIN && e != EWOULDBLOCK) {
       error = "accept on " + to_string(local_endpoint(listener)) + " failed: " + errno_text(e);
       return NetStatus::system_error;
@@ -259,18 +283,21 @@ NetStatus accept_tcp(int listener, Deadline deadline, UniqueFd& out, std::string
 Endpoint local_endpoint(int fd) {
   sockaddr_storage address{};
   socklen_t length = sizeof address;
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return {};
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+    return {};
   return endpoint_of(address);
 }
 
 Endpoint peer_endpoint(int fd) {
   sockaddr_storage address{};
   socklen_t length = sizeof address;
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return {};
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+    return {};
   return endpoint_of(address);
 }
 
-NetStatus send_all(int fd, const void* data, std::size_t bytes, Deadline deadline, std::string& error) {
+NetStatus send_all(int fd, const void* data, std::size_t bytes, Deadline deadline,
+                   std::string& error) {
   const auto* p = static_cast<const char*>(data);
   while (bytes > 0) {
     const ssize_t n = ::send(fd, p, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -280,11 +307,13 @@ NetStatus send_all(int fd, const void* data, std::size_t bytes, Deadline deadlin
       continue;
     }
     const int e = errno;
-    if (e == EINTR) continue;
+    if (e == EINTR)
+      continue;
     if (e == EAGAIN || e == EWOULDBLOCK) {
       const int ready = wait_fd(fd, POLLOUT, deadline);
       if (ready == 0) {
-        error = "sending to " + to_string(peer_endpoint(fd)) + " did not finish before the deadline";
+        error =
+            "sending to " + to_string(peer_endpoint(fd)) + " did not finish before the deadline";
         return NetStatus::timeout;
       }
       continue;
@@ -295,7 +324,8 @@ NetStatus send_all(int fd, const void* data, std::size_t bytes, Deadline deadlin
   return NetStatus::ok;
 }
 
-NetStatus receive_exact(int fd, void* data, std::size_t bytes, Deadline deadline, std::string& error) {
+NetStatus receive_exact(int fd, void* data, std::size_t bytes, Deadline deadline,
+                        std::string& error) {
   auto* p = static_cast<char*>(data);
   while (bytes > 0) {
     const ssize_t n = ::recv(fd, p, bytes, MSG_DONTWAIT);
@@ -309,7 +339,8 @@ NetStatus receive_exact(int fd, void* data, std::size_t bytes, Deadline deadline
       return NetStatus::closed;
     }
     const int e = errno;
-    if (e == EINTR) continue;
+    if (e == EINTR)
+      continue;
     if (e == EAGAIN || e == EWOULDBLOCK) {
       const int ready = wait_fd(fd, POLLIN, deadline);
       if (ready == 0) {
@@ -324,4 +355,4 @@ NetStatus receive_exact(int fd, void* data, std::size_t bytes, Deadline deadline
   return NetStatus::ok;
 }
 
-}  // namespace cg::detail
+} // namespace cg::detail

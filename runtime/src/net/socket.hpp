@@ -6,8 +6,8 @@
 // Failures are a NetStatus plus a sentence in `error` that names the peer.
 #pragma once
 
-#include <cg/detail/channel.hpp>
 #include "net/net.hpp"
+#include <cg/detail/channel.hpp>
 
 #include <string>
 
@@ -15,7 +15,7 @@ namespace cg::detail {
 
 // Owns one file descriptor; closes it on destruction. Movable, not copyable.
 class UniqueFd {
- public:
+public:
   UniqueFd() = default;
   explicit UniqueFd(int fd) noexcept : fd_(fd) {}
   UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
@@ -29,7 +29,7 @@ class UniqueFd {
   void reset(int fd = -1) noexcept;
   explicit operator bool() const noexcept { return fd_ >= 0; }
 
- private:
+private:
   int fd_ = -1;
 };
 
@@ -43,7 +43,7 @@ int milliseconds_until(Deadline deadline) noexcept;
 
 bool set_nonblocking(int fd) noexcept;
 bool set_blocking(int fd) noexcept;
-bool set_nodelay(int fd) noexcept;  // TCP_NODELAY: every frame goes out at once
+bool set_nodelay(int fd) noexcept; // TCP_NODELAY: every frame goes out at once
 
 // Binds and listens on `where` (port 0 = ephemeral); `bound` gets the address
 // actually bound, with the real port.
@@ -62,11 +62,13 @@ Endpoint local_endpoint(int fd);
 Endpoint peer_endpoint(int fd);
 
 // Writes all `bytes`; closed if the peer is gone.
-NetStatus send_all(int fd, const void* data, std::size_t bytes, Deadline deadline, std::string& error);
+NetStatus send_all(int fd, const void* data, std::size_t bytes, Deadline deadline,
+                   std::string& error);
 // Reads exactly `bytes`; closed if the peer closes first.
-NetStatus receive_exact(int fd, void* data, std::size_t bytes, Deadline deadline, std::string& error);
+NetStatus receive_exact(int fd, void* data, std::size_t bytes, Deadline deadline,
+                        std::string& error);
 
 // "Connection refused" etc.: strerror_r without the GNU/XSI ambiguity.
 std::string errno_text(int error_number);
 
-}  // namespace cg::detail
+} // namespace cg::detail

@@ -42,14 +42,18 @@ constexpr std::size_t min_capacity = 64 * 1024;
 constexpr std::size_t read_ahead = 64 * 1024;
 constexpr std::align_val_t buffer_alignment{64};
 
-using ull = unsigned long long;  // for printf
+using ull = unsigned long long; // for printf
 
 // GNU strerror_r returns the message (maybe not in the buffer); XSI returns 0.
-[[maybe_unused]] const char* strerror_result(const char* message, const char*) noexcept { return message; }
+[[maybe_unused]] const char* strerror_result(const char* message, const char*) noexcept {
+  return message;
+}
 [[maybe_unused]] const char* strerror_result(int, const char* buffer) noexcept { return buffer; }
 
 struct ErrnoText {
-  explicit ErrnoText(int error_number) noexcept { text = strerror_result(strerror_r(error_number, buffer, sizeof buffer), buffer); }
+  explicit ErrnoText(int error_number) noexcept {
+    text = strerror_result(strerror_r(error_number, buffer, sizeof buffer), buffer);
+  }
   char buffer[96] = {};
   const char* text;
 };
@@ -59,37 +63,54 @@ struct ErrnoText {
 // a poll() and another call (a round trip then costs no more system calls
 // than plain blocking TCP). close()'s shutdown() wakes a blocked call.
 void prepare_socket(int fd) noexcept {
-  if (fd < 0) return;
+  if (fd < 0)
+    return;
   detail::set_blocking(fd);
-  detail::set_nodelay(fd);  // fails harmlessly on a socket that is not TCP
+  detail::set_nodelay(fd); // fails harmlessly on a socket that is not TCP
 }
 
-}  // namespace
+} // namespace
 
 const char* to_string(TcpFault fault) noexcept {
   switch (fault) {
-    case TcpFault::none: return "none";
-    case TcpFault::peer_closed: return "peer_closed";
-    case TcpFault::truncated: return "truncated";
-    case TcpFault::connection_error: return "connection_error";
-    case TcpFault::closed_locally: return "closed_locally";
-    case TcpFault::send_timeout: return "send_timeout";
-    case TcpFault::bad_magic: return "bad_magic";
-    case TcpFault::bad_version: return "bad_version";
-    case TcpFault::bad_header: return "bad_header";
-    case TcpFault::too_large: return "too_large";
-    case TcpFault::no_memory: return "no_memory";
-    case TcpFault::checksum_mismatch: return "checksum_mismatch";
-    case TcpFault::bad_kind: return "bad_kind";
-    case TcpFault::lost_frame: return "lost_frame";
-    case TcpFault::reordered_frame: return "reordered_frame";
+  case TcpFault::none:
+    return "none";
+  case TcpFault::peer_closed:
+    return "peer_closed";
+  case TcpFault::truncated:
+    return "truncated";
+  case TcpFault::connection_error:
+    return "connection_error";
+  case TcpFault::closed_locally:
+    return "closed_locally";
+  case TcpFault::send_timeout:
+    return "send_timeout";
+  case TcpFault::bad_magic:
+    return "bad_magic";
+  case TcpFault::bad_version:
+    return "bad_version";
+  case TcpFault::bad_header:
+    return "bad_header";
+  case TcpFault::too_large:
+    return "too_large";
+  case TcpFault::no_memory:
+    return "no_memory";
+  case TcpFault::checksum_mismatch:
+    return "checksum_mismatch";
+  case TcpFault::bad_kind:
+    return "bad_kind";
+  case TcpFault::lost_frame:
+    return "lost_frame";
+  case TcpFault::reordered_frame:
+    return "reordered_frame";
   }
   return "unknown";
 }
 
 // ---- TcpWriter -------------------------------------------------------------
 
-TcpWriter::TcpWriter(int fd, std::uint64_t max_payload) noexcept : fd_(fd), max_payload_(max_payload) {
+TcpWriter::TcpWriter(int fd, std::uint64_t max_payload) noexcept
+    : fd_(fd), max_payload_(max_payload) {
   prepare_socket(fd_);
 }
 
@@ -97,7 +118,8 @@ TcpWriter::TcpWriter(TcpWriter&& other) noexcept { *this = std::move(other); }
 
 TcpWriter& TcpWriter::operator=(TcpWriter&& other) noexcept {
   if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
+    if (fd_ >= 0)
+      ::close(fd_);
     fd_ = std::exchange(other.fd_, -1);
     max_payload_ = other.max_payload_;
     next_ = std::exchange(other.next_, 0);
@@ -111,36 +133,44 @@ TcpWriter& TcpWriter::operator=(TcpWriter&& other) noexcept {
 }
 
 TcpWriter::~TcpWriter() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0)
+    ::close(fd_);
 }
 
 void TcpWriter::close() noexcept {
   closing_.store(true, std::memory_order_release);
   // Frames already handed to the kernel still go out, followed by the FIN.
-  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+  if (fd_ >= 0)
+    ::shutdown(fd_, SHUT_RDWR);
 }
 
-ChannelStatus TcpWriter::fail(ChannelStatus status, TcpFault fault, bool broken, const char* format, ...) noexcept {
+ChannelStatus TcpWriter::fail(ChannelStatus status, TcpFault fault, bool broken, const char* format,
+                              ...) noexcept {
   va_list args;
   va_start(args, format);
   std::vsnprintf(error_, sizeof error_, format, args);
   va_end(args);
   fault_ = fault;
-  if (broken) broken_ = true;
+  if (broken)
+    broken_ = true;
   return status;
 }
 
-ChannelStatus TcpWriter::send(MessageKind kind, std::span<const std::byte> payload, Deadline deadline) noexcept {
-  if (fd_ < 0) return fail(ChannelStatus::closed, TcpFault::closed_locally, true, "the writer has no connection");
-  if (broken_) return ChannelStatus::closed;  // error_ still says why
+ChannelStatus TcpWriter::send(MessageKind kind, std::span<const std::byte> payload,
+                              Deadline deadline) noexcept {
+  if (fd_ < 0)
+    return fail(ChannelStatus::closed, TcpFault::closed_locally, true,
+                "the writer has no connection");
+  if (broken_)
+    return ChannelStatus::closed; // error_ still says why
   if (closing_.load(std::memory_order_acquire)) {
-    return fail(ChannelStatus::closed, TcpFault::closed_locally, true, "the stream was closed locally after %llu frames",
-                static_cast<ull>(next_));
+    return fail(ChannelStatus::closed, TcpFault::closed_locally, true,
+                "the stream was closed locally after %llu frames", static_cast<ull>(next_));
   }
   if (payload.size() > max_payload_) {
     return fail(ChannelStatus::too_large, TcpFault::too_large, false,
-                "frame %llu: payload of %zu bytes exceeds the limit of %llu", static_cast<ull>(next_), payload.size(),
-                static_cast<ull>(max_payload_));
+                "frame %llu: payload of %zu bytes exceeds the limit of %llu",
+                static_cast<ull>(next_), payload.size(), static_cast<ull>(max_payload_));
   }
 
   detail::FrameHeader header;
@@ -149,10 +179,12 @@ ChannelStatus TcpWriter::send(MessageKind kind, std::span<const std::byte> paylo
   header.length = payload.size();
   std::byte head[frame_header_bytes];
   detail::encode_frame_header(header, head);
-  header.checksum = detail::crc32c(detail::frame_header_checksum(head), payload.data(), payload.size());
+  header.checksum =
+      detail::crc32c(detail::frame_header_checksum(head), payload.data(), payload.size());
   detail::encode_frame_header(header, head);
 
-  iovec iov[2] = {{head, frame_header_bytes}, {const_cast<std::byte*>(payload.data()), payload.size()}};
+  iovec iov[2] = {{head, frame_header_bytes},
+                  {const_cast<std::byte*>(payload.data()), payload.size()}};
   msghdr message{};
   message.msg_iov = iov;
   message.msg_iovlen = payload.empty() ? 1 : 2;
@@ -180,7 +212,8 @@ ChannelStatus TcpWriter::send(MessageKind kind, std::span<const std::byte> paylo
       continue;
     }
     const int e = errno;
-    if (e == EINTR) continue;
+    if (e == EINTR)
+      continue;
     if (closing_.load(std::memory_order_acquire)) {
       return fail(ChannelStatus::closed, TcpFault::closed_locally, true,
                   "frame %llu: the stream was closed locally after %zu of its %zu bytes were sent",
@@ -189,30 +222,33 @@ ChannelStatus TcpWriter::send(MessageKind kind, std::span<const std::byte> paylo
     if (e == EAGAIN || e == EWOULDBLOCK) {
       const int ready = detail::wait_fd(fd_, POLLOUT, deadline);
       if (ready == 0 && done == 0) {
-        return fail(ChannelStatus::timeout, TcpFault::none, false, "frame %llu: not sent before the deadline",
-                    static_cast<ull>(next_));
+        return fail(ChannelStatus::timeout, TcpFault::none, false,
+                    "frame %llu: not sent before the deadline", static_cast<ull>(next_));
       }
       if (ready == 0) {
-        ::shutdown(fd_, SHUT_RDWR);  // the reader must not take what follows for the rest of this frame
+        ::shutdown(fd_,
+                   SHUT_RDWR); // the reader must not take what follows for the rest of this frame
         return fail(ChannelStatus::timeout, TcpFault::send_timeout, true,
-                    "frame %llu: the deadline passed after %zu of its %zu bytes were sent; the stream is shut down",
+                    "frame %llu: the deadline passed after %zu of its %zu bytes were sent; the "
+                    "stream is shut down",
                     static_cast<ull>(next_), done, total);
       }
       if (ready < 0 && errno != EINTR) {
         const ErrnoText why(errno);
-        return fail(ChannelStatus::closed, TcpFault::connection_error, true, "frame %llu: poll failed: %s",
-                    static_cast<ull>(next_), why.text);
+        return fail(ChannelStatus::closed, TcpFault::connection_error, true,
+                    "frame %llu: poll failed: %s", static_cast<ull>(next_), why.text);
       }
       continue;
     }
     const ErrnoText why(e);
     if (e == EPIPE || e == ECONNRESET) {
-      return fail(ChannelStatus::closed, TcpFault::peer_closed, true,
-                  "frame %llu: the peer closed the connection (%s) after %zu of its %zu bytes were sent",
-                  static_cast<ull>(next_), why.text, done, total);
+      return fail(
+          ChannelStatus::closed, TcpFault::peer_closed, true,
+          "frame %llu: the peer closed the connection (%s) after %zu of its %zu bytes were sent",
+          static_cast<ull>(next_), why.text, done, total);
     }
-    return fail(ChannelStatus::closed, TcpFault::connection_error, true, "frame %llu: send failed: %s",
-                static_cast<ull>(next_), why.text);
+    return fail(ChannelStatus::closed, TcpFault::connection_error, true,
+                "frame %llu: send failed: %s", static_cast<ull>(next_), why.text);
   }
   ++next_;
   return ChannelStatus::ok;
@@ -220,7 +256,8 @@ ChannelStatus TcpWriter::send(MessageKind kind, std::span<const std::byte> paylo
 
 // ---- TcpReader -------------------------------------------------------------
 
-TcpReader::TcpReader(int fd, std::uint64_t max_payload) noexcept : fd_(fd), max_payload_(max_payload) {
+TcpReader::TcpReader(int fd, std::uint64_t max_payload) noexcept
+    : fd_(fd), max_payload_(max_payload) {
   prepare_socket(fd_);
 }
 
@@ -228,8 +265,10 @@ TcpReader::TcpReader(TcpReader&& other) noexcept { *this = std::move(other); }
 
 TcpReader& TcpReader::operator=(TcpReader&& other) noexcept {
   if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    if (buffer_ != nullptr) ::operator delete[](buffer_, buffer_alignment);
+    if (fd_ >= 0)
+      ::close(fd_);
+    if (buffer_ != nullptr)
+      ::operator delete[](buffer_, buffer_alignment);
     fd_ = std::exchange(other.fd_, -1);
     max_payload_ = other.max_payload_;
     next_ = std::exchange(other.next_, 0);
@@ -251,16 +290,20 @@ TcpReader& TcpReader::operator=(TcpReader&& other) noexcept {
 }
 
 TcpReader::~TcpReader() {
-  if (fd_ >= 0) ::close(fd_);
-  if (buffer_ != nullptr) ::operator delete[](buffer_, buffer_alignment);
+  if (fd_ >= 0)
+    ::close(fd_);
+  if (buffer_ != nullptr)
+    ::operator delete[](buffer_, buffer_alignment);
 }
 
 void TcpReader::close() noexcept {
   closing_.store(true, std::memory_order_release);
-  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);  // wakes a receive() blocked in poll() or recv()
+  if (fd_ >= 0)
+    ::shutdown(fd_, SHUT_RDWR); // wakes a receive() blocked in poll() or recv()
 }
 
-ChannelStatus TcpReader::fail(ChannelStatus status, TcpFault fault, const char* format, ...) noexcept {
+ChannelStatus TcpReader::fail(ChannelStatus status, TcpFault fault, const char* format,
+                              ...) noexcept {
   va_list args;
   va_start(args, format);
   std::vsnprintf(error_, sizeof error_, format, args);
@@ -277,10 +320,14 @@ bool TcpReader::make_room(std::size_t frame_bytes) noexcept {
   } else {
     std::size_t capacity = std::max({frame_bytes, capacity_ + capacity_ / 2, min_capacity});
     capacity = (capacity + 4095) / 4096 * 4096;
-    auto* fresh = static_cast<std::byte*>(::operator new[](capacity, buffer_alignment, std::nothrow));
-    if (fresh == nullptr) return false;
-    if (pending > 0) std::memcpy(fresh, buffer_ + begin_, pending);
-    if (buffer_ != nullptr) ::operator delete[](buffer_, buffer_alignment);
+    auto* fresh =
+        static_cast<std::byte*>(::operator new[](capacity, buffer_alignment, std::nothrow));
+    if (fresh == nullptr)
+      return false;
+    if (pending > 0)
+      std::memcpy(fresh, buffer_ + begin_, pending);
+    if (buffer_ != nullptr)
+      ::operator delete[](buffer_, buffer_alignment);
     buffer_ = fresh;
     capacity_ = capacity;
   }
@@ -298,34 +345,40 @@ void TcpReader::advance_checksum() noexcept {
 }
 
 ChannelStatus TcpReader::fill(std::size_t frame_bytes, Deadline deadline) noexcept {
-  if (end_ - begin_ >= frame_bytes) return ChannelStatus::ok;
+  if (end_ - begin_ >= frame_bytes)
+    return ChannelStatus::ok;
   if (begin_ + frame_bytes > capacity_ && !make_room(frame_bytes)) {
-    return fail(ChannelStatus::too_large, TcpFault::no_memory, "frame %llu: no memory for a buffer of %zu bytes",
-                static_cast<ull>(next_), frame_bytes);
+    return fail(ChannelStatus::too_large, TcpFault::no_memory,
+                "frame %llu: no memory for a buffer of %zu bytes", static_cast<ull>(next_),
+                frame_bytes);
   }
   // Without a deadline, wait inside recv itself (one system call per wake-up).
   const int flags = deadline == Deadline::max() ? 0 : MSG_DONTWAIT;
   for (;;) {
     const std::size_t target = begin_ + frame_bytes;
     // Read ahead a little for small frames; read a large rest exactly in place.
-    const std::size_t limit =
-        target - end_ >= read_ahead ? target : std::min(capacity_, std::max(target, end_ + read_ahead));
+    const std::size_t limit = target - end_ >= read_ahead
+                                  ? target
+                                  : std::min(capacity_, std::max(target, end_ + read_ahead));
     const ssize_t n = ::recv(fd_, buffer_ + end_, limit - end_, flags);
     if (n > 0) {
       end_ += static_cast<std::size_t>(n);
-      if (have_header_) advance_checksum();
-      if (end_ - begin_ >= frame_bytes) return ChannelStatus::ok;
+      if (have_header_)
+        advance_checksum();
+      if (end_ - begin_ >= frame_bytes)
+        return ChannelStatus::ok;
       continue;
     }
     const int e = n == 0 ? 0 : errno;
-    if (e == EINTR) continue;
+    if (e == EINTR)
+      continue;
     if (closing_.load(std::memory_order_acquire)) {
-      return fail(ChannelStatus::closed, TcpFault::closed_locally, "the stream was closed locally after %llu frames",
-                  static_cast<ull>(next_));
+      return fail(ChannelStatus::closed, TcpFault::closed_locally,
+                  "the stream was closed locally after %llu frames", static_cast<ull>(next_));
     }
     if (n == 0 && end_ == begin_) {
-      return fail(ChannelStatus::closed, TcpFault::peer_closed, "the peer closed the connection after %llu frames",
-                  static_cast<ull>(next_));
+      return fail(ChannelStatus::closed, TcpFault::peer_closed,
+                  "the peer closed the connection after %llu frames", static_cast<ull>(next_));
     }
     if (n == 0 && have_header_) {
       return fail(ChannelStatus::closed, TcpFault::truncated,
@@ -333,17 +386,19 @@ ChannelStatus TcpReader::fill(std::size_t frame_bytes, Deadline deadline) noexce
                   static_cast<ull>(next_), end_ - begin_, frame_bytes_);
     }
     if (n == 0) {
-      return fail(ChannelStatus::closed, TcpFault::truncated,
-                  "the peer closed the connection inside frame %llu, after %zu of its %zu header bytes",
-                  static_cast<ull>(next_), end_ - begin_, frame_header_bytes);
+      return fail(
+          ChannelStatus::closed, TcpFault::truncated,
+          "the peer closed the connection inside frame %llu, after %zu of its %zu header bytes",
+          static_cast<ull>(next_), end_ - begin_, frame_header_bytes);
     }
     if (e == EAGAIN || e == EWOULDBLOCK) {
       const int ready = detail::wait_fd(fd_, POLLIN, deadline);
-      if (ready == 0) return ChannelStatus::timeout;  // what arrived so far is kept for the next call
+      if (ready == 0)
+        return ChannelStatus::timeout; // what arrived so far is kept for the next call
       if (ready < 0 && errno != EINTR) {
         const ErrnoText why(errno);
-        return fail(ChannelStatus::closed, TcpFault::connection_error, "frame %llu: poll failed: %s",
-                    static_cast<ull>(next_), why.text);
+        return fail(ChannelStatus::closed, TcpFault::connection_error,
+                    "frame %llu: poll failed: %s", static_cast<ull>(next_), why.text);
       }
       continue;
     }
@@ -356,20 +411,25 @@ ChannelStatus TcpReader::fill(std::size_t frame_bytes, Deadline deadline) noexce
 ChannelStatus TcpReader::check_header() noexcept {
   const detail::FrameHeader header = detail::decode_frame_header(buffer_ + begin_);
   if (header.magic != detail::frame_magic) {
-    return fail(ChannelStatus::corrupt, TcpFault::bad_magic, "frame %llu: bad magic 0x%08x (expected 0x%08x, \"CGTF\")",
-                static_cast<ull>(next_), header.magic, detail::frame_magic);
+    return fail(ChannelStatus::corrupt, TcpFault::bad_magic,
+                "frame %llu: bad magic 0x%08x (expected 0x%08x, \"CGTF\")", static_cast<ull>(next_),
+                header.magic, detail::frame_magic);
   }
   if (header.version != detail::frame_version) {
-    return fail(ChannelStatus::corrupt, TcpFault::bad_version, "frame %llu: protocol version %u, expected %u",
-                static_cast<ull>(next_), unsigned{header.version}, unsigned{detail::frame_version});
+    return fail(ChannelStatus::corrupt, TcpFault::bad_version,
+                "frame %llu: protocol version %u, expected %u", static_cast<ull>(next_),
+                unsigned{header.version}, unsigned{detail::frame_version});
   }
   if (header.reserved != 0) {
-    return fail(ChannelStatus::corrupt, TcpFault::bad_header, "frame %llu: reserved header field is 0x%08x, expected 0",
-                static_cast<ull>(next_), header.reserved);
+    return fail(ChannelStatus::corrupt, TcpFault::bad_header,
+                "frame %llu: reserved header field is 0x%08x, expected 0", static_cast<ull>(next_),
+                header.reserved);
   }
   if (header.length > max_payload_) {
-    return fail(ChannelStatus::corrupt, TcpFault::too_large, "frame %llu: payload of %llu bytes exceeds the limit of %llu",
-                static_cast<ull>(next_), static_cast<ull>(header.length), static_cast<ull>(max_payload_));
+    return fail(ChannelStatus::corrupt, TcpFault::too_large,
+                "frame %llu: payload of %llu bytes exceeds the limit of %llu",
+                static_cast<ull>(next_), static_cast<ull>(header.length),
+                static_cast<ull>(max_payload_));
   }
   have_header_ = true;
   frame_bytes_ = frame_header_bytes + static_cast<std::size_t>(header.length);
@@ -379,17 +439,22 @@ ChannelStatus TcpReader::check_header() noexcept {
 }
 
 ChannelStatus TcpReader::receive(Message& message, Deadline deadline) noexcept {
-  if (failed_ != ChannelStatus::ok) return failed_;  // error_ still says why
-  if (fd_ < 0) return fail(ChannelStatus::closed, TcpFault::closed_locally, "the reader has no connection");
+  if (failed_ != ChannelStatus::ok)
+    return failed_; // error_ still says why
+  if (fd_ < 0)
+    return fail(ChannelStatus::closed, TcpFault::closed_locally, "the reader has no connection");
   if (closing_.load(std::memory_order_acquire)) {
-    return fail(ChannelStatus::closed, TcpFault::closed_locally, "the stream was closed locally after %llu frames",
-                static_cast<ull>(next_));
+    return fail(ChannelStatus::closed, TcpFault::closed_locally,
+                "the stream was closed locally after %llu frames", static_cast<ull>(next_));
   }
   if (!have_header_) {
-    if (const ChannelStatus s = fill(frame_header_bytes, deadline); s != ChannelStatus::ok) return s;
-    if (const ChannelStatus s = check_header(); s != ChannelStatus::ok) return s;
+    if (const ChannelStatus s = fill(frame_header_bytes, deadline); s != ChannelStatus::ok)
+      return s;
+    if (const ChannelStatus s = check_header(); s != ChannelStatus::ok)
+      return s;
   }
-  if (const ChannelStatus s = fill(frame_bytes_, deadline); s != ChannelStatus::ok) return s;
+  if (const ChannelStatus s = fill(frame_bytes_, deadline); s != ChannelStatus::ok)
+    return s;
   advance_checksum();
 
   const detail::FrameHeader header = detail::decode_frame_header(buffer_ + begin_);
@@ -400,28 +465,32 @@ ChannelStatus TcpReader::receive(Message& message, Deadline deadline) noexcept {
   }
   if (header.kind != static_cast<std::uint16_t>(MessageKind::value) &&
       header.kind != static_cast<std::uint16_t>(MessageKind::error)) {
-    return fail(ChannelStatus::corrupt, TcpFault::bad_kind, "frame %llu: unexpected kind %u (not a value or an error)",
-                static_cast<ull>(next_), unsigned{header.kind});
+    return fail(ChannelStatus::corrupt, TcpFault::bad_kind,
+                "frame %llu: unexpected kind %u (not a value or an error)", static_cast<ull>(next_),
+                unsigned{header.kind});
   }
   if (header.sequence > next_) {
     return fail(ChannelStatus::corrupt, TcpFault::lost_frame,
-                "lost frame: expected sequence %llu, got %llu (%llu missing)", static_cast<ull>(next_),
-                static_cast<ull>(header.sequence), static_cast<ull>(header.sequence - next_));
+                "lost frame: expected sequence %llu, got %llu (%llu missing)",
+                static_cast<ull>(next_), static_cast<ull>(header.sequence),
+                static_cast<ull>(header.sequence - next_));
   }
   if (header.sequence < next_) {
     return fail(ChannelStatus::corrupt, TcpFault::reordered_frame,
-                "reordered or repeated frame: expected sequence %llu, got %llu", static_cast<ull>(next_),
-                static_cast<ull>(header.sequence));
+                "reordered or repeated frame: expected sequence %llu, got %llu",
+                static_cast<ull>(next_), static_cast<ull>(header.sequence));
   }
 
   message.kind = static_cast<MessageKind>(header.kind);
-  message.payload = std::span<const std::byte>(buffer_ + begin_ + frame_header_bytes, header.length);
+  message.payload =
+      std::span<const std::byte>(buffer_ + begin_ + frame_header_bytes, header.length);
   message.sequence = next_;
   begin_ += frame_bytes_;
-  if (begin_ == end_) begin_ = end_ = 0;  // the next frame starts at the front (nothing is written before then)
+  if (begin_ == end_)
+    begin_ = end_ = 0; // the next frame starts at the front (nothing is written before then)
   have_header_ = false;
   ++next_;
   return ChannelStatus::ok;
 }
 
-}  // namespace cg
+} // namespace cg

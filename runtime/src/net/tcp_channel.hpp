@@ -73,7 +73,7 @@
 namespace cg {
 
 // Frames larger than this are refused unless a writer and reader agree on more.
-inline constexpr std::uint64_t tcp_default_max_payload = std::uint64_t{1} << 30;  // 1 GiB
+inline constexpr std::uint64_t tcp_default_max_payload = std::uint64_t{1} << 30; // 1 GiB
 
 // Why a TCP channel call failed (beyond its ChannelStatus).
 enum class TcpFault {
@@ -98,8 +98,8 @@ const char* to_string(TcpFault fault) noexcept;
 
 // The writing end. Owns its socket. Movable (not while in use), not copyable.
 class TcpWriter {
- public:
-  TcpWriter() = default;  // reports closed
+public:
+  TcpWriter() = default; // reports closed
   // Takes ownership of `fd`, a connected TCP socket.
   explicit TcpWriter(int fd, std::uint64_t max_payload = tcp_default_max_payload) noexcept;
   TcpWriter(TcpWriter&& other) noexcept;
@@ -109,25 +109,26 @@ class TcpWriter {
   ~TcpWriter();
 
   // Sends `payload` as the next frame (see the contract above).
-  ChannelStatus send(MessageKind kind, std::span<const std::byte> payload, Deadline deadline) noexcept;
+  ChannelStatus send(MessageKind kind, std::span<const std::byte> payload,
+                     Deadline deadline) noexcept;
 
   // Ends the stream: frames already sent still reach the reader, which then
   // sees closed (peer_closed). Wakes a send() blocked in another thread.
   void close() noexcept;
 
-  std::uint64_t sent() const noexcept { return next_; }  // frames sent = the next sequence number
-  TcpFault fault() const noexcept { return fault_; }      // of the last failed send
+  std::uint64_t sent() const noexcept { return next_; } // frames sent = the next sequence number
+  TcpFault fault() const noexcept { return fault_; }    // of the last failed send
   std::string_view error() const noexcept { return error_; }
   int fd() const noexcept { return fd_; }
 
- private:
-  ChannelStatus fail(ChannelStatus status, TcpFault fault, bool broken, const char* format, ...) noexcept
-      __attribute__((format(printf, 5, 6)));
+private:
+  ChannelStatus fail(ChannelStatus status, TcpFault fault, bool broken, const char* format,
+                     ...) noexcept __attribute__((format(printf, 5, 6)));
 
   int fd_ = -1;
   std::uint64_t max_payload_ = tcp_default_max_payload;
   std::uint64_t next_ = 0;
-  bool broken_ = false;  // the stream is unusable: every later send() returns closed
+  bool broken_ = false; // the stream is unusable: every later send() returns closed
   std::atomic<bool> closing_{false};
   TcpFault fault_ = TcpFault::none;
   char error_[256] = {};
@@ -136,10 +137,10 @@ class TcpWriter {
 // The reading end. Owns its socket and its receive buffer. Movable (not while
 // in use), not copyable.
 class TcpReader {
- public:
-  using Message = ChannelReader::Message;  // kind, payload, sequence (0-based)
+public:
+  using Message = ChannelReader::Message; // kind, payload, sequence (0-based)
 
-  TcpReader() = default;  // reports closed
+  TcpReader() = default; // reports closed
   // Takes ownership of `fd`, a connected TCP socket.
   explicit TcpReader(int fd, std::uint64_t max_payload = tcp_default_max_payload) noexcept;
   TcpReader(TcpReader&& other) noexcept;
@@ -156,12 +157,14 @@ class TcpReader {
   // receive() blocked in another thread.
   void close() noexcept;
 
-  std::uint64_t received() const noexcept { return next_; }  // frames delivered = the next expected sequence
+  std::uint64_t received() const noexcept {
+    return next_;
+  } // frames delivered = the next expected sequence
   TcpFault fault() const noexcept { return fault_; }
   std::string_view error() const noexcept { return error_; }
   int fd() const noexcept { return fd_; }
 
- private:
+private:
   ChannelStatus fill(std::size_t frame_bytes, Deadline deadline) noexcept;
   bool make_room(std::size_t frame_bytes) noexcept;
   void advance_checksum() noexcept;
@@ -171,9 +174,9 @@ class TcpReader {
 
   int fd_ = -1;
   std::uint64_t max_payload_ = tcp_default_max_payload;
-  std::uint64_t next_ = 0;  // sequence number of the next frame
+  std::uint64_t next_ = 0; // sequence number of the next frame
   std::atomic<bool> closing_{false};
-  ChannelStatus failed_ = ChannelStatus::ok;  // sticky once not ok
+  ChannelStatus failed_ = ChannelStatus::ok; // sticky once not ok
   TcpFault fault_ = TcpFault::none;
   char error_[256] = {};
 
@@ -191,4 +194,4 @@ class TcpReader {
   std::size_t crc_bytes_ = 0;
 };
 
-}  // namespace cg
+} // namespace cg

@@ -9,19 +9,19 @@ namespace cg::detail {
 
 namespace {
 
-template <class T>
-void store_le(std::byte* out, T value) noexcept {
-  for (std::size_t i = 0; i < sizeof(T); ++i) out[i] = static_cast<std::byte>((value >> (8 * i)) & 0xff);
+template <class T> void store_le(std::byte* out, T value) noexcept {
+  for (std::size_t i = 0; i < sizeof(T); ++i)
+    out[i] = static_cast<std::byte>((value >> (8 * i)) & 0xff);
 }
 
-template <class T>
-T load_le(const std::byte* in) noexcept {
+template <class T> T load_le(const std::byte* in) noexcept {
   T value = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) value |= static_cast<T>(std::to_integer<T>(in[i]) << (8 * i));
+  for (std::size_t i = 0; i < sizeof(T); ++i)
+    value |= static_cast<T>(std::to_integer<T>(in[i]) << (8 * i));
   return value;
 }
 
-}  // namespace
+} // namespace
 
 void encode_frame_header(const FrameHeader& header, std::byte* out) noexcept {
   store_le<std::uint32_t>(out + 0, header.magic);
@@ -52,10 +52,11 @@ std::uint32_t frame_header_checksum(const std::byte* encoded) noexcept {
   return crc32c(0, copy, frame_header_bytes);
 }
 
-std::uint32_t frame_checksum(const FrameHeader& header, std::span<const std::byte> payload) noexcept {
+std::uint32_t frame_checksum(const FrameHeader& header,
+                             std::span<const std::byte> payload) noexcept {
   std::byte encoded[frame_header_bytes];
   encode_frame_header(header, encoded);
   return crc32c(frame_header_checksum(encoded), payload.data(), payload.size());
 }
 
-}  // namespace cg::detail
+} // namespace cg::detail

@@ -26,7 +26,7 @@
 
 namespace cg::detail {
 
-inline constexpr std::uint32_t frame_magic = 0x4654'4743u;  // "CGTF" as little-endian bytes
+inline constexpr std::uint32_t frame_magic = 0x4654'4743u; // "CGTF" as little-endian bytes
 inline constexpr std::uint16_t frame_version = 1;
 inline constexpr std::size_t frame_header_bytes = 32;
 inline constexpr std::size_t frame_checksum_offset = 24;
@@ -43,15 +43,17 @@ struct FrameHeader {
   std::uint32_t reserved = 0;
 };
 
-void encode_frame_header(const FrameHeader& header, std::byte* out) noexcept;  // writes frame_header_bytes
-FrameHeader decode_frame_header(const std::byte* in) noexcept;                 // reads frame_header_bytes
+void encode_frame_header(const FrameHeader& header,
+                         std::byte* out) noexcept;             // writes frame_header_bytes
+FrameHeader decode_frame_header(const std::byte* in) noexcept; // reads frame_header_bytes
 
 // The checksum field a frame with this header (its checksum field ignored)
 // and payload must carry.
-std::uint32_t frame_checksum(const FrameHeader& header, std::span<const std::byte> payload) noexcept;
+std::uint32_t frame_checksum(const FrameHeader& header,
+                             std::span<const std::byte> payload) noexcept;
 
 // The CRC-32C of an encoded header with its checksum field taken as 0: where a
 // frame's checksum starts before the payload is fed in.
 std::uint32_t frame_header_checksum(const std::byte* encoded) noexcept;
 
-}  // namespace cg::detail
+} // namespace cg::detail

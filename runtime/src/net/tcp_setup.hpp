@@ -17,7 +17,8 @@
 //   const cg::TcpChannelSpec in[] = {{"pipeline", "c1", "a", "b"}};          // a -> b, read here
 //   const cg::TcpOutgoing out[] = {{{"pipeline", "c2", "b", "c"}, *client.lookup("c")}};  // b -> c
 //   cg::TcpChannels channels;
-//   if (cg::set_up_channels(listener, in, out, deadline, channels) != cg::NetStatus::ok) fail(channels.error);
+//   if (cg::set_up_channels(listener, in, out, deadline, channels) != cg::NetStatus::ok)
+//   fail(channels.error);
 //   // channels.readers[0] reads c1, channels.writers[0] writes c2.
 //
 // Handshake (frames as in net/tcp_frame.hpp, sequence 0, not counted):
@@ -32,10 +33,10 @@
 // would wait until the deadline.
 #pragma once
 
-#include <cg/detail/channel.hpp>
-#include "net/socket.hpp"
 #include "net/net.hpp"
+#include "net/socket.hpp"
 #include "net/tcp_channel.hpp"
+#include <cg/detail/channel.hpp>
 
 #include <cstdint>
 #include <span>
@@ -47,9 +48,9 @@ namespace cg {
 // One channel between two actors, as both ends name it.
 struct TcpChannelSpec {
   std::string graph;
-  std::string channel;  // the channel's id within the graph
-  std::string writer;   // the writing actor
-  std::string reader;   // the reading actor
+  std::string channel; // the channel's id within the graph
+  std::string writer;  // the writing actor
+  std::string reader;  // the reading actor
   friend bool operator==(const TcpChannelSpec&, const TcpChannelSpec&) = default;
 };
 
@@ -58,7 +59,7 @@ std::string to_string(const TcpChannelSpec& spec);
 
 // The reading side: listens for the writers of this actor's incoming channels.
 class TcpChannelListener {
- public:
+public:
   // Binds and listens; port 0 = an ephemeral port (see endpoint()).
   NetStatus listen(const Endpoint& where = {"0.0.0.0", 0});
   const Endpoint& endpoint() const noexcept { return bound_; }
@@ -69,13 +70,13 @@ class TcpChannelListener {
   // a channel already connected) is answered "rejected: <reason>", closed and
   // listed in rejections(); accepting goes on. timeout: error() names the
   // channels whose writers never came (and the rejections, if any).
-  NetStatus accept(std::span<const TcpChannelSpec> expected, std::vector<TcpReader>& readers, Deadline deadline,
-                   std::uint64_t max_payload = tcp_default_max_payload);
+  NetStatus accept(std::span<const TcpChannelSpec> expected, std::vector<TcpReader>& readers,
+                   Deadline deadline, std::uint64_t max_payload = tcp_default_max_payload);
 
   const std::string& error() const noexcept { return error_; }
   const std::vector<std::string>& rejections() const noexcept { return rejections_; }
 
- private:
+private:
   detail::UniqueFd fd_;
   Endpoint bound_;
   std::string error_;
@@ -87,8 +88,9 @@ class TcpChannelListener {
 // waits for the verdict. rejected: `error` carries the reader's reason, e.g.
 // "channel 'c9' (a -> b) of graph 'g' was rejected by 10.0.0.2:4100: no
 // channel 'c9' of graph 'g' is read here".
-NetStatus connect_channel(const Endpoint& reader, const TcpChannelSpec& spec, Deadline deadline, TcpWriter& writer,
-                          std::string& error, std::uint64_t max_payload = tcp_default_max_payload);
+NetStatus connect_channel(const Endpoint& reader, const TcpChannelSpec& spec, Deadline deadline,
+                          TcpWriter& writer, std::string& error,
+                          std::uint64_t max_payload = tcp_default_max_payload);
 
 // A channel this actor writes, and where its reader listens.
 struct TcpOutgoing {
@@ -97,16 +99,16 @@ struct TcpOutgoing {
 };
 
 struct TcpChannels {
-  std::vector<TcpReader> readers;  // readers[i] reads incoming[i]
-  std::vector<TcpWriter> writers;  // writers[i] writes outgoing[i]
-  std::string error;               // why set_up_channels failed
+  std::vector<TcpReader> readers; // readers[i] reads incoming[i]
+  std::vector<TcpWriter> writers; // writers[i] writes outgoing[i]
+  std::string error;              // why set_up_channels failed
 };
 
 // Accepts `incoming` on `listener` while connecting `outgoing` on a second
 // thread; ok once all are established. On failure the first error is kept
 // (connections made so far are closed).
 NetStatus set_up_channels(TcpChannelListener& listener, std::span<const TcpChannelSpec> incoming,
-                          std::span<const TcpOutgoing> outgoing, Deadline deadline, TcpChannels& out,
-                          std::uint64_t max_payload = tcp_default_max_payload);
+                          std::span<const TcpOutgoing> outgoing, Deadline deadline,
+                          TcpChannels& out, std::uint64_t max_payload = tcp_default_max_payload);
 
-}  // namespace cg
+} // namespace cg

@@ -76,9 +76,11 @@ void bind_actor_from_environment() {
   errno = 0;
   const long cpu = std::strtol(text, &end, 10);
   if (end == text || *end != '\0' || errno != 0 || cpu < 0 || cpu >= max_cpus)
-    throw std::runtime_error(std::string(actor_cpu_variable) + "='" + text + "' is not a CPU number");
+    throw std::runtime_error(std::string(actor_cpu_variable) + "='" + text +
+                             "' is not a CPU number");
   if (!set_cpus(0, {static_cast<int>(cpu)}))
-    throw std::runtime_error("cannot bind to CPU " + std::to_string(cpu) + ": " + std::strerror(errno));
+    throw std::runtime_error("cannot bind to CPU " + std::to_string(cpu) + ": " +
+                             std::strerror(errno));
 }
 
 std::vector<int> plan_cpu_binding(std::size_t participants, const std::vector<int>& cpus) {

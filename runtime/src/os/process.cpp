@@ -27,7 +27,9 @@ extern char** environ;
 namespace cg {
 namespace {
 
-std::string_view env_name(std::string_view entry) noexcept { return entry.substr(0, entry.find('=')); }
+std::string_view env_name(std::string_view entry) noexcept {
+  return entry.substr(0, entry.find('='));
+}
 
 // The parent's environment with `overrides` added or replacing same-named entries.
 std::vector<std::string> merged_environment(const std::vector<std::string>& overrides) {
@@ -36,14 +38,17 @@ std::vector<std::string> merged_environment(const std::vector<std::string>& over
     const std::string_view name = env_name(*e);
     const bool overridden = std::any_of(overrides.begin(), overrides.end(),
                                         [&](const std::string& o) { return env_name(o) == name; });
-    if (!overridden) out.emplace_back(*e);
+    if (!overridden)
+      out.emplace_back(*e);
   }
   for (std::size_t i = 0; i < overrides.size(); ++i) {
     // The last of several entries for one name wins, as with repeated setenv().
     const std::string_view name = env_name(overrides[i]);
-    const bool later = std::any_of(overrides.begin() + static_cast<std::ptrdiff_t>(i) + 1, overrides.end(),
-                                   [&](const std::string& o) { return env_name(o) == name; });
-    if (!later) out.push_back(overrides[i]);
+    const bool later =
+        std::any_of(overrides.begin() + static_cast<std::ptrdiff_t>(i) + 1, overrides.end(),
+                    [&](const std::string& o) { return env_name(o) == name; });
+    if (!later)
+      out.push_back(overrides[i]);
   }
   return out;
 }
@@ -51,14 +56,15 @@ std::vector<std::string> merged_environment(const std::vector<std::string>& over
 std::vector<char*> pointer_array(std::vector<std::string>& strings) {
   std::vector<char*> out;
   out.reserve(strings.size() + 1);
-  for (std::string& s : strings) out.push_back(s.data());
+  for (std::string& s : strings)
+    out.push_back(s.data());
   out.push_back(nullptr);
   return out;
 }
 
 int open_pidfd(pid_t pid) noexcept {
 #ifdef SYS_pidfd_open
-  const long fd = ::syscall(SYS_pidfd_open, pid, 0);  // close-on-exec by default
+  const long fd = ::syscall(SYS_pidfd_open, pid, 0); // close-on-exec by default
   return fd < 0 ? -1 : static_cast<int>(fd);
 #else
   (void)pid;
@@ -67,10 +73,10 @@ int open_pidfd(pid_t pid) noexcept {
 }
 
 // Runs in the forked child: async-signal-safe calls only, never returns.
-[[noreturn]] void exec_child(const char* path, char* const* argv, char* const* envp, pid_t parent, int error_fd,
-                             const int* inherit, std::size_t inherit_count) {
+[[noreturn]] void exec_child(const char* path, char* const* argv, char* const* envp, pid_t parent,
+                             int error_fd, const int* inherit, std::size_t inherit_count) {
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) {
-    _exit(127);  // the parent is already gone (we were re-parented): die with it
+    _exit(127); // the parent is already gone (we were re-parented): die with it
   }
   for (std::size_t i = 0; i < inherit_count; ++i) {
     if (::fcntl(inherit[i], F_SETFD, 0) != 0) {
@@ -87,7 +93,8 @@ int open_pidfd(pid_t pid) noexcept {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
-  for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);  // EINVAL for KILL/STOP: fine
+  for (int sig = 1; sig < NSIG; ++sig)
+    sigaction(sig, &dfl, nullptr); // EINVAL for KILL/STOP: fine
 
   ::execve(path, argv, envp);
   const int error = errno;
@@ -96,14 +103,16 @@ int open_pidfd(pid_t pid) noexcept {
   _exit(127);
 }
 
-}  // namespace
+} // namespace
 
 ChildProcess ChildProcess::spawn(const std::string& path, const std::vector<std::string>& args,
-                                 const std::vector<std::string>& env, const std::vector<int>& inherit) {
+                                 const std::vector<std::string>& env,
+                                 const std::vector<int>& inherit) {
   for (const std::string& entry : env) {
     if (entry.find('=') == std::string::npos || entry.front() == '=') {
       throw std::system_error(EINVAL, std::generic_category(),
-                              "cg: environment entry '" + entry + "' for '" + path + "' is not NAME=VALUE");
+                              "cg: environment entry '" + entry + "' for '" + path +
+                                  "' is not NAME=VALUE");
     }
   }
   std::vector<std::string> argv_strings;
@@ -116,7 +125,8 @@ ChildProcess ChildProcess::spawn(const std::string& path, const std::vector<std:
 
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    throw std::system_error(errno, std::generic_category(), "cg: pipe2 failed while spawning '" + path + "'");
+    throw std::system_error(errno, std::generic_category(),
+                            "cg: pipe2 failed while spawning '" + path + "'");
   }
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
@@ -124,18 +134,21 @@ ChildProcess ChildProcess::spawn(const std::string& path, const std::vector<std:
     const int error = errno;
     ::close(pipe_fds[0]);
     ::close(pipe_fds[1]);
-    throw std::system_error(error, std::generic_category(), "cg: fork failed while spawning '" + path + "'");
+    throw std::system_error(error, std::generic_category(),
+                            "cg: fork failed while spawning '" + path + "'");
   }
   if (pid == 0) {
     ::close(pipe_fds[0]);
-    exec_child(path.c_str(), argv.data(), envp.data(), parent, pipe_fds[1], inherit.data(), inherit.size());
+    exec_child(path.c_str(), argv.data(), envp.data(), parent, pipe_fds[1], inherit.data(),
+               inherit.size());
   }
 
   ::close(pipe_fds[1]);
   int exec_error = 0;
   std::size_t got = 0;
   while (got < sizeof exec_error) {
-    const ssize_t n = ::read(pipe_fds[0], reinterpret_cast<char*>(&exec_error) + got, sizeof exec_error - got);
+    const ssize_t n =
+        ::read(pipe_fds[0], reinterpret_cast<char*>(&exec_error) + got, sizeof exec_error - got);
     if (n > 0) {
       got += static_cast<std::size_t>(n);
     } else if (n == 0 || errno != EINTR) {
@@ -157,8 +170,7 @@ ChildProcess ChildProcess::spawn(const std::string& path, const std::vector<std:
 }
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept
-    : pid_(std::exchange(other.pid_, -1)),
-      pidfd_(std::exchange(other.pidfd_, -1)),
+    : pid_(std::exchange(other.pid_, -1)), pidfd_(std::exchange(other.pidfd_, -1)),
       reaped_(std::exchange(other.reaped_, false)),
       status_(std::exchange(other.status_, std::nullopt)) {}
 
@@ -184,23 +196,28 @@ void ChildProcess::destroy() noexcept {
       r = ::waitpid(pid_, &status, 0);
     } while (r < 0 && errno == EINTR);
     reaped_ = true;
-    if (r == pid_) status_ = status;
+    if (r == pid_)
+      status_ = status;
   }
-  if (pidfd_ >= 0) ::close(pidfd_);
+  if (pidfd_ >= 0)
+    ::close(pidfd_);
   pidfd_ = -1;
   pid_ = -1;
 }
 
 bool ChildProcess::try_reap() noexcept {
-  if (reaped_ || pid_ <= 0) return true;
+  if (reaped_ || pid_ <= 0)
+    return true;
   int status = 0;
   pid_t r;
   do {
     r = ::waitpid(pid_, &status, WNOHANG);
   } while (r < 0 && errno == EINTR);
-  if (r == 0) return false;
-  reaped_ = true;  // reaped now, or (ECHILD) by someone else, e.g. SIGCHLD set to SIG_IGN
-  if (r == pid_) status_ = status;
+  if (r == 0)
+    return false;
+  reaped_ = true; // reaped now, or (ECHILD) by someone else, e.g. SIGCHLD set to SIG_IGN
+  if (r == pid_)
+    status_ = status;
   return true;
 }
 
@@ -209,14 +226,17 @@ bool ChildProcess::running() noexcept { return !try_reap(); }
 bool ChildProcess::wait_for(std::chrono::milliseconds timeout) noexcept {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point deadline =
-      timeout >= std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - Clock::now())
+      timeout >= std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() -
+                                                                       Clock::now())
           ? Clock::time_point::max()
           : Clock::now() + timeout;
   auto backoff = std::chrono::milliseconds(1);
   for (;;) {
-    if (try_reap()) return true;
+    if (try_reap())
+      return true;
     const Clock::time_point now = Clock::now();
-    if (now >= deadline) return false;
+    if (now >= deadline)
+      return false;
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
     if (pidfd_ >= 0) {
       // poll() takes an int of milliseconds: wait in bounded steps.
@@ -232,20 +252,25 @@ bool ChildProcess::wait_for(std::chrono::milliseconds timeout) noexcept {
 void ChildProcess::kill(int signal) noexcept {
   // An unreaped child keeps its pid reserved (as a zombie at worst), so this
   // cannot hit an unrelated process.
-  if (pid_ > 0 && !reaped_) ::kill(pid_, signal);
+  if (pid_ > 0 && !reaped_)
+    ::kill(pid_, signal);
 }
 
 std::string describe_exit(int wait_status) {
-  if (WIFEXITED(wait_status)) return "exited with code " + std::to_string(WEXITSTATUS(wait_status));
+  if (WIFEXITED(wait_status))
+    return "exited with code " + std::to_string(WEXITSTATUS(wait_status));
   if (WIFSIGNALED(wait_status)) {
     const int sig = WTERMSIG(wait_status);
-    const char* what = ::sigdescr_np(sig);  // thread-safe, unlike strsignal()
-    std::string out = "killed by signal " + std::to_string(sig) + " (" + (what ? what : "unknown signal") + ")";
-    if (WCOREDUMP(wait_status)) out += " (core dumped)";
+    const char* what = ::sigdescr_np(sig); // thread-safe, unlike strsignal()
+    std::string out =
+        "killed by signal " + std::to_string(sig) + " (" + (what ? what : "unknown signal") + ")";
+    if (WCOREDUMP(wait_status))
+      out += " (core dumped)";
     return out;
   }
-  if (WIFSTOPPED(wait_status)) return "stopped by signal " + std::to_string(WSTOPSIG(wait_status));
+  if (WIFSTOPPED(wait_status))
+    return "stopped by signal " + std::to_string(WSTOPSIG(wait_status));
   return "unknown wait status " + std::to_string(wait_status);
 }
 
-}  // namespace cg
+} // namespace cg

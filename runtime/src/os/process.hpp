@@ -20,10 +20,10 @@ namespace cg {
 // One spawned child. Movable, not copyable; a moved-from object owns nothing.
 // Not thread-safe: use one object from one thread at a time.
 class ChildProcess {
- public:
+public:
   ChildProcess() = default;
   ChildProcess(ChildProcess&& other) noexcept;
-  ChildProcess& operator=(ChildProcess&& other) noexcept;  // kills and reaps the current child first
+  ChildProcess& operator=(ChildProcess&& other) noexcept; // kills and reaps the current child first
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
@@ -45,7 +45,8 @@ class ChildProcess {
   // reported through a close-on-exec pipe, so the code is the real reason, e.g.
   // ENOENT), or naming the entry if an `env` entry has no '='.
   static ChildProcess spawn(const std::string& path, const std::vector<std::string>& args,
-                            const std::vector<std::string>& env, const std::vector<int>& inherit = {});
+                            const std::vector<std::string>& env,
+                            const std::vector<int>& inherit = {});
 
   pid_t pid() const noexcept { return pid_; }
 
@@ -70,8 +71,8 @@ class ChildProcess {
   // If still running: SIGKILL and reap, so no zombie is ever left behind.
   ~ChildProcess();
 
- private:
-  bool try_reap() noexcept;  // true once reaped
+private:
+  bool try_reap() noexcept; // true once reaped
   void destroy() noexcept;
 
   pid_t pid_ = -1;
@@ -83,4 +84,4 @@ class ChildProcess {
 // Human-readable wait status: "exited with code 3", "killed by signal 9 (Killed)".
 std::string describe_exit(int wait_status);
 
-}  // namespace cg
+} // namespace cg

@@ -51,24 +51,24 @@ namespace detail {
 
 // The writer's overflow buffer of one slot.
 struct OverflowBuffer {
-  int fd = -1;                 // kept open: readers open /proc/<owner>/fd/<fd>
-  std::byte* data = nullptr;   // the whole mapping: OverflowHeader, then the payload
+  int fd = -1;               // kept open: readers open /proc/<owner>/fd/<fd>
+  std::byte* data = nullptr; // the whole mapping: OverflowHeader, then the payload
   std::size_t mapped = 0;
-  std::uint64_t capacity = 0;  // payload bytes
+  std::uint64_t capacity = 0; // payload bytes
   std::uint64_t generation = 0;
-  pid_t owner = 0;             // the process that made it (a fork()ed copy is not the owner)
+  pid_t owner = 0; // the process that made it (a fork()ed copy is not the owner)
 };
 
 // A reader's mapping of the buffer one slot last referred to.
 struct OverflowMapping {
-  const std::byte* data = nullptr;  // the whole mapping
+  const std::byte* data = nullptr; // the whole mapping
   std::size_t mapped = 0;
   std::int32_t pid = 0;
   std::int32_t fd = -1;
   std::uint64_t generation = 0;
 };
 
-}  // namespace detail
+} // namespace detail
 
 namespace {
 
@@ -79,7 +79,9 @@ using detail::OverflowMapping;
 using detail::SlotHeader;
 using detail::Storage;
 
-constexpr std::uint64_t round_up(std::uint64_t n, std::uint64_t to) noexcept { return (n + to - 1) / to * to; }
+constexpr std::uint64_t round_up(std::uint64_t n, std::uint64_t to) noexcept {
+  return (n + to - 1) / to * to;
+}
 
 enum class Probe { ready, pending, corrupt };
 
@@ -94,9 +96,12 @@ ChannelStatus wait_for_channel(ChannelHeader& h, detail::WaitWords words, Deadli
       words, deadline, [&] { return h.closed.load(std::memory_order_acquire) != 0; },
       [&] { return (last = probe()) != Probe::pending; });
   switch (outcome) {
-    case detail::WaitOutcome::stopped: return ChannelStatus::closed;
-    case detail::WaitOutcome::timeout: return ChannelStatus::timeout;
-    case detail::WaitOutcome::ready: break;
+  case detail::WaitOutcome::stopped:
+    return ChannelStatus::closed;
+  case detail::WaitOutcome::timeout:
+    return ChannelStatus::timeout;
+  case detail::WaitOutcome::ready:
+    break;
   }
   return last == Probe::corrupt ? ChannelStatus::corrupt : ChannelStatus::ok;
 }
@@ -106,13 +111,16 @@ ChannelStatus wait_for_channel(ChannelHeader& h, detail::WaitWords words, Deadli
 constexpr std::uint64_t overflow_granule = 64 * 1024;
 
 void unmap_buffer(OverflowBuffer& b) noexcept {
-  if (b.data != nullptr) ::munmap(b.data, b.mapped);
-  if (b.fd >= 0) ::close(b.fd);
+  if (b.data != nullptr)
+    ::munmap(b.data, b.mapped);
+  if (b.fd >= 0)
+    ::close(b.fd);
   b = OverflowBuffer{};
 }
 
 void unmap_mapping(OverflowMapping& m) noexcept {
-  if (m.data != nullptr) ::munmap(const_cast<std::byte*>(m.data), m.mapped);
+  if (m.data != nullptr)
+    ::munmap(const_cast<std::byte*>(m.data), m.mapped);
   m = OverflowMapping{};
 }
 
@@ -127,11 +135,13 @@ bool make_buffer(OverflowBuffer& out, std::uint64_t capacity, std::uint64_t gene
   // Growing a file past RLIMIT_FSIZE raises SIGXFSZ, which kills by default:
   // ask first instead.
   rlimit limit{};
-  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && total > limit.rlim_cur) {
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      total > limit.rlim_cur) {
     return false;
   }
   const int fd = ::memfd_create("cg.overflow", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return false;
+  if (fd < 0)
+    return false;
   const auto size = static_cast<off_t>(total);
   bool ready = ::ftruncate(fd, size) == 0;
   // fallocate reserves the pages now; EOPNOTSUPP: they come on first touch.
@@ -139,7 +149,8 @@ bool make_buffer(OverflowBuffer& out, std::uint64_t capacity, std::uint64_t gene
   ready = ready && ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0;
   void* data = MAP_FAILED;
   if (ready) {
-    data = ::mmap(nullptr, static_cast<std::size_t>(total), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    data = ::mmap(nullptr, static_cast<std::size_t>(total), PROT_READ | PROT_WRITE,
+                  MAP_SHARED | MAP_POPULATE, fd, 0);
   }
   if (data == MAP_FAILED) {
     ::close(fd);
@@ -157,24 +168,29 @@ bool make_buffer(OverflowBuffer& out, std::uint64_t capacity, std::uint64_t gene
 
 // Maps the buffer a slot refers to, read-only, after checking that it is one of
 // ours with the generation the slot names.
-ChannelStatus map_buffer(OverflowMapping& out, std::int32_t pid, std::int32_t fd, std::uint64_t generation) noexcept {
-  if (pid <= 0 || fd < 0 || generation == 0) return ChannelStatus::corrupt;
+ChannelStatus map_buffer(OverflowMapping& out, std::int32_t pid, std::int32_t fd,
+                         std::uint64_t generation) noexcept {
+  if (pid <= 0 || fd < 0 || generation == 0)
+    return ChannelStatus::corrupt;
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/fd/%d", static_cast<int>(pid), static_cast<int>(fd));
   // O_NONBLOCK: a corrupted reference naming a pipe must not block the open.
   const int file = ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (file < 0) return ChannelStatus::unmappable;
+  if (file < 0)
+    return ChannelStatus::unmappable;
   struct stat st {};
   const int seals = ::fcntl(file, F_GET_SEALS);
-  if (::fstat(file, &st) != 0 || !S_ISREG(st.st_mode) || seals < 0 || (seals & F_SEAL_SHRINK) == 0 ||
+  if (::fstat(file, &st) != 0 || !S_ISREG(st.st_mode) || seals < 0 ||
+      (seals & F_SEAL_SHRINK) == 0 ||
       static_cast<std::uint64_t>(st.st_size) < detail::overflow_payload_offset) {
-    ::close(file);  // not a buffer of ours (or one that could shrink under us)
+    ::close(file); // not a buffer of ours (or one that could shrink under us)
     return ChannelStatus::corrupt;
   }
   const auto mapped = static_cast<std::size_t>(st.st_size);
   void* data = ::mmap(nullptr, mapped, PROT_READ, MAP_SHARED | MAP_POPULATE, file, 0);
   ::close(file);
-  if (data == MAP_FAILED) return ChannelStatus::unmappable;
+  if (data == MAP_FAILED)
+    return ChannelStatus::unmappable;
   const auto* header = static_cast<const OverflowHeader*>(data);
   if (header->magic != detail::overflow_magic || header->generation != generation ||
       header->capacity > mapped - detail::overflow_payload_offset) {
@@ -189,30 +205,40 @@ ChannelStatus map_buffer(OverflowMapping& out, std::int32_t pid, std::int32_t fd
   return ChannelStatus::ok;
 }
 
-}  // namespace
+} // namespace
 
 const char* to_string(ChannelStatus status) noexcept {
   switch (status) {
-    case ChannelStatus::ok: return "ok";
-    case ChannelStatus::closed: return "closed";
-    case ChannelStatus::timeout: return "timeout";
-    case ChannelStatus::too_large: return "too_large";
-    case ChannelStatus::corrupt: return "corrupt";
-    case ChannelStatus::unmappable: return "unmappable";
+  case ChannelStatus::ok:
+    return "ok";
+  case ChannelStatus::closed:
+    return "closed";
+  case ChannelStatus::timeout:
+    return "timeout";
+  case ChannelStatus::too_large:
+    return "too_large";
+  case ChannelStatus::corrupt:
+    return "corrupt";
+  case ChannelStatus::unmappable:
+    return "unmappable";
   }
   return "unknown";
 }
 
 std::size_t channel_footprint(const ChannelConfig& config) noexcept {
-  if (config.slots == 0 || config.readers == 0) return 0;
+  if (config.slots == 0 || config.readers == 0)
+    return 0;
   const std::uint64_t stride = sizeof(SlotHeader) + round_up(config.slot_bytes, detail::cache_line);
   std::uint64_t slots_total = 0;
-  if (__builtin_mul_overflow(stride, std::uint64_t{config.slots}, &slots_total)) return 0;
+  if (__builtin_mul_overflow(stride, std::uint64_t{config.slots}, &slots_total))
+    return 0;
   const std::uint64_t fixed =
       sizeof(ChannelHeader) + std::uint64_t{config.readers} * sizeof(detail::ReaderState);
   std::uint64_t total = 0;
-  if (__builtin_add_overflow(fixed, slots_total, &total)) return 0;
-  if (total > SIZE_MAX) return 0;
+  if (__builtin_add_overflow(fixed, slots_total, &total))
+    return 0;
+  if (total > SIZE_MAX)
+    return 0;
   return static_cast<std::size_t>(total);
 }
 
@@ -233,7 +259,8 @@ Channel Channel::create(void* memory, const ChannelConfig& config) noexcept {
   h->readers = config.readers;
   h->slot_stride = sizeof(SlotHeader) + round_up(config.slot_bytes, detail::cache_line);
   h->footprint = footprint;
-  for (std::uint32_t r = 0; r < config.readers; ++r) new (detail::reader_state(h, r)) detail::ReaderState{};
+  for (std::uint32_t r = 0; r < config.readers; ++r)
+    new (detail::reader_state(h, r)) detail::ReaderState{};
   for (std::uint32_t s = 0; s < config.slots; ++s) {
     new (detail::slot_header(h, config.readers, h->slot_stride, s)) SlotHeader{};
   }
@@ -242,12 +269,17 @@ Channel Channel::create(void* memory, const ChannelConfig& config) noexcept {
   return Channel{h};
 }
 
-Channel Channel::attach(void* memory) noexcept { return Channel{static_cast<ChannelHeader*>(memory)}; }
+Channel Channel::attach(void* memory) noexcept {
+  return Channel{static_cast<ChannelHeader*>(memory)};
+}
 
 bool Channel::valid() const noexcept {
-  if (header_ == nullptr) return false;
-  if (header_->magic.load(std::memory_order_acquire) != detail::channel_magic) return false;
-  if (header_->version != detail::channel_version) return false;
+  if (header_ == nullptr)
+    return false;
+  if (header_->magic.load(std::memory_order_acquire) != detail::channel_magic)
+    return false;
+  if (header_->version != detail::channel_version)
+    return false;
   const ChannelConfig c = config();
   return header_->footprint != 0 && header_->footprint == channel_footprint(c) &&
          header_->slot_stride == sizeof(SlotHeader) + round_up(c.slot_bytes, detail::cache_line);
@@ -259,7 +291,8 @@ ChannelConfig Channel::config() const noexcept {
 }
 
 void Channel::close() noexcept {
-  if (header_ == nullptr) return;
+  if (header_ == nullptr)
+    return;
   header_->closed.store(1, std::memory_order_seq_cst);
   // Bump both words unconditionally: a waiter that read a word just before the
   // bump then fails its FUTEX_WAIT instead of sleeping.
@@ -276,7 +309,8 @@ bool Channel::closed() const noexcept {
 // ---- ChannelWriter ---------------------------------------------------------
 
 ChannelWriter::ChannelWriter(Channel channel) noexcept {
-  if (!channel.valid()) return;
+  if (!channel.valid())
+    return;
   header_ = channel.header_;
   // Cache the geometry: the hot path must not trust memory another process can
   // scribble on for anything that decides where we write.
@@ -311,33 +345,42 @@ ChannelWriter::~ChannelWriter() { reset(); }
 
 void ChannelWriter::reset() noexcept {
   if (overflow_ != nullptr) {
-    for (std::uint32_t s = 0; s < slots_; ++s) unmap_buffer(overflow_[s]);
+    for (std::uint32_t s = 0; s < slots_; ++s)
+      unmap_buffer(overflow_[s]);
     delete[] overflow_;
     overflow_ = nullptr;
   }
 }
 
-ChannelStatus ChannelWriter::acquire(std::size_t bytes, std::span<std::byte>& payload, Deadline deadline) noexcept {
-  if (header_ == nullptr) return ChannelStatus::closed;
+ChannelStatus ChannelWriter::acquire(std::size_t bytes, std::span<std::byte>& payload,
+                                     Deadline deadline) noexcept {
+  if (header_ == nullptr)
+    return ChannelStatus::closed;
 
-  const ChannelStatus status = wait_for_channel(*header_, {header_->writer_futex, header_->writer_waiters}, deadline, [&] {
-    if (next_ < free_until_) return Probe::ready;
-    // Message next_ reuses the slot of message next_ - K: every reader must have
-    // released that one, i.e. consumed > next_ - K.
-    std::uint64_t slowest = UINT64_MAX;
-    for (std::uint32_t r = 0; r < readers_; ++r) {
-      const std::uint64_t consumed = detail::reader_state(header_, r)->consumed.load(std::memory_order_acquire);
-      if (consumed > next_) return Probe::corrupt;  // released messages that were never published
-      slowest = std::min(slowest, consumed);
-    }
-    free_until_ = slowest + slots_;
-    return next_ < free_until_ ? Probe::ready : Probe::pending;
-  });
-  if (status != ChannelStatus::ok) return status;
+  const ChannelStatus status =
+      wait_for_channel(*header_, {header_->writer_futex, header_->writer_waiters}, deadline, [&] {
+        if (next_ < free_until_)
+          return Probe::ready;
+        // Message next_ reuses the slot of message next_ - K: every reader must have
+        // released that one, i.e. consumed > next_ - K.
+        std::uint64_t slowest = UINT64_MAX;
+        for (std::uint32_t r = 0; r < readers_; ++r) {
+          const std::uint64_t consumed =
+              detail::reader_state(header_, r)->consumed.load(std::memory_order_acquire);
+          if (consumed > next_)
+            return Probe::corrupt; // released messages that were never published
+          slowest = std::min(slowest, consumed);
+        }
+        free_until_ = slowest + slots_;
+        return next_ < free_until_ ? Probe::ready : Probe::pending;
+      });
+  if (status != ChannelStatus::ok)
+    return status;
 
   const auto index = static_cast<std::uint32_t>(next_ % slots_);
   if (bytes <= slot_bytes_) {
-    payload = std::span<std::byte>(detail::slot_payload(detail::slot_header(header_, readers_, stride_, index)), bytes);
+    payload = std::span<std::byte>(
+        detail::slot_payload(detail::slot_header(header_, readers_, stride_, index)), bytes);
     overflowing_ = false;
   } else {
     // The slot is free, so every reader is done with its buffer too: reuse it if
@@ -345,16 +388,22 @@ ChannelStatus ChannelWriter::acquire(std::size_t bytes, std::span<std::byte>& pa
     // keep it alive until they unmap).
     if (overflow_ == nullptr) {
       overflow_ = new (std::nothrow) OverflowBuffer[slots_];
-      if (overflow_ == nullptr) return ChannelStatus::too_large;
+      if (overflow_ == nullptr)
+        return ChannelStatus::too_large;
     }
     OverflowBuffer& buffer = overflow_[index];
-    if (buffer.data != nullptr && buffer.owner != ::getpid()) unmap_buffer(buffer);  // inherited over fork()
+    if (buffer.data != nullptr && buffer.owner != ::getpid())
+      unmap_buffer(buffer); // inherited over fork()
     if (buffer.data == nullptr || buffer.capacity < bytes) {
-      std::uint64_t capacity = std::max<std::uint64_t>(bytes, buffer.capacity + buffer.capacity / 2);
-      if (capacity <= UINT64_MAX - overflow_granule) capacity = round_up(capacity, overflow_granule);
-      const std::uint64_t generation = header_->overflow_generations.fetch_add(1, std::memory_order_relaxed) + 1;
+      std::uint64_t capacity =
+          std::max<std::uint64_t>(bytes, buffer.capacity + buffer.capacity / 2);
+      if (capacity <= UINT64_MAX - overflow_granule)
+        capacity = round_up(capacity, overflow_granule);
+      const std::uint64_t generation =
+          header_->overflow_generations.fetch_add(1, std::memory_order_relaxed) + 1;
       OverflowBuffer fresh;
-      if (!make_buffer(fresh, capacity, generation)) return ChannelStatus::too_large;
+      if (!make_buffer(fresh, capacity, generation))
+        return ChannelStatus::too_large;
       unmap_buffer(buffer);
       buffer = fresh;
     }
@@ -369,7 +418,8 @@ ChannelStatus ChannelWriter::acquire(std::size_t bytes, std::span<std::byte>& pa
 void ChannelWriter::publish(MessageKind kind, std::size_t bytes) noexcept {
   assert(holding_ && "cg::ChannelWriter::publish without a successful acquire");
   assert(bytes <= acquired_);
-  if (!holding_) return;
+  if (!holding_)
+    return;
   const auto index = static_cast<std::uint32_t>(next_ % slots_);
   SlotHeader* slot = detail::slot_header(header_, readers_, stride_, index);
   bytes = std::min(bytes, acquired_);
@@ -386,7 +436,8 @@ void ChannelWriter::publish(MessageKind kind, std::size_t bytes) noexcept {
     slot->storage.store(static_cast<std::uint32_t>(Storage::slot), std::memory_order_relaxed);
     slot->size.store(static_cast<std::uint32_t>(bytes), std::memory_order_relaxed);
   }
-  slot->sequence.store(next_ + 1, std::memory_order_release);  // makes payload and header fields visible
+  slot->sequence.store(next_ + 1,
+                       std::memory_order_release); // makes payload and header fields visible
   ++next_;
   holding_ = false;
   header_->published.store(next_, std::memory_order_release);
@@ -396,9 +447,11 @@ void ChannelWriter::publish(MessageKind kind, std::size_t bytes) noexcept {
 // ---- ChannelReader ---------------------------------------------------------
 
 ChannelReader::ChannelReader(Channel channel, std::uint32_t reader_index) noexcept {
-  if (!channel.valid()) return;
+  if (!channel.valid())
+    return;
   assert(reader_index < channel.header_->readers && "cg::ChannelReader: reader index out of range");
-  if (reader_index >= channel.header_->readers) return;
+  if (reader_index >= channel.header_->readers)
+    return;
   header_ = channel.header_;
   slots_ = header_->slots;
   slot_bytes_ = header_->slot_bytes;
@@ -430,25 +483,30 @@ ChannelReader::~ChannelReader() { reset(); }
 
 void ChannelReader::reset() noexcept {
   if (overflow_ != nullptr) {
-    for (std::uint32_t s = 0; s < slots_; ++s) unmap_mapping(overflow_[s]);
+    for (std::uint32_t s = 0; s < slots_; ++s)
+      unmap_mapping(overflow_[s]);
     delete[] overflow_;
     overflow_ = nullptr;
   }
 }
 
 ChannelStatus ChannelReader::acquire(Message& message, Deadline deadline) noexcept {
-  if (header_ == nullptr) return ChannelStatus::closed;
+  if (header_ == nullptr)
+    return ChannelStatus::closed;
   const auto index = static_cast<std::uint32_t>(next_ % slots_);
   SlotHeader* slot = detail::slot_header(header_, readers_, stride_, index);
 
-  const ChannelStatus status = wait_for_channel(*header_, {header_->reader_futex, header_->reader_waiters}, deadline, [&] {
-    const std::uint64_t sequence = slot->sequence.load(std::memory_order_acquire);
-    if (sequence == next_ + 1) return Probe::ready;
-    // Older values are the slot's previous occupant (or 0): not published yet.
-    // A newer one is impossible while we hold the slot unreleased.
-    return sequence > next_ + 1 ? Probe::corrupt : Probe::pending;
-  });
-  if (status != ChannelStatus::ok) return status;
+  const ChannelStatus status =
+      wait_for_channel(*header_, {header_->reader_futex, header_->reader_waiters}, deadline, [&] {
+        const std::uint64_t sequence = slot->sequence.load(std::memory_order_acquire);
+        if (sequence == next_ + 1)
+          return Probe::ready;
+        // Older values are the slot's previous occupant (or 0): not published yet.
+        // A newer one is impossible while we hold the slot unreleased.
+        return sequence > next_ + 1 ? Probe::corrupt : Probe::pending;
+      });
+  if (status != ChannelStatus::ok)
+    return status;
 
   // Load each field once and validate the copy, so that memory changing under us
   // can never steer a read outside the slot or the buffer.
@@ -460,7 +518,8 @@ ChannelStatus ChannelReader::acquire(Message& message, Deadline deadline) noexce
   const std::uint32_t storage = slot->storage.load(std::memory_order_relaxed);
   if (storage == static_cast<std::uint32_t>(Storage::slot)) {
     const std::uint32_t size = slot->size.load(std::memory_order_relaxed);
-    if (size > slot_bytes_) return ChannelStatus::corrupt;
+    if (size > slot_bytes_)
+      return ChannelStatus::corrupt;
     message.payload = std::span<const std::byte>(detail::slot_payload(slot), size);
   } else if (storage == static_cast<std::uint32_t>(Storage::overflow)) {
     const std::int32_t pid = slot->overflow_pid.load(std::memory_order_relaxed);
@@ -469,19 +528,23 @@ ChannelStatus ChannelReader::acquire(Message& message, Deadline deadline) noexce
     const std::uint64_t generation = slot->overflow_generation.load(std::memory_order_relaxed);
     if (overflow_ == nullptr) {
       overflow_ = new (std::nothrow) OverflowMapping[slots_];
-      if (overflow_ == nullptr) return ChannelStatus::unmappable;
+      if (overflow_ == nullptr)
+        return ChannelStatus::unmappable;
     }
     OverflowMapping& mapping = overflow_[index];
-    if (mapping.data == nullptr || mapping.pid != pid || mapping.fd != fd || mapping.generation != generation) {
+    if (mapping.data == nullptr || mapping.pid != pid || mapping.fd != fd ||
+        mapping.generation != generation) {
       // The slot refers to a buffer we have not mapped: the writer made or grew
       // it since. Map the new one before dropping the old.
       OverflowMapping fresh;
       const ChannelStatus mapped = map_buffer(fresh, pid, fd, generation);
-      if (mapped != ChannelStatus::ok) return mapped;
+      if (mapped != ChannelStatus::ok)
+        return mapped;
       unmap_mapping(mapping);
       mapping = fresh;
     }
-    if (bytes > mapping.mapped - detail::overflow_payload_offset) return ChannelStatus::corrupt;
+    if (bytes > mapping.mapped - detail::overflow_payload_offset)
+      return ChannelStatus::corrupt;
     message.payload = std::span<const std::byte>(mapping.data + detail::overflow_payload_offset,
                                                  static_cast<std::size_t>(bytes));
   } else {
@@ -494,7 +557,8 @@ ChannelStatus ChannelReader::acquire(Message& message, Deadline deadline) noexce
 }
 
 void ChannelReader::release() noexcept {
-  if (!holding_) return;
+  if (!holding_)
+    return;
   holding_ = false;
   ++next_;
   // Release: our reads of the payload happen-before the writer overwrites it.
@@ -502,4 +566,4 @@ void ChannelReader::release() noexcept {
   detail::wake({header_->writer_futex, header_->writer_waiters});
 }
 
-}  // namespace cg
+} // namespace cg

@@ -23,9 +23,10 @@
 namespace cg::detail {
 
 inline constexpr std::size_t cache_line = 64;
-inline constexpr std::uint64_t channel_magic = 0x314e'4e41'4843'4743ull;  // "CGCHANN1" little-endian
+inline constexpr std::uint64_t channel_magic = 0x314e'4e41'4843'4743ull; // "CGCHANN1" little-endian
 inline constexpr std::uint32_t channel_version = 2;
-inline constexpr std::uint64_t overflow_magic = 0x3130'4c46'564f'4743ull;  // "CGOVFL01" little-endian
+inline constexpr std::uint64_t overflow_magic =
+    0x3130'4c46'564f'4743ull; // "CGOVFL01" little-endian
 
 // The futex system call works on a plain 32-bit word, and a mapping shared by
 // several processes only works with address-free (lock-free) atomics.
@@ -36,13 +37,13 @@ static_assert(sizeof(std::atomic<std::uint64_t>) == sizeof(std::uint64_t));
 
 struct ChannelHeader {
   // Line 0: identity and configuration, immutable after create().
-  alignas(cache_line) std::atomic<std::uint64_t> magic;  // stored last by create()
+  alignas(cache_line) std::atomic<std::uint64_t> magic; // stored last by create()
   std::uint32_t version;
   std::uint32_t slots;
   std::uint32_t slot_bytes;
   std::uint32_t readers;
-  std::uint64_t slot_stride;  // bytes from one slot header to the next
-  std::uint64_t footprint;    // channel_footprint() of the config
+  std::uint64_t slot_stride; // bytes from one slot header to the next
+  std::uint64_t footprint;   // channel_footprint() of the config
 
   // Line 1: written by the writer on every publish.
   alignas(cache_line) std::atomic<std::uint64_t> published;
@@ -61,7 +62,7 @@ struct ChannelHeader {
 static_assert(sizeof(ChannelHeader) == 4 * cache_line);
 
 struct ReaderState {
-  alignas(cache_line) std::atomic<std::uint64_t> consumed;  // messages released by this reader
+  alignas(cache_line) std::atomic<std::uint64_t> consumed; // messages released by this reader
 };
 static_assert(sizeof(ReaderState) == cache_line);
 
@@ -69,10 +70,10 @@ static_assert(sizeof(ReaderState) == cache_line);
 enum class Storage : std::uint32_t { slot = 0, overflow = 1 };
 
 struct SlotHeader {
-  alignas(cache_line) std::atomic<std::uint64_t> sequence;  // n + 1 once message n is published
-  std::atomic<std::uint32_t> kind;                          // a MessageKind
-  std::atomic<std::uint32_t> size;                          // payload bytes in the slot (Storage::slot)
-  std::atomic<std::uint32_t> storage;                       // a Storage
+  alignas(cache_line) std::atomic<std::uint64_t> sequence; // n + 1 once message n is published
+  std::atomic<std::uint32_t> kind;                         // a MessageKind
+  std::atomic<std::uint32_t> size;    // payload bytes in the slot (Storage::slot)
+  std::atomic<std::uint32_t> storage; // a Storage
   // Storage::overflow: the writer's buffer for this slot and the payload size.
   std::atomic<std::int32_t> overflow_pid;
   std::atomic<std::int32_t> overflow_fd;
@@ -83,14 +84,16 @@ static_assert(sizeof(SlotHeader) == cache_line);
 
 // The first bytes of an overflow buffer; the payload follows at offset 64.
 struct OverflowHeader {
-  std::uint64_t magic;       // overflow_magic
-  std::uint64_t generation;  // unique per channel: ChannelHeader::overflow_generations when made
-  std::uint64_t capacity;    // payload bytes the buffer holds
+  std::uint64_t magic;      // overflow_magic
+  std::uint64_t generation; // unique per channel: ChannelHeader::overflow_generations when made
+  std::uint64_t capacity;   // payload bytes the buffer holds
 };
 inline constexpr std::size_t overflow_payload_offset = cache_line;
 static_assert(sizeof(OverflowHeader) <= overflow_payload_offset);
 
-inline std::byte* channel_base(ChannelHeader* h) noexcept { return reinterpret_cast<std::byte*>(h); }
+inline std::byte* channel_base(ChannelHeader* h) noexcept {
+  return reinterpret_cast<std::byte*>(h);
+}
 
 inline ReaderState* reader_state(ChannelHeader* h, std::uint32_t reader) noexcept {
   return reinterpret_cast<ReaderState*>(channel_base(h) + sizeof(ChannelHeader)) + reader;
@@ -98,7 +101,8 @@ inline ReaderState* reader_state(ChannelHeader* h, std::uint32_t reader) noexcep
 
 inline SlotHeader* slot_header(ChannelHeader* h, std::uint32_t readers, std::uint64_t stride,
                                std::uint32_t slot) noexcept {
-  std::byte* first = channel_base(h) + sizeof(ChannelHeader) + std::size_t{readers} * sizeof(ReaderState);
+  std::byte* first =
+      channel_base(h) + sizeof(ChannelHeader) + std::size_t{readers} * sizeof(ReaderState);
   return reinterpret_cast<SlotHeader*>(first + slot * stride);
 }
 
@@ -106,4 +110,4 @@ inline std::byte* slot_payload(SlotHeader* s) noexcept {
   return reinterpret_cast<std::byte*>(s) + sizeof(SlotHeader);
 }
 
-}  // namespace cg::detail
+} // namespace cg::detail

@@ -43,13 +43,11 @@ void* map_shared(int fd, std::size_t bytes) noexcept {
   return p == MAP_FAILED ? nullptr : p;
 }
 
-}  // namespace
+} // namespace
 
 SharedSegment::SharedSegment(SharedSegment&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)),
-      name_(std::move(other.name_)),
-      fd_(std::exchange(other.fd_, -1)),
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
+      name_(std::move(other.name_)), fd_(std::exchange(other.fd_, -1)),
       unlinked_(std::exchange(other.unlinked_, false)) {
   other.name_.clear();
 }
@@ -70,17 +68,21 @@ SharedSegment& SharedSegment::operator=(SharedSegment&& other) noexcept {
 SharedSegment::~SharedSegment() { reset(); }
 
 void SharedSegment::reset() noexcept {
-  if (data_ != nullptr) ::munmap(data_, size_);
-  if (fd_ >= 0) ::close(fd_);
+  if (data_ != nullptr)
+    ::munmap(data_, size_);
+  if (fd_ >= 0)
+    ::close(fd_);
   data_ = nullptr;
   size_ = 0;
   fd_ = -1;
 }
 
 SharedSegment SharedSegment::create(const std::string& name, std::size_t bytes) {
-  if (bytes == 0) throw_errno(EINVAL, "cannot create an empty shared memory segment", name);
+  if (bytes == 0)
+    throw_errno(EINVAL, "cannot create an empty shared memory segment", name);
   const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0) throw_errno(errno, "shm_open(O_CREAT|O_EXCL) failed for", name);
+  if (fd < 0)
+    throw_errno(errno, "shm_open(O_CREAT|O_EXCL) failed for", name);
   FdGuard guard{fd};
 
   int error = 0;
@@ -91,7 +93,7 @@ SharedSegment SharedSegment::create(const std::string& name, std::size_t bytes) 
     error = errno;
   }
   if (error != 0) {
-    ::shm_unlink(name.c_str());  // we created the name: do not leave it behind
+    ::shm_unlink(name.c_str()); // we created the name: do not leave it behind
     throw_errno(error, "cannot size or map shared memory segment", name);
   }
 
@@ -104,8 +106,9 @@ SharedSegment SharedSegment::create(const std::string& name, std::size_t bytes) 
 
 SharedSegment SharedSegment::open(const std::string& name) {
   const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0) throw_errno(errno, "shm_open failed for", name);
-  SharedSegment segment = adopt(fd);  // maps the whole segment, closes the fd
+  if (fd < 0)
+    throw_errno(errno, "shm_open failed for", name);
+  SharedSegment segment = adopt(fd); // maps the whole segment, closes the fd
   segment.name_ = name;
   segment.unlinked_ = false;
   return segment;
@@ -113,21 +116,24 @@ SharedSegment SharedSegment::open(const std::string& name) {
 
 SharedSegment SharedSegment::create_anonymous(const std::string& debug_name, std::size_t bytes) {
   const std::string name = "memfd:" + debug_name;
-  if (bytes == 0) throw_errno(EINVAL, "cannot create an empty shared memory segment", name);
+  if (bytes == 0)
+    throw_errno(EINVAL, "cannot create an empty shared memory segment", name);
   // Growing a file past RLIMIT_FSIZE raises SIGXFSZ, which kills by default: ask first.
   rlimit limit{};
-  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && bytes > limit.rlim_cur) {
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      bytes > limit.rlim_cur) {
     throw_errno(EFBIG, "shared memory segment larger than RLIMIT_FSIZE", name);
   }
   const int fd = ::memfd_create(debug_name.c_str(), MFD_CLOEXEC);
-  if (fd < 0) throw_errno(errno, "memfd_create failed for", name);
+  if (fd < 0)
+    throw_errno(errno, "memfd_create failed for", name);
 
   int error = 0;
   void* data = nullptr;
   if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     error = errno;
   } else if (::fallocate(fd, 0, 0, static_cast<off_t>(bytes)) != 0 && errno != EOPNOTSUPP) {
-    error = errno;  // no memory for it: say so now, not with a SIGBUS later
+    error = errno; // no memory for it: say so now, not with a SIGBUS later
   } else if ((data = map_shared(fd, bytes)) == nullptr) {
     error = errno;
   }
@@ -146,20 +152,24 @@ SharedSegment SharedSegment::create_anonymous(const std::string& debug_name, std
 
 SharedSegment SharedSegment::adopt(int fd) {
   const std::string name = "fd " + std::to_string(fd);
-  if (fd < 0) throw_errno(EBADF, "cannot map shared memory segment", name);
+  if (fd < 0)
+    throw_errno(EBADF, "cannot map shared memory segment", name);
   FdGuard guard{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0) throw_errno(errno, "fstat failed for shared memory segment", name);
-  if (st.st_size <= 0) throw_errno(EINVAL, "empty shared memory segment", name);
+  if (::fstat(fd, &st) != 0)
+    throw_errno(errno, "fstat failed for shared memory segment", name);
+  if (st.st_size <= 0)
+    throw_errno(EINVAL, "empty shared memory segment", name);
   const auto bytes = static_cast<std::size_t>(st.st_size);
   void* data = map_shared(fd, bytes);
-  if (data == nullptr) throw_errno(errno, "mmap failed for shared memory segment", name);
+  if (data == nullptr)
+    throw_errno(errno, "mmap failed for shared memory segment", name);
 
   SharedSegment segment;
   segment.data_ = data;
   segment.size_ = bytes;
   segment.name_ = name;
-  segment.unlinked_ = true;  // nothing to unlink: it was never ours to name
+  segment.unlinked_ = true; // nothing to unlink: it was never ours to name
   return segment;
 }
 
@@ -170,7 +180,8 @@ void SharedSegment::unlink() noexcept {
     unlinked_ = true;
     return;
   }
-  if (unlinked_ || name_.empty()) return;
+  if (unlinked_ || name_.empty())
+    return;
   unlinked_ = true;
   ::shm_unlink(name_.c_str());
 }
@@ -181,7 +192,8 @@ std::string unique_segment_name() {
   if (::getrandom(&random, sizeof random, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof random)) {
     // No entropy available yet: pid + counter already make the name unique; the
     // clock only guards against a recycled pid racing a stale name.
-    random = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    random =
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   }
   char buffer[96];
   std::snprintf(buffer, sizeof buffer, "/cg.%ld.%llu.%016llx", static_cast<long>(::getpid()),
@@ -190,4 +202,4 @@ std::string unique_segment_name() {
   return buffer;
 }
 
-}  // namespace cg
+} // namespace cg

@@ -21,13 +21,13 @@ namespace cg {
 // An owned mapping of a named shared memory segment. Movable, not copyable.
 // Mappings are page aligned (so 64-byte aligned, as Channel::create requires).
 class SharedSegment {
- public:
+public:
   SharedSegment() = default;
   SharedSegment(SharedSegment&& other) noexcept;
   SharedSegment& operator=(SharedSegment&& other) noexcept;
   SharedSegment(const SharedSegment&) = delete;
   SharedSegment& operator=(const SharedSegment&) = delete;
-  ~SharedSegment();  // munmaps and closes its descriptor; does NOT unlink a name
+  ~SharedSegment(); // munmaps and closes its descriptor; does NOT unlink a name
 
   // Creates a new segment of `bytes` bytes (zero-filled) with mode 0600 and maps
   // it read-write. `name` is a POSIX shm name ("/something"). Fails if the name
@@ -63,13 +63,13 @@ class SharedSegment {
   // ignored (e.g. another process already unlinked it). The mapping stays valid.
   void unlink() noexcept;
 
- private:
+private:
   void reset() noexcept;
 
   void* data_ = nullptr;
   std::size_t size_ = 0;
   std::string name_;
-  int fd_ = -1;  // anonymous segments only
+  int fd_ = -1; // anonymous segments only
   bool unlinked_ = false;
 };
 
@@ -77,4 +77,4 @@ class SharedSegment {
 // and across calls in one process (counter).
 std::string unique_segment_name();
 
-}  // namespace cg
+} // namespace cg

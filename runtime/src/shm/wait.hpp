@@ -62,14 +62,14 @@ inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
 
 /// Wakes every sleeper on `word`.
 inline void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, INT_MAX, nullptr,
-          nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, INT_MAX, nullptr, nullptr,
+          0);
 }
 
 /// The two shared words one side of a waiting protocol sleeps on.
 struct WaitWords {
-  std::atomic<std::uint32_t>& word;     // bumped by every wake that finds sleepers
-  std::atomic<std::uint32_t>& waiters;  // threads about to sleep, or asleep, on `word`
+  std::atomic<std::uint32_t>& word;    // bumped by every wake that finds sleepers
+  std::atomic<std::uint32_t>& waiters; // threads about to sleep, or asleep, on `word`
 };
 
 /// Pauses before yielding (step 1), for a thread sharing its core, and for a
@@ -84,7 +84,7 @@ inline constexpr std::chrono::milliseconds kMaxSleep{100};
 /// Called after the progress has been stored (release): wakes the sleepers,
 /// if any.
 inline void wake(WaitWords words) noexcept {
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the fence in wait_until
+  std::atomic_thread_fence(std::memory_order_seq_cst); // pairs with the fence in wait_until
   if (words.waiters.load(std::memory_order_relaxed) != 0) {
     words.word.fetch_add(1, std::memory_order_release);
     futex_wake_all(words.word);
@@ -102,9 +102,12 @@ WaitOutcome wait_until(WaitWords words, std::chrono::steady_clock::time_point de
                        Stopped stopped, Ready ready) noexcept {
   const int spins = has_own_cpu() ? kOwnCpuSpin : kShortSpin;
   for (int round = 0;; round = std::min(round + 1, spins + kYields)) {
-    if (stopped()) return WaitOutcome::stopped;
-    if (ready()) return WaitOutcome::ready;
-    if (deadline == std::chrono::steady_clock::time_point::min()) return WaitOutcome::timeout;
+    if (stopped())
+      return WaitOutcome::stopped;
+    if (ready())
+      return WaitOutcome::ready;
+    if (deadline == std::chrono::steady_clock::time_point::min())
+      return WaitOutcome::timeout;
     if (round < spins) {
       cpu_relax();
       continue;
@@ -114,7 +117,8 @@ WaitOutcome wait_until(WaitWords words, std::chrono::steady_clock::time_point de
       continue;
     }
     const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return WaitOutcome::timeout;
+    if (now >= deadline)
+      return WaitOutcome::timeout;
     const std::chrono::nanoseconds sleep =
         std::min<std::chrono::nanoseconds>(deadline - now, kMaxSleep);
 
@@ -122,14 +126,16 @@ WaitOutcome wait_until(WaitWords words, std::chrono::steady_clock::time_point de
     // happens after the re-check has bumped it, so FUTEX_WAIT will not sleep.
     const std::uint32_t seen = words.word.load(std::memory_order_acquire);
     words.waiters.fetch_add(1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the fence in wake()
+    std::atomic_thread_fence(std::memory_order_seq_cst); // pairs with the fence in wake()
     bool became_ready = false;
     if (!stopped()) {
       became_ready = ready();
-      if (!became_ready) futex_wait(words.word, seen, sleep);
+      if (!became_ready)
+        futex_wait(words.word, seen, sleep);
     }
     words.waiters.fetch_sub(1, std::memory_order_relaxed);
-    if (became_ready) return WaitOutcome::ready;
+    if (became_ready)
+      return WaitOutcome::ready;
   }
 }
 

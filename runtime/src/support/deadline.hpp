@@ -15,8 +15,10 @@ using Clock = std::chrono::steady_clock;
 /// timeout is now().
 inline Clock::time_point deadline_after(std::chrono::milliseconds timeout) noexcept {
   const auto now = Clock::now();
-  if (timeout.count() < 0) return now;
-  if (timeout >= std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now))
+  if (timeout.count() < 0)
+    return now;
+  if (timeout >=
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now))
     return Clock::time_point::max();
   return now + timeout;
 }

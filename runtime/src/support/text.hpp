@@ -14,7 +14,8 @@ namespace cg::detail {
 inline std::string join(const std::vector<std::string>& items, std::string_view separator) {
   std::string out;
   for (const std::string& item : items) {
-    if (!out.empty()) out += separator;
+    if (!out.empty())
+      out += separator;
     out += item;
   }
   return out;

@@ -1,4 +1,5 @@
-// tensor/cuda_device_guard.hpp - Making a CUDA device current for a scope, then restoring the previous one.
+// tensor/cuda_device_guard.hpp - Making a CUDA device current for a scope, then restoring the
+// previous one.
 //
 // Tensors (tensor/cuda_memory.cpp) and NCCL communicators
 // (comm/nccl_communicator.cpp) both run CUDA calls on a device of their own

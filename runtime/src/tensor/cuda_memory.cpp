@@ -20,29 +20,33 @@ namespace cg::detail {
 namespace {
 
 [[noreturn]] void throw_cuda(cudaError_t error, const std::string& what) {
-  throw TensorError("cg: " + what + " failed: " + cudaGetErrorName(error) + ": " + cudaGetErrorString(error));
+  throw TensorError("cg: " + what + " failed: " + cudaGetErrorName(error) + ": " +
+                    cudaGetErrorString(error));
 }
 
 // cuda:`index` current until the guard goes (tensor/cuda_device_guard.hpp).
 CudaDeviceGuard on_device(int index) {
-  return CudaDeviceGuard(index, [](cudaError_t error, const std::string& what) { throw_cuda(error, what); });
+  return CudaDeviceGuard(
+      index, [](cudaError_t error, const std::string& what) { throw_cuda(error, what); });
 }
 
-}  // namespace
+} // namespace
 
 void* cuda_allocate(std::size_t bytes, int index) {
   const CudaDeviceGuard guard = on_device(index);
   void* pointer = nullptr;
   const cudaError_t error = cudaMalloc(&pointer, bytes == 0 ? 1 : bytes);
   if (error != cudaSuccess) {
-    throw_cuda(error, "cudaMalloc of " + std::to_string(bytes) + " bytes on cuda:" + std::to_string(index));
+    throw_cuda(error, "cudaMalloc of " + std::to_string(bytes) +
+                          " bytes on cuda:" + std::to_string(index));
   }
   return pointer;
 }
 
 void cuda_free(void* pointer, int index) noexcept {
   int previous = 0;
-  if (cudaGetDevice(&previous) != cudaSuccess) return;  // the runtime is gone (process exit)
+  if (cudaGetDevice(&previous) != cudaSuccess)
+    return; // the runtime is gone (process exit)
   (void)cudaSetDevice(index);
   (void)cudaFree(pointer);
   (void)cudaSetDevice(previous);
@@ -50,24 +54,27 @@ void cuda_free(void* pointer, int index) noexcept {
 
 void cuda_copy(void* dst, const void* src, std::size_t bytes) {
   const cudaError_t error = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
-  if (error != cudaSuccess) throw_cuda(error, "cudaMemcpy of " + std::to_string(bytes) + " bytes");
+  if (error != cudaSuccess)
+    throw_cuda(error, "cudaMemcpy of " + std::to_string(bytes) + " bytes");
 }
 
 void cuda_zero(void* pointer, std::size_t bytes, int index) {
   const CudaDeviceGuard guard = on_device(index);
   const cudaError_t error = cudaMemset(pointer, 0, bytes);
-  if (error != cudaSuccess) throw_cuda(error, "cudaMemset of " + std::to_string(bytes) + " bytes");
+  if (error != cudaSuccess)
+    throw_cuda(error, "cudaMemset of " + std::to_string(bytes) + " bytes");
 }
 
-#else  // !CG_HAVE_CUDA
+#else // !CG_HAVE_CUDA
 
 namespace {
 [[noreturn]] void throw_no_cuda(const std::string& what) {
-  throw TensorError("cg: " + what +
-                    ": this build of the runtime has no CUDA support (configure with -DCG_WITH_CUDA=ON "
-                    "on a machine with the CUDA toolkit)");
+  throw TensorError(
+      "cg: " + what +
+      ": this build of the runtime has no CUDA support (configure with -DCG_WITH_CUDA=ON "
+      "on a machine with the CUDA toolkit)");
 }
-}  // namespace
+} // namespace
 
 void* cuda_allocate(std::size_t bytes, int index) {
   throw_no_cuda("allocating " + std::to_string(bytes) + " bytes on cuda:" + std::to_string(index));
@@ -85,4 +92,4 @@ void cuda_zero(void*, std::size_t bytes, int index) {
 
 #endif
 
-}  // namespace cg::detail
+} // namespace cg::detail

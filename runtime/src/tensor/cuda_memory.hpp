@@ -23,4 +23,4 @@ void cuda_copy(void* dst, const void* src, std::size_t bytes);
 /// cudaMemset(pointer, 0, bytes) on device `index`, synchronous.
 void cuda_zero(void* pointer, std::size_t bytes, int index);
 
-}  // namespace cg::detail
+} // namespace cg::detail

@@ -11,7 +11,8 @@
 namespace cg {
 
 std::string to_string(const Device& d) {
-  if (d.kind == DeviceKind::cpu) return "cpu";
+  if (d.kind == DeviceKind::cpu)
+    return "cpu";
   return "cuda:" + std::to_string(d.index);
 }
 
@@ -29,7 +30,7 @@ int cuda_device_count() noexcept {
   // No driver (cudaErrorInsufficientDriver), no device (cudaErrorNoDevice), ...:
   // all mean there is nothing to run on.
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    (void)cudaGetLastError();  // clear it, so that later CUDA calls do not report it
+    (void)cudaGetLastError(); // clear it, so that later CUDA calls do not report it
     return 0;
   }
   return count;
@@ -38,4 +39,4 @@ int cuda_device_count() noexcept {
 #endif
 }
 
-}  // namespace cg
+} // namespace cg

@@ -29,7 +29,8 @@ constexpr std::size_t host_alignment = 256;
 std::string shape_text(const std::vector<std::int64_t>& v) {
   std::string s = "[";
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i != 0) s += ", ";
+    if (i != 0)
+      s += ", ";
     s += std::to_string(v[i]);
   }
   return s + "]";
@@ -38,7 +39,8 @@ std::string shape_text(const std::vector<std::int64_t>& v) {
 void check_extents(const std::vector<std::int64_t>& shape, const char* who) {
   for (const std::int64_t extent : shape) {
     if (extent < 0) {
-      throw TensorError(std::string("cg: ") + who + ": negative extent in shape " + shape_text(shape));
+      throw TensorError(std::string("cg: ") + who + ": negative extent in shape " +
+                        shape_text(shape));
     }
   }
 }
@@ -47,55 +49,74 @@ void check_extents(const std::vector<std::int64_t>& shape, const char* who) {
 std::size_t checked_bytes(DType dtype, const std::vector<std::int64_t>& shape, const char* who) {
   std::uint64_t count = 1;
   for (const std::int64_t extent : shape) {
-    if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(extent), &count)) count = UINT64_MAX;
+    if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(extent), &count))
+      count = UINT64_MAX;
   }
   std::uint64_t bytes = 0;
   if (count > static_cast<std::uint64_t>(INT64_MAX) ||
       __builtin_mul_overflow(count, std::uint64_t{dtype_size(dtype)}, &bytes) ||
       bytes > static_cast<std::uint64_t>(PTRDIFF_MAX)) {
-    throw TensorError(std::string("cg: ") + who + ": " + std::string(to_string(dtype)) + shape_text(shape) +
-                      " is too large");
+    throw TensorError(std::string("cg: ") + who + ": " + std::string(to_string(dtype)) +
+                      shape_text(shape) + " is too large");
   }
   return static_cast<std::size_t>(bytes);
 }
 
 void* host_allocate(std::size_t bytes) {
-  const std::size_t rounded = (bytes == 0 ? 1 : (bytes + host_alignment - 1) / host_alignment) * host_alignment;
+  const std::size_t rounded =
+      (bytes == 0 ? 1 : (bytes + host_alignment - 1) / host_alignment) * host_alignment;
   void* p = std::aligned_alloc(host_alignment, rounded);
-  if (p == nullptr) throw std::bad_alloc();
+  if (p == nullptr)
+    throw std::bad_alloc();
   return p;
 }
 
 DLDataType to_dl(DType t) noexcept {
   const auto bits = static_cast<std::uint8_t>(dtype_size(t) * 8);
   switch (t) {
-    case DType::float16:
-    case DType::float32:
-    case DType::float64: return DLDataType{kDLFloat, bits, 1};
-    case DType::bfloat16: return DLDataType{kDLBfloat, bits, 1};
-    case DType::int8:
-    case DType::int32:
-    case DType::int64: return DLDataType{kDLInt, bits, 1};
-    case DType::uint8: return DLDataType{kDLUInt, bits, 1};
-    case DType::boolean: return DLDataType{dl_bool_code, bits, 1};
+  case DType::float16:
+  case DType::float32:
+  case DType::float64:
+    return DLDataType{kDLFloat, bits, 1};
+  case DType::bfloat16:
+    return DLDataType{kDLBfloat, bits, 1};
+  case DType::int8:
+  case DType::int32:
+  case DType::int64:
+    return DLDataType{kDLInt, bits, 1};
+  case DType::uint8:
+    return DLDataType{kDLUInt, bits, 1};
+  case DType::boolean:
+    return DLDataType{dl_bool_code, bits, 1};
   }
   return DLDataType{kDLOpaqueHandle, 0, 1};
 }
 
 bool from_dl(DLDataType t, DType& out) noexcept {
-  if (t.lanes != 1) return false;
+  if (t.lanes != 1)
+    return false;
   const int code = t.code;
   const int bits = t.bits;
-  if (code == kDLFloat && bits == 16) out = DType::float16;
-  else if (code == kDLFloat && bits == 32) out = DType::float32;
-  else if (code == kDLFloat && bits == 64) out = DType::float64;
-  else if (code == kDLBfloat && bits == 16) out = DType::bfloat16;
-  else if (code == kDLInt && bits == 8) out = DType::int8;
-  else if (code == kDLInt && bits == 32) out = DType::int32;
-  else if (code == kDLInt && bits == 64) out = DType::int64;
-  else if (code == kDLUInt && bits == 8) out = DType::uint8;
-  else if (code == dl_bool_code && bits == 8) out = DType::boolean;
-  else return false;
+  if (code == kDLFloat && bits == 16)
+    out = DType::float16;
+  else if (code == kDLFloat && bits == 32)
+    out = DType::float32;
+  else if (code == kDLFloat && bits == 64)
+    out = DType::float64;
+  else if (code == kDLBfloat && bits == 16)
+    out = DType::bfloat16;
+  else if (code == kDLInt && bits == 8)
+    out = DType::int8;
+  else if (code == kDLInt && bits == 32)
+    out = DType::int32;
+  else if (code == kDLInt && bits == 64)
+    out = DType::int64;
+  else if (code == kDLUInt && bits == 8)
+    out = DType::uint8;
+  else if (code == dl_bool_code && bits == 8)
+    out = DType::boolean;
+  else
+    return false;
   return true;
 }
 
@@ -110,7 +131,7 @@ struct DlpackExport {
 
 void delete_export(DLManagedTensor* self) { delete static_cast<DlpackExport*>(self->manager_ctx); }
 
-}  // namespace
+} // namespace
 
 std::vector<std::int64_t> Tensor::contiguous_strides(const std::vector<std::int64_t>& shape) {
   std::vector<std::int64_t> strides(shape.size());
@@ -153,14 +174,16 @@ Tensor Tensor::zeros(DType dtype, std::vector<std::int64_t> shape, Device device
   return t;
 }
 
-Tensor Tensor::from_blob(void* data, DType dtype, std::vector<std::int64_t> shape, std::vector<std::int64_t> strides,
-                         Device device, std::uint64_t byte_offset) {
+Tensor Tensor::from_blob(void* data, DType dtype, std::vector<std::int64_t> shape,
+                         std::vector<std::int64_t> strides, Device device,
+                         std::uint64_t byte_offset) {
   check_extents(shape, "Tensor::from_blob");
   if (!strides.empty() && strides.size() != shape.size()) {
-    throw TensorError("cg: Tensor::from_blob: " + std::to_string(strides.size()) + " strides for shape " +
-                      shape_text(shape));
+    throw TensorError("cg: Tensor::from_blob: " + std::to_string(strides.size()) +
+                      " strides for shape " + shape_text(shape));
   }
-  if (!is_valid(dtype)) throw TensorError("cg: Tensor::from_blob: invalid dtype");
+  if (!is_valid(dtype))
+    throw TensorError("cg: Tensor::from_blob: invalid dtype");
   Tensor t;
   t.storage_ = data;
   t.byte_offset_ = byte_offset;
@@ -174,7 +197,8 @@ Tensor Tensor::from_blob(void* data, DType dtype, std::vector<std::int64_t> shap
 
 Tensor Tensor::adopt(void* storage, Deleter deleter, DType dtype, std::vector<std::int64_t> shape,
                      std::vector<std::int64_t> strides, Device device, std::uint64_t byte_offset) {
-  if (!deleter) throw TensorError("cg: Tensor::adopt needs a deleter (use from_blob for borrowed memory)");
+  if (!deleter)
+    throw TensorError("cg: Tensor::adopt needs a deleter (use from_blob for borrowed memory)");
   // Own it first, so that the deleter runs (once) whatever throws below.
   std::shared_ptr<void> owner(storage, [d = std::move(deleter)](void* p) { d(p); });
   Tensor t = from_blob(storage, dtype, std::move(shape), std::move(strides), device, byte_offset);
@@ -183,19 +207,25 @@ Tensor Tensor::adopt(void* storage, Deleter deleter, DType dtype, std::vector<st
 }
 
 std::int64_t Tensor::numel() const noexcept {
-  if (!defined_) return 0;
+  if (!defined_)
+    return 0;
   std::int64_t n = 1;
-  for (const std::int64_t extent : shape_) n *= extent;
+  for (const std::int64_t extent : shape_)
+    n *= extent;
   return n;
 }
 
-std::size_t Tensor::nbytes() const noexcept { return static_cast<std::size_t>(numel()) * element_size(); }
+std::size_t Tensor::nbytes() const noexcept {
+  return static_cast<std::size_t>(numel()) * element_size();
+}
 
 bool Tensor::is_contiguous() const noexcept {
   std::int64_t expected = 1;
   for (std::size_t i = shape_.size(); i-- > 0;) {
-    if (shape_[i] == 0) return true;  // no elements: any layout is contiguous
-    if (shape_[i] != 1 && strides_[i] != expected) return false;
+    if (shape_[i] == 0)
+      return true; // no elements: any layout is contiguous
+    if (shape_[i] != 1 && strides_[i] != expected)
+      return false;
     expected *= shape_[i];
   }
   return true;
@@ -207,14 +237,17 @@ void Tensor::throw_dtype_mismatch(DType requested) const {
 }
 
 std::string Tensor::describe() const {
-  if (!defined_) return "undefined tensor";
+  if (!defined_)
+    return "undefined tensor";
   return std::string(to_string(dtype_)) + shape_text(shape_) + " on " + to_string(device_);
 }
 
 Tensor Tensor::contiguous() const {
-  if (is_contiguous()) return *this;
+  if (is_contiguous())
+    return *this;
   if (device_.kind != DeviceKind::cpu) {
-    throw TensorError("cg: Tensor::contiguous: copying a strided " + describe() + " needs a GPU kernel");
+    throw TensorError("cg: Tensor::contiguous: copying a strided " + describe() +
+                      " needs a GPU kernel");
   }
   Tensor out = empty(dtype_, shape_);
   detail::gather(*this, static_cast<std::byte*>(out.data_ptr()));
@@ -222,8 +255,10 @@ Tensor Tensor::contiguous() const {
 }
 
 Tensor Tensor::to(Device device) const {
-  if (device.kind == DeviceKind::cpu) device = device::cpu;
-  if (!defined_ || device == device_) return *this;
+  if (device.kind == DeviceKind::cpu)
+    device = device::cpu;
+  if (!defined_ || device == device_)
+    return *this;
   if (device_.kind != DeviceKind::cpu && !is_contiguous()) {
     throw TensorError("cg: Tensor::to(" + to_string(device) + "): copying a strided " + describe() +
                       " needs a GPU kernel");
@@ -235,7 +270,8 @@ Tensor Tensor::to(Device device) const {
 }
 
 DLManagedTensor* Tensor::to_dlpack() const {
-  if (!defined_) throw TensorError("cg: Tensor::to_dlpack of an undefined tensor");
+  if (!defined_)
+    throw TensorError("cg: Tensor::to_dlpack of an undefined tensor");
   auto holder = std::make_unique<DlpackExport>();
   holder->tensor = *this;
   holder->shape = shape_;
@@ -257,58 +293,68 @@ DLManagedTensor* Tensor::to_dlpack() const {
 }
 
 Tensor Tensor::from_dlpack(DLManagedTensor* managed) {
-  if (managed == nullptr) throw TensorError("cg: Tensor::from_dlpack of a null DLManagedTensor");
+  if (managed == nullptr)
+    throw TensorError("cg: Tensor::from_dlpack of a null DLManagedTensor");
   // Own it first: from here on, any throw runs the producer's deleter.
   std::shared_ptr<void> owner(static_cast<void*>(managed), [](void* p) {
     auto* m = static_cast<DLManagedTensor*>(p);
-    if (m->deleter != nullptr) m->deleter(m);
+    if (m->deleter != nullptr)
+      m->deleter(m);
   });
   const DLTensor& dl = managed->dl_tensor;
   DType dtype{};
   if (!from_dl(dl.dtype, dtype)) {
-    throw TensorError("cg: Tensor::from_dlpack: unsupported DLPack dtype (code " + std::to_string(dl.dtype.code) +
-                      ", " + std::to_string(dl.dtype.bits) + " bits, " + std::to_string(dl.dtype.lanes) +
-                      " lanes)");
+    throw TensorError("cg: Tensor::from_dlpack: unsupported DLPack dtype (code " +
+                      std::to_string(dl.dtype.code) + ", " + std::to_string(dl.dtype.bits) +
+                      " bits, " + std::to_string(dl.dtype.lanes) + " lanes)");
   }
   Device device;
   switch (dl.device.device_type) {
-    case kDLCPU:
-    case kDLCUDAHost: device = device::cpu; break;
-    case kDLCUDA: device = Device{DeviceKind::cuda, dl.device.device_id}; break;
-    default:
-      throw TensorError("cg: Tensor::from_dlpack: unsupported DLPack device type " +
-                        std::to_string(static_cast<int>(dl.device.device_type)));
+  case kDLCPU:
+  case kDLCUDAHost:
+    device = device::cpu;
+    break;
+  case kDLCUDA:
+    device = Device{DeviceKind::cuda, dl.device.device_id};
+    break;
+  default:
+    throw TensorError("cg: Tensor::from_dlpack: unsupported DLPack device type " +
+                      std::to_string(static_cast<int>(dl.device.device_type)));
   }
   if (dl.ndim < 0 || (dl.ndim > 0 && dl.shape == nullptr)) {
-    throw TensorError("cg: Tensor::from_dlpack: invalid ndim " + std::to_string(dl.ndim) + " or shape");
+    throw TensorError("cg: Tensor::from_dlpack: invalid ndim " + std::to_string(dl.ndim) +
+                      " or shape");
   }
   std::vector<std::int64_t> shape(dl.shape, dl.shape + dl.ndim);
   std::vector<std::int64_t> strides;
-  if (dl.strides != nullptr) strides.assign(dl.strides, dl.strides + dl.ndim);
-  Tensor t = from_blob(dl.data, dtype, std::move(shape), std::move(strides), device, dl.byte_offset);
+  if (dl.strides != nullptr)
+    strides.assign(dl.strides, dl.strides + dl.ndim);
+  Tensor t =
+      from_blob(dl.data, dtype, std::move(shape), std::move(strides), device, dl.byte_offset);
   t.owner_ = std::move(owner);
   return t;
 }
-
 
 namespace {
 
 void check_host(const Tensor& t) {
   if (t.device().kind != DeviceKind::cpu) {
-    throw TensorError("cg: a tensor on " + to_string(t.device()) +
-                      " cannot be serialized through shared memory: give the edge a tensor transport "
-                      "(v.with_tensor_transport(cg::transport::nccl)) or copy it to the host first "
-                      "(t.to(cg::device::cpu))");
+    throw TensorError(
+        "cg: a tensor on " + to_string(t.device()) +
+        " cannot be serialized through shared memory: give the edge a tensor transport "
+        "(v.with_tensor_transport(cg::transport::nccl)) or copy it to the host first "
+        "(t.to(cg::device::cpu))");
   }
 }
 
 constexpr std::uint8_t wire_undefined = 0;
 constexpr std::uint8_t wire_host = 1;
 
-}  // namespace
+} // namespace
 
 std::size_t Codec<Tensor>::size(const Tensor& t) {
-  if (!t.defined()) return 1;
+  if (!t.defined())
+    return 1;
   check_host(t);
   return 2 + sizeof(std::uint64_t) * 2 + 2 * sizeof(std::int64_t) * t.shape().size() + t.nbytes();
 }
@@ -339,12 +385,15 @@ bool decode_tensor_header(Decoder& d, DType& dtype_out, std::vector<std::int64_t
                           std::size_t& bytes_out) {
   std::uint8_t kind = 0;
   d.read(&kind, 1);
-  if (kind == wire_undefined) return false;
-  if (kind != wire_host) throw DecodeError("cg: corrupted tensor: kind byte " + std::to_string(kind));
+  if (kind == wire_undefined)
+    return false;
+  if (kind != wire_host)
+    throw DecodeError("cg: corrupted tensor: kind byte " + std::to_string(kind));
   std::uint8_t dtype_byte = 0;
   d.read(&dtype_byte, 1);
   const auto dtype = static_cast<DType>(dtype_byte);
-  if (!is_valid(dtype)) throw DecodeError("cg: corrupted tensor: dtype byte " + std::to_string(dtype_byte));
+  if (!is_valid(dtype))
+    throw DecodeError("cg: corrupted tensor: dtype byte " + std::to_string(dtype_byte));
   // Every dimension takes 16 bytes (extent and stride): bounds ndim by the input.
   const std::size_t ndim = detail::decode_length(d, 2 * sizeof(std::int64_t));
   std::vector<std::int64_t> shape(ndim);
@@ -354,11 +403,12 @@ bool decode_tensor_header(Decoder& d, DType& dtype_out, std::vector<std::int64_t
   std::uint64_t bytes = 0;
   d.read(&bytes, sizeof bytes);
   for (const std::int64_t extent : shape) {
-    if (extent < 0) throw DecodeError("cg: corrupted tensor: negative extent in shape " + shape_text(shape));
+    if (extent < 0)
+      throw DecodeError("cg: corrupted tensor: negative extent in shape " + shape_text(shape));
   }
   if (strides != Tensor::contiguous_strides(shape)) {
-    throw DecodeError("cg: corrupted tensor: strides " + shape_text(strides) + " are not the contiguous strides of " +
-                      shape_text(shape));
+    throw DecodeError("cg: corrupted tensor: strides " + shape_text(strides) +
+                      " are not the contiguous strides of " + shape_text(shape));
   }
   std::size_t expected = 0;
   try {
@@ -368,8 +418,9 @@ bool decode_tensor_header(Decoder& d, DType& dtype_out, std::vector<std::int64_t
   }
   if (bytes != expected || bytes > d.remaining()) {
     throw DecodeError("cg: corrupted tensor: " + std::to_string(bytes) + " bytes for " +
-                      std::string(to_string(dtype)) + shape_text(shape) + " (" + std::to_string(expected) +
-                      " expected, " + std::to_string(d.remaining()) + " remain)");
+                      std::string(to_string(dtype)) + shape_text(shape) + " (" +
+                      std::to_string(expected) + " expected, " + std::to_string(d.remaining()) +
+                      " remain)");
   }
   dtype_out = dtype;
   shape_out = std::move(shape);
@@ -377,19 +428,21 @@ bool decode_tensor_header(Decoder& d, DType& dtype_out, std::vector<std::int64_t
   return true;
 }
 
-}  // namespace
+} // namespace
 
 Tensor Codec<Tensor>::decode(Decoder& d) {
   DType dtype = DType::float32;
   std::vector<std::int64_t> shape;
   std::size_t expected = 0;
-  if (!decode_tensor_header(d, dtype, shape, expected)) return Tensor();
+  if (!decode_tensor_header(d, dtype, shape, expected))
+    return Tensor();
   Tensor t = Tensor::empty(dtype, std::move(shape));
   d.read(t.data_ptr(), expected);
   if (dtype == DType::boolean) {
     const auto* p = static_cast<const std::uint8_t*>(t.data_ptr());
     for (std::size_t i = 0; i < expected; ++i) {
-      if (p[i] > 1) throw DecodeError("cg: corrupted tensor: invalid bool byte " + std::to_string(p[i]));
+      if (p[i] > 1)
+        throw DecodeError("cg: corrupted tensor: invalid bool byte " + std::to_string(p[i]));
     }
   }
   return t;
@@ -402,12 +455,13 @@ Tensor decode_tensor_view(std::span<const std::byte> encoded) {
   DType dtype = DType::float32;
   std::vector<std::int64_t> shape;
   std::size_t bytes = 0;
-  if (!decode_tensor_header(d, dtype, shape, bytes)) return Tensor();
+  if (!decode_tensor_header(d, dtype, shape, bytes))
+    return Tensor();
   std::span<const std::byte> elements = d.take(bytes);
   if (d.remaining() != 0)
     throw DecodeError("cg: " + std::to_string(d.remaining()) + " trailing bytes after a tensor");
   return Tensor::from_blob(const_cast<std::byte*>(elements.data()), dtype, std::move(shape));
 }
 
-}  // namespace detail
-}  // namespace cg
+} // namespace detail
+} // namespace cg

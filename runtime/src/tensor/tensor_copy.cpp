@@ -12,8 +12,10 @@
 
 namespace cg::detail {
 
-void for_each_run(const Tensor& t, const std::function<void(std::byte* run, std::size_t bytes)>& fn) {
-  if (t.numel() == 0) return;
+void for_each_run(const Tensor& t,
+                  const std::function<void(std::byte* run, std::size_t bytes)>& fn) {
+  if (t.numel() == 0)
+    return;
   const std::size_t item = t.element_size();
   auto* base = static_cast<std::byte*>(t.data_ptr());
   // Dimensions of extent 1 never move the pointer: leave them out.
@@ -38,11 +40,11 @@ void for_each_run(const Tensor& t, const std::function<void(std::byte* run, std:
     return;
   }
   std::vector<std::int64_t> index(outer, 0);
-  std::int64_t offset = 0;  // in elements, of the current index
+  std::int64_t offset = 0; // in elements, of the current index
   for (;;) {
     fn(base + offset * static_cast<std::int64_t>(item), run_bytes);
     std::size_t d = outer;
-    for (; d > 0; --d) {  // odometer increment, innermost outer dimension first
+    for (; d > 0; --d) { // odometer increment, innermost outer dimension first
       const std::size_t k = d - 1;
       if (++index[k] < shape[k]) {
         offset += strides[k];
@@ -51,7 +53,8 @@ void for_each_run(const Tensor& t, const std::function<void(std::byte* run, std:
       offset -= strides[k] * (shape[k] - 1);
       index[k] = 0;
     }
-    if (d == 0) return;
+    if (d == 0)
+      return;
   }
 }
 
@@ -69,5 +72,4 @@ void scatter(const std::byte* in, const Tensor& t) {
   });
 }
 
-
-}  // namespace cg::detail
+} // namespace cg::detail

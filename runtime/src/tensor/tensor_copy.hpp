@@ -16,7 +16,8 @@ namespace cg::detail {
 /// Calls fn(run, bytes) for the tensor's elements in row-major order, in as
 /// few contiguous runs as its strides allow. Host memory only: the caller
 /// checks the device.
-void for_each_run(const Tensor& t, const std::function<void(std::byte* run, std::size_t bytes)>& fn);
+void for_each_run(const Tensor& t,
+                  const std::function<void(std::byte* run, std::size_t bytes)>& fn);
 
 /// Copies the elements of a host tensor into `out` (nbytes() bytes), row-major.
 void gather(const Tensor& t, std::byte* out);
@@ -30,4 +31,4 @@ void scatter(const std::byte* in, const Tensor& t);
 /// value to the GPU straight from its channel slot. DecodeError if corrupt.
 Tensor decode_tensor_view(std::span<const std::byte> encoded);
 
-}  // namespace cg::detail
+} // namespace cg::detail

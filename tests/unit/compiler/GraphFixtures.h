@@ -23,9 +23,7 @@ namespace cg::test {
 /// shows only its basename.
 inline constexpr const char* kGraphFile = "examples/echo/echo.cg.cpp";
 
-inline ir::SourceLoc at(unsigned line, unsigned column = 3) {
-  return {kGraphFile, line, column};
-}
+inline ir::SourceLoc at(unsigned line, unsigned column = 3) { return {kGraphFile, line, column}; }
 
 /// A compile-time constant, e.g. constant("int", "42").
 inline ir::Constant constant(std::string type, std::string expression) {
@@ -51,19 +49,16 @@ public:
   }
 
   /// g.input<T>(): returns the new value's id.
-  unsigned input(std::string type = "std::string",
-                 ir::Transport transport = ir::Transport::Shm) {
+  unsigned input(std::string type = "std::string", ir::Transport transport = ir::Transport::Shm) {
     unsigned value = newValue(
-        std::move(type),
-        {ir::Producer::Kind::Input, static_cast<unsigned>(graph_.inputs.size())});
+        std::move(type), {ir::Producer::Kind::Input, static_cast<unsigned>(graph_.inputs.size())});
     graph_.values[value].transport = transport;
     graph_.inputs.push_back(value);
     return value;
   }
 
   /// g.actor<C>("name", constructorArgs...): returns the actor's index.
-  unsigned actor(std::string name, unsigned line,
-                 std::string className = "::EchoActor",
+  unsigned actor(std::string name, unsigned line, std::string className = "::EchoActor",
                  std::vector<ir::Constant> constructorArgs = {}) {
     ir::Actor actor;
     actor.name = std::move(name);
@@ -75,25 +70,22 @@ public:
   }
 
   /// actor.bind<&C::method>(args...): returns the result value's id.
-  unsigned bind(unsigned actor, std::string method, std::vector<ArgSpec> args,
-                unsigned line, std::string resultType = "std::string") {
+  unsigned bind(unsigned actor, std::string method, std::vector<ArgSpec> args, unsigned line,
+                std::string resultType = "std::string") {
     unsigned task = newTask(actor, std::move(method), std::move(args), line);
-    unsigned result =
-        newValue(std::move(resultType), {ir::Producer::Kind::Task, task});
+    unsigned result = newValue(std::move(resultType), {ir::Producer::Kind::Task, task});
     graph_.tasks[task].results.push_back(result);
     return result;
   }
 
   /// auto [e0, e1, ...] = actor.bind<&C::method>(args...) for a method
   /// returning std::tuple<T0, T1, ...>: returns the element values' ids.
-  std::vector<unsigned> bindTuple(unsigned actor, std::string method,
-                                  std::vector<ArgSpec> args, unsigned line,
-                                  std::vector<std::string> elementTypes) {
+  std::vector<unsigned> bindTuple(unsigned actor, std::string method, std::vector<ArgSpec> args,
+                                  unsigned line, std::vector<std::string> elementTypes) {
     unsigned task = newTask(actor, std::move(method), std::move(args), line);
     for (std::size_t k = 0; k < elementTypes.size(); ++k) {
-      unsigned value = newValue(
-          std::move(elementTypes[k]),
-          {ir::Producer::Kind::Task, task, static_cast<int>(k)});
+      unsigned value = newValue(std::move(elementTypes[k]),
+                                {ir::Producer::Kind::Task, task, static_cast<int>(k)});
       graph_.tasks[task].results.push_back(value);
     }
     return graph_.tasks[task].results;
@@ -101,13 +93,10 @@ public:
 
   /// One collective: rank r is a task on actors[r] reading inputs[r]
   /// (method: the kind's name, e.g. "allreduce"). Returns each rank's result.
-  std::vector<unsigned> collective(ir::Collective::Kind kind,
-                                   std::string reduceOp,
-                                   std::vector<unsigned> actors,
-                                   std::vector<unsigned> inputs, unsigned line,
-                                   std::string type = "std::vector<float>") {
-    static const char* const kMethods[] = {"allreduce", "allgather",
-                                           "reducescatter"};
+  std::vector<unsigned> collective(ir::Collective::Kind kind, std::string reduceOp,
+                                   std::vector<unsigned> actors, std::vector<unsigned> inputs,
+                                   unsigned line, std::string type = "std::vector<float>") {
+    static const char* const kMethods[] = {"allreduce", "allgather", "reducescatter"};
     ir::Collective collective;
     collective.kind = kind;
     collective.reduceOp = std::move(reduceOp);
@@ -115,8 +104,7 @@ public:
     int id = static_cast<int>(graph_.collectives.size());
     std::vector<unsigned> results;
     for (std::size_t r = 0; r < actors.size(); ++r) {
-      unsigned value = bind(actors[r], kMethods[static_cast<int>(kind)],
-                            {inputs[r]}, line, type);
+      unsigned value = bind(actors[r], kMethods[static_cast<int>(kind)], {inputs[r]}, line, type);
       unsigned task = graph_.values[value].producer.index;
       graph_.tasks[task].collective = id;
       collective.tasks.push_back(task);
@@ -147,8 +135,7 @@ public:
   ir::Graph build() const { return graph_; }
 
 private:
-  unsigned newTask(unsigned actor, std::string method,
-                   std::vector<ArgSpec> args, unsigned line) {
+  unsigned newTask(unsigned actor, std::string method, std::vector<ArgSpec> args, unsigned line) {
     ir::Task task;
     task.actor = actor;
     task.method = std::move(method);
@@ -230,11 +217,9 @@ inline ir::Graph tupleGraph() {
   unsigned a = g.actor("a", 51, "::Splitter");
   unsigned b = g.actor("b", 52);
   unsigned c = g.actor("c", 53, "::Scaler");
-  std::vector<unsigned> parts =
-      g.bindTuple(a, "split", {x}, 54, {"std::string", "int"});
+  std::vector<unsigned> parts = g.bindTuple(a, "split", {x}, 54, {"std::string", "int"});
   unsigned left = g.bind(b, "left", {parts[0]}, 55);
-  unsigned right = g.bind(c, "right", {parts[1], constant("int", "3")}, 56,
-                          "int");
+  unsigned right = g.bind(c, "right", {parts[1], constant("int", "3")}, 56, "int");
   g.output(left).output(right);
   return g.build();
 }
@@ -245,24 +230,23 @@ inline ir::Graph tupleGraph() {
 inline ir::Graph gpuGraph() {
   GraphBuilder g("gpu", 60);
   unsigned x = g.input("std::vector<float>");
-  unsigned w0 = g.actor("w0", 61, "::Worker",
-                        {constant("int", "0"),
-                         constant("std::string", "std::string(\"model.bin\")")});
-  unsigned w1 = g.actor("w1", 62, "::Worker",
-                        {constant("int", "1"),
-                         constant("std::string", "std::string(\"model.bin\")")});
-  std::vector<unsigned> halves = g.bindTuple(
-      w0, "split", {x, constant("double", "0.5")}, 63,
-      {"std::vector<float>", "std::vector<float>"});
+  unsigned w0 =
+      g.actor("w0", 61, "::Worker",
+              {constant("int", "0"), constant("std::string", "std::string(\"model.bin\")")});
+  unsigned w1 =
+      g.actor("w1", 62, "::Worker",
+              {constant("int", "1"), constant("std::string", "std::string(\"model.bin\")")});
+  std::vector<unsigned> halves = g.bindTuple(w0, "split", {x, constant("double", "0.5")}, 63,
+                                             {"std::vector<float>", "std::vector<float>"});
   g.transport(halves[1], ir::Transport::Nccl).cost(halves[0], 2.5);
   unsigned g0 = g.bind(w0, "grad", {halves[0]}, 64, "std::vector<float>");
   unsigned g1 = g.bind(w1, "grad", {halves[1]}, 65, "std::vector<float>");
   g.transport(g0, ir::Transport::Nccl).transport(g1, ir::Transport::Nccl);
   g.cost(g1, 12);
-  std::vector<unsigned> sums = g.collective(ir::Collective::Kind::AllReduce,
-                                            "sum", {w0, w1}, {g0, g1}, 66);
-  std::vector<unsigned> all = g.collective(ir::Collective::Kind::AllGather, "",
-                                           {w1, w0}, {sums[1], sums[0]}, 67);
+  std::vector<unsigned> sums =
+      g.collective(ir::Collective::Kind::AllReduce, "sum", {w0, w1}, {g0, g1}, 66);
+  std::vector<unsigned> all =
+      g.collective(ir::Collective::Kind::AllGather, "", {w1, w0}, {sums[1], sums[0]}, 67);
   g.output(all[0]).output(all[1]);
   return g.build();
 }

@@ -38,7 +38,6 @@ using Json = nlohmann::json;
 constexpr std::string_view kFormat = kJsonFormat;
 constexpr unsigned kVersion = kJsonVersion;
 
-
 /// Field paths are spelled like the C++ a reader would write to reach the
 /// field ("tasks[2].loc.line"), matching findInconsistency()'s messages. A
 /// path is a chain of links on the reader's stack, spelled out only when a
@@ -68,9 +67,8 @@ Path elementPath(const Path& parent, std::size_t index) { return {&parent, {}, i
 
 [[noreturn]] void fail(const Path& at, std::string_view problem) {
   std::string path = at.str();
-  throw std::runtime_error(fmt::format("invalid cg-ir JSON: {}: {}",
-                                       path.empty() ? "top level" : path,
-                                       problem));
+  throw std::runtime_error(
+      fmt::format("invalid cg-ir JSON: {}: {}", path.empty() ? "top level" : path, problem));
 }
 
 /// What was found instead of the expected type: scalars are quoted as
@@ -94,8 +92,7 @@ void expectArray(const Json& j, const Path& path) {
 /// Checks that `object` has all the keys `keys`, and otherwise only keys of
 /// `optionalKeys`: missing ones first (in schema order), then unknown ones, so
 /// a misspelt key reports what is needed.
-void expectKeys(const Json& object, const Path& path,
-                std::initializer_list<std::string_view> keys,
+void expectKeys(const Json& object, const Path& path, std::initializer_list<std::string_view> keys,
                 std::initializer_list<std::string_view> optionalKeys = {}) {
   expectObject(object, path);
   for (std::string_view key : keys)
@@ -190,8 +187,7 @@ Constant readConstant(const Json& j, const Path& path) {
   expectKeys(j, path, {"type", "expression"});
   Constant constant;
   constant.type.spelling = readString(j["type"], fieldPath(path, "type"));
-  constant.expression =
-      readString(j["expression"], fieldPath(path, "expression"));
+  constant.expression = readString(j["expression"], fieldPath(path, "expression"));
   return constant;
 }
 
@@ -210,16 +206,14 @@ Arg readArg(const Json& j, const Path& path) {
     arg.kind = Arg::Kind::Constant;
     arg.constant = readConstant(only.value(), fieldPath(path, key));
   } else {
-    fail(path,
-         fmt::format("unknown key '{}'; expected 'value' or 'constant'", key));
+    fail(path, fmt::format("unknown key '{}'; expected 'value' or 'constant'", key));
   }
   return arg;
 }
 
 Transport readTransport(const Json& j, const Path& path) {
   std::string name = readString(j, path);
-  for (Transport transport :
-       {Transport::Shm, Transport::Nccl, Transport::Cpu, Transport::Cuda})
+  for (Transport transport : {Transport::Shm, Transport::Nccl, Transport::Cpu, Transport::Cuda})
     if (name == toString(transport))
       return transport;
   fail(path, fmt::format("unknown transport \"{}\"; expected \"shm\", "
@@ -230,8 +224,7 @@ Transport readTransport(const Json& j, const Path& path) {
 Collective::Kind readCollectiveKind(const Json& j, const Path& path) {
   std::string name = readString(j, path);
   for (Collective::Kind kind :
-       {Collective::Kind::AllReduce, Collective::Kind::AllGather,
-        Collective::Kind::ReduceScatter})
+       {Collective::Kind::AllReduce, Collective::Kind::AllGather, Collective::Kind::ReduceScatter})
     if (name == toString(kind))
       return kind;
   fail(path, fmt::format("unknown collective kind \"{}\"; expected "
@@ -256,8 +249,7 @@ Actor readActor(const Json& j, const Path& path) {
   actor.className = readString(j["className"], fieldPath(path, "className"));
   if (j.contains("constructorArgs"))
     actor.constructorArgs =
-        readArray<Constant>(j["constructorArgs"],
-                            fieldPath(path, "constructorArgs"), readConstant);
+        readArray<Constant>(j["constructorArgs"], fieldPath(path, "constructorArgs"), readConstant);
   actor.loc = readLoc(j["loc"], fieldPath(path, "loc"));
   if (j.contains("host"))
     actor.host = readUnsigned(j["host"], fieldPath(path, "host"));
@@ -267,8 +259,7 @@ Actor readActor(const Json& j, const Path& path) {
 }
 
 Task readTask(const Json& j, const Path& path) {
-  expectKeys(j, path, {"actor", "method", "args", "results", "loc"},
-             {"collective", "cost"});
+  expectKeys(j, path, {"actor", "method", "args", "results", "loc"}, {"collective", "cost"});
   Task task;
   task.actor = readUnsigned(j["actor"], fieldPath(path, "actor"));
   task.method = readString(j["method"], fieldPath(path, "method"));
@@ -309,10 +300,10 @@ Collective readCollective(const Json& j, const Path& path) {
 
 /// One pass over the text, straight into the Graph, for what toJson()
 /// writes. It takes only plain JSON: strings of ASCII with no escape but
-/// those of one character (keys with none), each key once, ids as plain digits, a cost as a non-negative
-/// number. On anything else it gives up (Plain::GiveUp), and the reader
-/// above, which knows every message, reads the text instead; so what this
-/// one accepts it must read exactly as that one would.
+/// those of one character (keys with none), each key once, ids as plain digits, a cost as a
+/// non-negative number. On anything else it gives up (Plain::GiveUp), and the reader above, which
+/// knows every message, reads the text instead; so what this one accepts it must read exactly as
+/// that one would.
 class Plain {
 public:
   struct GiveUp {};
@@ -333,14 +324,30 @@ public:
                if (integer(std::numeric_limits<unsigned>::max()) != kVersion)
                  throw GiveUp{};
                break;
-             case 2: graph.name = string(); break;
-             case 3: graph.loc = loc(); break;
-             case 4: graph.inputs = ids(); break;
-             case 5: array([&] { graph.actors.push_back(actor()); }); break;
-             case 6: array([&] { graph.tasks.push_back(task()); }); break;
-             case 7: array([&] { graph.values.push_back(value()); }); break;
-             case 8: array([&] { graph.collectives.push_back(collective()); }); break;
-             case 9: graph.outputs = ids(); break;
+             case 2:
+               graph.name = string();
+               break;
+             case 3:
+               graph.loc = loc();
+               break;
+             case 4:
+               graph.inputs = ids();
+               break;
+             case 5:
+               array([&] { graph.actors.push_back(actor()); });
+               break;
+             case 6:
+               array([&] { graph.tasks.push_back(task()); });
+               break;
+             case 7:
+               array([&] { graph.values.push_back(value()); });
+               break;
+             case 8:
+               array([&] { graph.collectives.push_back(collective()); });
+               break;
+             case 9:
+               graph.outputs = ids();
+               break;
              }
            });
     space();
@@ -396,15 +403,32 @@ private:
       if (++p_ == end_)
         throw GiveUp{};
       switch (*p_) {
-      case '"': out += '"'; break;
-      case '\\': out += '\\'; break;
-      case '/': out += '/'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 't': out += '\t'; break;
-      default: throw GiveUp{};
+      case '"':
+        out += '"';
+        break;
+      case '\\':
+        out += '\\';
+        break;
+      case '/':
+        out += '/';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      default:
+        throw GiveUp{};
       }
       begin = ++p_;
     }
@@ -521,9 +545,15 @@ private:
     SourceLoc loc;
     object({"file", "line", "column"}, {}, [&](std::size_t key) {
       switch (key) {
-      case 0: loc.file = string(); break;
-      case 1: loc.line = id(); break;
-      case 2: loc.column = id(); break;
+      case 0:
+        loc.file = string();
+        break;
+      case 1:
+        loc.line = id();
+        break;
+      case 2:
+        loc.column = id();
+        break;
       }
     });
     return loc;
@@ -542,15 +572,26 @@ private:
 
   Actor actor() {
     Actor actor;
-    object({"name", "className", "loc"}, {"constructorArgs", "host", "gpus"},
-           [&](std::size_t key) {
+    object({"name", "className", "loc"}, {"constructorArgs", "host", "gpus"}, [&](std::size_t key) {
       switch (key) {
-      case 0: actor.name = string(); break;
-      case 1: actor.className = string(); break;
-      case 2: actor.loc = loc(); break;
-      case 3: array([&] { actor.constructorArgs.push_back(constant()); }); break;
-      case 4: actor.host = id(); break;
-      case 5: actor.gpus = id(); break;
+      case 0:
+        actor.name = string();
+        break;
+      case 1:
+        actor.className = string();
+        break;
+      case 2:
+        actor.loc = loc();
+        break;
+      case 3:
+        array([&] { actor.constructorArgs.push_back(constant()); });
+        break;
+      case 4:
+        actor.host = id();
+        break;
+      case 5:
+        actor.gpus = id();
+        break;
       }
     });
     return actor;
@@ -579,15 +620,27 @@ private:
     object({"actor", "method", "args", "results", "loc"}, {"collective", "cost"},
            [&](std::size_t key) {
              switch (key) {
-             case 0: task.actor = id(); break;
-             case 1: task.method = string(); break;
+             case 0:
+               task.actor = id();
+               break;
+             case 1:
+               task.method = string();
+               break;
              case 2:
                array([&] { task.args.push_back(arg()); });
                break;
-             case 3: task.results = ids(); break;
-             case 4: task.loc = loc(); break;
-             case 5: task.collective = index(); break;
-             case 6: task.cost = number(); break;
+             case 3:
+               task.results = ids();
+               break;
+             case 4:
+               task.loc = loc();
+               break;
+             case 5:
+               task.collective = index();
+               break;
+             case 6:
+               task.cost = number();
+               break;
              }
            });
     return task;
@@ -598,9 +651,18 @@ private:
     bool input = false, task = false, element = false;
     object({}, {"input", "task", "element"}, [&](std::size_t key) {
       switch (key) {
-      case 0: input = true; producer.index = id(); break;
-      case 1: task = true; producer.index = id(); break;
-      case 2: element = true; producer.element = index(); break;
+      case 0:
+        input = true;
+        producer.index = id();
+        break;
+      case 1:
+        task = true;
+        producer.index = id();
+        break;
+      case 2:
+        element = true;
+        producer.element = index();
+        break;
       }
     });
     if (input == task || (input && element))
@@ -613,8 +675,12 @@ private:
     Value value;
     object({"type", "producer", "transport"}, {"cudaDevice"}, [&](std::size_t key) {
       switch (key) {
-      case 0: value.type.spelling = string(); break;
-      case 1: value.producer = producer(); break;
+      case 0:
+        value.type.spelling = string();
+        break;
+      case 1:
+        value.producer = producer();
+        break;
       case 2: {
         std::string_view name = rawString();
         bool known = false;
@@ -628,7 +694,9 @@ private:
           throw GiveUp{};
         break;
       }
-      case 3: value.cudaDevice = id(); break;
+      case 3:
+        value.cudaDevice = id();
+        break;
       }
     });
     return value;
@@ -651,9 +719,15 @@ private:
           throw GiveUp{};
         break;
       }
-      case 1: collective.reduceOp = string(); break;
-      case 2: collective.tasks = ids(); break;
-      case 3: collective.loc = loc(); break;
+      case 1:
+        collective.reduceOp = string();
+        break;
+      case 2:
+        collective.tasks = ids();
+        break;
+      case 3:
+        collective.loc = loc();
+        break;
       }
     });
     return collective;
@@ -702,15 +776,14 @@ Graph graphFromJson(std::string_view text) {
     fail("format", fmt::format("expected \"{}\", got \"{}\"", kFormat, format));
   if (!j.contains("version"))
     fail("", "missing key 'version'");
-  if (unsigned version = readUnsigned(j["version"], "version");
-      version != kVersion)
+  if (unsigned version = readUnsigned(j["version"], "version"); version != kVersion)
     fail("version", fmt::format("unsupported version {}; this cgc reads "
                                 "version {}",
                                 version, kVersion));
 
   expectKeys(j, "",
-             {"format", "version", "name", "loc", "inputs", "actors", "tasks",
-              "values", "collectives", "outputs"});
+             {"format", "version", "name", "loc", "inputs", "actors", "tasks", "values",
+              "collectives", "outputs"});
   Graph graph;
   graph.name = readString(j["name"], "name");
   graph.loc = readLoc(j["loc"], "loc");
@@ -718,8 +791,7 @@ Graph graphFromJson(std::string_view text) {
   graph.actors = readArray<Actor>(j["actors"], "actors", readActor);
   graph.tasks = readArray<Task>(j["tasks"], "tasks", readTask);
   graph.values = readArray<Value>(j["values"], "values", readValue);
-  graph.collectives =
-      readArray<Collective>(j["collectives"], "collectives", readCollective);
+  graph.collectives = readArray<Collective>(j["collectives"], "collectives", readCollective);
   graph.outputs = readIds(j["outputs"], "outputs");
 
   if (std::optional<std::string> problem = findInconsistency(graph))

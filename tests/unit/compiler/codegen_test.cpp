@@ -61,16 +61,16 @@ ir::Graph constantsGraph() {
   unsigned a = g.actor("a", 71, "::Adder", {constant("int", "7")});
   unsigned b = g.actor("b", 72, "::Adder");
   unsigned first = g.bind(a, "first", {x, constant("int", "3")}, 73, "int");
-  unsigned second = g.bind(b, "second", {constant("double", "static_cast<double>(2.5)")}, 74,
-                           "unsigned long");
+  unsigned second =
+      g.bind(b, "second", {constant("double", "static_cast<double>(2.5)")}, 74, "unsigned long");
   g.output(first).output(second);
   return g.build();
 }
 
 TEST(Codegen, EveryGeneratedFileIsLeftAsItIsByTheFormatter) {
   for (const ir::Graph& graph :
-       {test::chainGraph(), test::fanOutGraph(), test::sameActorGraph(),
-        test::sharedResultGraph(), test::tupleGraph(), test::gpuGraph(), constantsGraph()}) {
+       {test::chainGraph(), test::fanOutGraph(), test::sameActorGraph(), test::sharedResultGraph(),
+        test::tupleGraph(), test::gpuGraph(), constantsGraph()}) {
     for (const GeneratedFile& file : generateFor(graph))
       EXPECT_EQ(formatCode(file.contents, file.name), file.contents)
           << "graph " << graph.name << ", " << file.name;
@@ -119,8 +119,9 @@ TEST(Codegen, AnActorOnAnotherHostCarriesItsHostInItsRow) {
   ir::Graph graph = test::chainGraph();
   graph.actors[1].host = 2;
   std::string header = fileNamed(generateFor(graph), "echo.cg.hpp");
-  EXPECT_TRUE(contains(header, "    {\"a\", &run_chain_a},    // 0: ::EchoActor (echo.cg.cpp:11:3)\n"
-                               "    {\"b\", &run_chain_b, 2}, // 1: ::EchoActor (echo.cg.cpp:12:3)\n"))
+  EXPECT_TRUE(contains(header,
+                       "    {\"a\", &run_chain_a},    // 0: ::EchoActor (echo.cg.cpp:11:3)\n"
+                       "    {\"b\", &run_chain_b, 2}, // 1: ::EchoActor (echo.cg.cpp:12:3)\n"))
       << header;
 }
 
@@ -176,9 +177,8 @@ TEST(Layout, PlainSpellingsAreTheOnesTheFormatterKeeps) {
 }
 
 TEST(Layout, TrailingCommentsAlignAfterTheWidestLine) {
-  EXPECT_EQ(alignTrailingComments({{"a;", "one"}, {"bbbb;", "two"}}, 1),
-            "a;    // one\n"
-            "bbbb; // two\n");
+  EXPECT_EQ(alignTrailingComments({{"a;", "one"}, {"bbbb;", "two"}}, 1), "a;    // one\n"
+                                                                         "bbbb; // two\n");
 }
 
 TEST(Layout, TablesGoInAtTheirMarkersIndentation) {

@@ -98,7 +98,7 @@ TEST(CostOrder, PipelineOfFourStagesAndEightMicrobatchesGets1F1BOverShm) {
   ir::Graph graph = pipeline(p, m, ir::Transport::Shm);
 
   Schedule plain = scheduleOf(graph);
-  EXPECT_EQ(activationsInFlight(graph, plain), m);   // GPipe: all of them
+  EXPECT_EQ(activationsInFlight(graph, plain), m); // GPipe: all of them
 
   Schedule s = scheduleOf(graph, byCost());
   EXPECT_LE(bubbleFraction(s, m), (p - 1.0) / m);
@@ -138,7 +138,7 @@ TEST(CostOrder, RoundTripsAreTasksWhoseResultComesBackToTheirActor) {
   // 3 stage0.backward.
   RoundTrips trips(graph);
   EXPECT_TRUE(trips.opens(0));
-  EXPECT_FALSE(trips.opens(1));   // its result stays on stage1
+  EXPECT_FALSE(trips.opens(1)); // its result stays on stage1
   EXPECT_EQ(trips.closes(3), (std::vector<unsigned>{0}));
   EXPECT_EQ(trips.peak({{0, 3}, {1, 2}}), 1u);
 }
@@ -147,8 +147,7 @@ TEST(CostOrder, TheTextSaysHowTheScheduleWasBuiltAndWhatItKeepsInFlight) {
   ir::Graph graph = pipeline(2, 2, ir::Transport::Shm);
   std::string text = renderScheduleText(graph, scheduleOf(graph, byCost()));
   EXPECT_NE(text.find("# built with --schedule=cost\n"), std::string::npos) << text;
-  EXPECT_NE(text.find(", at most 2 round trips in flight per actor\n"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find(", at most 2 round trips in flight per actor\n"), std::string::npos) << text;
 }
 
 } // namespace

@@ -22,14 +22,14 @@ std::string errorOf(const std::string& text) {
 }
 
 TEST(Costs, AnActorKeyWinsOverAClassKeyAndOthersKeepTheirCost) {
-  ir::Graph graph = test::gpuGraph();   // w0.split has cost 2.5, w1.grad 12
+  ir::Graph graph = test::gpuGraph(); // w0.split has cost 2.5, w1.grad 12
   CostProfile profile = parseCostProfile(
       R"({"format": "cg-costs", "version": 1,
           "costs": {"Worker::grad": 3, "w1.grad": 4.5, "Other::grad": 9}})");
   applyCostProfile(profile, graph);
-  EXPECT_EQ(graph.tasks[0].cost, 2.5);   // w0.split: not named
-  EXPECT_EQ(graph.tasks[1].cost, 3);     // w0.grad: by class
-  EXPECT_EQ(graph.tasks[2].cost, 4.5);   // w1.grad: by actor
+  EXPECT_EQ(graph.tasks[0].cost, 2.5); // w0.split: not named
+  EXPECT_EQ(graph.tasks[1].cost, 3);   // w0.grad: by class
+  EXPECT_EQ(graph.tasks[2].cost, 4.5); // w1.grad: by actor
 }
 
 TEST(Costs, AMalformedProfileNamesWhatIsWrong) {

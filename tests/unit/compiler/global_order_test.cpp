@@ -41,8 +41,7 @@ ir::Graph oneFOneB() {
   unsigned f1 = g.bind(w1, "forward", {in}, 14, "Tensor");
   unsigned f2 = g.bind(w1, "forward", {in}, 15, "Tensor");
   g.transport(f1, kNccl).transport(f2, kNccl);
-  unsigned b1 = g.bind(w2, "backward", {g.bind(w2, "forward", {f1}, 16, "Tensor")}, 17,
-                       "Tensor");
+  unsigned b1 = g.bind(w2, "backward", {g.bind(w2, "forward", {f1}, 16, "Tensor")}, 17, "Tensor");
   g.transport(b1, kNccl);
   unsigned f2w2 = g.bind(w2, "forward", {f2}, 18, "Tensor");
   g.output(g.bind(w1, "backward", {b1}, 19, "Tensor"));
@@ -60,19 +59,16 @@ TEST(GlobalOrder, OneFOneBReceivesTheSecondMicrobatchBeforeSendingTheFirstGradie
   // w2.backward#1 (nccl), c4 w1.backward#1 (output), c5 w2.backward#2
   // (nccl), c6 w1.backward#2 (output).
   EXPECT_EQ(opsOf(graph, s, actorNamed(graph, "w1")),
-            (Strings{"READ w1.read_input c0", "COMPUTE w1.read_input",
-                     "COMPUTE w1.forward#1", "WRITE w1.forward#1 c1",
-                     "COMPUTE w1.forward#2", "WRITE w1.forward#2 c2",
-                     "READ w1.backward#1 c3", "COMPUTE w1.backward#1",
-                     "WRITE w1.backward#1 c4", "READ w1.backward#2 c5",
-                     "COMPUTE w1.backward#2", "WRITE w1.backward#2 c6"}));
+            (Strings{"READ w1.read_input c0", "COMPUTE w1.read_input", "COMPUTE w1.forward#1",
+                     "WRITE w1.forward#1 c1", "COMPUTE w1.forward#2", "WRITE w1.forward#2 c2",
+                     "READ w1.backward#1 c3", "COMPUTE w1.backward#1", "WRITE w1.backward#1 c4",
+                     "READ w1.backward#2 c5", "COMPUTE w1.backward#2", "WRITE w1.backward#2 c6"}));
   // w1 sends both forwards before it receives anything, so w2 must take
   // the second forward (READ c2) before it sends the first gradient (WRITE
   // c3), although it binds forward(b2) after backward(b1).
   EXPECT_EQ(opsOf(graph, s, actorNamed(graph, "w2")),
-            (Strings{"READ w2.forward#1 c1", "COMPUTE w2.forward#1",
-                     "COMPUTE w2.backward#1", "READ w2.forward#2 c2",
-                     "WRITE w2.backward#1 c3", "COMPUTE w2.forward#2",
+            (Strings{"READ w2.forward#1 c1", "COMPUTE w2.forward#1", "COMPUTE w2.backward#1",
+                     "READ w2.forward#2 c2", "WRITE w2.backward#1 c3", "COMPUTE w2.forward#2",
                      "COMPUTE w2.backward#2", "WRITE w2.backward#2 c5"}));
 }
 
@@ -81,7 +77,7 @@ TEST(GlobalOrder, OneFOneBInBindOrderPerTaskWouldDeadlockAndTheSimulatorSaysWher
   Schedule s = scheduleOf(graph);
   // The naive schedule: w2 runs each task's READ, COMPUTE, WRITE together.
   std::vector<Operation>& w2 = s.actors[actorNamed(graph, "w2")].operations;
-  std::swap(w2[3], w2[4]);   // WRITE c3 before READ c2
+  std::swap(w2[3], w2[4]); // WRITE c3 before READ c2
   SimulationResult result = simulate(graph, s, {1, 1});
   EXPECT_FALSE(result.completed);
   EXPECT_EQ(result.blocked, (Strings{"actor 'w1' (execution 0) waits at operation 6, group g1",
@@ -176,9 +172,8 @@ TEST(GlobalOrder, CollectivesRunInOneOrderOnEveryActor) {
   ir::Graph graph = test::gpuGraph();
   Schedule s = scheduleOf(graph);
   EXPECT_EQ(opsOf(graph, s, 0),
-            (Strings{"READ w0.split c0", "COMPUTE w0.split", "WRITE w0.split c1",
-                     "COMPUTE w0.grad", "COMPUTE w0.allreduce", "COMPUTE w0.allgather",
-                     "WRITE w0.allgather c3"}));
+            (Strings{"READ w0.split c0", "COMPUTE w0.split", "WRITE w0.split c1", "COMPUTE w0.grad",
+                     "COMPUTE w0.allreduce", "COMPUTE w0.allgather", "WRITE w0.allgather c3"}));
   EXPECT_EQ(opsOf(graph, s, 1),
             (Strings{"READ w1.grad c1", "COMPUTE w1.grad", "COMPUTE w1.allreduce",
                      "COMPUTE w1.allgather", "WRITE w1.allgather c2"}));
@@ -199,10 +194,10 @@ ir::Graph collectivesInOppositeOrders() {
   unsigned b = g.actor("b", 12, "::Worker");
   unsigned va = g.bind(a, "make", {x}, 13, "Tensor");
   unsigned vb = g.bind(b, "make", {x}, 14, "Tensor");
-  unsigned xa = g.bind(a, "allreduce", {va}, 15, "Tensor");   // X, rank 0
-  unsigned yb = g.bind(b, "allreduce", {vb}, 16, "Tensor");   // Y, rank 0
-  unsigned ya = g.bind(a, "allreduce", {xa}, 17, "Tensor");   // Y, rank 1
-  unsigned xb = g.bind(b, "allreduce", {yb}, 18, "Tensor");   // X, rank 1
+  unsigned xa = g.bind(a, "allreduce", {va}, 15, "Tensor"); // X, rank 0
+  unsigned yb = g.bind(b, "allreduce", {vb}, 16, "Tensor"); // Y, rank 0
+  unsigned ya = g.bind(a, "allreduce", {xa}, 17, "Tensor"); // Y, rank 1
+  unsigned xb = g.bind(b, "allreduce", {yb}, 18, "Tensor"); // X, rank 1
   g.output(ya).output(xb);
   ir::Graph graph = g.build();
   auto collective = [&](std::vector<unsigned> values, unsigned line) {
@@ -250,7 +245,8 @@ TEST(GlobalOrder, ARankWaitingForWorkAfterItsPeerRankIsACycle) {
   unsigned rb = g.bind(b, "allreduce", {vb}, 17, "Tensor");
   g.output(rb);
   ir::Graph graph = g.build();
-  ir::Collective c{ir::Collective::Kind::AllReduce, "sum",
+  ir::Collective c{ir::Collective::Kind::AllReduce,
+                   "sum",
                    {graph.values[ra].producer.index, graph.values[rb].producer.index},
                    test::at(14)};
   graph.tasks[c.tasks[0]].collective = graph.tasks[c.tasks[1]].collective = 0;
@@ -282,7 +278,8 @@ TEST(GlobalOrder, ACycleThroughAnNcclSendSaysWhoWaitsForWhom) {
   unsigned rb = g.bind(b, "allreduce", {vb}, 17, "Tensor");
   g.output(rb);
   ir::Graph graph = g.build();
-  ir::Collective c{ir::Collective::Kind::AllReduce, "sum",
+  ir::Collective c{ir::Collective::Kind::AllReduce,
+                   "sum",
                    {graph.values[ra].producer.index, graph.values[rb].producer.index},
                    test::at(14)};
   graph.tasks[c.tasks[0]].collective = graph.tasks[c.tasks[1]].collective = 0;

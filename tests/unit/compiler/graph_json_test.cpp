@@ -27,8 +27,8 @@ namespace {
 using test::chainGraph;
 using test::constant;
 using test::fanOutGraph;
-using test::GraphBuilder;
 using test::gpuGraph;
+using test::GraphBuilder;
 using test::sameActorGraph;
 using test::tupleGraph;
 
@@ -50,8 +50,7 @@ std::string errorAfterEditing(const std::function<void(nlohmann::json&)>& edit) 
 }
 
 /// The same for the graph using every IR feature (see test::gpuGraph()).
-std::string errorAfterEditingGpu(
-    const std::function<void(nlohmann::json&)>& edit) {
+std::string errorAfterEditingGpu(const std::function<void(nlohmann::json&)>& edit) {
   nlohmann::json j = nlohmann::json::parse(toJson(gpuGraph()));
   edit(j);
   return errorFor(j.dump());
@@ -71,17 +70,13 @@ void expectRoundTrip(const Graph& graph) {
 
 TEST(GraphJson, ChainGraphSurvivesARoundTrip) { expectRoundTrip(chainGraph()); }
 
-TEST(GraphJson, FanOutGraphWithThreeOutputsSurvivesARoundTrip) {
-  expectRoundTrip(fanOutGraph());
-}
+TEST(GraphJson, FanOutGraphWithThreeOutputsSurvivesARoundTrip) { expectRoundTrip(fanOutGraph()); }
 
 TEST(GraphJson, TwoTasksOnOneActorWithALocalEdgeSurviveARoundTrip) {
   expectRoundTrip(sameActorGraph());
 }
 
-TEST(GraphJson, AnEmptyGraphSurvivesARoundTrip) {
-  expectRoundTrip(GraphBuilder("empty").build());
-}
+TEST(GraphJson, AnEmptyGraphSurvivesARoundTrip) { expectRoundTrip(GraphBuilder("empty").build()); }
 
 TEST(GraphJson, AnUnpackedTupleAndAConstantArgumentSurviveARoundTrip) {
   expectRoundTrip(tupleGraph());
@@ -94,8 +89,8 @@ TEST(GraphJson, ConstantsTransportsCollectivesAndCostsSurviveARoundTrip) {
 TEST(GraphJson, AwkwardCostsAndConstantsSurviveARoundTrip) {
   GraphBuilder g("awkward", 5);
   unsigned x = g.input("double");
-  unsigned a = g.actor("a", 6, "::ns::Doubler",
-                       {constant("const char*", "\"quote \\\" and \\n\"")});
+  unsigned a =
+      g.actor("a", 6, "::ns::Doubler", {constant("const char*", "\"quote \\\" and \\n\"")});
   unsigned v = g.bind(a, "f", {x, constant("double", "1e-300"), x}, 7, "double");
   g.cost(v, 0.1).output(v);
   Graph graph = g.build();
@@ -221,15 +216,13 @@ TEST(GraphJson, ACollectiveTaskNamesItsCollective) {
 
 TEST(GraphJson, AValueWritesItsTupleElementAndTransport) {
   nlohmann::ordered_json j = orderedJsonOf(gpuGraph());
-  EXPECT_EQ(j["values"][0].dump(),
-            R"({"type":"std::vector<float>","producer":{"input":0},)"
-            R"("transport":"shm"})");
+  EXPECT_EQ(j["values"][0].dump(), R"({"type":"std::vector<float>","producer":{"input":0},)"
+                                   R"("transport":"shm"})");
   EXPECT_EQ(j["values"][2].dump(),
             R"({"type":"std::vector<float>","producer":{"task":0,"element":1},)"
             R"("transport":"nccl"})");
-  EXPECT_EQ(j["values"][3].dump(),
-            R"({"type":"std::vector<float>","producer":{"task":1},)"
-            R"("transport":"nccl"})");
+  EXPECT_EQ(j["values"][3].dump(), R"({"type":"std::vector<float>","producer":{"task":1},)"
+                                   R"("transport":"nccl"})");
 }
 
 TEST(GraphJson, CollectivesListTheirKindReduceOpAndRanks) {
@@ -242,10 +235,8 @@ TEST(GraphJson, CollectivesListTheirKindReduceOpAndRanks) {
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it)
     keys.push_back(it.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"format", "version", "name", "loc",
-                                            "inputs", "actors", "tasks",
-                                            "values", "collectives",
-                                            "outputs"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"format", "version", "name", "loc", "inputs", "actors",
+                                            "tasks", "values", "collectives", "outputs"}));
 }
 
 TEST(GraphJson, TheReduceScatterKindIsWrittenAndReadBack) {
@@ -253,8 +244,8 @@ TEST(GraphJson, TheReduceScatterKindIsWrittenAndReadBack) {
   unsigned x = g.input("std::vector<float>");
   unsigned a = g.actor("a", 6);
   unsigned b = g.actor("b", 7);
-  std::vector<unsigned> parts = g.collective(
-      ir::Collective::Kind::ReduceScatter, "max", {a, b}, {x, x}, 8);
+  std::vector<unsigned> parts =
+      g.collective(ir::Collective::Kind::ReduceScatter, "max", {a, b}, {x, x}, 8);
   g.output(parts[0]).output(parts[1]);
   Graph graph = g.build();
   EXPECT_EQ(orderedJsonOf(graph)["collectives"][0]["kind"], "reducescatter");
@@ -269,15 +260,13 @@ TEST(GraphJson, OptionalKeysWrittenWithTheirDefaultAreAccepted) {
 }
 
 TEST(GraphJson, TextThatIsNotJsonIsRejectedWithItsPosition) {
-  EXPECT_EQ(errorFor("{"),
-            "invalid cg-ir JSON: parse error at line 1, column 2: syntax error "
-            "while parsing object key - unexpected end of input; expected "
-            "string literal");
+  EXPECT_EQ(errorFor("{"), "invalid cg-ir JSON: parse error at line 1, column 2: syntax error "
+                           "while parsing object key - unexpected end of input; expected "
+                           "string literal");
 }
 
 TEST(GraphJson, ATopLevelArrayIsRejected) {
-  EXPECT_EQ(errorFor("[]"),
-            "invalid cg-ir JSON: top level: expected an object, got array");
+  EXPECT_EQ(errorFor("[]"), "invalid cg-ir JSON: top level: expected an object, got array");
 }
 
 TEST(GraphJson, AMissingFormatIsRejected) {
@@ -314,37 +303,31 @@ TEST(GraphJson, AnUnknownKeyIsRejected) {
 }
 
 TEST(GraphJson, AMissingTaskKeyIsRejectedWithItsPath) {
-  EXPECT_EQ(
-      errorAfterEditing([](nlohmann::json& j) { j["tasks"][1].erase("method"); }),
-      "invalid cg-ir JSON: tasks[1]: missing key 'method'");
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["tasks"][1].erase("method"); }),
+            "invalid cg-ir JSON: tasks[1]: missing key 'method'");
 }
 
 TEST(GraphJson, AStringWhereAnIdBelongsIsRejected) {
-  EXPECT_EQ(
-      errorAfterEditing([](nlohmann::json& j) { j["tasks"][0]["actor"] = "a"; }),
-      "invalid cg-ir JSON: tasks[0].actor: expected a non-negative integer, got "
-      "string");
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["tasks"][0]["actor"] = "a"; }),
+            "invalid cg-ir JSON: tasks[0].actor: expected a non-negative integer, got "
+            "string");
 }
 
 TEST(GraphJson, ANegativeIdIsRejected) {
-  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) {
-              j["tasks"][1]["args"][0]["value"] = -1;
-            }),
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["tasks"][1]["args"][0]["value"] = -1; }),
             "invalid cg-ir JSON: tasks[1].args[0].value: expected a non-negative "
             "integer, got -1");
 }
 
 TEST(GraphJson, ABareValueIdAsAnArgumentIsRejected) {
   // The version 1 spelling of an argument.
-  EXPECT_EQ(errorAfterEditing(
-                [](nlohmann::json& j) { j["tasks"][1]["args"][0] = 1; }),
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["tasks"][1]["args"][0] = 1; }),
             "invalid cg-ir JSON: tasks[1].args[0]: expected an object, got 1");
 }
 
 TEST(GraphJson, AnArgumentThatIsBothAValueAndAConstantIsRejected) {
   EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) {
-              j["tasks"][1]["args"][0]["constant"] = {{"type", "int"},
-                                                      {"expression", "1"}};
+              j["tasks"][1]["args"][0]["constant"] = {{"type", "int"}, {"expression", "1"}};
             }),
             "invalid cg-ir JSON: tasks[1].args[0]: expected exactly one key, "
             "'value' or 'constant'");
@@ -367,17 +350,15 @@ TEST(GraphJson, AConstantWithoutAnExpressionIsRejected) {
 }
 
 TEST(GraphJson, ANonStringConstantTypeIsRejected) {
-  EXPECT_EQ(errorAfterEditingGpu([](nlohmann::json& j) {
-              j["actors"][1]["constructorArgs"][0]["type"] = 4;
-            }),
+  EXPECT_EQ(errorAfterEditingGpu(
+                [](nlohmann::json& j) { j["actors"][1]["constructorArgs"][0]["type"] = 4; }),
             "invalid cg-ir JSON: actors[1].constructorArgs[0].type: expected a "
             "string, got 4");
 }
 
 TEST(GraphJson, AnEmptyConstantExpressionIsRejected) {
-  EXPECT_EQ(errorAfterEditingGpu([](nlohmann::json& j) {
-              j["actors"][1]["constructorArgs"][1]["expression"] = "";
-            }),
+  EXPECT_EQ(errorAfterEditingGpu(
+                [](nlohmann::json& j) { j["actors"][1]["constructorArgs"][1]["expression"] = ""; }),
             "invalid cg-ir JSON: actors[1].constructorArgs[1].expression is "
             "empty");
 }
@@ -391,24 +372,19 @@ TEST(GraphJson, AVersionOneResultKeyIsRejected) {
 }
 
 TEST(GraphJson, ABareResultIdIsRejected) {
-  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) {
-              j["tasks"][0]["results"] = 1;
-            }),
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["tasks"][0]["results"] = 1; }),
             "invalid cg-ir JSON: tasks[0].results: expected an array, got 1");
 }
 
 TEST(GraphJson, ANonNumericCostIsRejected) {
-  EXPECT_EQ(errorAfterEditingGpu(
-                [](nlohmann::json& j) { j["tasks"][0]["cost"] = "high"; }),
+  EXPECT_EQ(errorAfterEditingGpu([](nlohmann::json& j) { j["tasks"][0]["cost"] = "high"; }),
             "invalid cg-ir JSON: tasks[0].cost: expected a number, got string");
-  EXPECT_EQ(errorAfterEditingGpu(
-                [](nlohmann::json& j) { j["tasks"][0]["cost"] = true; }),
+  EXPECT_EQ(errorAfterEditingGpu([](nlohmann::json& j) { j["tasks"][0]["cost"] = true; }),
             "invalid cg-ir JSON: tasks[0].cost: expected a number, got true");
 }
 
 TEST(GraphJson, ANegativeCostIsRejected) {
-  EXPECT_EQ(errorAfterEditingGpu(
-                [](nlohmann::json& j) { j["tasks"][0]["cost"] = -2; }),
+  EXPECT_EQ(errorAfterEditingGpu([](nlohmann::json& j) { j["tasks"][0]["cost"] = -2; }),
             "invalid cg-ir JSON: tasks[0].cost is -2 but a cost must be finite "
             "and not negative (0: unknown)");
 }
@@ -418,42 +394,35 @@ TEST(GraphJson, ACostTooLargeForADoubleIsRejected) {
   std::size_t at = text.find("\"cost\": 2.5");
   ASSERT_NE(at, std::string::npos);
   text.replace(at, 11, "\"cost\": 1e400");
-  EXPECT_EQ(errorFor(text),
-            "invalid cg-ir JSON: number overflow parsing '1e400'");
+  EXPECT_EQ(errorFor(text), "invalid cg-ir JSON: number overflow parsing '1e400'");
 }
 
 TEST(GraphJson, ANegativeCollectiveIdIsRejected) {
   // "No collective" is spelled by leaving the key out, never as -1.
-  EXPECT_EQ(errorAfterEditing(
-                [](nlohmann::json& j) { j["tasks"][0]["collective"] = -1; }),
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["tasks"][0]["collective"] = -1; }),
             "invalid cg-ir JSON: tasks[0].collective: expected a non-negative "
             "integer, got -1");
 }
 
 TEST(GraphJson, ACollectiveIdTooLargeForIntIsRejected) {
-  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) {
-              j["tasks"][0]["collective"] = 3000000000u;
-            }),
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["tasks"][0]["collective"] = 3000000000u; }),
             "invalid cg-ir JSON: tasks[0].collective: integer 3000000000 is too "
             "large");
 }
 
 TEST(GraphJson, AnUnknownTaskKeyIsRejected) {
-  EXPECT_EQ(errorAfterEditing(
-                [](nlohmann::json& j) { j["tasks"][0]["priority"] = 1; }),
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["tasks"][0]["priority"] = 1; }),
             "invalid cg-ir JSON: tasks[0]: unknown key 'priority'");
 }
 
 TEST(GraphJson, AFractionalLineIsRejected) {
-  EXPECT_EQ(errorAfterEditing(
-                [](nlohmann::json& j) { j["actors"][0]["loc"]["line"] = 1.5; }),
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["actors"][0]["loc"]["line"] = 1.5; }),
             "invalid cg-ir JSON: actors[0].loc.line: expected a non-negative "
             "integer, got 1.5");
 }
 
 TEST(GraphJson, AnIdTooLargeForUnsignedIsRejected) {
-  EXPECT_EQ(errorAfterEditing(
-                [](nlohmann::json& j) { j["outputs"][0] = 5000000000u; }),
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["outputs"][0] = 5000000000u; }),
             "invalid cg-ir JSON: outputs[0]: integer 5000000000 is too large");
 }
 
@@ -468,9 +437,7 @@ TEST(GraphJson, ANonArrayListIsRejected) {
 }
 
 TEST(GraphJson, AProducerWithTwoKindsIsRejected) {
-  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) {
-              j["values"][1]["producer"]["input"] = 0;
-            }),
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["values"][1]["producer"]["input"] = 0; }),
             "invalid cg-ir JSON: values[1].producer: expected exactly one of "
             "'input' and 'task', got both");
 }
@@ -493,32 +460,26 @@ TEST(GraphJson, AProducerWithOnlyAnElementIsRejected) {
 }
 
 TEST(GraphJson, AnInputWithAnElementIsRejected) {
-  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) {
-              j["values"][0]["producer"]["element"] = 0;
-            }),
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["values"][0]["producer"]["element"] = 0; }),
             "invalid cg-ir JSON: values[0].producer: key 'element' is only "
             "allowed with 'task'");
 }
 
 TEST(GraphJson, ANegativeElementIsRejected) {
   // "Not an element" is spelled by leaving the key out, never as -1.
-  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) {
-              j["values"][1]["producer"]["element"] = -1;
-            }),
-            "invalid cg-ir JSON: values[1].producer.element: expected a "
-            "non-negative integer, got -1");
+  EXPECT_EQ(
+      errorAfterEditing([](nlohmann::json& j) { j["values"][1]["producer"]["element"] = -1; }),
+      "invalid cg-ir JSON: values[1].producer.element: expected a "
+      "non-negative integer, got -1");
 }
 
 TEST(GraphJson, AMissingTransportIsRejected) {
-  EXPECT_EQ(errorAfterEditing(
-                [](nlohmann::json& j) { j["values"][1].erase("transport"); }),
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["values"][1].erase("transport"); }),
             "invalid cg-ir JSON: values[1]: missing key 'transport'");
 }
 
 TEST(GraphJson, AnUnknownTransportIsRejected) {
-  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) {
-              j["values"][1]["transport"] = "SHM";
-            }),
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["values"][1]["transport"] = "SHM"; }),
             "invalid cg-ir JSON: values[1].transport: unknown transport \"SHM\"; "
             "expected \"shm\", \"nccl\", \"cpu\" or \"cuda\"");
 }
@@ -545,31 +506,25 @@ TEST(GraphJson, ANegativeGpuCountIsRejected) {
 }
 
 TEST(GraphJson, AnUnknownCollectiveKindIsRejected) {
-  EXPECT_EQ(errorAfterEditingGpu([](nlohmann::json& j) {
-              j["collectives"][0]["kind"] = "broadcast";
-            }),
-            "invalid cg-ir JSON: collectives[0].kind: unknown collective kind "
-            "\"broadcast\"; expected \"allreduce\", \"allgather\" or "
-            "\"reducescatter\"");
+  EXPECT_EQ(
+      errorAfterEditingGpu([](nlohmann::json& j) { j["collectives"][0]["kind"] = "broadcast"; }),
+      "invalid cg-ir JSON: collectives[0].kind: unknown collective kind "
+      "\"broadcast\"; expected \"allreduce\", \"allgather\" or "
+      "\"reducescatter\"");
 }
 
 TEST(GraphJson, ACollectiveWithoutAReduceOpKeyIsRejected) {
-  EXPECT_EQ(errorAfterEditingGpu([](nlohmann::json& j) {
-              j["collectives"][1].erase("reduceOp");
-            }),
+  EXPECT_EQ(errorAfterEditingGpu([](nlohmann::json& j) { j["collectives"][1].erase("reduceOp"); }),
             "invalid cg-ir JSON: collectives[1]: missing key 'reduceOp'");
 }
 
 TEST(GraphJson, AnActorIdOutOfRangeIsRejected) {
-  EXPECT_EQ(
-      errorAfterEditing([](nlohmann::json& j) { j["tasks"][1]["actor"] = 4; }),
-      "invalid cg-ir JSON: tasks[1].actor is 4 but the graph has only 2 actors");
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["tasks"][1]["actor"] = 4; }),
+            "invalid cg-ir JSON: tasks[1].actor is 4 but the graph has only 2 actors");
 }
 
 TEST(GraphJson, AnArgumentIdOutOfRangeIsRejected) {
-  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) {
-              j["tasks"][1]["args"][0]["value"] = 7;
-            }),
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["tasks"][1]["args"][0]["value"] = 7; }),
             "invalid cg-ir JSON: tasks[1].args[0].value is 7 but the graph has "
             "only 3 values");
 }
@@ -597,48 +552,40 @@ TEST(GraphJson, AValueWhoseProducerDisagreesWithTheTaskIsRejected) {
 }
 
 TEST(GraphJson, ATaskReadingALaterTasksResultIsRejected) {
-  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) {
-              j["tasks"][0]["args"][0]["value"] = 2;
-            }),
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["tasks"][0]["args"][0]["value"] = 2; }),
             "invalid cg-ir JSON: tasks[0].args[0].value is 2, the result of "
             "task #1, which is not bound before task #0");
 }
 
 TEST(GraphJson, AnElementThatDisagreesWithTheTasksResultsIsRejected) {
-  EXPECT_EQ(errorAfterEditingGpu([](nlohmann::json& j) {
-              j["values"][2]["producer"]["element"] = 0;
-            }),
-            "invalid cg-ir JSON: values[2].producer is element #0 of task #0 "
-            "but tasks[0].results is [1, 2]");
+  EXPECT_EQ(
+      errorAfterEditingGpu([](nlohmann::json& j) { j["values"][2]["producer"]["element"] = 0; }),
+      "invalid cg-ir JSON: values[2].producer is element #0 of task #0 "
+      "but tasks[0].results is [1, 2]");
 }
 
 TEST(GraphJson, AnUnpackedElementWithoutItsElementIndexIsRejected) {
-  EXPECT_EQ(errorAfterEditingGpu([](nlohmann::json& j) {
-              j["values"][1]["producer"].erase("element");
-            }),
-            "invalid cg-ir JSON: values[1].producer is task #0 but "
-            "tasks[0].results is [1, 2]");
+  EXPECT_EQ(
+      errorAfterEditingGpu([](nlohmann::json& j) { j["values"][1]["producer"].erase("element"); }),
+      "invalid cg-ir JSON: values[1].producer is task #0 but "
+      "tasks[0].results is [1, 2]");
 }
 
 TEST(GraphJson, ACollectiveIdOutOfRangeIsRejected) {
-  EXPECT_EQ(errorAfterEditing(
-                [](nlohmann::json& j) { j["tasks"][0]["collective"] = 0; }),
+  EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["tasks"][0]["collective"] = 0; }),
             "invalid cg-ir JSON: tasks[0].collective is 0 but the graph has "
             "only 0 collectives");
 }
 
 TEST(GraphJson, ACollectiveListingATaskOutOfRangeIsRejected) {
-  EXPECT_EQ(errorAfterEditingGpu([](nlohmann::json& j) {
-              j["collectives"][0]["tasks"].push_back(7);
-            }),
-            "invalid cg-ir JSON: collectives[0].tasks[2] is 7 but the graph has "
-            "only 7 tasks");
+  EXPECT_EQ(
+      errorAfterEditingGpu([](nlohmann::json& j) { j["collectives"][0]["tasks"].push_back(7); }),
+      "invalid cg-ir JSON: collectives[0].tasks[2] is 7 but the graph has "
+      "only 7 tasks");
 }
 
 TEST(GraphJson, ACollectiveAndItsTaskThatDisagreeAreRejected) {
-  EXPECT_EQ(errorAfterEditingGpu([](nlohmann::json& j) {
-              j["tasks"][5]["collective"] = 0;
-            }),
+  EXPECT_EQ(errorAfterEditingGpu([](nlohmann::json& j) { j["tasks"][5]["collective"] = 0; }),
             "invalid cg-ir JSON: tasks[5].collective is 0 but "
             "collectives[0].tasks does not list task #5");
 }
@@ -648,7 +595,7 @@ TEST(GraphJson, AnActorsHostSurvivesARoundTripAndIsWrittenOnlyWhenNotZero) {
   graph.actors[1].host = 3;
   expectRoundTrip(graph);
   std::string text = toJson(graph);
-  EXPECT_EQ(text.find("\"host\""), text.rfind("\"host\""));  // b's only
+  EXPECT_EQ(text.find("\"host\""), text.rfind("\"host\"")); // b's only
   EXPECT_NE(text.find("\"host\": 3"), std::string::npos) << text;
 }
 
@@ -656,9 +603,8 @@ TEST(GraphJson, AnActorsHostSurvivesARoundTripAndIsWrittenOnlyWhenNotZero) {
 // anything else to the full parser, which alone writes the messages above.
 
 TEST(GraphJsonFastPath, ReadsEveryFixtureAsToJsonWroteIt) {
-  for (const Graph& graph :
-       {chainGraph(), fanOutGraph(), sameActorGraph(), tupleGraph(), gpuGraph(),
-        GraphBuilder("empty").build()}) {
+  for (const Graph& graph : {chainGraph(), fanOutGraph(), sameActorGraph(), tupleGraph(),
+                             gpuGraph(), GraphBuilder("empty").build()}) {
     std::optional<Graph> read = graphFromPlainJson(toJson(graph));
     ASSERT_TRUE(read) << graph.name;
     EXPECT_EQ(*read, graph);
@@ -722,17 +668,15 @@ TEST(GraphJsonFastPath, LeavesAnythingUnusualToTheFullParser) {
     return copy.replace(at, from.size(), to);
   };
   for (const std::string& unusual :
-       {edited("\"name\":\"chain\"", "\"name\":\"ch\\u0061in\""),   // a \u escape
-        edited("\"name\":\"chain\"", "\"name\":\"ch\xc3\xa4in\""),  // not ASCII
+       {edited("\"name\":\"chain\"", "\"name\":\"ch\\u0061in\""),  // a \u escape
+        edited("\"name\":\"chain\"", "\"name\":\"ch\xc3\xa4in\""), // not ASCII
         edited("\"name\":\"chain\"", "\"name\":\"chain\",\"name\":\"chain\""),
-        edited("\"line\":", "\"line\":0"),                         // a leading zero
-        edited("\"actor\":0", "\"actor\":-0"),
-        edited("\"actor\":0", "\"actor\":0.0"),
-        edited("\"actor\":0", "\"actor\":4294967296"),
-        edited("{\"value\":0}", "{}"),
+        edited("\"line\":", "\"line\":0"), // a leading zero
+        edited("\"actor\":0", "\"actor\":-0"), edited("\"actor\":0", "\"actor\":0.0"),
+        edited("\"actor\":0", "\"actor\":4294967296"), edited("{\"value\":0}", "{}"),
         edited("\"version\":2", "\"version\":3"),
-        edited("\"format\":\"cg-ir\"", "\"format\":\"other\""),
-        text + "x", "\xef\xbb\xbf" + text, std::string("[]"), std::string()}) {
+        edited("\"format\":\"cg-ir\"", "\"format\":\"other\""), text + "x", "\xef\xbb\xbf" + text,
+        std::string("[]"), std::string()}) {
     EXPECT_FALSE(graphFromPlainJson(unusual)) << unusual;
   }
   nlohmann::json j = nlohmann::json::parse(toJson(chainGraph()));

@@ -45,9 +45,8 @@ OperationGraph operationGraphOf(const ir::Graph& graph) {
 TEST(OperationGraph, EachTaskReadsComputesAndWritesWithDataEdgesBetweenActors) {
   OperationGraph g = operationGraphOf(test::chainGraph());
   EXPECT_EQ(opNames(g), (std::vector<std::string>{"R0", "C0", "W0", "R1", "C1", "W1"}));
-  EXPECT_EQ(edgeNames(g), (std::vector<std::string>{"R0->C0 task", "C0->W0 task",
-                                                    "R1->C1 task", "C1->W1 task",
-                                                    "W0->R1 data"}));
+  EXPECT_EQ(edgeNames(g), (std::vector<std::string>{"R0->C0 task", "C0->W0 task", "R1->C1 task",
+                                                    "C1->W1 task", "W0->R1 data"}));
   EXPECT_TRUE(g.groups.empty());
   EXPECT_EQ(g.actorOps, (std::vector<std::vector<unsigned>>{{0, 1, 2}, {3, 4, 5}}));
 }
@@ -55,8 +54,8 @@ TEST(OperationGraph, EachTaskReadsComputesAndWritesWithDataEdgesBetweenActors) {
 TEST(OperationGraph, ComputesOfOneActorFollowProgramOrderAndLocalValuesNeedNoOperation) {
   OperationGraph g = operationGraphOf(test::sameActorGraph());
   EXPECT_EQ(opNames(g), (std::vector<std::string>{"R0", "C0", "C1", "W1"}));
-  EXPECT_EQ(edgeNames(g), (std::vector<std::string>{"R0->C0 task", "C0->C1 program",
-                                                    "C1->W1 task"}));
+  EXPECT_EQ(edgeNames(g),
+            (std::vector<std::string>{"R0->C0 task", "C0->C1 program", "C1->W1 task"}));
 }
 
 TEST(OperationGraph, EveryNcclChannelIsItsOwnOperationAndGroup) {
@@ -121,7 +120,7 @@ TEST(OperationGraph, SelfSendsAreFoundForPlainTasksOnly) {
   g.transport(v, ir::Transport::Nccl);
   g.output(g.bind(a, "use", {v, v}, 13));
   std::vector<ir::Diagnostic> found = findSelfSends(g.build());
-  ASSERT_EQ(found.size(), 1u);   // once, although passed twice
+  ASSERT_EQ(found.size(), 1u); // once, although passed twice
   EXPECT_EQ(found[0].loc.line, 13u);
   ASSERT_EQ(found[0].notes.size(), 1u);
   EXPECT_EQ(found[0].notes[0].loc.line, 12u);

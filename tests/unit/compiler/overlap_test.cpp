@@ -102,9 +102,9 @@ TEST(Overlap, AReceiveNeverPassesAnotherBlockingOperation) {
   g.output(g.bind(r, "second", {first, sent}, 15, "Tensor"));
   ir::Graph graph = g.build();
   Schedule s = scheduleOf(graph, overlap());
-  EXPECT_EQ(opsOf(graph, s, r), (Strings{"READ r.first c0", "READ r.second c1 [moved]",
-                                         "COMPUTE r.first", "COMPUTE r.second",
-                                         "WRITE r.second c2"}));
+  EXPECT_EQ(opsOf(graph, s, r),
+            (Strings{"READ r.first c0", "READ r.second c1 [moved]", "COMPUTE r.first",
+                     "COMPUTE r.second", "WRITE r.second c2"}));
 }
 
 TEST(Overlap, AReceiveStaysBehindWorkItsSendWaitsFor) {
@@ -144,10 +144,9 @@ TEST(Overlap, OneFOneBHoistsTheSecondForwardAheadOfTheFirstBackward) {
   ir::Graph graph = g.build();
   Schedule s = scheduleOf(graph, overlap());
   EXPECT_EQ(opsOf(graph, s, w2),
-            (Strings{"READ w2.forward#1 c1", "READ w2.forward#2 c2 [moved]",
-                     "COMPUTE w2.forward#1", "COMPUTE w2.forward#2", "COMPUTE w2.backward#1",
-                     "WRITE w2.backward#1 c3", "COMPUTE w2.backward#2",
-                     "WRITE w2.backward#2 c4"}));
+            (Strings{"READ w2.forward#1 c1", "READ w2.forward#2 c2 [moved]", "COMPUTE w2.forward#1",
+                     "COMPUTE w2.forward#2", "COMPUTE w2.backward#1", "WRITE w2.backward#1 c3",
+                     "COMPUTE w2.backward#2", "WRITE w2.backward#2 c4"}));
 }
 
 } // namespace

@@ -52,9 +52,7 @@ protected:
   }
   void TearDown() override { llvm::sys::fs::remove_directories(root); }
 
-  void writeHeader(const std::string& text) {
-    std::ofstream(root + "/include/cg/cg.hpp") << text;
-  }
+  void writeHeader(const std::string& text) { std::ofstream(root + "/include/cg/cg.hpp") << text; }
   std::string cache() const { return root + "/cache"; }
   std::string source() const { return root + "/graph.cg.cpp"; }
 
@@ -83,7 +81,7 @@ TEST_F(PreludeCache, IsRebuiltWhenAFileItReadChanges) {
   std::optional<Prelude> second = findOrBuildPrelude(cache(), args, source());
   ASSERT_TRUE(second);
   EXPECT_NE(second->pch, first->pch);
-  EXPECT_FALSE(llvm::sys::fs::exists(first->pch));   // the old entry's files are gone
+  EXPECT_FALSE(llvm::sys::fs::exists(first->pch)); // the old entry's files are gone
 }
 
 TEST_F(PreludeCache, IsKeptPerSetOfFlags) {

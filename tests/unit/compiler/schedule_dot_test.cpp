@@ -77,8 +77,8 @@ TEST(ScheduleDot, QuotesAndBackslashesInNamesAreEscaped) {
   unsigned a = g.actor("a", 11);
   g.output(g.bind(a, "echo", {x}, 12));
   ir::Graph graph = g.build();
-  EXPECT_TRUE(contains(renderScheduleDot(graph, scheduleOf(graph)),
-                       "digraph \"odd\\\"name\\\\\" {\n"));
+  EXPECT_TRUE(
+      contains(renderScheduleDot(graph, scheduleOf(graph)), "digraph \"odd\\\"name\\\\\" {\n"));
 }
 
 } // namespace

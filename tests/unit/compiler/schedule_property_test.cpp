@@ -36,7 +36,7 @@ using test::GraphBuilder;
 
 struct Generated {
   ir::Graph graph;
-  bool apartRanks = false;   // some collective's ranks are not bound together
+  bool apartRanks = false; // some collective's ranks are not bound together
 };
 
 /// A random graph that passes ir::validate().
@@ -86,7 +86,7 @@ Generated randomGraph(std::mt19937& rng, unsigned maxActors, unsigned maxTasks) 
   std::vector<PendingRank> pending;
   struct CollectiveSpec {
     ir::Collective::Kind kind;
-    std::vector<unsigned> rankValues;   // the ranks' results, by rank
+    std::vector<unsigned> rankValues; // the ranks' results, by rank
   };
   std::vector<CollectiveSpec> collectives;
   Generated out;
@@ -114,10 +114,11 @@ Generated randomGraph(std::mt19937& rng, unsigned maxActors, unsigned maxTasks) 
         producers.push_back(a);
     if (producers.size() >= 2 && chance(0.25)) {
       std::shuffle(producers.begin(), producers.end(), rng);
-      producers.resize(uniform(2, static_cast<unsigned>(std::min<std::size_t>(producers.size(), 3))));
+      producers.resize(
+          uniform(2, static_cast<unsigned>(std::min<std::size_t>(producers.size(), 3))));
       auto c = static_cast<unsigned>(collectives.size());
-      collectives.push_back({ir::Collective::Kind::AllReduce,
-                             std::vector<unsigned>(producers.size())});
+      collectives.push_back(
+          {ir::Collective::Kind::AllReduce, std::vector<unsigned>(producers.size())});
       bool apart = chance(0.5);
       out.apartRanks = out.apartRanks || apart;
       for (unsigned r = 0; r < producers.size(); ++r) {
@@ -177,8 +178,8 @@ Generated randomGraph(std::mt19937& rng, unsigned maxActors, unsigned maxTasks) 
   }
   for (unsigned a = 0; a < graph.actors.size(); ++a)
     if (!hasTask[a]) {
-      ir::Task task{a, "idle", {{ir::Arg::Kind::Value, graph.inputs[0], {}}}, {}, -1, 0,
-                    test::at(line++)};
+      ir::Task task{a, "idle",          {{ir::Arg::Kind::Value, graph.inputs[0], {}}}, {}, -1,
+                    0, test::at(line++)};
       auto t = static_cast<unsigned>(graph.tasks.size());
       task.results.push_back(static_cast<unsigned>(graph.values.size()));
       graph.values.push_back({{"Tensor"}, {ir::Producer::Kind::Task, t, -1}, ir::Transport::Shm});
@@ -217,8 +218,8 @@ Schedule scheduleFromOrder(const ir::Graph& graph, const std::vector<Channel>& c
     ActorSchedule actor{a, {}};
     for (unsigned op : perActor[a]) {
       where[op] = {a, static_cast<unsigned>(actor.operations.size())};
-      actor.operations.push_back({g.ops[op].kind, g.ops[op].task, g.ops[op].channels,
-                                  g.ops[op].group, false});
+      actor.operations.push_back(
+          {g.ops[op].kind, g.ops[op].task, g.ops[op].channels, g.ops[op].group, false});
     }
     s.actors.push_back(actor);
   }
@@ -233,9 +234,8 @@ Schedule scheduleFromOrder(const ir::Graph& graph, const std::vector<Channel>& c
 
 /// Every order of `ops` respecting the edges among them; empty when there
 /// are more than `limit`.
-std::vector<std::vector<unsigned>> linearExtensions(const OperationGraph& g,
-                                                    const std::vector<unsigned>& ops,
-                                                    std::size_t limit) {
+std::vector<std::vector<unsigned>>
+linearExtensions(const OperationGraph& g, const std::vector<unsigned>& ops, std::size_t limit) {
   std::vector<std::vector<unsigned>> out;
   std::vector<unsigned> order;
   std::vector<bool> taken(ops.size(), false);
@@ -308,8 +308,8 @@ std::string describe(const ir::Graph& graph) {
   std::string text;
   for (unsigned t = 0; t < graph.tasks.size(); ++t) {
     const ir::Task& task = graph.tasks[t];
-    text += "  t" + std::to_string(t) + " on a" + std::to_string(task.actor) + " " + task.method +
-            "(";
+    text +=
+        "  t" + std::to_string(t) + " on a" + std::to_string(task.actor) + " " + task.method + "(";
     for (const ir::Arg& arg : task.args)
       if (arg.kind == ir::Arg::Kind::Value)
         text += "v" + std::to_string(arg.value) + " ";
@@ -384,7 +384,7 @@ TEST(ScheduleProperty, EmittedSchedulesRunAndRejectedGraphsHaveNoOrder) {
     }
     ++rejectedCycles;
     EXPECT_NE(diagnostics[0].message.find("has no deadlock-free schedule"), std::string::npos);
-    EXPECT_TRUE(generated.apartRanks);   // nothing else can form a cycle
+    EXPECT_TRUE(generated.apartRanks); // nothing else can form a cycle
     if (std::optional<bool> runs = anyOrderRuns(graph)) {
       ++bruteForced;
       EXPECT_FALSE(*runs);
@@ -392,8 +392,8 @@ TEST(ScheduleProperty, EmittedSchedulesRunAndRejectedGraphsHaveNoOrder) {
   }
   std::cout << "[ stats    ] " << emitted << " emitted, " << rejectedCycles
             << " rejected for a cycle (" << bruteForced << " checked by brute force), "
-            << rejectedSelfSends << " rejected for a send to their own actor; "
-            << bruteForcedRuns << " emitted ones also found by brute force\n";
+            << rejectedSelfSends << " rejected for a send to their own actor; " << bruteForcedRuns
+            << " emitted ones also found by brute force\n";
   EXPECT_GE(emitted, 1000u);
   EXPECT_GE(bruteForced, 20u);
   EXPECT_GE(bruteForcedRuns, 100u);

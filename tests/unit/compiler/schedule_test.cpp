@@ -22,8 +22,7 @@ namespace cg::schedule {
 
 // Readable failure output; found by GoogleTest through ADL.
 void PrintTo(const Channel& channel, std::ostream* os) {
-  *os << "{value " << channel.value << ", writer " << channel.writer
-      << ", readers";
+  *os << "{value " << channel.value << ", writer " << channel.writer << ", readers";
   for (int reader : channel.readers)
     *os << ' ' << reader;
   *os << '}';
@@ -118,8 +117,7 @@ TEST(Schedule, AValuePassedWithinOneActorGetsNoChannelAndNoRead) {
   EXPECT_EQ(schedule.outputChannels, (std::vector<unsigned>{1}));
   ASSERT_EQ(schedule.actors.size(), 1u);
   EXPECT_EQ(schedule.actors[0].operations,
-            (std::vector<Operation>{read(0, {0}), compute(0), compute(1),
-                                    write(1, 1)}));
+            (std::vector<Operation>{read(0, {0}), compute(0), compute(1), write(1, 1)}));
 }
 
 TEST(Schedule, AValueReadByItsOwnActorAndAnotherIsWrittenOnceAndReadLocally) {
@@ -134,9 +132,9 @@ TEST(Schedule, AValueReadByItsOwnActorAndAnotherIsWrittenOnceAndReadLocally) {
   EXPECT_EQ(schedule.inputChannels, (std::vector<unsigned>{0}));
   EXPECT_EQ(schedule.outputChannels, (std::vector<unsigned>{2, 3}));
   ASSERT_EQ(schedule.actors.size(), 2u);
-  EXPECT_EQ(schedule.actors[0].operations,
-            (std::vector<Operation>{read(0, {0}), compute(0), write(0, 1),
-                                    compute(1), write(1, 2)}));
+  EXPECT_EQ(
+      schedule.actors[0].operations,
+      (std::vector<Operation>{read(0, {0}), compute(0), write(0, 1), compute(1), write(1, 2)}));
   EXPECT_EQ(schedule.actors[1].operations,
             (std::vector<Operation>{read(2, {1}), compute(2), write(2, 3)}));
 }
@@ -181,8 +179,8 @@ TEST(Schedule, AnActorReadsEachChannelOncePerExecution) {
   // b.right reads only the input: a.echo was read for b.left already, and
   // the input is listed once although passed twice.
   EXPECT_EQ(schedule.actors[1].operations,
-            (std::vector<Operation>{read(1, {1}), compute(1), write(1, 2),
-                                    read(2, {0}), compute(2), write(2, 3)}));
+            (std::vector<Operation>{read(1, {1}), compute(1), write(1, 2), read(2, {0}), compute(2),
+                                    write(2, 3)}));
 }
 
 TEST(Schedule, ATaskWithSeveralRemoteArgumentsReadsThemInParameterOrder) {
@@ -197,8 +195,7 @@ TEST(Schedule, ATaskWithSeveralRemoteArgumentsReadsThemInParameterOrder) {
 
   EXPECT_EQ(schedule.inputChannels, (std::vector<unsigned>{0, 1}));
   EXPECT_EQ(schedule.actors[1].operations,
-            (std::vector<Operation>{read(1, {1, 2, 0}), compute(1),
-                                    write(1, 3)}));
+            (std::vector<Operation>{read(1, {1, 2, 0}), compute(1), write(1, 3)}));
 }
 
 TEST(Schedule, AConstantArgumentIsNeitherAChannelNorARead) {
@@ -206,12 +203,10 @@ TEST(Schedule, AConstantArgumentIsNeitherAChannelNorARead) {
   unsigned x = g.input("double");
   unsigned a = g.actor("a", 11, "::Scaler", {constant("double", "1.5")});
   unsigned b = g.actor("b", 12, "::Scaler");
-  unsigned scaled =
-      g.bind(a, "scale", {x, constant("double", "2.5")}, 13, "double");
+  unsigned scaled = g.bind(a, "scale", {x, constant("double", "2.5")}, 13, "double");
   // b.make reads nothing but constants: it runs without any READ.
   unsigned made = g.bind(b, "make", {constant("int", "7")}, 14, "double");
-  g.output(g.bind(b, "add", {made, constant("double", "0.5"), scaled}, 15,
-                  "double"));
+  g.output(g.bind(b, "add", {made, constant("double", "0.5"), scaled}, 15, "double"));
   ir::Graph graph = g.build();
   Schedule schedule = scheduleOf(graph);
 
@@ -223,16 +218,12 @@ TEST(Schedule, AConstantArgumentIsNeitherAChannelNorARead) {
   EXPECT_EQ(schedule.actors[0].operations,
             (std::vector<Operation>{read(0, {0}), compute(0), write(0, 1)}));
   EXPECT_EQ(schedule.actors[1].operations,
-            (std::vector<Operation>{compute(1), read(2, {1}), compute(2),
-                                    write(2, 2)}));
+            (std::vector<Operation>{compute(1), read(2, {1}), compute(2), write(2, 2)}));
   // The text shows each constant as its C++ expression.
   std::string text = renderScheduleText(graph, schedule);
-  EXPECT_NE(text.find("COMPUTE  a.scale(input #0, 2.5)"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("COMPUTE  a.scale(input #0, 2.5)"), std::string::npos) << text;
   EXPECT_NE(text.find("COMPUTE  b.make(7)"), std::string::npos) << text;
-  EXPECT_NE(text.find("COMPUTE  b.add(b.make, 0.5, a.scale)"),
-            std::string::npos)
-      << text;
+  EXPECT_NE(text.find("COMPUTE  b.add(b.make, 0.5, a.scale)"), std::string::npos) << text;
 }
 
 TEST(Schedule, EachElementOfAnUnpackedTupleHasItsOwnChannelToItsReader) {
@@ -252,8 +243,7 @@ TEST(Schedule, EachElementOfAnUnpackedTupleHasItsOwnChannelToItsReader) {
   EXPECT_EQ(schedule.outputChannels, (std::vector<unsigned>{3, 4}));
   ASSERT_EQ(schedule.actors.size(), 3u);
   EXPECT_EQ(schedule.actors[0].operations,
-            (std::vector<Operation>{read(0, {0}), compute(0),
-                                    write(0, {1, 2})}));
+            (std::vector<Operation>{read(0, {0}), compute(0), write(0, {1, 2})}));
   EXPECT_EQ(schedule.actors[1].operations,
             (std::vector<Operation>{read(1, {1}), compute(1), write(1, 3)}));
   EXPECT_EQ(schedule.actors[2].operations,
@@ -292,8 +282,7 @@ TEST(Schedule, ATupleElementKeptByItsActorIsNotWritten) {
   unsigned x = g.input();
   unsigned a = g.actor("a", 11);
   unsigned b = g.actor("b", 12);
-  std::vector<unsigned> parts =
-      g.bindTuple(a, "split", {x}, 13, {"int", "int", "int"});
+  std::vector<unsigned> parts = g.bindTuple(a, "split", {x}, 13, {"int", "int", "int"});
   unsigned local = g.bind(a, "local", {parts[0], parts[2]}, 14);
   unsigned remote = g.bind(b, "remote", {parts[1]}, 15);
   g.output(local).output(remote);
@@ -305,9 +294,9 @@ TEST(Schedule, ATupleElementKeptByItsActorIsNotWritten) {
                                    {4, 0, {kDriver}},
                                    {5, 1, {kDriver}},
                                }));
-  EXPECT_EQ(schedule.actors[0].operations,
-            (std::vector<Operation>{read(0, {0}), compute(0), write(0, 1),
-                                    compute(1), write(1, 2)}));
+  EXPECT_EQ(
+      schedule.actors[0].operations,
+      (std::vector<Operation>{read(0, {0}), compute(0), write(0, 1), compute(1), write(1, 2)}));
   EXPECT_EQ(schedule.actors[1].operations,
             (std::vector<Operation>{read(2, {1}), compute(2), write(2, 3)}));
 }
@@ -327,13 +316,19 @@ TEST(Schedule, NcclChannelsAndCollectiveRanksFormSynchronousGroups) {
                                }));
   EXPECT_EQ(schedule.outputChannels, (std::vector<unsigned>{2, 3}));
   EXPECT_EQ(schedule.actors[0].operations,
-            (std::vector<Operation>{read(0, {0}), compute(0), {Operation::Kind::Write, 0, {1}, 0},
-                                    compute(1), {Operation::Kind::Compute, 3, {}, 1},
-                                    {Operation::Kind::Compute, 6, {}, 2}, write(6, 3)}));
+            (std::vector<Operation>{read(0, {0}),
+                                    compute(0),
+                                    {Operation::Kind::Write, 0, {1}, 0},
+                                    compute(1),
+                                    {Operation::Kind::Compute, 3, {}, 1},
+                                    {Operation::Kind::Compute, 6, {}, 2},
+                                    write(6, 3)}));
   EXPECT_EQ(schedule.actors[1].operations,
-            (std::vector<Operation>{{Operation::Kind::Read, 2, {1}, 0}, compute(2),
+            (std::vector<Operation>{{Operation::Kind::Read, 2, {1}, 0},
+                                    compute(2),
                                     {Operation::Kind::Compute, 4, {}, 1},
-                                    {Operation::Kind::Compute, 5, {}, 2}, write(5, 2)}));
+                                    {Operation::Kind::Compute, 5, {}, 2},
+                                    write(5, 2)}));
   EXPECT_EQ(schedule.groups, (std::vector<SyncGroup>{
                                  {SyncGroup::Kind::Nccl, 1, {{0, 2}, {1, 0}}},
                                  {SyncGroup::Kind::Collective, 0, {{0, 4}, {1, 2}}},
@@ -343,42 +338,41 @@ TEST(Schedule, NcclChannelsAndCollectiveRanksFormSynchronousGroups) {
 
 TEST(Schedule, TheTextShowsEachChannelsTransportAndEachCollectiveRank) {
   ir::Graph graph = test::gpuGraph();
-  EXPECT_EQ(
-      renderScheduleText(graph, scheduleOf(graph)),
-      "# schedule of graph 'gpu' (echo.cg.cpp:60)\n"
-      "# channels\n"
-      "  c0  input #0      std::vector<float>  shm   driver -> w0\n"
-      "  c1  w0.split[1]   std::vector<float>  nccl  w0 -> w1\n"
-      "  c2  w1.allgather  std::vector<float>  shm   w1 -> driver\n"
-      "  c3  w0.allgather  std::vector<float>  shm   w0 -> driver\n"
-      "# synchronous groups (their operations complete together)\n"
-      "  g0  nccl c1           w0 3 WRITE, w1 1 READ\n"
-      "  g1  allreduce sum #0  w0 5 COMPUTE, w1 3 COMPUTE\n"
-      "  g2  allgather #1      w1 4 COMPUTE, w0 6 COMPUTE\n"
-      "# actor w0 (::Worker)\n"
-      "  1  READ     c0 (input #0)\n"
-      "  2  COMPUTE  w0.split(input #0, 0.5)     echo.cg.cpp:63\n"
-      "  3  WRITE    c1                          [g0]\n"
-      "  4  COMPUTE  w0.grad(w0.split[0])        echo.cg.cpp:64\n"
-      "  5  COMPUTE  w0.allreduce(w0.grad)       echo.cg.cpp:66  "
-      "[allreduce sum #0, rank 0 of 2]  [g1]\n"
-      "  6  COMPUTE  w0.allgather(w0.allreduce)  echo.cg.cpp:67  "
-      "[allgather #1, rank 1 of 2]  [g2]\n"
-      "  7  WRITE    c3\n"
-      "# actor w1 (::Worker)\n"
-      "  1  READ     c1 (w0.split[1])            [g0]\n"
-      "  2  COMPUTE  w1.grad(w0.split[1])        echo.cg.cpp:65\n"
-      "  3  COMPUTE  w1.allreduce(w1.grad)       echo.cg.cpp:66  "
-      "[allreduce sum #0, rank 1 of 2]  [g1]\n"
-      "  4  COMPUTE  w1.allgather(w1.allreduce)  echo.cg.cpp:67  "
-      "[allgather #1, rank 0 of 2]  [g2]\n"
-      "  5  WRITE    c2\n"
-      "# driver\n"
-      "  input #0   -> c0\n"
-      "  output #0  <- c2 (w1.allgather)\n"
-      "  output #1  <- c3 (w0.allgather)\n"
-      "# checked by simulation: 11 executions, 10 in flight; one execution takes 16.5 "
-      "cost units (unknown costs count 1)\n");
+  EXPECT_EQ(renderScheduleText(graph, scheduleOf(graph)),
+            "# schedule of graph 'gpu' (echo.cg.cpp:60)\n"
+            "# channels\n"
+            "  c0  input #0      std::vector<float>  shm   driver -> w0\n"
+            "  c1  w0.split[1]   std::vector<float>  nccl  w0 -> w1\n"
+            "  c2  w1.allgather  std::vector<float>  shm   w1 -> driver\n"
+            "  c3  w0.allgather  std::vector<float>  shm   w0 -> driver\n"
+            "# synchronous groups (their operations complete together)\n"
+            "  g0  nccl c1           w0 3 WRITE, w1 1 READ\n"
+            "  g1  allreduce sum #0  w0 5 COMPUTE, w1 3 COMPUTE\n"
+            "  g2  allgather #1      w1 4 COMPUTE, w0 6 COMPUTE\n"
+            "# actor w0 (::Worker)\n"
+            "  1  READ     c0 (input #0)\n"
+            "  2  COMPUTE  w0.split(input #0, 0.5)     echo.cg.cpp:63\n"
+            "  3  WRITE    c1                          [g0]\n"
+            "  4  COMPUTE  w0.grad(w0.split[0])        echo.cg.cpp:64\n"
+            "  5  COMPUTE  w0.allreduce(w0.grad)       echo.cg.cpp:66  "
+            "[allreduce sum #0, rank 0 of 2]  [g1]\n"
+            "  6  COMPUTE  w0.allgather(w0.allreduce)  echo.cg.cpp:67  "
+            "[allgather #1, rank 1 of 2]  [g2]\n"
+            "  7  WRITE    c3\n"
+            "# actor w1 (::Worker)\n"
+            "  1  READ     c1 (w0.split[1])            [g0]\n"
+            "  2  COMPUTE  w1.grad(w0.split[1])        echo.cg.cpp:65\n"
+            "  3  COMPUTE  w1.allreduce(w1.grad)       echo.cg.cpp:66  "
+            "[allreduce sum #0, rank 1 of 2]  [g1]\n"
+            "  4  COMPUTE  w1.allgather(w1.allreduce)  echo.cg.cpp:67  "
+            "[allgather #1, rank 0 of 2]  [g2]\n"
+            "  5  WRITE    c2\n"
+            "# driver\n"
+            "  input #0   -> c0\n"
+            "  output #0  <- c2 (w1.allgather)\n"
+            "  output #1  <- c3 (w0.allgather)\n"
+            "# checked by simulation: 11 executions, 10 in flight; one execution takes 16.5 "
+            "cost units (unknown costs count 1)\n");
 }
 
 TEST(Schedule, AnActorWithoutATaskIsReportedAtTheActor) {
@@ -436,13 +430,12 @@ TEST(Schedule, RepeatedBindsOfOneMethodAreNumberedInTheText) {
 TEST(Schedule, RenderingIsDeterministic) {
   ir::Graph graph = test::fanOutGraph();
   Schedule schedule = scheduleOf(graph);
-  EXPECT_EQ(renderScheduleText(graph, schedule),
-            renderScheduleText(graph, schedule));
+  EXPECT_EQ(renderScheduleText(graph, schedule), renderScheduleText(graph, schedule));
 }
 
 TEST(Schedule, ChannelsBetweenHostsAreTcpAndTcpEverywhereMakesThemAllTcp) {
   ir::Graph graph = test::chainGraph();
-  graph.actors[1].host = 1;  // b elsewhere: a -> b and b -> driver cross hosts
+  graph.actors[1].host = 1; // b elsewhere: a -> b and b -> driver cross hosts
   Schedule schedule = scheduleOf(graph);
   ASSERT_EQ(schedule.channels.size(), 3u);
   EXPECT_EQ(channelTransport(graph, schedule.channels[0]), "shm");

@@ -43,7 +43,7 @@ TEST(Simulator, OneExecutionOfAChainTakesTheSumOfItsCosts) {
 }
 
 TEST(Simulator, KExecutionsInFlightPipelineAndOneInFlightDoesNot) {
-  ir::Graph graph = test::chainGraph();   // costs unknown: 1 each
+  ir::Graph graph = test::chainGraph(); // costs unknown: 1 each
   Schedule s = scheduleOf(graph);
   // Ten executions: with ten in flight, b trails a by one step.
   EXPECT_EQ(simulate(graph, s, {10, 10, true}).makespan, 11);

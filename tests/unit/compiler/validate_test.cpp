@@ -70,8 +70,7 @@ TEST(Validate, AGraphWithoutOutputIsReportedAtTheGraph) {
   std::vector<Diagnostic> diagnostics = validate(graph);
   ASSERT_EQ(diagnostics.size(), 2u);
   EXPECT_EQ(diagnostics[0].loc, at(10, 1));
-  EXPECT_EQ(diagnostics[0].message,
-            "graph 'lonely' has no output; call g.output(...)");
+  EXPECT_EQ(diagnostics[0].message, "graph 'lonely' has no output; call g.output(...)");
   EXPECT_TRUE(diagnostics[0].notes.empty());
   // The task's result is then unused too; both are reported, graph first.
   EXPECT_EQ(diagnostics[1].loc, at(12));
@@ -128,8 +127,7 @@ TEST(Validate, AnUnusedTupleElementIsReportedByItsIndexAtTheBindCall) {
   GraphBuilder g("half_used", 10);
   unsigned x = g.input();
   unsigned a = g.actor("a", 11);
-  std::vector<unsigned> parts =
-      g.bindTuple(a, "split", {x}, 12, {"std::string", "int", "double"});
+  std::vector<unsigned> parts = g.bindTuple(a, "split", {x}, 12, {"std::string", "int", "double"});
   g.output(parts[1]);
 
   EXPECT_EQ(formatted(validate(g.build())),
@@ -157,8 +155,7 @@ TEST(Validate, AnUnusedCollectiveResultIsReportedAtItsRank) {
   unsigned x = g.input("std::vector<float>");
   unsigned a = g.actor("a", 11);
   unsigned b = g.actor("b", 12);
-  std::vector<unsigned> sums = g.collective(Collective::Kind::AllReduce, "sum",
-                                            {a, b}, {x, x}, 13);
+  std::vector<unsigned> sums = g.collective(Collective::Kind::AllReduce, "sum", {a, b}, {x, x}, 13);
   g.output(sums[1]);
 
   EXPECT_EQ(formatted(validate(g.build())),
@@ -203,8 +200,7 @@ TEST(Validate, AnInputBothUsedAndReturnedIsStillAnError) {
 
 TEST(Validate, DiagnosticsWithoutAFileNameTheTool) {
   Diagnostic diagnostic{{}, "no graph found", {{{}, "see --help"}}};
-  EXPECT_EQ(formatDiagnostic(diagnostic),
-            "cgc: error: no graph found\ncgc: note: see --help\n");
+  EXPECT_EQ(formatDiagnostic(diagnostic), "cgc: error: no graph found\ncgc: note: see --help\n");
 }
 
 TEST(Validate, AnActorIdOutOfRangeIsAnInternalError) {
@@ -234,17 +230,15 @@ TEST(Validate, AnInputIdOutOfRangeIsAnInternalError) {
 TEST(Validate, AProducerThatDisagreesWithTheTasksResultIsAnInternalError) {
   Graph graph = test::chainGraph();
   graph.tasks[0].results = {2};
-  EXPECT_EQ(internalErrorFor(graph),
-            "internal compiler error: values[1].producer is task #0 but "
-            "tasks[0].results is [2]");
+  EXPECT_EQ(internalErrorFor(graph), "internal compiler error: values[1].producer is task #0 but "
+                                     "tasks[0].results is [2]");
 }
 
 TEST(Validate, AProducerThatDisagreesWithTheInputsIsAnInternalError) {
   Graph graph = test::chainGraph();
   graph.values[1].producer = {Producer::Kind::Input, 0};
-  EXPECT_EQ(internalErrorFor(graph),
-            "internal compiler error: values[1].producer is input #0 but "
-            "inputs[0] is value 0");
+  EXPECT_EQ(internalErrorFor(graph), "internal compiler error: values[1].producer is input #0 but "
+                                     "inputs[0] is value 0");
 }
 
 TEST(Validate, AnArgumentBoundAfterItsTaskIsAnInternalError) {
@@ -318,9 +312,8 @@ TEST(Validate, ResultsListedOutOfElementOrderAreAnInternalError) {
 TEST(Validate, AWholeResultAmongSeveralResultsIsAnInternalError) {
   Graph graph = test::tupleGraph();
   graph.values[1].producer.element = -1;
-  EXPECT_EQ(internalErrorFor(graph),
-            "internal compiler error: values[1].producer is task #0 but "
-            "tasks[0].results is [1, 2]");
+  EXPECT_EQ(internalErrorFor(graph), "internal compiler error: values[1].producer is task #0 but "
+                                     "tasks[0].results is [1, 2]");
 }
 
 TEST(Validate, AnElementBeyondTheResultsIsAnInternalError) {
@@ -381,9 +374,8 @@ TEST(Validate, ATaskClaimingAnotherTasksResultIsAnInternalError) {
   Task extra;
   extra.results = {1};
   graph.tasks.push_back(extra);
-  EXPECT_EQ(internalErrorFor(graph),
-            "internal compiler error: tasks[2].results[0] is value 1 but "
-            "values[1].producer is task #0, not task #2");
+  EXPECT_EQ(internalErrorFor(graph), "internal compiler error: tasks[2].results[0] is value 1 but "
+                                     "values[1].producer is task #0, not task #2");
 }
 
 // Constants and costs.
@@ -435,9 +427,8 @@ TEST(Validate, ACollectiveIdOutOfRangeIsAnInternalError) {
 TEST(Validate, ATaskNamingACollectiveThatDoesNotListItIsAnInternalError) {
   Graph graph = test::gpuGraph();
   graph.tasks[1].collective = 0;
-  EXPECT_EQ(internalErrorFor(graph),
-            "internal compiler error: tasks[1].collective is 0 but "
-            "collectives[0].tasks does not list task #1");
+  EXPECT_EQ(internalErrorFor(graph), "internal compiler error: tasks[1].collective is 0 but "
+                                     "collectives[0].tasks does not list task #1");
 }
 
 TEST(Validate, ACollectiveListingATaskThatDoesNotNameItIsAnInternalError) {
@@ -458,7 +449,7 @@ TEST(Validate, ACollectiveTaskOutOfRangeIsAnInternalError) {
 
 TEST(Validate, OneActorTakingTwoRanksOfACollectiveIsAnInternalError) {
   Graph graph = test::gpuGraph();
-  graph.tasks[4].actor = 0;  // rank 1 of the allreduce moves onto w0
+  graph.tasks[4].actor = 0; // rank 1 of the allreduce moves onto w0
   EXPECT_EQ(internalErrorFor(graph),
             "internal compiler error: collectives[0].tasks[1] is task #4 on "
             "actor #0 ('w0'), which already takes part as rank 0 (task #3)");
@@ -477,9 +468,8 @@ TEST(Validate, ACollectiveWithoutRanksIsAnInternalError) {
   Graph graph = test::gpuGraph();
   graph.collectives.push_back({});
   graph.collectives.back().reduceOp = "sum";
-  EXPECT_EQ(internalErrorFor(graph),
-            "internal compiler error: collectives[2].tasks is empty; a "
-            "collective has at least one rank");
+  EXPECT_EQ(internalErrorFor(graph), "internal compiler error: collectives[2].tasks is empty; a "
+                                     "collective has at least one rank");
 }
 
 TEST(Validate, AReduceOpMustMatchTheCollectiveKind) {

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -36,7 +36,7 @@ using Clock = std::chrono::steady_clock;
 
 // 64-byte aligned, zero-filled memory for one channel.
 class ChannelMemory {
- public:
+public:
   explicit ChannelMemory(std::size_t bytes) : size_((bytes + 63) / 64 * 64) {
     data_ = std::aligned_alloc(64, size_);
     std::memset(data_, 0, size_);
@@ -46,7 +46,7 @@ class ChannelMemory {
   ChannelMemory& operator=(const ChannelMemory&) = delete;
   void* data() const { return data_; }
 
- private:
+private:
   std::size_t size_;
   void* data_;
 };
@@ -54,7 +54,8 @@ class ChannelMemory {
 // A channel together with the memory it lives in.
 struct TestChannel {
   explicit TestChannel(const cg::ChannelConfig& config)
-      : memory(cg::channel_footprint(config)), channel(cg::Channel::create(memory.data(), config)) {}
+      : memory(cg::channel_footprint(config)), channel(cg::Channel::create(memory.data(), config)) {
+  }
   ChannelMemory memory;
   cg::Channel channel;
 };
@@ -62,10 +63,12 @@ struct TestChannel {
 cg::Deadline in(std::chrono::milliseconds ms) { return Clock::now() + ms; }
 
 cg::ChannelStatus write_text(cg::ChannelWriter& writer, const std::string& text,
-                             cg::MessageKind kind = cg::MessageKind::value, cg::Deadline deadline = in(10s)) {
+                             cg::MessageKind kind = cg::MessageKind::value,
+                             cg::Deadline deadline = in(10s)) {
   std::span<std::byte> payload;
   const cg::ChannelStatus status = writer.acquire(text.size(), payload, deadline);
-  if (status != cg::ChannelStatus::ok) return status;
+  if (status != cg::ChannelStatus::ok)
+    return status;
   EXPECT_EQ(payload.size(), text.size());
   std::memcpy(payload.data(), text.data(), text.size());
   writer.publish(kind, text.size());
@@ -76,7 +79,9 @@ std::string text_of(const cg::ChannelReader::Message& message) {
   return std::string(reinterpret_cast<const char*>(message.payload.data()), message.payload.size());
 }
 
-std::string content_for(std::uint64_t i) { return "message #" + std::to_string(i) + std::string(i % 37, 'a' + i % 26); }
+std::string content_for(std::uint64_t i) {
+  return "message #" + std::to_string(i) + std::string(i % 37, 'a' + i % 26);
+}
 
 TEST(Channel, FootprintIsACacheLineMultipleAndZeroForInvalidConfigs) {
   const cg::ChannelConfig config{4, 100, 2};
@@ -110,7 +115,8 @@ TEST(Channel, AttachSeesTheCreatedChannelAndRejectsForeignMemory) {
   header->version -= 1;
   EXPECT_TRUE(attached.valid());
 
-  EXPECT_FALSE(cg::Channel::create(static_cast<char*>(zeros.data()) + 8, config).valid()) << "misaligned";
+  EXPECT_FALSE(cg::Channel::create(static_cast<char*>(zeros.data()) + 8, config).valid())
+      << "misaligned";
   EXPECT_FALSE(cg::Channel::create(zeros.data(), {0, 16, 1}).valid());
   EXPECT_FALSE(cg::Channel::create(nullptr, config).valid());
 }
@@ -131,7 +137,8 @@ TEST(Channel, RoundTripsMessagesInOneThread) {
   EXPECT_EQ(text_of(m), "hello");
   EXPECT_EQ(m.sequence, 0u);
   cg::ChannelReader::Message again{};
-  ASSERT_EQ(reader.acquire(again, in(1s)), cg::ChannelStatus::ok) << "acquire before release repeats";
+  ASSERT_EQ(reader.acquire(again, in(1s)), cg::ChannelStatus::ok)
+      << "acquire before release repeats";
   EXPECT_EQ(again.sequence, 0u);
   reader.release();
 
@@ -160,10 +167,12 @@ TEST(Channel, WrapsAroundTheRingAndReusesSlotsModuloK) {
 
   for (std::uint64_t round = 0; round < 3; ++round) {
     for (std::uint64_t i = round * k; i < (round + 1) * k; ++i) {
-      ASSERT_EQ(write_text(writer, "m" + std::to_string(i) + std::string(i, '.')), cg::ChannelStatus::ok);
+      ASSERT_EQ(write_text(writer, "m" + std::to_string(i) + std::string(i, '.')),
+                cg::ChannelStatus::ok);
     }
     std::span<std::byte> payload;
-    EXPECT_EQ(writer.acquire(1, payload, Clock::now()), cg::ChannelStatus::timeout) << "ring of K is full";
+    EXPECT_EQ(writer.acquire(1, payload, Clock::now()), cg::ChannelStatus::timeout)
+        << "ring of K is full";
 
     for (std::uint64_t i = round * k; i < (round + 1) * k; ++i) {
       cg::ChannelReader::Message m{};
@@ -174,8 +183,10 @@ TEST(Channel, WrapsAroundTheRingAndReusesSlotsModuloK) {
       reader.release();
     }
   }
-  for (std::uint64_t i = 0; i < 2 * k; ++i) EXPECT_EQ(slot_of[i], slot_of[i + k]) << "message n uses slot n % K";
-  for (std::uint64_t i = 1; i < k; ++i) EXPECT_NE(slot_of[0], slot_of[i]);
+  for (std::uint64_t i = 0; i < 2 * k; ++i)
+    EXPECT_EQ(slot_of[i], slot_of[i + k]) << "message n uses slot n % K";
+  for (std::uint64_t i = 1; i < k; ++i)
+    EXPECT_NE(slot_of[0], slot_of[i]);
   EXPECT_EQ(writer.published(), 3u * k);
 }
 
@@ -192,7 +203,8 @@ TEST(Channel, EveryReaderSeesEveryMessageInOrder) {
       cg::ChannelReader reader(t.channel, r);
       for (std::uint64_t i = 0; i < count; ++i) {
         cg::ChannelReader::Message m{};
-        if (reader.acquire(m, in(30s)) != cg::ChannelStatus::ok || m.sequence != i || text_of(m) != content_for(i)) {
+        if (reader.acquire(m, in(30s)) != cg::ChannelStatus::ok || m.sequence != i ||
+            text_of(m) != content_for(i)) {
           failures.fetch_add(1);
           return;
         }
@@ -203,15 +215,18 @@ TEST(Channel, EveryReaderSeesEveryMessageInOrder) {
   }
   cg::ChannelWriter writer(t.channel);
   for (std::uint64_t i = 0; i < count; ++i) {
-    if (write_text(writer, content_for(i), cg::MessageKind::value, in(30s)) != cg::ChannelStatus::ok) {
-      t.channel.close();  // unblock the readers before failing
+    if (write_text(writer, content_for(i), cg::MessageKind::value, in(30s)) !=
+        cg::ChannelStatus::ok) {
+      t.channel.close(); // unblock the readers before failing
       ADD_FAILURE() << "writer failed at message " << i;
       break;
     }
   }
-  for (std::thread& th : threads) th.join();
+  for (std::thread& th : threads)
+    th.join();
   EXPECT_EQ(failures.load(), 0);
-  for (std::uint32_t r = 0; r < readers; ++r) EXPECT_EQ(received[r], count) << "reader " << r;
+  for (std::uint32_t r = 0; r < readers; ++r)
+    EXPECT_EQ(received[r], count) << "reader " << r;
 }
 
 TEST(Channel, WriterWaitsForTheSlowestReader) {
@@ -235,7 +250,8 @@ TEST(Channel, WriterWaitsForTheSlowestReader) {
 
   ASSERT_EQ(slow.acquire(m, in(1s)), cg::ChannelStatus::ok);
   EXPECT_EQ(text_of(m), "a");
-  EXPECT_EQ(writer.acquire(1, payload, Clock::now()), cg::ChannelStatus::timeout) << "acquired is not released";
+  EXPECT_EQ(writer.acquire(1, payload, Clock::now()), cg::ChannelStatus::timeout)
+      << "acquired is not released";
   slow.release();
   ASSERT_EQ(writer.acquire(1, payload, Clock::now()), cg::ChannelStatus::ok);
   writer.publish(cg::MessageKind::value, 1);
@@ -250,7 +266,7 @@ TEST(Channel, WriterWaitsForTheSlowestReader) {
   EXPECT_EQ(status.load(), cg::ChannelStatus::corrupt) << "must still be waiting";
   ASSERT_EQ(slow.acquire(m, in(1s)), cg::ChannelStatus::ok);
   EXPECT_EQ(text_of(m), "b");
-  slow.release();  // the last release of message 1 frees slot 1 for message 3
+  slow.release(); // the last release of message 1 frees slot 1 for message 3
   const auto released = Clock::now();
   blocked.join();
   EXPECT_EQ(status.load(), cg::ChannelStatus::ok);
@@ -261,13 +277,15 @@ TEST(Channel, WriterWaitsForTheSlowestReader) {
 
 // Fills `bytes` with a pattern that differs per position and per `seed`.
 void fill_pattern(std::span<std::byte> bytes, std::uint32_t seed) {
-  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>((i * 131 + (i >> 12) + seed) & 0xFF);
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<std::byte>((i * 131 + (i >> 12) + seed) & 0xFF);
 }
 
 // Index of the first byte that breaks the pattern, or -1.
 long first_mismatch(std::span<const std::byte> bytes, std::uint32_t seed) {
   for (std::size_t i = 0; i < bytes.size(); ++i) {
-    if (bytes[i] != static_cast<std::byte>((i * 131 + (i >> 12) + seed) & 0xFF)) return static_cast<long>(i);
+    if (bytes[i] != static_cast<std::byte>((i * 131 + (i >> 12) + seed) & 0xFF))
+      return static_cast<long>(i);
   }
   return -1;
 }
@@ -276,7 +294,8 @@ cg::ChannelStatus write_pattern(cg::ChannelWriter& writer, std::size_t bytes, st
                                 cg::Deadline deadline = in(10s)) {
   std::span<std::byte> payload;
   const cg::ChannelStatus status = writer.acquire(bytes, payload, deadline);
-  if (status != cg::ChannelStatus::ok) return status;
+  if (status != cg::ChannelStatus::ok)
+    return status;
   EXPECT_EQ(payload.size(), bytes);
   fill_pattern(payload, seed);
   writer.publish(cg::MessageKind::value, bytes);
@@ -293,7 +312,8 @@ std::set<std::string> dev_shm_names_of(std::initializer_list<pid_t> pids) {
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
     const std::string name = entry.path().filename();
     for (pid_t pid : pids) {
-      if (name.rfind("cg." + std::to_string(pid) + ".", 0) == 0) names.insert(name);
+      if (name.rfind("cg." + std::to_string(pid) + ".", 0) == 0)
+        names.insert(name);
     }
   }
   return names;
@@ -305,7 +325,8 @@ TEST(Channel, ValueLargerThanASlotIsDeliveredWholeToEveryReader) {
   cg::ChannelWriter writer(t.channel);
   ASSERT_EQ(write_pattern(writer, 64 * kMiB, 1), cg::ChannelStatus::ok);
   ASSERT_EQ(write_text(writer, "small again"), cg::ChannelStatus::ok);
-  ASSERT_EQ(write_pattern(writer, 1 * kKiB + 1, 2), cg::ChannelStatus::ok) << "one byte past the slot";
+  ASSERT_EQ(write_pattern(writer, 1 * kKiB + 1, 2), cg::ChannelStatus::ok)
+      << "one byte past the slot";
   EXPECT_EQ(t.channel.config().slot_bytes, 1 * kKiB) << "the ring itself never changes";
 
   std::vector<std::thread> threads;
@@ -333,8 +354,10 @@ TEST(Channel, ValueLargerThanASlotIsDeliveredWholeToEveryReader) {
       reader.release();
     });
   }
-  for (std::thread& th : threads) th.join();
-  for (std::uint32_t r = 0; r < readers; ++r) EXPECT_EQ(failures[r], "") << "reader " << r;
+  for (std::thread& th : threads)
+    th.join();
+  for (std::uint32_t r = 0; r < readers; ++r)
+    EXPECT_EQ(failures[r], "") << "reader " << r;
 }
 
 TEST(Channel, SlotKeepsItsOverflowBufferWhileLargeEnoughAndReplacesItWithALargerOne) {
@@ -395,13 +418,15 @@ TEST(Channel, SixtyFourMebibytesCrossProcessesThroughOneKibibyteSlotsLeavingNoth
   const std::size_t footprint = cg::channel_footprint(config);
   cg::SharedSegment segment = cg::SharedSegment::create_anonymous("cg.test", 2 * footprint);
   cg::Channel requests = cg::Channel::create(segment.data(), config);
-  const cg::Channel replies = cg::Channel::create(static_cast<std::byte*>(segment.data()) + footprint, config);
+  const cg::Channel replies =
+      cg::Channel::create(static_cast<std::byte*>(segment.data()) + footprint, config);
   ASSERT_TRUE(requests.valid());
   ASSERT_TRUE(replies.valid());
 
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
-  if (pid == 0) echo_child_on(std::move(segment), footprint);  // the child keeps the inherited mapping
+  if (pid == 0)
+    echo_child_on(std::move(segment), footprint); // the child keeps the inherited mapping
   struct Reaper {
     pid_t pid;
     bool reaped = false;
@@ -416,7 +441,8 @@ TEST(Channel, SixtyFourMebibytesCrossProcessesThroughOneKibibyteSlotsLeavingNoth
   cg::ChannelWriter writer(requests);
   cg::ChannelReader reader(replies, 0);
   for (std::size_t bytes : {64 * kMiB, std::size_t{10}, 64 * kMiB, 2 * kKiB}) {
-    ASSERT_EQ(write_pattern(writer, bytes, static_cast<std::uint32_t>(bytes), in(20s)), cg::ChannelStatus::ok);
+    ASSERT_EQ(write_pattern(writer, bytes, static_cast<std::uint32_t>(bytes), in(20s)),
+              cg::ChannelStatus::ok);
     cg::ChannelReader::Message m{};
     ASSERT_EQ(reader.acquire(m, in(20s)), cg::ChannelStatus::ok) << bytes;
     ASSERT_EQ(m.payload.size(), bytes);
@@ -425,7 +451,8 @@ TEST(Channel, SixtyFourMebibytesCrossProcessesThroughOneKibibyteSlotsLeavingNoth
     EXPECT_EQ(first_mismatch(reversed, static_cast<std::uint32_t>(bytes)), -1) << bytes;
     reader.release();
   }
-  EXPECT_EQ(dev_shm_names_of({getpid(), pid}), std::set<std::string>{}) << "overflow buffers have no name to leak";
+  EXPECT_EQ(dev_shm_names_of({getpid(), pid}), std::set<std::string>{})
+      << "overflow buffers have no name to leak";
   requests.close();
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
@@ -442,7 +469,8 @@ TEST(Channel, CorruptedOverflowReferenceIsReportedNotRead) {
   ASSERT_EQ(write_pattern(writer, 1 * kMiB, 9), cg::ChannelStatus::ok);
 
   auto* header = static_cast<cg::detail::ChannelHeader*>(t.memory.data());
-  cg::detail::SlotHeader* slot = cg::detail::slot_header(header, config.readers, header->slot_stride, 0);
+  cg::detail::SlotHeader* slot =
+      cg::detail::slot_header(header, config.readers, header->slot_stride, 0);
   ASSERT_EQ(slot->storage.load(), static_cast<std::uint32_t>(cg::detail::Storage::overflow));
   ASSERT_EQ(slot->overflow_bytes.load(), 1 * kMiB) << "the test must poke the real fields";
   cg::ChannelReader::Message m{};
@@ -452,11 +480,13 @@ TEST(Channel, CorruptedOverflowReferenceIsReportedNotRead) {
   slot->storage.store(static_cast<std::uint32_t>(cg::detail::Storage::overflow));
 
   slot->overflow_generation.store(slot->overflow_generation.load() + 1);
-  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt) << "a generation the buffer does not carry";
+  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt)
+      << "a generation the buffer does not carry";
   slot->overflow_generation.store(slot->overflow_generation.load() - 1);
 
   slot->overflow_bytes.store(1 * kMiB + 64 * kKiB + 1);
-  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt) << "more bytes than the buffer holds";
+  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt)
+      << "more bytes than the buffer holds";
   slot->overflow_bytes.store(UINT64_MAX);
   EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt);
   slot->overflow_bytes.store(1 * kMiB);
@@ -469,7 +499,8 @@ TEST(Channel, CorruptedOverflowReferenceIsReportedNotRead) {
   ASSERT_EQ(std::fputs(std::string(2 * kMiB, 'p').c_str(), plain_file), 1);
   std::fflush(plain_file);
   slot->overflow_fd.store(fileno(plain_file));
-  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt) << "a file that is no (sealed) overflow buffer";
+  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt)
+      << "a file that is no (sealed) overflow buffer";
   std::fclose(plain_file);
   slot->overflow_fd.store(1000000);
   EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::unmappable) << "no such descriptor";
@@ -496,18 +527,23 @@ TEST(Channel, OverflowBufferTheSystemRefusesIsTooLargeNotACrash) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     rlimit limit{4 * kMiB, 4 * kMiB};
-    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(10);
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+      _exit(10);
     TestChannel t({2, 256, 1});
     cg::ChannelWriter writer(t.channel);
     std::span<std::byte> payload;
-    if (writer.acquire(8 * kMiB, payload, in(1s)) != cg::ChannelStatus::too_large) _exit(11);
-    if (write_pattern(writer, 1 * kMiB, 1) != cg::ChannelStatus::ok) _exit(12);  // within the limit
-    if (write_text(writer, "small") != cg::ChannelStatus::ok) _exit(13);
+    if (writer.acquire(8 * kMiB, payload, in(1s)) != cg::ChannelStatus::too_large)
+      _exit(11);
+    if (write_pattern(writer, 1 * kMiB, 1) != cg::ChannelStatus::ok)
+      _exit(12); // within the limit
+    if (write_text(writer, "small") != cg::ChannelStatus::ok)
+      _exit(13);
     _exit(0);
   }
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal "
+                                 << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   EXPECT_EQ(WEXITSTATUS(status), 0) << "child exit code (10+ = failure inside the child)";
 }
 
@@ -576,7 +612,8 @@ TEST(Channel, CorruptedSlotIsReportedNotRead) {
   ASSERT_EQ(write_text(writer, "fine"), cg::ChannelStatus::ok);
 
   auto* header = static_cast<cg::detail::ChannelHeader*>(t.memory.data());
-  cg::detail::SlotHeader* slot = cg::detail::slot_header(header, config.readers, header->slot_stride, 0);
+  cg::detail::SlotHeader* slot =
+      cg::detail::slot_header(header, config.readers, header->slot_stride, 0);
   ASSERT_EQ(slot->size.load(), 4u) << "the test must poke the real size field";
   cg::ChannelReader::Message m{};
 
@@ -591,7 +628,8 @@ TEST(Channel, CorruptedSlotIsReportedNotRead) {
   slot->kind.store(0);
 
   slot->sequence.store(5);
-  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt) << "sequence ahead of the expected one";
+  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt)
+      << "sequence ahead of the expected one";
   slot->sequence.store(1);
 
   ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok) << "restored: readable again";
@@ -599,7 +637,7 @@ TEST(Channel, CorruptedSlotIsReportedNotRead) {
   reader.release();
 
   cg::detail::reader_state(header, 0)->consumed.store(1000);
-  cg::ChannelWriter fresh_writer(t.channel);  // no cached view of the readers' progress
+  cg::ChannelWriter fresh_writer(t.channel); // no cached view of the readers' progress
   std::span<std::byte> payload;
   EXPECT_EQ(fresh_writer.acquire(1, payload, in(1s)), cg::ChannelStatus::corrupt)
       << "reader claims unpublished messages";
@@ -610,18 +648,24 @@ TEST(Channel, CorruptedSlotIsReportedNotRead) {
 [[noreturn]] void echo_child_on(cg::SharedSegment segment, std::size_t second_offset) {
   try {
     const cg::Channel requests = cg::Channel::attach(segment.data());
-    const cg::Channel replies = cg::Channel::attach(static_cast<std::byte*>(segment.data()) + second_offset);
-    if (!requests.valid() || !replies.valid()) _exit(10);
+    const cg::Channel replies =
+        cg::Channel::attach(static_cast<std::byte*>(segment.data()) + second_offset);
+    if (!requests.valid() || !replies.valid())
+      _exit(10);
     cg::ChannelReader reader(requests, 0);
     cg::ChannelWriter writer(replies);
     for (;;) {
       cg::ChannelReader::Message m{};
       const cg::ChannelStatus status = reader.acquire(m, in(20s));
-      if (status == cg::ChannelStatus::closed) _exit(0);
-      if (status != cg::ChannelStatus::ok) _exit(11);
+      if (status == cg::ChannelStatus::closed)
+        _exit(0);
+      if (status != cg::ChannelStatus::ok)
+        _exit(11);
       std::span<std::byte> out;
-      if (writer.acquire(m.payload.size(), out, in(20s)) != cg::ChannelStatus::ok) _exit(12);
-      for (std::size_t i = 0; i < m.payload.size(); ++i) out[i] = m.payload[m.payload.size() - 1 - i];
+      if (writer.acquire(m.payload.size(), out, in(20s)) != cg::ChannelStatus::ok)
+        _exit(12);
+      for (std::size_t i = 0; i < m.payload.size(); ++i)
+        out[i] = m.payload[m.payload.size() - 1 - i];
       writer.publish(m.kind, m.payload.size());
       reader.release();
     }
@@ -643,13 +687,15 @@ TEST(Channel, WorksAcrossProcessesThroughASharedSegment) {
   const std::size_t footprint = cg::channel_footprint(config);
   cg::SharedSegment segment = cg::SharedSegment::create(cg::unique_segment_name(), 2 * footprint);
   cg::Channel requests = cg::Channel::create(segment.data(), config);
-  const cg::Channel replies = cg::Channel::create(static_cast<std::byte*>(segment.data()) + footprint, config);
+  const cg::Channel replies =
+      cg::Channel::create(static_cast<std::byte*>(segment.data()) + footprint, config);
   ASSERT_TRUE(requests.valid());
   ASSERT_TRUE(replies.valid());
 
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
-  if (pid == 0) echo_child(segment.name(), footprint);
+  if (pid == 0)
+    echo_child(segment.name(), footprint);
   // Whatever happens below: no leaked name, no orphaned child.
   struct Cleanup {
     cg::SharedSegment& segment;
@@ -675,7 +721,8 @@ TEST(Channel, WorksAcrossProcessesThroughASharedSegment) {
     cg::ChannelReader::Message m{};
     ASSERT_EQ(reader.acquire(m, in(20s)), cg::ChannelStatus::ok) << i;
     const std::string expected(text.rbegin(), text.rend());
-    if (text_of(m) != expected || m.kind != kind || m.sequence != static_cast<std::uint64_t>(i)) ++mismatches;
+    if (text_of(m) != expected || m.kind != kind || m.sequence != static_cast<std::uint64_t>(i))
+      ++mismatches;
     reader.release();
   }
   EXPECT_EQ(mismatches, 0);
@@ -687,4 +734,4 @@ TEST(Channel, WorksAcrossProcessesThroughASharedSegment) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << "child exit code (10+ = failure inside the child)";
 }
 
-}  // namespace
+} // namespace

@@ -36,37 +36,40 @@ struct TestGroup {
   explicit TestGroup(int ranks, std::size_t max_message_bytes = 4096)
       : segment(cg::SharedSegment::create_anonymous(
             "test-group", cg::host_group_footprint(cg::HostGroupConfig{ranks, max_message_bytes}))),
-        group(cg::HostGroup::create(segment.data(), cg::HostGroupConfig{ranks, max_message_bytes})) {}
+        group(
+            cg::HostGroup::create(segment.data(), cg::HostGroupConfig{ranks, max_message_bytes})) {}
   cg::SharedSegment segment;
   cg::HostGroup group;
 };
 
-template <class T>
-cg::Tensor tensor_of(const Shape& shape, const std::vector<T>& values) {
+template <class T> cg::Tensor tensor_of(const Shape& shape, const std::vector<T>& values) {
   cg::Tensor t = cg::Tensor::empty(cg::dtype_of<T>, shape);
-  if (static_cast<std::size_t>(t.numel()) != values.size()) throw std::logic_error("tensor_of: wrong value count");
+  if (static_cast<std::size_t>(t.numel()) != values.size())
+    throw std::logic_error("tensor_of: wrong value count");
   std::copy(values.begin(), values.end(), t.data<T>());
   return t;
 }
 
-template <class T>
-std::vector<T> values_of(const cg::Tensor& t) {
+template <class T> std::vector<T> values_of(const cg::Tensor& t) {
   const cg::Tensor c = t.contiguous();
   const T* p = c.data<T>();
   std::vector<T> out;
-  for (std::int64_t i = 0; i < c.numel(); ++i) out.push_back(p[i]);
+  for (std::int64_t i = 0; i < c.numel(); ++i)
+    out.push_back(p[i]);
   return out;
 }
 
 // Throws (for the thread or the child process to report) unless equal.
 template <class T>
 void expect_values(const cg::Tensor& t, const std::vector<T>& expected, const std::string& what) {
-  if (values_of<T>(t) != expected) throw std::runtime_error(what + ": wrong values");
+  if (values_of<T>(t) != expected)
+    throw std::runtime_error(what + ": wrong values");
 }
 
 // Runs body(comm) for every rank on its own thread; returns each rank's
 // exception message ("" when it returned normally).
-std::vector<std::string> run_threads(cg::HostGroup group, int ranks, std::chrono::milliseconds timeout,
+std::vector<std::string> run_threads(cg::HostGroup group, int ranks,
+                                     std::chrono::milliseconds timeout,
                                      const std::function<void(cg::HostCommunicator&)>& body) {
   std::vector<std::string> errors(static_cast<std::size_t>(ranks));
   std::vector<std::thread> threads;
@@ -81,7 +84,8 @@ std::vector<std::string> run_threads(cg::HostGroup group, int ranks, std::chrono
       }
     });
   }
-  for (std::thread& t : threads) t.join();
+  for (std::thread& t : threads)
+    t.join();
   return errors;
 }
 
@@ -89,11 +93,13 @@ std::vector<std::string> run_threads(cg::HostGroup group, int ranks, std::chrono
 // here; returns the children's exit codes (0: body returned; 10: it threw,
 // the message on stderr). Children are killed and reaped whatever happens.
 class ForkedRanks {
- public:
-  ForkedRanks(cg::HostGroup group, int ranks, const std::function<void(cg::HostCommunicator&)>& body) {
+public:
+  ForkedRanks(cg::HostGroup group, int ranks,
+              const std::function<void(cg::HostCommunicator&)>& body) {
     for (int r = 1; r < ranks; ++r) {
       const pid_t pid = fork();
-      if (pid < 0) throw std::runtime_error("fork failed");
+      if (pid < 0)
+        throw std::runtime_error("fork failed");
       if (pid == 0) {
         int code = 0;
         try {
@@ -130,7 +136,7 @@ class ForkedRanks {
     return codes;
   }
 
- private:
+private:
   std::vector<pid_t> pids_;
 };
 
@@ -153,10 +159,11 @@ void exchange_everything(cg::HostCommunicator& comm) {
   }
   expect_values<float>(in, {float(prev), prev + 0.5f}, "recv");
 
-  const std::int64_t ranks_sum = n * (n + 1) / 2;  // 1 + 2 + ... + n
+  const std::int64_t ranks_sum = n * (n + 1) / 2; // 1 + 2 + ... + n
   cg::Tensor sum = tensor_of<std::int64_t>({2, 2}, {r + 1, 10 * (r + 1), -r, 1000});
   comm.allreduce(sum, cg::ReduceOp::sum);
-  expect_values<std::int64_t>(sum, {ranks_sum, 10 * ranks_sum, n - ranks_sum, 1000 * n}, "allreduce(sum)");
+  expect_values<std::int64_t>(sum, {ranks_sum, 10 * ranks_sum, n - ranks_sum, 1000 * n},
+                              "allreduce(sum)");
 
   cg::Tensor max = tensor_of<double>({3}, {double(r), -double(r), r == 1 ? 7.5 : 0.25});
   comm.allreduce(max, cg::ReduceOp::max);
@@ -174,12 +181,14 @@ void exchange_everything(cg::HostCommunicator& comm) {
 
   // Element k of every rank's input is r + k; summed over ranks, n * k + n(n-1)/2.
   std::vector<float> whole_values;
-  for (int k = 0; k < 2 * n; ++k) whole_values.push_back(float(r + k));
+  for (int k = 0; k < 2 * n; ++k)
+    whole_values.push_back(float(r + k));
   cg::Tensor whole = tensor_of<float>({2 * n}, whole_values);
   cg::Tensor mine = cg::Tensor::zeros(cg::DType::float32, {2});
   comm.reducescatter(whole, mine, cg::ReduceOp::sum);
   const float base = float(n * (n - 1) / 2);
-  expect_values<float>(mine, {n * 2.0f * r + base, n * (2.0f * r + 1) + base}, "reducescatter(sum)");
+  expect_values<float>(mine, {n * 2.0f * r + base, n * (2.0f * r + 1) + base},
+                       "reducescatter(sum)");
 }
 
 std::string message_of(const std::function<void()>& fn) {
@@ -209,13 +218,16 @@ TEST(HostCommunicator, FootprintAndValidityOfGroupMemory) {
   EXPECT_FALSE(cg::HostGroup::attach(zeros.data()).valid());
   EXPECT_EQ(message_of([&] { cg::HostCommunicator(cg::HostGroup::attach(zeros.data()), 0); }),
             "cg: HostCommunicator: the memory holds no valid HostGroup");
-  EXPECT_FALSE(cg::HostGroup::create(static_cast<char*>(zeros.data()) + 8, cg::HostGroupConfig{1, 8}).valid())
+  EXPECT_FALSE(
+      cg::HostGroup::create(static_cast<char*>(zeros.data()) + 8, cg::HostGroupConfig{1, 8})
+          .valid())
       << "misaligned";
   TestGroup g(2, 100);
   EXPECT_TRUE(cg::HostGroup::attach(g.segment.data()).valid());
   EXPECT_EQ(g.group.config().ranks, 2);
   EXPECT_EQ(g.group.config().max_message_bytes, 100u);
-  EXPECT_EQ(message_of([&] { cg::HostCommunicator(g.group, 2); }), "cg: HostCommunicator: rank 2 is not in a group of 2");
+  EXPECT_EQ(message_of([&] { cg::HostCommunicator(g.group, 2); }),
+            "cg: HostCommunicator: rank 2 is not in a group of 2");
 }
 
 TEST(HostCommunicator, ThreadsExchangeExactValuesThroughEveryOperation) {
@@ -225,12 +237,13 @@ TEST(HostCommunicator, ThreadsExchangeExactValuesThroughEveryOperation) {
 }
 
 TEST(HostCommunicator, ForkedProcessesExchangeExactValuesThroughEveryOperation) {
-  TestGroup g(3);  // created before fork(): the children share the mapping
+  TestGroup g(3); // created before fork(): the children share the mapping
   ForkedRanks children(g.group, 3, exchange_everything);
   cg::HostCommunicator comm(g.group, 0);
   comm.set_timeout(20s);
   EXPECT_NO_THROW(exchange_everything(comm));
-  EXPECT_EQ(children.wait(), (std::vector<int>{0, 0})) << "child exit codes (10: it threw, see stderr)";
+  EXPECT_EQ(children.wait(), (std::vector<int>{0, 0}))
+      << "child exit codes (10: it threw, see stderr)";
 }
 
 TEST(HostCommunicator, ChildMappingTheSegmentAnewFromItsDescriptorJoinsTheGroup) {
@@ -243,9 +256,11 @@ TEST(HostCommunicator, ChildMappingTheSegmentAnewFromItsDescriptorJoinsTheGroup)
     int code = 0;
     try {
       cg::SharedSegment mine = cg::SharedSegment::adopt(::dup(g.segment.fd()));
-      if (mine.data() == g.segment.data()) _exit(12);
+      if (mine.data() == g.segment.data())
+        _exit(12);
       const cg::HostGroup group = cg::HostGroup::attach(mine.data());
-      if (!group.valid()) _exit(11);
+      if (!group.valid())
+        _exit(11);
       cg::HostCommunicator comm(group, 1);
       comm.set_timeout(20s);
       cg::Tensor t = cg::Tensor::zeros(cg::DType::uint8, {3});
@@ -264,7 +279,8 @@ TEST(HostCommunicator, ChildMappingTheSegmentAnewFromItsDescriptorJoinsTheGroup)
   comm.send(tensor_of<std::uint8_t>({3}, {7, 8, 9}), 1);
   cg::Tensor t = tensor_of<std::uint8_t>({3}, {2, 2, 30});
   comm.allreduce(t, cg::ReduceOp::product);
-  EXPECT_EQ(values_of<std::uint8_t>(t), (std::vector<std::uint8_t>{14, 16, 14})) << "uint8 products wrap: 9 * 30 = 270";
+  EXPECT_EQ(values_of<std::uint8_t>(t), (std::vector<std::uint8_t>{14, 16, 14}))
+      << "uint8 products wrap: 9 * 30 = 270";
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status));
@@ -273,90 +289,102 @@ TEST(HostCommunicator, ChildMappingTheSegmentAnewFromItsDescriptorJoinsTheGroup)
 
 TEST(HostCommunicator, ManyMessagesInARowArriveInOrderAndStridedTensorsTravel) {
   TestGroup g(2);
-  const std::vector<std::string> errors = run_threads(g.group, 2, 20s, [](cg::HostCommunicator& comm) {
-    for (int i = 0; i < 200; ++i) {
-      if (comm.rank() == 0) {
-        comm.send(tensor_of<std::int32_t>({1}, {i}), 1);
-      } else {
-        cg::Tensor t = cg::Tensor::zeros(cg::DType::int32, {1});
-        comm.recv(t, 0);
-        expect_values<std::int32_t>(t, {i}, "message " + std::to_string(i));
-      }
-    }
-    // A transposed view sent, received into a transposed view.
-    float storage[2][3] = {{1, 2, 3}, {4, 5, 6}};
-    cg::Tensor view = cg::Tensor::from_blob(storage, cg::DType::float32, {3, 2}, {1, 3});
-    if (comm.rank() == 0) {
-      comm.send(view, 1);
-    } else {
-      float target[2][3] = {};
-      cg::Tensor into = cg::Tensor::from_blob(target, cg::DType::float32, {3, 2}, {1, 3});
-      comm.recv(into, 0);
-      expect_values<float>(into, {1, 4, 2, 5, 3, 6}, "strided recv");
-      if (target[1][0] != 4 || target[0][2] != 3) throw std::runtime_error("strided recv: wrong layout");
-    }
-    comm.allreduce(view, cg::ReduceOp::sum);
-    expect_values<float>(view, {2, 8, 4, 10, 6, 12}, "strided allreduce");
-  });
+  const std::vector<std::string> errors =
+      run_threads(g.group, 2, 20s, [](cg::HostCommunicator& comm) {
+        for (int i = 0; i < 200; ++i) {
+          if (comm.rank() == 0) {
+            comm.send(tensor_of<std::int32_t>({1}, {i}), 1);
+          } else {
+            cg::Tensor t = cg::Tensor::zeros(cg::DType::int32, {1});
+            comm.recv(t, 0);
+            expect_values<std::int32_t>(t, {i}, "message " + std::to_string(i));
+          }
+        }
+        // A transposed view sent, received into a transposed view.
+        float storage[2][3] = {{1, 2, 3}, {4, 5, 6}};
+        cg::Tensor view = cg::Tensor::from_blob(storage, cg::DType::float32, {3, 2}, {1, 3});
+        if (comm.rank() == 0) {
+          comm.send(view, 1);
+        } else {
+          float target[2][3] = {};
+          cg::Tensor into = cg::Tensor::from_blob(target, cg::DType::float32, {3, 2}, {1, 3});
+          comm.recv(into, 0);
+          expect_values<float>(into, {1, 4, 2, 5, 3, 6}, "strided recv");
+          if (target[1][0] != 4 || target[0][2] != 3)
+            throw std::runtime_error("strided recv: wrong layout");
+        }
+        comm.allreduce(view, cg::ReduceOp::sum);
+        expect_values<float>(view, {2, 8, 4, 10, 6, 12}, "strided allreduce");
+      });
   EXPECT_EQ(errors, (std::vector<std::string>{"", ""}));
 }
 
 TEST(HostCommunicator, ReductionsGiveExactValuesForEveryDtype) {
   TestGroup g(2);
-  const std::vector<std::string> errors = run_threads(g.group, 2, 20s, [](cg::HostCommunicator& comm) {
-    const bool first = comm.rank() == 0;
-    cg::Tensor f16 = tensor_of<cg::Half>({2}, {cg::to_half(first ? 0.5f : 0.25f), cg::to_half(first ? -1.0f : 3.0f)});
-    comm.allreduce(f16, cg::ReduceOp::sum);
-    expect_values<cg::Half>(f16, {cg::to_half(0.75f), cg::to_half(2.0f)}, "float16 sum");
-    cg::Tensor bf16 = tensor_of<cg::BFloat16>({1}, {cg::to_bfloat16(first ? 3.0f : 5.0f)});
-    comm.allreduce(bf16, cg::ReduceOp::avg);
-    expect_values<cg::BFloat16>(bf16, {cg::to_bfloat16(4.0f)}, "bfloat16 avg");
-    cg::Tensor f32 = tensor_of<float>({2}, {first ? 1.5f : -2.0f, first ? 4.0f : 0.5f});
-    comm.allreduce(f32, cg::ReduceOp::product);
-    expect_values<float>(f32, {-3.0f, 2.0f}, "float32 product");
-    cg::Tensor i8 = tensor_of<std::int8_t>({2}, {100, static_cast<std::int8_t>(first ? -5 : 3)});
-    comm.allreduce(i8, cg::ReduceOp::sum);
-    expect_values<std::int8_t>(i8, {-56, -2}, "int8 sum wraps");
-    cg::Tensor i32 = tensor_of<std::int32_t>({2}, {first ? 7 : -7, first ? 2 : 3});
-    comm.allreduce(i32, cg::ReduceOp::min);
-    expect_values<std::int32_t>(i32, {-7, 2}, "int32 min");
-    cg::Tensor i64 = tensor_of<std::int64_t>({1}, {first ? 7 : 8});
-    comm.allreduce(i64, cg::ReduceOp::avg);
-    expect_values<std::int64_t>(i64, {7}, "int64 avg truncates");
-    cg::Tensor any = tensor_of<bool>({3}, {first, false, true});
-    cg::Tensor all = tensor_of<bool>({3}, {first, false, true});
-    comm.allreduce(any, cg::ReduceOp::max);
-    expect_values<bool>(any, {true, false, true}, "bool max is or");
-    comm.allreduce(all, cg::ReduceOp::min);
-    expect_values<bool>(all, {false, false, true}, "bool min is and");
-  });
+  const std::vector<std::string> errors =
+      run_threads(g.group, 2, 20s, [](cg::HostCommunicator& comm) {
+        const bool first = comm.rank() == 0;
+        cg::Tensor f16 = tensor_of<cg::Half>(
+            {2}, {cg::to_half(first ? 0.5f : 0.25f), cg::to_half(first ? -1.0f : 3.0f)});
+        comm.allreduce(f16, cg::ReduceOp::sum);
+        expect_values<cg::Half>(f16, {cg::to_half(0.75f), cg::to_half(2.0f)}, "float16 sum");
+        cg::Tensor bf16 = tensor_of<cg::BFloat16>({1}, {cg::to_bfloat16(first ? 3.0f : 5.0f)});
+        comm.allreduce(bf16, cg::ReduceOp::avg);
+        expect_values<cg::BFloat16>(bf16, {cg::to_bfloat16(4.0f)}, "bfloat16 avg");
+        cg::Tensor f32 = tensor_of<float>({2}, {first ? 1.5f : -2.0f, first ? 4.0f : 0.5f});
+        comm.allreduce(f32, cg::ReduceOp::product);
+        expect_values<float>(f32, {-3.0f, 2.0f}, "float32 product");
+        cg::Tensor i8 =
+            tensor_of<std::int8_t>({2}, {100, static_cast<std::int8_t>(first ? -5 : 3)});
+        comm.allreduce(i8, cg::ReduceOp::sum);
+        expect_values<std::int8_t>(i8, {-56, -2}, "int8 sum wraps");
+        cg::Tensor i32 = tensor_of<std::int32_t>({2}, {first ? 7 : -7, first ? 2 : 3});
+        comm.allreduce(i32, cg::ReduceOp::min);
+        expect_values<std::int32_t>(i32, {-7, 2}, "int32 min");
+        cg::Tensor i64 = tensor_of<std::int64_t>({1}, {first ? 7 : 8});
+        comm.allreduce(i64, cg::ReduceOp::avg);
+        expect_values<std::int64_t>(i64, {7}, "int64 avg truncates");
+        cg::Tensor any = tensor_of<bool>({3}, {first, false, true});
+        cg::Tensor all = tensor_of<bool>({3}, {first, false, true});
+        comm.allreduce(any, cg::ReduceOp::max);
+        expect_values<bool>(any, {true, false, true}, "bool max is or");
+        comm.allreduce(all, cg::ReduceOp::min);
+        expect_values<bool>(all, {false, false, true}, "bool min is and");
+      });
   EXPECT_EQ(errors, (std::vector<std::string>{"", ""}));
 }
 
 TEST(HostCommunicator, MismatchedShapeIsReportedToBothSidesAndTheGroupStaysUsable) {
   TestGroup g(2);
-  const std::vector<std::string> errors = run_threads(g.group, 2, 20s, [](cg::HostCommunicator& comm) {
-    if (comm.rank() == 0) {
-      comm.send(cg::Tensor::zeros(cg::DType::float32, {3}), 1);
-    } else {
-      cg::Tensor t = cg::Tensor::zeros(cg::DType::float32, {4});
-      comm.recv(t, 0);
-    }
-  });
+  const std::vector<std::string> errors =
+      run_threads(g.group, 2, 20s, [](cg::HostCommunicator& comm) {
+        if (comm.rank() == 0) {
+          comm.send(cg::Tensor::zeros(cg::DType::float32, {3}), 1);
+        } else {
+          cg::Tensor t = cg::Tensor::zeros(cg::DType::float32, {4});
+          comm.recv(t, 0);
+        }
+      });
   EXPECT_EQ(errors, (std::vector<std::string>{
-                        "cg: HostCommunicator rank 0 of 2: send to rank 1: rank 1 expected float32[4], got float32[3]",
-                        "cg: HostCommunicator rank 1 of 2: recv from rank 0: expected float32[4], rank 0 sent float32[3]",
+                        "cg: HostCommunicator rank 0 of 2: send to rank 1: rank 1 expected "
+                        "float32[4], got float32[3]",
+                        "cg: HostCommunicator rank 1 of 2: recv from rank 0: expected float32[4], "
+                        "rank 0 sent float32[3]",
                     }));
-  const std::vector<std::string> dtype_errors = run_threads(g.group, 2, 20s, [](cg::HostCommunicator& comm) {
-    if (comm.rank() == 0) {
-      comm.send(cg::Tensor::zeros(cg::DType::int64, {2}), 1);
-    } else {
-      cg::Tensor t = cg::Tensor::zeros(cg::DType::float64, {2});
-      const cg::CommErrorKind kind = kind_of([&] { comm.recv(t, 0); });
-      if (kind != cg::CommErrorKind::mismatch) throw std::runtime_error("not a mismatch");
-    }
-  });
-  EXPECT_EQ(dtype_errors[0], "cg: HostCommunicator rank 0 of 2: send to rank 1: rank 1 expected float64[2], got int64[2]");
+  const std::vector<std::string> dtype_errors =
+      run_threads(g.group, 2, 20s, [](cg::HostCommunicator& comm) {
+        if (comm.rank() == 0) {
+          comm.send(cg::Tensor::zeros(cg::DType::int64, {2}), 1);
+        } else {
+          cg::Tensor t = cg::Tensor::zeros(cg::DType::float64, {2});
+          const cg::CommErrorKind kind = kind_of([&] { comm.recv(t, 0); });
+          if (kind != cg::CommErrorKind::mismatch)
+            throw std::runtime_error("not a mismatch");
+        }
+      });
+  EXPECT_EQ(
+      dtype_errors[0],
+      "cg: HostCommunicator rank 0 of 2: send to rank 1: rank 1 expected float64[2], got int64[2]");
   EXPECT_EQ(dtype_errors[1], "");
   EXPECT_FALSE(g.group.aborted());
   EXPECT_EQ(run_threads(g.group, 2, 20s, exchange_everything), (std::vector<std::string>{"", ""}));
@@ -364,48 +392,62 @@ TEST(HostCommunicator, MismatchedShapeIsReportedToBothSidesAndTheGroupStaysUsabl
 
 TEST(HostCommunicator, CollectiveWithMismatchedInputsFailsOnEveryRankWithoutWaiting) {
   TestGroup g(3);
-  const std::vector<std::string> errors = run_threads(g.group, 3, 20s, [](cg::HostCommunicator& comm) {
-    cg::Tensor t = cg::Tensor::zeros(cg::DType::float32, {comm.rank() == 2 ? 5 : 4});
-    comm.allreduce(t, cg::ReduceOp::sum);
-  });
+  const std::vector<std::string> errors =
+      run_threads(g.group, 3, 20s, [](cg::HostCommunicator& comm) {
+        cg::Tensor t = cg::Tensor::zeros(cg::DType::float32, {comm.rank() == 2 ? 5 : 4});
+        comm.allreduce(t, cg::ReduceOp::sum);
+      });
   for (int r = 0; r < 3; ++r) {
-    EXPECT_EQ(errors[r], "cg: HostCommunicator rank " + std::to_string(r) +
-                             " of 3: allreduce(sum): rank 0's input is float32[4], rank 2's is float32[5]");
+    EXPECT_EQ(errors[r],
+              "cg: HostCommunicator rank " + std::to_string(r) +
+                  " of 3: allreduce(sum): rank 0's input is float32[4], rank 2's is float32[5]");
   }
-  const std::vector<std::string> ops = run_threads(g.group, 2 + 1, 20s, [](cg::HostCommunicator& comm) {
-    cg::Tensor t = cg::Tensor::zeros(cg::DType::int32, {2});
-    comm.allreduce(t, comm.rank() == 1 ? cg::ReduceOp::max : cg::ReduceOp::sum);
-  });
-  EXPECT_EQ(ops[1], "cg: HostCommunicator rank 1 of 3: allreduce(max): rank 0 called allreduce(sum), rank 1 called "
+  const std::vector<std::string> ops =
+      run_threads(g.group, 2 + 1, 20s, [](cg::HostCommunicator& comm) {
+        cg::Tensor t = cg::Tensor::zeros(cg::DType::int32, {2});
+        comm.allreduce(t, comm.rank() == 1 ? cg::ReduceOp::max : cg::ReduceOp::sum);
+      });
+  EXPECT_EQ(ops[1], "cg: HostCommunicator rank 1 of 3: allreduce(max): rank 0 called "
+                    "allreduce(sum), rank 1 called "
                     "allreduce(max)");
-  const std::vector<std::string> invalid = run_threads(g.group, 3, 20s, [](cg::HostCommunicator& comm) {
-    cg::Tensor in = cg::Tensor::zeros(cg::DType::int32, {2});
-    cg::Tensor out = cg::Tensor::zeros(cg::DType::int32, {comm.rank() == 1 ? 5 : 6});
-    comm.allgather(in, out);
-  });
-  EXPECT_EQ(invalid[0], "cg: HostCommunicator rank 0 of 3: allgather: rank 1: the output int32[5] on cpu must have "
-                        "the dtype and 3 times the elements of the input int32[2] on cpu");
-  EXPECT_EQ(invalid[1], "cg: HostCommunicator rank 1 of 3: allgather: the output int32[5] on cpu must have the dtype "
-                        "and 3 times the elements of the input int32[2] on cpu");
+  const std::vector<std::string> invalid =
+      run_threads(g.group, 3, 20s, [](cg::HostCommunicator& comm) {
+        cg::Tensor in = cg::Tensor::zeros(cg::DType::int32, {2});
+        cg::Tensor out = cg::Tensor::zeros(cg::DType::int32, {comm.rank() == 1 ? 5 : 6});
+        comm.allgather(in, out);
+      });
+  EXPECT_EQ(
+      invalid[0],
+      "cg: HostCommunicator rank 0 of 3: allgather: rank 1: the output int32[5] on cpu must have "
+      "the dtype and 3 times the elements of the input int32[2] on cpu");
+  EXPECT_EQ(
+      invalid[1],
+      "cg: HostCommunicator rank 1 of 3: allgather: the output int32[5] on cpu must have the dtype "
+      "and 3 times the elements of the input int32[2] on cpu");
   EXPECT_FALSE(g.group.aborted()) << "every rank saw the same verdict: the group is still in step";
-  EXPECT_EQ(run_threads(g.group, 3, 20s, exchange_everything), (std::vector<std::string>{"", "", ""}));
+  EXPECT_EQ(run_threads(g.group, 3, 20s, exchange_everything),
+            (std::vector<std::string>{"", "", ""}));
 }
 
 TEST(HostCommunicator, InvalidCallsAreRefusedWithoutWaiting) {
   TestGroup g(2, 16);
   cg::HostCommunicator comm(g.group, 0);
-  comm.set_timeout(std::chrono::hours(1));  // a wait would hang the test
+  comm.set_timeout(std::chrono::hours(1)); // a wait would hang the test
   const cg::Tensor small = cg::Tensor::zeros(cg::DType::float32, {2});
   EXPECT_EQ(message_of([&] { comm.send(small, 0); }),
-            "cg: HostCommunicator rank 0 of 2: send to rank 0: a rank cannot send to or receive from itself");
-  EXPECT_EQ(message_of([&] { comm.send(small, 2); }), "cg: HostCommunicator rank 0 of 2: send to rank 2: no rank 2 in a group of 2");
+            "cg: HostCommunicator rank 0 of 2: send to rank 0: a rank cannot send to or receive "
+            "from itself");
+  EXPECT_EQ(message_of([&] { comm.send(small, 2); }),
+            "cg: HostCommunicator rank 0 of 2: send to rank 2: no rank 2 in a group of 2");
   EXPECT_EQ(message_of([&] { comm.send(cg::Tensor::zeros(cg::DType::float32, {5}), 1); }),
-            "cg: HostCommunicator rank 0 of 2: send to rank 1: the tensor float32[5] on cpu has 20 bytes, more than the "
+            "cg: HostCommunicator rank 0 of 2: send to rank 1: the tensor float32[5] on cpu has 20 "
+            "bytes, more than the "
             "group's max_message_bytes (16)");
   static float stand_in[2];
   cg::Tensor gpu = cg::Tensor::from_blob(stand_in, cg::DType::float32, {2}, {}, cg::device::cuda);
   EXPECT_EQ(message_of([&] { comm.recv(gpu, 1); }),
-            "cg: HostCommunicator rank 0 of 2: recv from rank 1: the tensor is on cuda:0: HostCommunicator moves host "
+            "cg: HostCommunicator rank 0 of 2: recv from rank 1: the tensor is on cuda:0: "
+            "HostCommunicator moves host "
             "tensors (use NcclCommunicator for CUDA tensors)");
   EXPECT_EQ(kind_of([&] { comm.send(cg::Tensor(), 1); }), cg::CommErrorKind::invalid);
   EXPECT_FALSE(g.group.aborted());
@@ -419,20 +461,25 @@ TEST(HostCommunicator, RankThatNeverShowsUpIsATimeoutNotAHang) {
 
   // Point to point: the group stays usable.
   EXPECT_EQ(message_of([&] { comm.recv(t, 1); }),
-            "cg: HostCommunicator rank 0 of 3: recv from rank 1: nothing arrived from rank 1 within 200 ms");
-  EXPECT_EQ(message_of([&] { comm.send(t, 2); }),
-            "cg: HostCommunicator rank 0 of 3: send to rank 2: rank 2 did not receive within 200 ms");
+            "cg: HostCommunicator rank 0 of 3: recv from rank 1: nothing arrived from rank 1 "
+            "within 200 ms");
+  EXPECT_EQ(
+      message_of([&] { comm.send(t, 2); }),
+      "cg: HostCommunicator rank 0 of 3: send to rank 2: rank 2 did not receive within 200 ms");
   EXPECT_FALSE(g.group.aborted());
   cg::HostCommunicator late(g.group, 2);
   late.set_timeout(100ms);
-  EXPECT_EQ(kind_of([&] { late.recv(t, 0); }), cg::CommErrorKind::timeout) << "the timed-out send was withdrawn";
+  EXPECT_EQ(kind_of([&] { late.recv(t, 0); }), cg::CommErrorKind::timeout)
+      << "the timed-out send was withdrawn";
 
   // A collective: the barrier is broken, so the group is aborted.
-  EXPECT_EQ(message_of([&] { comm.allreduce(t, cg::ReduceOp::sum); }),
-            "cg: HostCommunicator rank 0 of 3: allreduce(sum): ranks 1, 2 do not arrive within 200 ms");
+  EXPECT_EQ(
+      message_of([&] { comm.allreduce(t, cg::ReduceOp::sum); }),
+      "cg: HostCommunicator rank 0 of 3: allreduce(sum): ranks 1, 2 do not arrive within 200 ms");
   EXPECT_TRUE(g.group.aborted());
   EXPECT_EQ(message_of([&] { late.send(t, 1); }),
-            "cg: HostCommunicator rank 2 of 3: send to rank 1: the group was aborted: cg: HostCommunicator rank 0 of 3: "
+            "cg: HostCommunicator rank 2 of 3: send to rank 1: the group was aborted: cg: "
+            "HostCommunicator rank 0 of 3: "
             "allreduce(sum): ranks 1, 2 do not arrive within 200 ms");
 }
 
@@ -445,7 +492,8 @@ TEST(HostCommunicator, CollectiveTimeoutNamesTheMissingRankAndAbortsTheGroupForT
             "cg: HostCommunicator rank 0 of 2: allgather: rank 1 did not arrive within 200 ms")
       << "even with invalid arguments a rank waits for the others, so that all fail together";
   EXPECT_TRUE(g.group.aborted());
-  EXPECT_EQ(g.group.abort_reason(), "cg: HostCommunicator rank 0 of 2: allgather: rank 1 did not arrive within 200 ms");
+  EXPECT_EQ(g.group.abort_reason(),
+            "cg: HostCommunicator rank 0 of 2: allgather: rank 1 did not arrive within 200 ms");
   cg::HostCommunicator other(g.group, 1);
   EXPECT_EQ(kind_of([&] { other.allreduce(t, cg::ReduceOp::sum); }), cg::CommErrorKind::aborted);
 }
@@ -465,11 +513,13 @@ TEST(HostCommunicator, AbortWakesABlockedRecvInAnotherThread) {
       kind = e.kind();
     }
   });
-  std::this_thread::sleep_for(100ms);  // let it reach the futex sleep
+  std::this_thread::sleep_for(100ms); // let it reach the futex sleep
   g.group.abort("actor b died");
   blocked.join();
   EXPECT_EQ(kind, cg::CommErrorKind::aborted);
-  EXPECT_EQ(error, "cg: HostCommunicator rank 1 of 2: recv from rank 0: the group was aborted: actor b died");
+  EXPECT_EQ(
+      error,
+      "cg: HostCommunicator rank 1 of 2: recv from rank 0: the group was aborted: actor b died");
   g.group.abort("a second reason");
   EXPECT_EQ(g.group.abort_reason(), "actor b died") << "the first reason is kept";
 }
@@ -479,7 +529,8 @@ TEST(HostCommunicator, AbortWakesABlockedRecvInAnotherProcess) {
   ForkedRanks child(g.group, 2, [](cg::HostCommunicator& comm) {
     comm.set_timeout(std::chrono::hours(1));
     cg::Tensor t = cg::Tensor::zeros(cg::DType::int8, {1});
-    if (kind_of([&] { comm.recv(t, 0); }) != cg::CommErrorKind::aborted) throw std::runtime_error("not aborted");
+    if (kind_of([&] { comm.recv(t, 0); }) != cg::CommErrorKind::aborted)
+      throw std::runtime_error("not aborted");
   });
   std::this_thread::sleep_for(100ms);
   g.group.abort("driver: actor died");
@@ -501,8 +552,10 @@ TEST(NcclCommunicator, LibraryLoadsAndReportsAVersion) {
 
 TEST(NcclCommunicator, OneRankCollectivesOnOneGpuGiveExactValues) {
 #if defined(CG_HAVE_CUDA)
-  if (cg::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: cudaGetDeviceCount reports none";
-  if (!cg::NcclCommunicator::available()) GTEST_SKIP() << "NCCL not loadable (set CG_NCCL_LIBRARY)";
+  if (cg::cuda_device_count() == 0)
+    GTEST_SKIP() << "no CUDA device: cudaGetDeviceCount reports none";
+  if (!cg::NcclCommunicator::available())
+    GTEST_SKIP() << "NCCL not loadable (set CG_NCCL_LIBRARY)";
   cg::NcclCommunicator comm(cg::NcclCommunicator::make_unique_id(), 1, 0, 0);
   comm.set_timeout(30s);
   comm.warm_up();
@@ -513,7 +566,8 @@ TEST(NcclCommunicator, OneRankCollectivesOnOneGpuGiveExactValues) {
   cg::Tensor scattered = cg::Tensor::zeros(cg::DType::float32, {3}, cg::device::cuda);
   comm.reducescatter(gathered, scattered, cg::ReduceOp::max);
   comm.synchronize();
-  EXPECT_EQ(values_of<float>(scattered.to(cg::device::cpu)), (std::vector<float>{1.5f, -2.0f, 4.0f}));
+  EXPECT_EQ(values_of<float>(scattered.to(cg::device::cpu)),
+            (std::vector<float>{1.5f, -2.0f, 4.0f}));
   cg::Tensor host = tensor_of<float>({1}, {1.0f});
   EXPECT_EQ(kind_of([&] { comm.allreduce(host, cg::ReduceOp::sum); }), cg::CommErrorKind::invalid)
       << "host tensors are refused";
@@ -524,8 +578,10 @@ TEST(NcclCommunicator, OneRankCollectivesOnOneGpuGiveExactValues) {
 
 TEST(NcclCommunicator, TwoGpusSendReceiveAndAllreduce) {
 #if defined(CG_HAVE_CUDA)
-  if (cg::cuda_device_count() < 2) GTEST_SKIP() << "no CUDA device: fewer than 2 CUDA devices";
-  if (!cg::NcclCommunicator::available()) GTEST_SKIP() << "NCCL not loadable (set CG_NCCL_LIBRARY)";
+  if (cg::cuda_device_count() < 2)
+    GTEST_SKIP() << "no CUDA device: fewer than 2 CUDA devices";
+  if (!cg::NcclCommunicator::available())
+    GTEST_SKIP() << "NCCL not loadable (set CG_NCCL_LIBRARY)";
   const cg::NcclUniqueId id = cg::NcclCommunicator::make_unique_id();
   std::vector<std::string> errors(2);
   std::vector<std::thread> ranks;
@@ -538,21 +594,25 @@ TEST(NcclCommunicator, TwoGpusSendReceiveAndAllreduce) {
         cg::Tensor t = tensor_of<std::int32_t>({2}, {r + 1, 10}).to(gpu);
         comm.allreduce(t, cg::ReduceOp::sum);
         cg::Tensor got = cg::Tensor::zeros(cg::DType::int32, {2}, gpu);
-        if (r == 0) comm.send(t, 1);
-        else comm.recv(got, 0);
+        if (r == 0)
+          comm.send(t, 1);
+        else
+          comm.recv(got, 0);
         comm.synchronize();
         expect_values<std::int32_t>(t.to(cg::device::cpu), {3, 20}, "allreduce");
-        if (r == 1) expect_values<std::int32_t>(got.to(cg::device::cpu), {3, 20}, "recv");
+        if (r == 1)
+          expect_values<std::int32_t>(got.to(cg::device::cpu), {3, 20}, "recv");
       } catch (const std::exception& e) {
         errors[r] = e.what();
       }
     });
   }
-  for (std::thread& t : ranks) t.join();
+  for (std::thread& t : ranks)
+    t.join();
   EXPECT_EQ(errors, (std::vector<std::string>{"", ""}));
 #else
   GTEST_SKIP() << "no CUDA device: the runtime is built without CUDA";
 #endif
 }
 
-}  // namespace
+} // namespace

@@ -148,4 +148,4 @@ TEST(CpuBindingActor, AMalformedOrImpossibleCgActorCpuIsReported) {
   EXPECT_EQ(errors[3], "cannot bind to CPU 8191: Invalid argument");
 }
 
-}  // namespace
+} // namespace

@@ -7,8 +7,8 @@
 // contract — per-call timeouts, futures, the results descriptor, values larger
 // than a slot, corrupted shared memory — is tested without cgc, and under the
 // thread sanitizer with the collector and monitor threads running.
-#include <cg/driver.hpp>
 #include "graph/segment.hpp"
+#include <cg/driver.hpp>
 
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -30,8 +30,8 @@
 #include <thread>
 #include <vector>
 
-#include <cg/actor.hpp>
 #include "shm/channel_layout.hpp"
+#include <cg/actor.hpp>
 
 namespace {
 
@@ -64,7 +64,8 @@ constexpr std::array<cg::detail::ChannelSpec, 2> kChannels{{
 }};
 constexpr std::array<std::uint32_t, 1> kInputs{0};
 constexpr std::array<std::uint32_t, 1> kOutputs{1};
-constexpr cg::detail::GraphSpec kSpec{"cg_test_echo", kActorSpecs, kChannels, kInputs, kOutputs, {}};
+constexpr cg::detail::GraphSpec kSpec{"cg_test_echo", kActorSpecs, kChannels,
+                                      kInputs,        kOutputs,    {}};
 
 int run_a(cg::ActorProcess& process) {
   auto c0 = process.input<std::string>(0, 0);
@@ -72,9 +73,12 @@ int run_a(cg::ActorProcess& process) {
   process.ready();
   for (;;) {
     cg::Result<std::string> v0;
-    if (!c0.read(v0)) return 0;
-    cg::Result<std::string> v1 = process.call("perform", [&] { return perform(v0.take()); }, v0);
-    if (!c1.write(v1)) return 0;
+    if (!c0.read(v0))
+      return 0;
+    cg::Result<std::string> v1 = process.call(
+        "perform", [&] { return perform(v0.take()); }, v0);
+    if (!c1.write(v1))
+      return 0;
   }
 }
 
@@ -83,16 +87,19 @@ constexpr const cg::detail::GraphSpec* kGraphs[] = {&kSpec};
 std::vector<std::string> command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::vector<std::string> args;
-  for (std::string arg; std::getline(in, arg, '\0');) args.push_back(arg);
+  for (std::string arg; std::getline(in, arg, '\0');)
+    args.push_back(arg);
   return args;
 }
 
 // Started by the driver as our graph's actor host: be the actor, then exit.
 const bool kRunsAsActor = [] {
   std::vector<std::string> args = command_line();
-  if (args.size() != 4 || args[1] != kSpec.name) return false;
+  if (args.size() != 4 || args[1] != kSpec.name)
+    return false;
   std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
+  for (std::string& arg : args)
+    argv.push_back(arg.data());
   argv.push_back(nullptr);
   std::exit(cg::detail::actor_host_main(4, argv.data(), kGraphs));
 }();
@@ -101,11 +108,13 @@ std::string self_path() { return std::filesystem::read_symlink("/proc/self/exe")
 
 // Processes mode unless a test asks for threads, whatever CG_MODE says.
 std::shared_ptr<cg::detail::GraphRuntime> launch(cg::LaunchOptions options = {}) {
-  if (!options.mode) options.mode = cg::Mode::processes;
+  if (!options.mode)
+    options.mode = cg::Mode::processes;
   return std::make_shared<cg::detail::GraphRuntime>(kSpec, self_path(), options);
 }
 
-cg::Ref<std::string> execute(const std::shared_ptr<cg::detail::GraphRuntime>& graph, const std::string& input) {
+cg::Ref<std::string> execute(const std::shared_ptr<cg::detail::GraphRuntime>& graph,
+                             const std::string& input) {
   std::uint64_t seq = graph->begin_execution();
   graph->write_input(0, input);
   return cg::Ref<std::string>(graph, seq);
@@ -116,15 +125,18 @@ std::vector<pid_t> child_pids() {
   std::vector<pid_t> pids;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
     std::ifstream stat(entry.path() / "stat");
     std::string line;
-    if (!std::getline(stat, line)) continue;
+    if (!std::getline(stat, line))
+      continue;
     std::istringstream rest(line.substr(line.rfind(')') + 2));
     char state = 0;
     pid_t ppid = 0;
     rest >> state >> ppid;
-    if (ppid == getpid()) pids.push_back(std::stoi(name));
+    if (ppid == getpid())
+      pids.push_back(std::stoi(name));
   }
   return pids;
 }
@@ -137,9 +149,12 @@ std::span<std::byte> graph_segment(const char* graph) {
   std::ifstream maps("/proc/self/maps");
   const std::string suffix = std::string("/memfd:cg.") + graph + " (deleted)";
   for (std::string line; std::getline(maps, line);) {
-    if (line.size() < suffix.size() || line.compare(line.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    if (line.size() < suffix.size() ||
+        line.compare(line.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
     const std::uintptr_t start = std::stoull(line.substr(0, line.find('-')), nullptr, 16);
-    const std::uintptr_t end = std::stoull(line.substr(line.find('-') + 1, line.find(' ')), nullptr, 16);
+    const std::uintptr_t end =
+        std::stoull(line.substr(line.find('-') + 1, line.find(' ')), nullptr, 16);
     return {reinterpret_cast<std::byte*>(start), end - start};
   }
   ADD_FAILURE() << "no mapping of " << suffix;
@@ -155,8 +170,10 @@ struct LiveChannel {
   // Waits until message `sequence` is published in its slot.
   bool wait_published(std::uint64_t sequence) const {
     const auto deadline = Clock::now() + 10s;
-    while (slot(static_cast<std::uint32_t>(sequence % header->slots))->sequence.load() != sequence + 1) {
-      if (Clock::now() > deadline) return false;
+    while (slot(static_cast<std::uint32_t>(sequence % header->slots))->sequence.load() !=
+           sequence + 1) {
+      if (Clock::now() > deadline)
+        return false;
       std::this_thread::sleep_for(1ms);
     }
     return true;
@@ -165,8 +182,10 @@ struct LiveChannel {
 
 LiveChannel live_channel(const cg::LaunchOptions& options, std::uint32_t channel) {
   std::span<std::byte> segment = graph_segment(kSpec.name);
-  const cg::detail::SegmentLayout layout = cg::detail::segment_layout(kSpec, options.max_in_flight, options.slot_bytes, options.communicator_bytes);
-  return {reinterpret_cast<cg::detail::ChannelHeader*>(segment.data() + layout.channel_offsets.at(channel))};
+  const cg::detail::SegmentLayout layout = cg::detail::segment_layout(
+      kSpec, options.max_in_flight, options.slot_bytes, options.communicator_bytes);
+  return {reinterpret_cast<cg::detail::ChannelHeader*>(segment.data() +
+                                                       layout.channel_offsets.at(channel))};
 }
 
 // ---- timeouts ---------------------------------------------------------------
@@ -194,7 +213,8 @@ TEST(Driver, GetWithAZeroTimeoutOnlyTakesAResultThatIsAlreadyIn) {
   EXPECT_FALSE(ref.ready());
   EXPECT_THROW(ref.get(0ms), cg::TimeoutError);
   const auto deadline = Clock::now() + 10s;
-  while (!ref.ready() && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  while (!ref.ready() && Clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
   ASSERT_TRUE(ref.ready()) << "ready() collects what has arrived";
   EXPECT_EQ(ref.get(0ms), "sleep:300");
   EXPECT_FALSE(ref.ready()) << "taken";
@@ -278,7 +298,8 @@ TEST(Driver, ResultsFdBecomesReadableWhenAResultIsInAndGetThenDoesNotBlock) {
 TEST(Driver, ResultsFdCountsResultsCollectedBeforeItWasAskedFor) {
   auto graph = launch();
   cg::Ref<std::string> first = execute(graph, "first");
-  while (!first.ready()) std::this_thread::sleep_for(1ms);  // collected in this thread
+  while (!first.ready())
+    std::this_thread::sleep_for(1ms); // collected in this thread
   const int fd = graph->results_fd();
   pollfd p{fd, POLLIN, 0};
   EXPECT_EQ(poll(&p, 1, 0), 1) << "a result is waiting to be taken";
@@ -304,7 +325,8 @@ TEST(Driver, FuturesFreeCapacityAsTheirResultsArrive) {
       }
     }
   }
-  for (int i = 0; i < 50; ++i) EXPECT_EQ(futures[static_cast<std::size_t>(i)].get(), "n" + std::to_string(i));
+  for (int i = 0; i < 50; ++i)
+    EXPECT_EQ(futures[static_cast<std::size_t>(i)].get(), "n" + std::to_string(i));
 }
 
 TEST(Driver, FuturesOfAGraphWhoseActorDiedFailWithActorDiedError) {
@@ -367,9 +389,9 @@ TEST(Driver, ImpossibleResultSlotSizeIsAClearErrorAndStopsTheGraph) {
   LiveChannel result = live_channel(options, 1);
   ASSERT_TRUE(result.wait_published(0));
   result.slot(0)->size.store(0x7FFF'FFFF);
-  const std::string expected =
-      "result channel 1 of graph 'cg_test_echo' is corrupt: its shared memory holds impossible values; "
-      "the graph cannot execute any more";
+  const std::string expected = "result channel 1 of graph 'cg_test_echo' is corrupt: its shared "
+                               "memory holds impossible values; "
+                               "the graph cannot execute any more";
   try {
     ref.get();
     FAIL() << "expected cg::Error";
@@ -395,8 +417,9 @@ TEST(Driver, ResultSequenceAheadOfTheExpectedOneIsAClearError) {
         try {
           ref.get();
         } catch (const cg::Error& e) {
-          EXPECT_NE(std::string(e.what()).find("result channel 1 of graph 'cg_test_echo' is corrupt"),
-                    std::string::npos)
+          EXPECT_NE(
+              std::string(e.what()).find("result channel 1 of graph 'cg_test_echo' is corrupt"),
+              std::string::npos)
               << e.what();
           throw;
         }
@@ -417,16 +440,17 @@ TEST(Driver, CorruptLengthPrefixOfAResultIsAClearErrorAndTheGraphStaysUsable) {
   } catch (const cg::TaskError&) {
     FAIL() << "not a task's error";
   } catch (const cg::Error& e) {
-    EXPECT_STREQ(e.what(),
-                 "the result of execution 0 of graph 'cg_test_echo' cannot be decoded (corrupted in "
-                 "shared memory?): cg: length prefix 1000000 exceeds the 5 remaining bytes");
+    EXPECT_STREQ(
+        e.what(),
+        "the result of execution 0 of graph 'cg_test_echo' cannot be decoded (corrupted in "
+        "shared memory?): cg: length prefix 1000000 exceeds the 5 remaining bytes");
   }
   EXPECT_EQ(execute(graph, "next").get(), "next");
 }
 
 TEST(Driver, CorruptLengthPrefixOfAnInputReachesGetAsATaskErrorOfTheReadingActor) {
   auto graph = launch();
-  cg::Ref<std::string> busy = execute(graph, "sleep:500");  // the actor does not read for a while
+  cg::Ref<std::string> busy = execute(graph, "sleep:500"); // the actor does not read for a while
   cg::Ref<std::string> victim = execute(graph, "hello");
   LiveChannel input = live_channel({}, 0);
   ASSERT_TRUE(input.wait_published(1));
@@ -439,9 +463,10 @@ TEST(Driver, CorruptLengthPrefixOfAnInputReachesGetAsATaskErrorOfTheReadingActor
   } catch (const cg::TaskError& e) {
     EXPECT_EQ(e.actor(), "a");
     EXPECT_EQ(e.exception_type(), "cg::DecodeError");
-    EXPECT_EQ(e.message(),
-              "channel 0 holds a value that cannot be decoded: cg: length prefix 18446744073709551615 "
-              "exceeds the 5 remaining bytes");
+    EXPECT_EQ(
+        e.message(),
+        "channel 0 holds a value that cannot be decoded: cg: length prefix 18446744073709551615 "
+        "exceeds the 5 remaining bytes");
   }
   EXPECT_EQ(execute(graph, "next").get(), "next");
 }
@@ -454,7 +479,8 @@ std::string actor_death_on_a_broken_input_slot(const cg::LaunchOptions& options)
   cg::Ref<std::string> busy = execute(graph, "sleep:500");
   cg::Ref<std::string> victim = execute(graph, "hello");
   LiveChannel input = live_channel({}, 0);
-  if (!input.wait_published(1)) return "the second input was never published";
+  if (!input.wait_published(1))
+    return "the second input was never published";
   input.slot(1)->kind.store(99);
   try {
     victim.get();
@@ -472,8 +498,9 @@ TEST(Driver, ImpossibleInputSlotEndsTheActorAndGetSaysSo) {
 // ---- threads mode ------------------------------------------------------------
 
 std::size_t thread_count() {
-  return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/task"),
-                                                std::filesystem::directory_iterator{}));
+  return static_cast<std::size_t>(
+      std::distance(std::filesystem::directory_iterator("/proc/self/task"),
+                    std::filesystem::directory_iterator{}));
 }
 
 // A joined thread can stay listed in /proc/self/task for a moment while the
@@ -491,7 +518,7 @@ bool thread_count_becomes(std::size_t expected) {
 cg::LaunchOptions threads_mode() {
   cg::LaunchOptions options;
   options.mode = cg::Mode::threads;
-  options.actor_host = "/nonexistent/actor-host";  // threads mode starts no executable
+  options.actor_host = "/nonexistent/actor-host"; // threads mode starts no executable
   return options;
 }
 
@@ -541,4 +568,4 @@ TEST(Driver, ModeComesFromTheEnvironmentUnlessTheOptionsSayIt) {
   EXPECT_EQ(cg::launch_mode({}), cg::Mode::processes);
 }
 
-}  // namespace
+} // namespace

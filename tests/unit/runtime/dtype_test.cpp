@@ -21,9 +21,11 @@ TEST(DType, SizesAndNamesAreTheDocumentedOnes) {
     const char* name;
   };
   const Expected all[] = {
-      {cg::DType::float16, 2, "float16"}, {cg::DType::bfloat16, 2, "bfloat16"}, {cg::DType::float32, 4, "float32"},
-      {cg::DType::float64, 8, "float64"}, {cg::DType::int8, 1, "int8"},         {cg::DType::int32, 4, "int32"},
-      {cg::DType::int64, 8, "int64"},     {cg::DType::uint8, 1, "uint8"},       {cg::DType::boolean, 1, "bool"},
+      {cg::DType::float16, 2, "float16"}, {cg::DType::bfloat16, 2, "bfloat16"},
+      {cg::DType::float32, 4, "float32"}, {cg::DType::float64, 8, "float64"},
+      {cg::DType::int8, 1, "int8"},       {cg::DType::int32, 4, "int32"},
+      {cg::DType::int64, 8, "int64"},     {cg::DType::uint8, 1, "uint8"},
+      {cg::DType::boolean, 1, "bool"},
   };
   ASSERT_EQ(std::size(all), static_cast<std::size_t>(cg::dtype_count));
   for (const Expected& e : all) {
@@ -62,8 +64,10 @@ TEST(DType, HalfConversionIsExactWhereItCanBeAndRoundsTiesToEven) {
   EXPECT_EQ(cg::to_half(std::ldexp(1.0f, -24)).bits, 0x0001) << "the smallest subnormal";
   EXPECT_EQ(cg::to_half(std::ldexp(1.0f, -25)).bits, 0x0000) << "half of it: a tie, to even (zero)";
   EXPECT_EQ(cg::to_half(std::ldexp(3.0f, -25)).bits, 0x0002) << "1.5 units: a tie, to even (2)";
-  EXPECT_EQ(cg::to_half(1.0f + std::ldexp(1.0f, -11)).bits, 0x3c00) << "tie between 1 and its successor";
-  EXPECT_EQ(cg::to_half(1.0f + std::ldexp(3.0f, -11)).bits, 0x3c02) << "tie between odd and even: to even";
+  EXPECT_EQ(cg::to_half(1.0f + std::ldexp(1.0f, -11)).bits, 0x3c00)
+      << "tie between 1 and its successor";
+  EXPECT_EQ(cg::to_half(1.0f + std::ldexp(3.0f, -11)).bits, 0x3c02)
+      << "tie between odd and even: to even";
   EXPECT_EQ(cg::to_half(std::numeric_limits<float>::infinity()).bits, 0x7c00);
   const cg::Half nan = cg::to_half(std::numeric_limits<float>::quiet_NaN());
   EXPECT_EQ(nan.bits & 0x7c00, 0x7c00);
@@ -79,10 +83,12 @@ TEST(DType, EveryHalfSurvivesARoundTripThroughFloat) {
     const cg::Half h{static_cast<std::uint16_t>(bits)};
     const float f = cg::to_float(h);
     if (std::isnan(f)) {
-      if (!std::isnan(cg::to_float(cg::to_half(f)))) ++mismatches;
+      if (!std::isnan(cg::to_float(cg::to_half(f))))
+        ++mismatches;
       continue;
     }
-    if (cg::to_half(f).bits != h.bits) ++mismatches;
+    if (cg::to_half(f).bits != h.bits)
+      ++mismatches;
   }
   EXPECT_EQ(mismatches, 0);
 }
@@ -93,16 +99,19 @@ TEST(DType, BFloat16ConversionRoundsTiesToEvenAndEverySurvivesARoundTrip) {
   EXPECT_EQ(cg::to_bfloat16(1.0f + std::ldexp(1.0f, -8)).bits, 0x3f80) << "tie: to even";
   EXPECT_EQ(cg::to_bfloat16(1.0f + std::ldexp(3.0f, -8)).bits, 0x3f82) << "tie: to even";
   EXPECT_EQ(cg::to_bfloat16(1.0f + std::ldexp(1.0f, -7)).bits, 0x3f81) << "exact";
-  EXPECT_EQ(cg::to_bfloat16(std::numeric_limits<float>::max()).bits, 0x7f80) << "rounds up to infinity";
+  EXPECT_EQ(cg::to_bfloat16(std::numeric_limits<float>::max()).bits, 0x7f80)
+      << "rounds up to infinity";
   EXPECT_TRUE(std::isnan(cg::to_float(cg::to_bfloat16(std::numeric_limits<float>::quiet_NaN()))));
   int mismatches = 0;
   for (std::uint32_t bits = 0; bits <= 0xffff; ++bits) {
     const cg::BFloat16 b{static_cast<std::uint16_t>(bits)};
     const float f = cg::to_float(b);
-    if (std::isnan(f)) continue;
-    if (cg::to_bfloat16(f).bits != b.bits) ++mismatches;
+    if (std::isnan(f))
+      continue;
+    if (cg::to_bfloat16(f).bits != b.bits)
+      ++mismatches;
   }
   EXPECT_EQ(mismatches, 0);
 }
 
-}  // namespace
+} // namespace

@@ -98,8 +98,9 @@ TEST(Launch, ActorsTakeTheNextOfTheDriversGpusInActorOrder) {
   EXPECT_EQ(devices[2], (std::vector<std::string>{"5", "7"}));
 
   options.cuda_devices = std::vector<std::string>{"0"};
-  EXPECT_NE(launch_error([&] { cg::detail::assign_cuda_devices(kSpec, options); })
-                .find("more than the 1 the driver has (0)"),
+  EXPECT_NE(launch_error([&] {
+              cg::detail::assign_cuda_devices(kSpec, options);
+            }).find("more than the 1 the driver has (0)"),
             std::string::npos);
 }
 

@@ -74,12 +74,15 @@ TEST(ChildProcess, KillSendsTheRequestedSignal) {
 }
 
 TEST(ChildProcess, ArgumentsArePassedInOrder) {
-  const std::string script = R"(test "$0" = zero && test $# -eq 2 && test "$1" = "x y" && test "$2" = z)";
-  cg::ChildProcess child = cg::ChildProcess::spawn("/bin/sh", {"-c", script, "zero", "x y", "z"}, {});
+  const std::string script =
+      R"(test "$0" = zero && test $# -eq 2 && test "$1" = "x y" && test "$2" = z)";
+  cg::ChildProcess child =
+      cg::ChildProcess::spawn("/bin/sh", {"-c", script, "zero", "x y", "z"}, {});
   ASSERT_TRUE(child.wait_for(10s));
   EXPECT_EQ(cg::describe_exit(child.exit_status().value_or(-1)), "exited with code 0");
 
-  cg::ChildProcess swapped = cg::ChildProcess::spawn("/bin/sh", {"-c", script, "zero", "z", "x y"}, {});
+  cg::ChildProcess swapped =
+      cg::ChildProcess::spawn("/bin/sh", {"-c", script, "zero", "z", "x y"}, {});
   ASSERT_TRUE(swapped.wait_for(10s));
   EXPECT_EQ(cg::describe_exit(swapped.exit_status().value_or(-1)), "exited with code 1");
 }
@@ -89,8 +92,9 @@ TEST(ChildProcess, OnlyTheDescriptorsAskedForAreInherited) {
   int other[2];
   ASSERT_EQ(pipe2(kept, O_CLOEXEC), 0);
   ASSERT_EQ(pipe2(other, O_CLOEXEC), 0);
-  const std::string script = "test -e /proc/self/fd/" + std::to_string(kept[1]) + " && ! test -e /proc/self/fd/" +
-                             std::to_string(other[1]) + " && echo inherited >&" + std::to_string(kept[1]);
+  const std::string script = "test -e /proc/self/fd/" + std::to_string(kept[1]) +
+                             " && ! test -e /proc/self/fd/" + std::to_string(other[1]) +
+                             " && echo inherited >&" + std::to_string(kept[1]);
   cg::ChildProcess child = cg::ChildProcess::spawn("/bin/sh", {"-c", script}, {}, {kept[1]});
   ASSERT_TRUE(child.wait_for(10s));
   EXPECT_EQ(WEXITSTATUS(child.exit_status().value_or(-1)), 0);
@@ -100,7 +104,8 @@ TEST(ChildProcess, OnlyTheDescriptorsAskedForAreInherited) {
   EXPECT_STREQ(buffer, "inherited\n");
   EXPECT_EQ(fcntl(kept[1], F_GETFD), -1);
   EXPECT_EQ(fcntl(other[1], F_GETFD) & FD_CLOEXEC, FD_CLOEXEC) << "the parent's flag is untouched";
-  EXPECT_EQ(run_shell("test -e /proc/self/fd/" + std::to_string(other[1])), 256) << "not asked for: not inherited";
+  EXPECT_EQ(run_shell("test -e /proc/self/fd/" + std::to_string(other[1])), 256)
+      << "not asked for: not inherited";
   close(kept[0]);
   close(other[0]);
   close(other[1]);
@@ -113,7 +118,8 @@ TEST(ChildProcess, EnvironmentEntriesAreAddedAndOverride) {
 
   ASSERT_EQ(::setenv("CG_X", "7", 1), 0);
   ASSERT_EQ(::setenv("CG_PARENT_ONLY", "inherited", 1), 0);
-  EXPECT_EQ(run_shell(R"(test "$CG_X" = 42 && test "$CG_PARENT_ONLY" = inherited)", {"CG_X=42"}), 0);
+  EXPECT_EQ(run_shell(R"(test "$CG_X" = 42 && test "$CG_PARENT_ONLY" = inherited)", {"CG_X=42"}),
+            0);
   EXPECT_EQ(run_shell(R"(test "$CG_X" = 7)"), 0);
   EXPECT_EQ(run_shell(R"(test "$CG_X" = second)", {"CG_X=first", "CG_X=second"}), 0);
   ::unsetenv("CG_X");
@@ -124,7 +130,8 @@ TEST(ChildProcess, EnvironmentEntriesAreAddedAndOverride) {
 
 TEST(ChildProcess, PidfdBecomesReadableWhenTheChildExits) {
   cg::ChildProcess child = cg::ChildProcess::spawn("/bin/sleep", {"30"}, {});
-  if (child.pidfd() < 0) GTEST_SKIP() << "pidfd_open is not supported by this kernel";
+  if (child.pidfd() < 0)
+    GTEST_SKIP() << "pidfd_open is not supported by this kernel";
   pollfd p{child.pidfd(), POLLIN, 0};
   EXPECT_EQ(::poll(&p, 1, 0), 0) << "not readable while the child runs";
   child.kill();
@@ -160,13 +167,13 @@ TEST(ChildProcess, MovingTransfersOwnership) {
   const pid_t pid = a.pid();
   cg::ChildProcess b = std::move(a);
   EXPECT_EQ(b.pid(), pid);
-  EXPECT_EQ(a.pid(), -1);  // NOLINT(bugprone-use-after-move): moved-from state is specified
-  { cg::ChildProcess discard = std::move(a); }  // destroying an empty object touches nothing
+  EXPECT_EQ(a.pid(), -1); // NOLINT(bugprone-use-after-move): moved-from state is specified
+  { cg::ChildProcess discard = std::move(a); } // destroying an empty object touches nothing
   EXPECT_TRUE(b.running());
   cg::ChildProcess c;
   c = std::move(b);
   EXPECT_TRUE(c.running());
-  c = cg::ChildProcess{};  // move-assigning over a running child kills and reaps it
+  c = cg::ChildProcess{}; // move-assigning over a running child kills and reaps it
   EXPECT_TRUE(process_gone(pid));
 }
 
@@ -183,8 +190,9 @@ TEST(ChildProcess, ChildDiesWithTheSpawningParent) {
     try {
       cg::ChildProcess child = cg::ChildProcess::spawn("/bin/sleep", {"30"}, {});
       const pid_t grandchild = child.pid();
-      if (::write(fds[1], &grandchild, sizeof grandchild) != sizeof grandchild) _exit(2);
-      _exit(0);  // skips ~ChildProcess: the kernel alone must kill the grandchild
+      if (::write(fds[1], &grandchild, sizeof grandchild) != sizeof grandchild)
+        _exit(2);
+      _exit(0); // skips ~ChildProcess: the kernel alone must kill the grandchild
     } catch (...) {
       _exit(3);
     }
@@ -203,19 +211,23 @@ TEST(ChildProcess, ChildDiesWithTheSpawningParent) {
   pid_t reaped = 0;
   for (int i = 0; i < 1000 && reaped == 0; ++i) {
     reaped = ::waitpid(grandchild, &grand_status, WNOHANG);
-    if (reaped == 0) std::this_thread::sleep_for(10ms);
+    if (reaped == 0)
+      std::this_thread::sleep_for(10ms);
   }
   ::prctl(PR_SET_CHILD_SUBREAPER, 0);
-  if (reaped == 0) ::kill(grandchild, SIGKILL), ::waitpid(grandchild, &grand_status, 0);
+  if (reaped == 0)
+    ::kill(grandchild, SIGKILL), ::waitpid(grandchild, &grand_status, 0);
   ASSERT_EQ(reaped, grandchild) << "the grandchild outlived its parent";
-  EXPECT_TRUE(WIFSIGNALED(grand_status) && WTERMSIG(grand_status) == SIGKILL) << cg::describe_exit(grand_status);
+  EXPECT_TRUE(WIFSIGNALED(grand_status) && WTERMSIG(grand_status) == SIGKILL)
+      << cg::describe_exit(grand_status);
 }
 
 TEST(DescribeExit, NamesCodesAndSignals) {
   EXPECT_EQ(cg::describe_exit(0), "exited with code 0");
   EXPECT_EQ(cg::describe_exit(3 << 8), "exited with code 3");
   EXPECT_EQ(cg::describe_exit(SIGKILL), "killed by signal 9 (Killed)");
-  EXPECT_EQ(cg::describe_exit(SIGSEGV | 0x80), "killed by signal 11 (Segmentation fault) (core dumped)");
+  EXPECT_EQ(cg::describe_exit(SIGSEGV | 0x80),
+            "killed by signal 11 (Segmentation fault) (core dumped)");
 }
 
-}  // namespace
+} // namespace

@@ -6,8 +6,8 @@
 // timeout (on both sides), a wrong graph or an unknown actor is refused with
 // the reason, and a client started before its server retries until it listens.
 #include "net/rendezvous.hpp"
-#include "os/launcher.hpp"
 #include "net/socket.hpp"
+#include "os/launcher.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,10 +15,10 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,7 +34,8 @@ cg::Deadline in(std::chrono::milliseconds ms) { return Clock::now() + ms; }
 // A server on loopback expecting `actors` of graph "g".
 struct LoopbackServer {
   explicit LoopbackServer(std::vector<std::string> actors) {
-    EXPECT_EQ(server.start({"g", std::move(actors), {"127.0.0.1", 0}}), NetStatus::ok) << server.error();
+    EXPECT_EQ(server.start({"g", std::move(actors), {"127.0.0.1", 0}}), NetStatus::ok)
+        << server.error();
     address = server.endpoint();
   }
   cg::RendezvousServer server;
@@ -52,9 +53,10 @@ std::uint16_t free_port() {
 
 // Sets (or, with nullptr, unsets) an environment variable for the scope.
 class ScopedEnv {
- public:
+public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
+    if (const char* old = std::getenv(name))
+      old_ = old;
     if (value != nullptr) {
       setenv(name, value, 1);
     } else {
@@ -69,7 +71,7 @@ class ScopedEnv {
     }
   }
 
- private:
+private:
   const char* name_;
   std::optional<std::string> old_;
 };
@@ -86,11 +88,13 @@ TEST(Rendezvous, FiveActorsOnThreadsAllGetTheFullTable) {
   std::vector<std::thread> actors;
   for (std::size_t i = 0; i < names.size(); ++i) {
     actors.emplace_back([&, i] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20 * i));  // arrive one by one
+      std::this_thread::sleep_for(std::chrono::milliseconds(20 * i)); // arrive one by one
       cg::RendezvousClient client;
       NetStatus status = client.connect(s.address, "g", in(10s));
-      if (status == NetStatus::ok) status = client.publish(names[i], expected[names[i]], in(10s));
-      if (status == NetStatus::ok) status = client.wait_for_table(in(10s));
+      if (status == NetStatus::ok)
+        status = client.publish(names[i], expected[names[i]], in(10s));
+      if (status == NetStatus::ok)
+        status = client.wait_for_table(in(10s));
       if (status == NetStatus::ok) {
         tables[i] = client.table();
         EXPECT_EQ(client.local_host(), "127.0.0.1");
@@ -101,7 +105,8 @@ TEST(Rendezvous, FiveActorsOnThreadsAllGetTheFullTable) {
       }
     });
   }
-  for (std::thread& t : actors) t.join();
+  for (std::thread& t : actors)
+    t.join();
   for (std::size_t i = 0; i < names.size(); ++i) {
     EXPECT_EQ(errors[i], "") << names[i];
     EXPECT_EQ(tables[i], expected) << names[i];
@@ -116,8 +121,10 @@ TEST(Rendezvous, ActorThatNeverPublishesIsNamedInTheTimeoutOnBothSides) {
   const auto run = [&](const std::string& name, NetStatus& status, std::string& error) {
     cg::RendezvousClient client;
     status = client.connect(s.address, "g", in(5s));
-    if (status == NetStatus::ok) status = client.publish(name, {"10.0.0.1", 1234}, in(5s));
-    if (status == NetStatus::ok) status = client.wait_for_table(in(300ms));
+    if (status == NetStatus::ok)
+      status = client.publish(name, {"10.0.0.1", 1234}, in(5s));
+    if (status == NetStatus::ok)
+      status = client.wait_for_table(in(300ms));
     error = client.error();
   };
   NetStatus status_a, status_b;
@@ -128,7 +135,8 @@ TEST(Rendezvous, ActorThatNeverPublishesIsNamedInTheTimeoutOnBothSides) {
   a.join();
   b.join();
   EXPECT_LT(Clock::now() - start, 3s);
-  const std::string expected = "rendezvous for graph 'g': timed out; actors that never published: c, d";
+  const std::string expected =
+      "rendezvous for graph 'g': timed out; actors that never published: c, d";
   EXPECT_EQ(status_a, NetStatus::timeout);
   EXPECT_EQ(error_a, expected);
   EXPECT_EQ(status_b, NetStatus::timeout);
@@ -156,7 +164,8 @@ TEST(Rendezvous, LateActorCompletesTheTableForThoseAlreadyWaiting) {
   ASSERT_EQ(late.publish("late", {"h2", 2}, in(5s)), NetStatus::ok) << late.error();
   early.join();
   EXPECT_EQ(waited, NetStatus::ok);
-  EXPECT_EQ(table, (std::map<std::string, cg::Endpoint>{{"early", {"h1", 1}}, {"late", {"h2", 2}}}));
+  EXPECT_EQ(table,
+            (std::map<std::string, cg::Endpoint>{{"early", {"h1", 1}}, {"late", {"h2", 2}}}));
 }
 
 TEST(Rendezvous, ClientStartedBeforeTheServerRetriesUntilItListens) {
@@ -199,13 +208,15 @@ TEST(Rendezvous, WrongGraphUnknownActorAndAMovedEndpointAreRefusedWithTheReason)
   EXPECT_EQ(client.publish("z", {"h", 1}, in(5s)), NetStatus::rejected);
   EXPECT_EQ(client.error(), at + "graph 'g' has no actor 'z' (expected: a, b)");
   EXPECT_EQ(client.publish("a", {"h", 1}, in(5s)), NetStatus::ok);
-  EXPECT_EQ(client.publish("a", {"h", 1}, in(5s)), NetStatus::ok) << "the same endpoint again is a harmless retry";
+  EXPECT_EQ(client.publish("a", {"h", 1}, in(5s)), NetStatus::ok)
+      << "the same endpoint again is a harmless retry";
   EXPECT_EQ(client.publish("a", {"h", 2}, in(5s)), NetStatus::rejected);
   EXPECT_EQ(client.error(), at + "actor 'a' already published h:1");
   EXPECT_EQ(client.publish("b", {"0.0.0.0", 7}, in(5s)), NetStatus::rejected);
   EXPECT_EQ(client.error(), at + "'0.0.0.0:7' is not an endpoint peers can connect to");
   EXPECT_EQ(client.publish("has space", {"h", 1}, in(5s)), NetStatus::invalid_argument);
-  EXPECT_EQ(client.error(), "actor name 'has space' is not 1 to 128 printable characters without spaces");
+  EXPECT_EQ(client.error(),
+            "actor name 'has space' is not 1 to 128 printable characters without spaces");
 }
 
 TEST(Rendezvous, ServerRefusesDuplicateOrMalformedActorNames) {
@@ -224,9 +235,12 @@ TEST(Rendezvous, ServerSpeaksTheDocumentedLineProtocol) {
   ASSERT_EQ(cg::detail::connect_tcp(s.address, in(5s), fd, error), NetStatus::ok) << error;
   // Sends `request` and expects exactly `reply` back.
   const auto exchange = [&](const std::string& request, const std::string& reply) {
-    EXPECT_EQ(cg::detail::send_all(fd.get(), request.data(), request.size(), in(5s), error), NetStatus::ok);
+    EXPECT_EQ(cg::detail::send_all(fd.get(), request.data(), request.size(), in(5s), error),
+              NetStatus::ok);
     std::string got(reply.size(), '\0');
-    EXPECT_EQ(cg::detail::receive_exact(fd.get(), got.data(), got.size(), in(5s), error), NetStatus::ok) << error;
+    EXPECT_EQ(cg::detail::receive_exact(fd.get(), got.data(), got.size(), in(5s), error),
+              NetStatus::ok)
+        << error;
     EXPECT_EQ(got, reply) << request;
   };
   exchange("HELLO cg-rendezvous/1 g\n", "OK\n");
@@ -254,7 +268,8 @@ TEST(Rendezvous, EndpointsParseAndPrintHostAndPort) {
   EXPECT_EQ(cg::parse_endpoint("[fe80::1]:65535"), (cg::Endpoint{"fe80::1", 65535}));
   EXPECT_EQ(cg::to_string(cg::Endpoint{"fe80::1", 8}), "[fe80::1]:8");
   EXPECT_EQ(cg::to_string(cg::Endpoint{"h", 8}), "h:8");
-  for (const char* bad : {"", "h", "h:", ":80", "h:65536", "h:8x", "fe80::1:80", "[fe80::1]80", "a b:1", "h:-1"}) {
+  for (const char* bad :
+       {"", "h", "h:", ":80", "h:65536", "h:8x", "fe80::1:80", "[fe80::1]80", "a b:1", "h:-1"}) {
     EXPECT_EQ(cg::parse_endpoint(bad), std::nullopt) << bad;
   }
 }
@@ -274,16 +289,18 @@ TEST(Rendezvous, LauncherRankComesFromTheFirstVariableSet) {
   }
   ScopedEnv malformed("OMPI_COMM_WORLD_RANK", "2x");
   ScopedEnv s("SLURM_PROCID", "5");
-  EXPECT_EQ(cg::detail::launcher_rank(), std::nullopt) << "a malformed rank is not replaced by another launcher's";
+  EXPECT_EQ(cg::detail::launcher_rank(), std::nullopt)
+      << "a malformed rank is not replaced by another launcher's";
 }
 
-}  // namespace
+} // namespace
 
 // ---- What the driver of a graph on several hosts adds ----------------------------
 
 TEST(Rendezvous, GreetingReadyAndADriverEntryReachTheClients) {
   cg::RendezvousServer server;
-  ASSERT_EQ(server.start({"g", {"b"}, {"127.0.0.1", 0}, "slots=4 slot_bytes=512", {}}), NetStatus::ok)
+  ASSERT_EQ(server.start({"g", {"b"}, {"127.0.0.1", 0}, "slots=4 slot_bytes=512", {}}),
+            NetStatus::ok)
       << server.error();
   server.publish_local("@driver", {"127.0.0.1", 4100});
   cg::RendezvousClient client;
@@ -307,7 +324,8 @@ TEST(Rendezvous, GreetingReadyAndADriverEntryReachTheClients) {
 // LOOKUP at once, not at the LOOKUP's deadline (a launch then timed out).
 TEST(Rendezvous, TheDriverEntryAnswersALookupAlreadyWaiting) {
   cg::RendezvousServer server;
-  ASSERT_EQ(server.start({"g", {"b", "@driver"}, {"127.0.0.1", 0}, "slots=4 slot_bytes=512", {}}), NetStatus::ok)
+  ASSERT_EQ(server.start({"g", {"b", "@driver"}, {"127.0.0.1", 0}, "slots=4 slot_bytes=512", {}}),
+            NetStatus::ok)
       << server.error();
   cg::RendezvousClient client;
   ASSERT_EQ(client.connect(server.endpoint(), "g", in(5s)), NetStatus::ok) << client.error();
@@ -319,11 +337,12 @@ TEST(Rendezvous, TheDriverEntryAnswersALookupAlreadyWaiting) {
     looked_up = client.wait_for_table(in(10s));
     waited = Clock::now() - start;
   });
-  std::this_thread::sleep_for(300ms);  // the LOOKUP is with the server by now
+  std::this_thread::sleep_for(300ms); // the LOOKUP is with the server by now
   server.publish_local("@driver", {"127.0.0.1", 4100});
   remote.join();
   ASSERT_EQ(looked_up, NetStatus::ok) << client.error();
-  EXPECT_LT(waited, 5s) << "the LOOKUP was answered at its deadline, not when the table became complete";
+  EXPECT_LT(waited, 5s)
+      << "the LOOKUP was answered at its deadline, not when the table became complete";
   EXPECT_EQ(client.table().size(), 2u);
 }
 
@@ -334,7 +353,11 @@ TEST(Rendezvous, AClientThatGoesAwayIsReportedWithItsActorsAndReason) {
   std::string reason;
   bool called = false;
   cg::RendezvousServer server;
-  ASSERT_EQ(server.start({"g", {"b", "c"}, {"127.0.0.1", 0}, "", [&](const std::vector<std::string>& actors, const std::string& why) {
+  ASSERT_EQ(server.start({"g",
+                          {"b", "c"},
+                          {"127.0.0.1", 0},
+                          "",
+                          [&](const std::vector<std::string>& actors, const std::string& why) {
                             std::lock_guard lock(mutex);
                             lost = actors;
                             reason = why;
@@ -348,7 +371,7 @@ TEST(Rendezvous, AClientThatGoesAwayIsReportedWithItsActorsAndReason) {
     ASSERT_EQ(client.publish("b", {"127.0.0.2", 4200}, in(5s)), NetStatus::ok);
     ASSERT_EQ(client.publish("c", {"127.0.0.2", 4200}, in(5s)), NetStatus::ok);
     client.report_failure("channel lost frame: expected sequence 3, got 5 (2 missing)");
-  }  // the connection closes
+  } // the connection closes
   std::unique_lock lock(mutex);
   ASSERT_TRUE(changed.wait_for(lock, 5s, [&] { return called; }));
   EXPECT_EQ(lost, (std::vector<std::string>{"b", "c"}));

@@ -30,14 +30,15 @@ using cg::detail::Participants;
 
 // Graph: input -> a -> b; b's result read by c and by the driver.
 int no_run(cg::ActorProcess&) { return 0; }
-constexpr std::array<cg::detail::ActorSpec, 3> kActors{{{"a", &no_run}, {"b", &no_run, 1}, {"c", &no_run, 1}}};
+constexpr std::array<cg::detail::ActorSpec, 3> kActors{
+    {{"a", &no_run}, {"b", &no_run, 1}, {"c", &no_run, 1}}};
 constexpr std::array<int, 1> kR0{0};
 constexpr std::array<int, 1> kR1{1};
 constexpr std::array<int, 2> kR2{2, -1};
 constexpr std::array<cg::detail::ChannelSpec, 3> kChannels{{
-    {-1, kR0},  // c0: input -> a
-    {0, kR1},   // c1: a -> b
-    {1, kR2},   // c2: b -> c, driver
+    {-1, kR0}, // c0: input -> a
+    {0, kR1},  // c1: a -> b
+    {1, kR2},  // c2: b -> c, driver
 }};
 constexpr std::array<std::uint32_t, 1> kInputs{0};
 constexpr std::array<std::uint32_t, 1> kOutputs{2};
@@ -45,7 +46,8 @@ constexpr cg::detail::GraphSpec kSpec{"g", kActors, kChannels, kInputs, kOutputs
 
 TEST(ScaleOut, ActorsPublishedUnderOneEndpointAreOneParticipant) {
   const Participants p = cg::detail::participants_from_table(
-      kSpec, {{"@driver", {"10.0.0.1", 4000}}, {"b", {"10.0.0.2", 4100}}, {"c", {"10.0.0.2", 4100}}});
+      kSpec,
+      {{"@driver", {"10.0.0.1", 4000}}, {"b", {"10.0.0.2", 4100}}, {"c", {"10.0.0.2", 4100}}});
   EXPECT_EQ(p.of_actor, (std::vector<int>{0, 1, 1}));
   EXPECT_EQ(p.names, (std::vector<std::string>{"driver", "b"}));
   EXPECT_EQ(p.endpoints[0], (cg::Endpoint{"10.0.0.1", 4000}));
@@ -54,7 +56,8 @@ TEST(ScaleOut, ActorsPublishedUnderOneEndpointAreOneParticipant) {
 
 TEST(ScaleOut, AStreamPerChannelAndReadingParticipant) {
   const Participants p = cg::detail::participants_from_table(
-      kSpec, {{"@driver", {"10.0.0.1", 4000}}, {"b", {"10.0.0.2", 4100}}, {"c", {"10.0.0.3", 4100}}});
+      kSpec,
+      {{"@driver", {"10.0.0.1", 4000}}, {"b", {"10.0.0.2", 4100}}, {"c", {"10.0.0.3", 4100}}});
   const std::vector<cg::detail::Stream> streams = cg::detail::plan_streams(kSpec, p);
   ASSERT_EQ(streams.size(), 3u);
   // c1: a (driver's) -> b; c2: b -> c and b -> driver.
@@ -66,7 +69,8 @@ TEST(ScaleOut, AStreamPerChannelAndReadingParticipant) {
   EXPECT_EQ(streams[1].slots, (std::vector<std::uint32_t>{1}));
   EXPECT_EQ(streams[2].to, 2);
   EXPECT_EQ(streams[2].slots, (std::vector<std::uint32_t>{0}));
-  EXPECT_EQ(cg::detail::stream_spec(kSpec, p, streams[2]), (cg::TcpChannelSpec{"g", "c2", "b", "c"}));
+  EXPECT_EQ(cg::detail::stream_spec(kSpec, p, streams[2]),
+            (cg::TcpChannelSpec{"g", "c2", "b", "c"}));
 }
 
 // Two participants on threads: the driver's (a) and b's, relaying over loopback.
@@ -84,7 +88,8 @@ struct Side {
     const cg::detail::SegmentContents contents{.slots = 4, .slot_bytes = 256};
     const std::size_t bytes = cg::detail::segment_bytes(kSpec, contents);
     memory.resize(bytes + 64);
-    auto* base = reinterpret_cast<std::byte*>((reinterpret_cast<std::uintptr_t>(memory.data()) + 63) / 64 * 64);
+    auto* base = reinterpret_cast<std::byte*>(
+        (reinterpret_cast<std::uintptr_t>(memory.data()) + 63) / 64 * 64);
     channels = cg::detail::write_segment({base, bytes}, kSpec, contents).channels;
     EXPECT_EQ(listener.listen({"127.0.0.1", 0}), cg::NetStatus::ok);
   }
@@ -107,12 +112,15 @@ TEST(ScaleOut, RelaysCarryEveryMessageToTheOtherSidesRing) {
   const auto deadline = Clock::now() + 10s;
   std::string remote_error;
   std::thread other([&] {
-    remote_error = remote.relays.start(kSpec, p, 1, remote.listener, remote.channels, deadline, remote.on_fault());
+    remote_error = remote.relays.start(kSpec, p, 1, remote.listener, remote.channels, deadline,
+                                       remote.on_fault());
   });
-  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, driver.channels, deadline, driver.on_fault()), "");
+  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, driver.channels, deadline,
+                                driver.on_fault()),
+            "");
   other.join();
   ASSERT_EQ(remote_error, "");
-  EXPECT_EQ(driver.relays.streams(), 2u);  // sends c1, receives c2
+  EXPECT_EQ(driver.relays.streams(), 2u); // sends c1, receives c2
 
   // a writes c1 on the driver's side; b reads it on the remote side. 20
   // messages through a ring of 4, one of them larger than a slot.
@@ -173,33 +181,40 @@ TEST(ScaleOut, AFrameWithASkippedSequenceNumberIsReportedNotDelivered) {
   std::thread b([&] {
     const cg::TcpChannelSpec in[] = {{"g", "c1", "driver", "b"}};
     const cg::TcpOutgoing out[] = {{{"g", "c2", "b", "driver"}, driver.listener.endpoint()}};
-    EXPECT_EQ(cg::set_up_channels(b_listener, in, out, deadline, b_side), cg::NetStatus::ok) << b_side.error;
+    EXPECT_EQ(cg::set_up_channels(b_listener, in, out, deadline, b_side), cg::NetStatus::ok)
+        << b_side.error;
   });
-  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, driver.channels, deadline, driver.on_fault()), "");
+  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, driver.channels, deadline,
+                                driver.on_fault()),
+            "");
   b.join();
   // Frame 0 is fine; then frame 2 arrives where frame 1 should.
   const std::byte one[] = {std::byte{1}};
-  ASSERT_EQ(b_side.writers[0].send(cg::MessageKind::value, one, Clock::now() + 5s), cg::ChannelStatus::ok);
+  ASSERT_EQ(b_side.writers[0].send(cg::MessageKind::value, one, Clock::now() + 5s),
+            cg::ChannelStatus::ok);
   std::array<std::byte, cg::detail::frame_header_bytes> header;
   cg::detail::FrameHeader skipped;
   skipped.sequence = 2;
   skipped.length = 1;
   skipped.checksum = cg::detail::frame_checksum(skipped, one);
   cg::detail::encode_frame_header(skipped, header.data());
-  ASSERT_EQ(::send(b_side.writers[0].fd(), header.data(), header.size(), MSG_NOSIGNAL), static_cast<ssize_t>(header.size()));
+  ASSERT_EQ(::send(b_side.writers[0].fd(), header.data(), header.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(header.size()));
   ASSERT_EQ(::send(b_side.writers[0].fd(), one, 1, MSG_NOSIGNAL), 1);
 
   cg::ChannelReader driver_reader(driver.channels[2], 1);
   cg::ChannelReader::Message m;
-  ASSERT_EQ(driver_reader.acquire(m, Clock::now() + 5s), cg::ChannelStatus::ok);  // frame 0
+  ASSERT_EQ(driver_reader.acquire(m, Clock::now() + 5s), cg::ChannelStatus::ok); // frame 0
   driver_reader.release();
   std::unique_lock lock(driver.mutex);
   ASSERT_TRUE(driver.changed.wait_for(lock, 5s, [&] { return !driver.fault.empty(); }));
   EXPECT_TRUE(driver.corrupt);
-  EXPECT_EQ(driver.fault, "TCP channel c2 (b -> driver) of graph 'g': lost frame: expected sequence 1, got 2 (1 missing)");
+  EXPECT_EQ(driver.fault, "TCP channel c2 (b -> driver) of graph 'g': lost frame: expected "
+                          "sequence 1, got 2 (1 missing)");
   lock.unlock();
-  EXPECT_EQ(driver_reader.acquire(m, Clock::now() + 200ms), cg::ChannelStatus::timeout);  // never delivered
+  EXPECT_EQ(driver_reader.acquire(m, Clock::now() + 200ms),
+            cg::ChannelStatus::timeout); // never delivered
   driver.relays.join();
 }
 
-}  // namespace
+} // namespace

@@ -3,8 +3,8 @@
 // The decoder is the first thing to touch bytes that another process wrote, so
 // besides round trips these tests feed it truncated, oversized and over-long
 // input and require a DecodeError rather than a crash or a huge allocation.
-#include <cg/serialize.hpp>
 #include <cg/detail/in_place.hpp>
+#include <cg/serialize.hpp>
 
 #include <gtest/gtest.h>
 
@@ -21,8 +21,7 @@ enum Plain { plain_a = -5, plain_b = 70000 };
 
 struct Unsupported {};
 
-template <class T>
-std::vector<std::byte> encode_to_bytes(const T& value) {
+template <class T> std::vector<std::byte> encode_to_bytes(const T& value) {
   std::vector<std::byte> out(cg::encoded_size(value));
   cg::Encoder e(out);
   cg::encode(e, value);
@@ -30,8 +29,7 @@ std::vector<std::byte> encode_to_bytes(const T& value) {
   return out;
 }
 
-template <class T>
-T round_trip(const T& value) {
+template <class T> T round_trip(const T& value) {
   return cg::decode_all<T>(encode_to_bytes(value));
 }
 
@@ -44,7 +42,8 @@ std::vector<std::byte> length_prefix(std::uint64_t n) {
 TEST(Serialize, ScalarsRoundTrip) {
   EXPECT_EQ(round_trip(42), 42);
   EXPECT_EQ(round_trip(-7), -7);
-  EXPECT_EQ(round_trip(std::numeric_limits<std::int64_t>::min()), std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(round_trip(std::numeric_limits<std::int64_t>::min()),
+            std::numeric_limits<std::int64_t>::min());
   EXPECT_EQ(round_trip(std::uint16_t{65535}), 65535);
   EXPECT_DOUBLE_EQ(round_trip(3.25), 3.25);
   EXPECT_FLOAT_EQ(round_trip(-1.5f), -1.5f);
@@ -73,7 +72,8 @@ TEST(Serialize, StringsRoundTrip) {
   std::string with_nul("a\0b", 3);
   EXPECT_EQ(round_trip(with_nul), with_nul);
   std::string long_string(1 << 20, '\0');
-  for (std::size_t i = 0; i < long_string.size(); ++i) long_string[i] = static_cast<char>(i * 31 + 7);
+  for (std::size_t i = 0; i < long_string.size(); ++i)
+    long_string[i] = static_cast<char>(i * 31 + 7);
   EXPECT_EQ(round_trip(long_string), long_string);
   EXPECT_EQ(cg::encoded_size(std::string("abc")), 8u + 3u);
 }
@@ -115,7 +115,8 @@ TEST(Serialize, TruncatedInputThrows) {
   const auto full = encode_to_bytes(std::vector<std::string>{"alpha", "beta"});
   for (std::size_t cut = 0; cut < full.size(); ++cut) {
     const std::span<const std::byte> prefix(full.data(), cut);
-    EXPECT_THROW(cg::decode_all<std::vector<std::string>>(prefix), cg::DecodeError) << "cut at " << cut;
+    EXPECT_THROW(cg::decode_all<std::vector<std::string>>(prefix), cg::DecodeError)
+        << "cut at " << cut;
   }
   const auto d = encode_to_bytes(2.0);
   EXPECT_THROW(cg::decode_all<double>(std::span<const std::byte>(d.data(), 7)), cg::DecodeError);
@@ -141,7 +142,7 @@ TEST(Serialize, DecodeAllRejectsTrailingBytes) {
   auto bytes = encode_to_bytes(5);
   bytes.push_back(std::byte{0});
   EXPECT_THROW(cg::decode_all<int>(bytes), cg::DecodeError);
-  cg::Decoder d(bytes);  // a plain decode leaves them for the caller
+  cg::Decoder d(bytes); // a plain decode leaves them for the caller
   EXPECT_EQ(cg::decode<int>(d), 5);
   EXPECT_EQ(d.remaining(), 1u);
 }
@@ -176,7 +177,8 @@ template <class T> std::vector<std::byte> encoded(const T& value) {
 }
 
 TEST(InPlace, ViewParametersReadTheOwningGraphValues) {
-  static_assert(std::is_same_v<cg::detail::graph_value_t<std::span<const float>>, std::vector<float>>);
+  static_assert(
+      std::is_same_v<cg::detail::graph_value_t<std::span<const float>>, std::vector<float>>);
   static_assert(std::is_same_v<cg::detail::graph_value_t<std::string_view>, std::string>);
   static_assert(std::is_same_v<cg::detail::graph_value_t<std::span<float>>, std::span<float>>);
   static_assert(cg::detail::readable_in_place_v<std::vector<double>>);
@@ -191,12 +193,13 @@ TEST(InPlace, AnAlignedVectorIsViewedWhereItLies) {
   auto view = cg::detail::view_in_place<std::vector<double>>(bytes);
   ASSERT_TRUE(view.has_value());
   EXPECT_EQ(reinterpret_cast<const std::byte*>(view->data()), bytes.data() + 8);
-  EXPECT_EQ(std::vector<double>(view->begin(), view->end()), (std::vector<double>{1.5, -2.0, 4.25}));
+  EXPECT_EQ(std::vector<double>(view->begin(), view->end()),
+            (std::vector<double>{1.5, -2.0, 4.25}));
 }
 
 TEST(InPlace, AMisalignedVectorIsNotViewed) {
   std::vector<std::byte> bytes = encoded(std::vector<double>{1.5});
-  bytes.insert(bytes.begin(), std::byte{0});  // shift by one byte
+  bytes.insert(bytes.begin(), std::byte{0}); // shift by one byte
   std::span<const std::byte> shifted(bytes.data() + 1, bytes.size() - 1);
   cg::detail::validate_in_place<std::vector<double>>(shifted);
   ASSERT_NE(reinterpret_cast<std::uintptr_t>(shifted.data() + 8) % alignof(double), 0u);
@@ -220,8 +223,9 @@ TEST(InPlace, ValidationRejectsWhatDecodingWouldReject) {
   } catch (const cg::DecodeError& e) {
     EXPECT_STREQ(e.what(), "cg: 1 trailing bytes after the value");
   }
-  EXPECT_THROW(cg::detail::validate_in_place<std::string>(std::span<const std::byte>(bytes.data(), 7)),
-               cg::DecodeError);
+  EXPECT_THROW(
+      cg::detail::validate_in_place<std::string>(std::span<const std::byte>(bytes.data(), 7)),
+      cg::DecodeError);
 }
 
-}  // namespace
+} // namespace

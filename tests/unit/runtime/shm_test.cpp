@@ -46,7 +46,7 @@ TEST(SharedSegment, CreateOpenShareMemoryAndUnlinkRemovesTheName) {
   EXPECT_STREQ(static_cast<const char*>(created.data()), "back");
 
   created.unlink();
-  created.unlink();  // idempotent
+  created.unlink(); // idempotent
   EXPECT_THROW(cg::SharedSegment::open(guard.name), std::system_error);
   std::memcpy(created.data(), "still mapped", 13);
   EXPECT_STREQ(static_cast<const char*>(created.data()), "still mapped");
@@ -84,11 +84,11 @@ TEST(SharedSegment, MoveTransfersTheMapping) {
   cg::SharedSegment b = std::move(a);
   EXPECT_EQ(b.data(), data);
   EXPECT_EQ(b.size(), 64u);
-  EXPECT_EQ(a.data(), nullptr);  // NOLINT(bugprone-use-after-move): moved-from state is specified
+  EXPECT_EQ(a.data(), nullptr); // NOLINT(bugprone-use-after-move): moved-from state is specified
   cg::SharedSegment c;
   c = std::move(b);
   EXPECT_EQ(c.data(), data);
-  static_cast<char*>(c.data())[63] = 1;  // still mapped
+  static_cast<char*>(c.data())[63] = 1; // still mapped
 }
 
 // Names in /dev/shm made by this process (tests running beside us may make others).
@@ -97,7 +97,8 @@ std::set<std::string> our_dev_shm_names() {
   const std::string prefix = "cg." + std::to_string(getpid()) + ".";
   DIR* dir = opendir("/dev/shm");
   while (dirent* entry = readdir(dir)) {
-    if (std::string(entry->d_name).rfind(prefix, 0) == 0) names.insert(entry->d_name);
+    if (std::string(entry->d_name).rfind(prefix, 0) == 0)
+      names.insert(entry->d_name);
   }
   closedir(dir);
   return names;
@@ -113,7 +114,8 @@ TEST(SharedSegment, AnonymousSegmentHasNoNameAndIsSharedThroughItsDescriptor) {
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(created.data()) % 64, 0u);
   EXPECT_EQ(static_cast<unsigned char*>(created.data())[9999], 0) << "new segments are zero-filled";
   ASSERT_GE(created.fd(), 0);
-  EXPECT_EQ(fcntl(created.fd(), F_GETFD) & FD_CLOEXEC, FD_CLOEXEC) << "children inherit it only when asked";
+  EXPECT_EQ(fcntl(created.fd(), F_GETFD) & FD_CLOEXEC, FD_CLOEXEC)
+      << "children inherit it only when asked";
 
   std::memcpy(created.data(), "shared!", 8);
   const int copy = dup(created.fd());
@@ -125,7 +127,7 @@ TEST(SharedSegment, AnonymousSegmentHasNoNameAndIsSharedThroughItsDescriptor) {
     EXPECT_NE(adopted.data(), created.data());
     EXPECT_STREQ(static_cast<const char*>(adopted.data()), "shared!");
     std::memcpy(adopted.data(), "back", 5);
-    adopted.unlink();  // no name, no descriptor: nothing to do
+    adopted.unlink(); // no name, no descriptor: nothing to do
   }
   EXPECT_STREQ(static_cast<const char*>(created.data()), "back");
 
@@ -151,7 +153,8 @@ TEST(SharedSegment, AdoptingABadDescriptorThrowsNamingIt) {
 
 TEST(SharedSegment, UniqueNamesDifferAcrossCallsAndProcesses) {
   std::set<std::string> names;
-  for (int i = 0; i < 1000; ++i) names.insert(cg::unique_segment_name());
+  for (int i = 0; i < 1000; ++i)
+    names.insert(cg::unique_segment_name());
   EXPECT_EQ(names.size(), 1000u);
   const std::string prefix = "/cg." + std::to_string(getpid()) + ".";
   EXPECT_EQ(names.begin()->rfind(prefix, 0), 0u) << *names.begin();
@@ -169,7 +172,8 @@ TEST(SharedSegment, UniqueNamesDifferAcrossCallsAndProcesses) {
   close(fds[1]);
   char buffer[256] = {};
   ssize_t got = 0;
-  for (ssize_t n; (n = read(fds[0], buffer + got, sizeof buffer - 1 - got)) > 0;) got += n;
+  for (ssize_t n; (n = read(fds[0], buffer + got, sizeof buffer - 1 - got)) > 0;)
+    got += n;
   close(fds[0]);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
@@ -179,4 +183,4 @@ TEST(SharedSegment, UniqueNamesDifferAcrossCallsAndProcesses) {
   EXPECT_NE(child_name, cg::unique_segment_name());
 }
 
-}  // namespace
+} // namespace

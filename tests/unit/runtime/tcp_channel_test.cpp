@@ -5,9 +5,9 @@
 // a lost, repeated or foreign frame, a peer that goes away, a deadline — is
 // reported with its own fault and message and never delivered. Bad frames are
 // forged by writing raw bytes into the socket.
-#include "net/tcp_channel.hpp"
 #include "net/crc32c.hpp"
 #include "net/socket.hpp"
+#include "net/tcp_channel.hpp"
 #include "net/tcp_frame.hpp"
 
 #include <gtest/gtest.h>
@@ -42,9 +42,11 @@ Connection connect_loopback() {
   cg::detail::UniqueFd listener, writer, reader;
   cg::Endpoint bound;
   std::string error;
-  EXPECT_EQ(cg::detail::listen_tcp({"127.0.0.1", 0}, listener, bound, error), cg::NetStatus::ok) << error;
+  EXPECT_EQ(cg::detail::listen_tcp({"127.0.0.1", 0}, listener, bound, error), cg::NetStatus::ok)
+      << error;
   EXPECT_EQ(cg::detail::connect_tcp(bound, in(5s), writer, error), cg::NetStatus::ok) << error;
-  EXPECT_EQ(cg::detail::accept_tcp(listener.get(), in(5s), reader, error), cg::NetStatus::ok) << error;
+  EXPECT_EQ(cg::detail::accept_tcp(listener.get(), in(5s), reader, error), cg::NetStatus::ok)
+      << error;
   return {writer.release(), reader.release()};
 }
 
@@ -70,7 +72,8 @@ std::string frame(std::uint64_t sequence, const std::string& payload, std::uint1
 
 void send_raw(int fd, const std::string& bytes) {
   std::string error;
-  ASSERT_EQ(cg::detail::send_all(fd, bytes.data(), bytes.size(), in(5s), error), cg::NetStatus::ok) << error;
+  ASSERT_EQ(cg::detail::send_all(fd, bytes.data(), bytes.size(), in(5s), error), cg::NetStatus::ok)
+      << error;
 }
 
 std::string checksum_text(std::uint32_t value) {
@@ -85,7 +88,8 @@ std::byte pattern(std::uint64_t message, std::uint64_t index) {
 
 std::vector<std::byte> message_bytes(std::uint64_t message, std::size_t size) {
   std::vector<std::byte> bytes(size);
-  for (std::size_t i = 0; i < size; ++i) bytes[i] = pattern(message, i);
+  for (std::size_t i = 0; i < size; ++i)
+    bytes[i] = pattern(message, i);
   return bytes;
 }
 
@@ -94,14 +98,19 @@ TEST(TcpChannel, RoundTripsManyMessagesInOrderIncludingOneOfSixtyFourMebibytes) 
   cg::TcpWriter writer(c.writer_fd);
   cg::TcpReader reader(c.reader_fd);
   constexpr std::uint64_t count = 3000;
-  constexpr std::uint64_t big = 1500;  // the 64 MiB message, in the middle of small ones
-  const auto size_of = [](std::uint64_t i) -> std::size_t { return i == big ? std::size_t{64} << 20 : (i * 37) % 5000; };
-  const auto kind_of = [](std::uint64_t i) { return i % 7 == 3 ? cg::MessageKind::error : cg::MessageKind::value; };
+  constexpr std::uint64_t big = 1500; // the 64 MiB message, in the middle of small ones
+  const auto size_of = [](std::uint64_t i) -> std::size_t {
+    return i == big ? std::size_t{64} << 20 : (i * 37) % 5000;
+  };
+  const auto kind_of = [](std::uint64_t i) {
+    return i % 7 == 3 ? cg::MessageKind::error : cg::MessageKind::value;
+  };
 
   std::thread sender([&] {
     for (std::uint64_t i = 0; i < count; ++i) {
       const std::vector<std::byte> payload = message_bytes(i, size_of(i));
-      ASSERT_EQ(writer.send(kind_of(i), payload, in(30s)), ChannelStatus::ok) << i << ": " << writer.error();
+      ASSERT_EQ(writer.send(kind_of(i), payload, in(30s)), ChannelStatus::ok)
+          << i << ": " << writer.error();
     }
     EXPECT_EQ(writer.sent(), count);
   });
@@ -144,11 +153,13 @@ TEST(TcpChannel, FlippedPayloadByteIsReportedAsAChecksumMismatchAndNeverDelivere
   cg::TcpReader::Message bad{};
   EXPECT_EQ(reader.receive(bad, in(5s)), ChannelStatus::corrupt);
   EXPECT_EQ(reader.fault(), TcpFault::checksum_mismatch);
-  EXPECT_EQ(reader.error(), "frame 1: checksum mismatch: the header says " + checksum_text(sent) + ", its " +
-                                std::to_string(cg::detail::frame_header_bytes + good.size()) + " bytes give " +
-                                checksum_text(received));
+  EXPECT_EQ(reader.error(), "frame 1: checksum mismatch: the header says " + checksum_text(sent) +
+                                ", its " +
+                                std::to_string(cg::detail::frame_header_bytes + good.size()) +
+                                " bytes give " + checksum_text(received));
   EXPECT_EQ(bad.payload.data(), nullptr) << "nothing of the bad frame is handed out";
-  EXPECT_EQ(reader.receive(bad, in(1s)), ChannelStatus::corrupt) << "the stream stays failed; frame 2 is not read";
+  EXPECT_EQ(reader.receive(bad, in(1s)), ChannelStatus::corrupt)
+      << "the stream stays failed; frame 2 is not read";
   EXPECT_EQ(reader.received(), 1u);
   ::close(c.writer_fd);
 }
@@ -157,7 +168,7 @@ TEST(TcpChannel, CorruptedSequenceFieldIsAChecksumMismatchNotALostFrame) {
   const Connection c = connect_loopback();
   cg::TcpReader reader(c.reader_fd);
   std::string forged = frame(0, "x");
-  forged[8] = '\x05';  // sequence 0 -> 5, checksum left as it was
+  forged[8] = '\x05'; // sequence 0 -> 5, checksum left as it was
   send_raw(c.writer_fd, forged);
   cg::TcpReader::Message m{};
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
@@ -214,7 +225,8 @@ TEST(TcpChannel, FrameOfAnotherVersionOrKindOrWithReservedBitsIsRefused) {
   };
   const Case cases[] = {
       {4, '\x02', TcpFault::bad_version, "frame 0: protocol version 2, expected 1"},
-      {28, '\x01', TcpFault::bad_header, "frame 0: reserved header field is 0x00000001, expected 0"},
+      {28, '\x01', TcpFault::bad_header,
+       "frame 0: reserved header field is 0x00000001, expected 0"},
   };
   for (const Case& k : cases) {
     const Connection c = connect_loopback();
@@ -230,7 +242,8 @@ TEST(TcpChannel, FrameOfAnotherVersionOrKindOrWithReservedBitsIsRefused) {
   }
   const Connection c = connect_loopback();
   cg::TcpReader reader(c.reader_fd);
-  send_raw(c.writer_fd, frame(0, "graph\nc1\na\nb", static_cast<std::uint16_t>(cg::detail::FrameKind::hello)));
+  send_raw(c.writer_fd,
+           frame(0, "graph\nc1\na\nb", static_cast<std::uint16_t>(cg::detail::FrameKind::hello)));
   cg::TcpReader::Message m{};
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
   EXPECT_EQ(reader.fault(), TcpFault::bad_kind);
@@ -248,14 +261,16 @@ TEST(TcpChannel, LengthBeyondTheLimitIsRefusedBeforeThePayloadArrives) {
   EXPECT_EQ(writer.fault(), TcpFault::too_large);
   EXPECT_EQ(writer.error(), "frame 0: payload of 1025 bytes exceeds the limit of 1024");
   const std::vector<std::byte> fits(1024);
-  EXPECT_EQ(writer.send(cg::MessageKind::value, fits, in(1s)), ChannelStatus::ok) << "refusing a payload breaks nothing";
+  EXPECT_EQ(writer.send(cg::MessageKind::value, fits, in(1s)), ChannelStatus::ok)
+      << "refusing a payload breaks nothing";
   cg::TcpReader::Message m{};
   ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok);
   EXPECT_EQ(m.payload.size(), 1024u);
 
   cg::detail::FrameHeader header;
   header.sequence = 1;
-  header.length = std::uint64_t{1} << 40;  // only the header is sent: the reader must not wait for a terabyte
+  header.length = std::uint64_t{1}
+                  << 40; // only the header is sent: the reader must not wait for a terabyte
   std::string raw(cg::detail::frame_header_bytes, '\0');
   cg::detail::encode_frame_header(header, reinterpret_cast<std::byte*>(raw.data()));
   send_raw(writer.fd(), raw);
@@ -271,7 +286,7 @@ TEST(TcpChannel, PeerClosingBetweenFramesIsClosed) {
     cg::TcpWriter writer(c.writer_fd);
     ASSERT_EQ(writer.send(cg::MessageKind::value, bytes_of("one"), in(1s)), ChannelStatus::ok);
     ASSERT_EQ(writer.send(cg::MessageKind::value, bytes_of("two"), in(1s)), ChannelStatus::ok);
-  }  // the writer goes away: frames already sent still arrive
+  } // the writer goes away: frames already sent still arrive
   cg::TcpReader::Message m{};
   ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok);
   ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok);
@@ -291,14 +306,16 @@ TEST(TcpChannel, PeerClosingInsideAFrameIsReportedAsTruncated) {
   cg::TcpReader::Message m{};
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::closed);
   EXPECT_EQ(reader.fault(), TcpFault::truncated);
-  EXPECT_EQ(reader.error(), "the peer closed the connection inside frame 0, after 72 of its 132 bytes");
+  EXPECT_EQ(reader.error(),
+            "the peer closed the connection inside frame 0, after 72 of its 132 bytes");
 
   const Connection d = connect_loopback();
   cg::TcpReader early(d.reader_fd);
   send_raw(d.writer_fd, whole.substr(0, 10));
   ::close(d.writer_fd);
   EXPECT_EQ(early.receive(m, in(5s)), ChannelStatus::closed);
-  EXPECT_EQ(early.error(), "the peer closed the connection inside frame 0, after 10 of its 32 header bytes");
+  EXPECT_EQ(early.error(),
+            "the peer closed the connection inside frame 0, after 10 of its 32 header bytes");
 }
 
 TEST(TcpChannel, ReceiveDeadlineIsATimeoutAndKeepsAPartlyReceivedFrame) {
@@ -308,7 +325,8 @@ TEST(TcpChannel, ReceiveDeadlineIsATimeoutAndKeepsAPartlyReceivedFrame) {
   const auto start = Clock::now();
   EXPECT_EQ(reader.receive(m, in(50ms)), ChannelStatus::timeout);
   EXPECT_GE(Clock::now() - start, 50ms);
-  EXPECT_EQ(reader.receive(m, cg::Deadline::min()), ChannelStatus::timeout) << "a past deadline looks once";
+  EXPECT_EQ(reader.receive(m, cg::Deadline::min()), ChannelStatus::timeout)
+      << "a past deadline looks once";
 
   const std::string whole = frame(0, "arrives in three parts");
   send_raw(c.writer_fd, whole.substr(0, 20));
@@ -329,12 +347,14 @@ TEST(TcpChannel, WriterReportsClosedOnceTheReaderIsGone) {
   ChannelStatus status = ChannelStatus::ok;
   for (int i = 0; i < 200 && status == ChannelStatus::ok; ++i) {
     status = writer.send(cg::MessageKind::value, bytes_of("into the void"), in(1s));
-    if (status == ChannelStatus::ok) std::this_thread::sleep_for(5ms);
+    if (status == ChannelStatus::ok)
+      std::this_thread::sleep_for(5ms);
   }
   EXPECT_EQ(status, ChannelStatus::closed);
   EXPECT_EQ(writer.fault(), TcpFault::peer_closed);
   const std::string error(writer.error());
-  const std::string prefix = "frame " + std::to_string(writer.sent()) + ": the peer closed the connection (";
+  const std::string prefix =
+      "frame " + std::to_string(writer.sent()) + ": the peer closed the connection (";
   EXPECT_EQ(error.substr(0, prefix.size()), prefix) << error;
   EXPECT_EQ(writer.send(cg::MessageKind::value, bytes_of("again"), in(1s)), ChannelStatus::closed);
 }
@@ -360,7 +380,8 @@ TEST(TcpChannel, SendThatMissesItsDeadlineMidFrameShutsTheStreamDown) {
   const Connection c = connect_loopback();
   cg::TcpWriter writer(c.writer_fd);
   cg::TcpReader reader(c.reader_fd);
-  const std::vector<std::byte> big(std::size_t{64} << 20);  // far more than the socket buffers hold; nobody reads
+  const std::vector<std::byte> big(std::size_t{64}
+                                   << 20); // far more than the socket buffers hold; nobody reads
   EXPECT_EQ(writer.send(cg::MessageKind::value, big, in(200ms)), ChannelStatus::timeout);
   EXPECT_EQ(writer.fault(), TcpFault::send_timeout);
   const std::string error(writer.error());
@@ -382,9 +403,10 @@ TEST(TcpChannel, FrameHeaderIsLittleEndianAsDocumented) {
   header.checksum = 0xa1b2c3d4u;
   std::byte out[cg::detail::frame_header_bytes];
   cg::detail::encode_frame_header(header, out);
-  const unsigned char expected[] = {'C',  'G',  'T',  'F',  1,    0,    1,    0,    0x08, 0x07, 0x06,
-                                    0x05, 0x04, 0x03, 0x02, 0x01, 0x18, 0x17, 0x16, 0x15, 0x14, 0x13,
-                                    0x12, 0x11, 0xd4, 0xc3, 0xb2, 0xa1, 0,    0,    0,    0};
+  const unsigned char expected[] = {'C',  'G',  'T',  'F',  1,    0,    1,    0,
+                                    0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,
+                                    0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11,
+                                    0xd4, 0xc3, 0xb2, 0xa1, 0,    0,    0,    0};
   static_assert(sizeof expected == cg::detail::frame_header_bytes);
   EXPECT_EQ(std::memcmp(out, expected, sizeof expected), 0);
   const cg::detail::FrameHeader back = cg::detail::decode_frame_header(out);
@@ -402,9 +424,11 @@ TEST(TcpChannel, Crc32cMatchesTheStandardCheckValueAndTheTableOnEveryLength) {
 
   std::mt19937_64 random(42);
   std::vector<unsigned char> data(200'000);
-  for (unsigned char& b : data) b = static_cast<unsigned char>(random());
+  for (unsigned char& b : data)
+    b = static_cast<unsigned char>(random());
   // Lengths around the three-stream block (3 x 8192) and offsets that misalign the loads.
-  for (std::size_t length : {1ul, 7ul, 8ul, 63ul, 24575ul, 24576ul, 24577ul, 49152ul, 49159ul, 199'990ul}) {
+  for (std::size_t length :
+       {1ul, 7ul, 8ul, 63ul, 24575ul, 24576ul, 24577ul, 49152ul, 49159ul, 199'990ul}) {
     for (std::size_t offset : {0ul, 1ul, 5ul}) {
       EXPECT_EQ(cg::detail::crc32c(0, data.data() + offset, length),
                 cg::detail::crc32c_portable(0, data.data() + offset, length))
@@ -413,10 +437,11 @@ TEST(TcpChannel, Crc32cMatchesTheStandardCheckValueAndTheTableOnEveryLength) {
   }
   const std::uint32_t whole = cg::detail::crc32c(0, data.data(), data.size());
   for (std::size_t split : {0ul, 3ul, 30'000ul, 150'001ul}) {
-    EXPECT_EQ(cg::detail::crc32c(cg::detail::crc32c(0, data.data(), split), data.data() + split, data.size() - split),
+    EXPECT_EQ(cg::detail::crc32c(cg::detail::crc32c(0, data.data(), split), data.data() + split,
+                                 data.size() - split),
               whole)
         << split;
   }
 }
 
-}  // namespace
+} // namespace

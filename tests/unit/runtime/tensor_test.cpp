@@ -4,8 +4,8 @@
 // each must run exactly once, after the last reference. The codec must carry
 // every dtype, make strided views contiguous on the way, and refuse corrupted
 // input and device memory with a message that says what to do instead.
-#include <cg/tensor.hpp>
 #include "tensor/tensor_copy.hpp"
+#include <cg/tensor.hpp>
 
 #include <dlpack/dlpack.h>
 #include <gtest/gtest.h>
@@ -86,7 +86,8 @@ TEST(Tensor, TransposedViewIsNotContiguousAndContiguousCopiesItRowMajor) {
   EXPECT_TRUE(c.is_contiguous());
   EXPECT_TRUE(c.owns_memory());
   EXPECT_EQ(floats_of(c), (std::vector<float>{1, 4, 2, 5, 3, 6}));
-  const cg::Tensor row = cg::Tensor::from_blob(matrix, cg::DType::float32, {3}, {}, cg::device::cpu, 3 * sizeof(float));
+  const cg::Tensor row = cg::Tensor::from_blob(matrix, cg::DType::float32, {3}, {}, cg::device::cpu,
+                                               3 * sizeof(float));
   EXPECT_EQ(row.data<float>(), &matrix[1][0]);
   EXPECT_EQ(row.contiguous().data_ptr(), row.data_ptr()) << "already contiguous: no copy";
 }
@@ -106,17 +107,24 @@ TEST(Tensor, NegativeStridesAndExtentOneDimensionsAreHandled) {
 TEST(Tensor, DataChecksTheElementType) {
   const cg::Tensor t = cg::Tensor::empty(cg::DType::float32, {2});
   EXPECT_NE(t.data<float>(), nullptr);
-  EXPECT_EQ(message_of([&] { (void)t.data<double>(); }), "cg: Tensor::data<float64>() on a float32 tensor");
+  EXPECT_EQ(message_of([&] { (void)t.data<double>(); }),
+            "cg: Tensor::data<float64>() on a float32 tensor");
   EXPECT_THROW((void)t.data<std::int32_t>(), cg::TensorError);
 }
 
 TEST(Tensor, InvalidShapesAreRejectedWithAMessage) {
-  EXPECT_EQ(message_of([] { cg::Tensor::empty(cg::DType::int8, {2, -1}); }),
+  EXPECT_EQ(message_of([] {
+              cg::Tensor::empty(cg::DType::int8, {2, -1});
+            }),
             "cg: Tensor::empty: negative extent in shape [2, -1]");
   float v[2];
-  EXPECT_EQ(message_of([&] { cg::Tensor::from_blob(v, cg::DType::float32, {2}, {1, 1}); }),
+  EXPECT_EQ(message_of([&] {
+              cg::Tensor::from_blob(v, cg::DType::float32, {2}, {1, 1});
+            }),
             "cg: Tensor::from_blob: 2 strides for shape [2]");
-  EXPECT_EQ(message_of([] { cg::Tensor::empty(cg::DType::int64, {INT64_MAX, 2}); }),
+  EXPECT_EQ(message_of([] {
+              cg::Tensor::empty(cg::DType::int64, {INT64_MAX, 2});
+            }),
             "cg: Tensor::empty: int64[9223372036854775807, 2] is too large");
 }
 
@@ -124,13 +132,12 @@ TEST(Tensor, AdoptRunsTheDeleterOnceAfterTheLastCopy) {
   int deleted = 0;
   auto* storage = new float[6]{};
   {
-    cg::Tensor a = cg::Tensor::adopt(
-        storage,
-        [&deleted](void* p) {
-          ++deleted;
-          delete[] static_cast<float*>(p);
-        },
-        cg::DType::float32, {2, 3});
+    cg::Tensor a = cg::Tensor::adopt(storage,
+                                     [&deleted](void* p) {
+                                       ++deleted;
+                                       delete[] static_cast<float*>(p);
+                                     },
+                                     cg::DType::float32, {2, 3});
     EXPECT_TRUE(a.owns_memory());
     cg::Tensor b = a;
     a = cg::Tensor();
@@ -142,20 +149,24 @@ TEST(Tensor, AdoptRunsTheDeleterOnceAfterTheLastCopy) {
 
 TEST(Tensor, CudaMemoryWithoutCudaIsAClearError) {
   if (cg::built_with_cuda()) {
-    if (cg::cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present: CudaTensorRoundTripsThroughDeviceMemory covers it";
+    if (cg::cuda_device_count() > 0)
+      GTEST_SKIP() << "a CUDA device is present: CudaTensorRoundTripsThroughDeviceMemory covers it";
     EXPECT_THROW(cg::Tensor::empty(cg::DType::float32, {4}, cg::device::cuda), cg::TensorError);
     return;
   }
   EXPECT_EQ(message_of([] { cg::Tensor::empty(cg::DType::float32, {4}, cg::device::cuda); }),
-            "cg: allocating 16 bytes on cuda:0: this build of the runtime has no CUDA support (configure with "
+            "cg: allocating 16 bytes on cuda:0: this build of the runtime has no CUDA support "
+            "(configure with "
             "-DCG_WITH_CUDA=ON on a machine with the CUDA toolkit)");
   const cg::Tensor host = cg::Tensor::zeros(cg::DType::float32, {4});
   EXPECT_THROW(host.to(cg::device::cuda), cg::TensorError);
 }
 
 TEST(Tensor, CudaTensorRoundTripsThroughDeviceMemory) {
-  if (!cg::built_with_cuda()) GTEST_SKIP() << "no CUDA device: the runtime is built without CUDA";
-  if (cg::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: cudaGetDeviceCount reports none";
+  if (!cg::built_with_cuda())
+    GTEST_SKIP() << "no CUDA device: the runtime is built without CUDA";
+  if (cg::cuda_device_count() == 0)
+    GTEST_SKIP() << "no CUDA device: cudaGetDeviceCount reports none";
   float v[2][3] = {{1, 2, 3}, {4, 5, 6}};
   const cg::Tensor host = cg::Tensor::from_blob(v, cg::DType::float32, {3, 2}, {1, 3});
   const cg::Tensor gpu = host.to(cg::device::cuda);
@@ -177,13 +188,12 @@ TEST(Tensor, CudaTensorRoundTripsThroughDeviceMemory) {
 TEST(TensorDlpack, ExportThenImportSharesTheDataAndRunsTheDeleterExactlyOnce) {
   int deleted = 0;
   auto* storage = new std::int32_t[6]{1, 2, 3, 4, 5, 6};
-  cg::Tensor original = cg::Tensor::adopt(
-      storage,
-      [&deleted](void* p) {
-        ++deleted;
-        delete[] static_cast<std::int32_t*>(p);
-      },
-      cg::DType::int32, {2, 3});
+  cg::Tensor original = cg::Tensor::adopt(storage,
+                                          [&deleted](void* p) {
+                                            ++deleted;
+                                            delete[] static_cast<std::int32_t*>(p);
+                                          },
+                                          cg::DType::int32, {2, 3});
   DLManagedTensor* managed = original.to_dlpack();
   original = cg::Tensor();
   EXPECT_EQ(deleted, 0) << "the export keeps the memory alive";
@@ -204,7 +214,8 @@ TEST(TensorDlpack, ExportThenImportSharesTheDataAndRunsTheDeleterExactlyOnce) {
 
 TEST(TensorDlpack, ExportDescribesDtypeShapeStridesAndDevice) {
   bool flags[2][2] = {{true, false}, {false, true}};
-  const cg::Tensor t = cg::Tensor::from_blob(flags, cg::DType::boolean, {2, 2}, {1, 2}, cg::device::cpu, 0);
+  const cg::Tensor t =
+      cg::Tensor::from_blob(flags, cg::DType::boolean, {2, 2}, {1, 2}, cg::device::cpu, 0);
   DLManagedTensor* m = t.to_dlpack();
   const DLTensor& dl = m->dl_tensor;
   EXPECT_EQ(dl.data, static_cast<void*>(flags));
@@ -242,13 +253,14 @@ struct Foreign {
   DLManagedTensor managed{};
   int* deleted = nullptr;
 
-  static DLManagedTensor* make(int* deleted, DLDataType dtype, std::vector<std::int64_t> shape, DLDevice device,
-                               std::uint64_t byte_offset) {
+  static DLManagedTensor* make(int* deleted, DLDataType dtype, std::vector<std::int64_t> shape,
+                               DLDevice device, std::uint64_t byte_offset) {
     auto* f = new Foreign;
     f->deleted = deleted;
     f->shape = std::move(shape);
-    f->managed.dl_tensor = DLTensor{f->bytes.data(), device, static_cast<int>(f->shape.size()), dtype,
-                                    f->shape.data(), nullptr, byte_offset};
+    f->managed.dl_tensor = DLTensor{
+        f->bytes.data(), device,     static_cast<int>(f->shape.size()), dtype, f->shape.data(),
+        nullptr,         byte_offset};
     f->managed.manager_ctx = f;
     f->managed.deleter = [](DLManagedTensor* self) {
       auto* owner = static_cast<Foreign*>(self->manager_ctx);
@@ -261,7 +273,8 @@ struct Foreign {
 
 TEST(TensorDlpack, ImportOfAForeignTensorHonoursByteOffsetAndNullStrides) {
   int deleted = 0;
-  DLManagedTensor* m = Foreign::make(&deleted, DLDataType{kDLFloat, 32, 1}, {2, 4}, DLDevice{kDLCPU, 0}, 16);
+  DLManagedTensor* m =
+      Foreign::make(&deleted, DLDataType{kDLFloat, 32, 1}, {2, 4}, DLDevice{kDLCPU, 0}, 16);
   auto* bytes = static_cast<std::byte*>(m->dl_tensor.data);
   {
     const cg::Tensor t = cg::Tensor::from_dlpack(m);
@@ -272,9 +285,11 @@ TEST(TensorDlpack, ImportOfAForeignTensorHonoursByteOffsetAndNullStrides) {
   }
   EXPECT_EQ(deleted, 1);
 
-  DLManagedTensor* pinned = Foreign::make(&deleted, DLDataType{kDLInt, 64, 1}, {1}, DLDevice{kDLCUDAHost, 0}, 0);
+  DLManagedTensor* pinned =
+      Foreign::make(&deleted, DLDataType{kDLInt, 64, 1}, {1}, DLDevice{kDLCUDAHost, 0}, 0);
   EXPECT_EQ(cg::Tensor::from_dlpack(pinned).device(), cg::device::cpu);
-  DLManagedTensor* gpu = Foreign::make(&deleted, DLDataType{kDLBfloat, 16, 1}, {1}, DLDevice{kDLCUDA, 1}, 0);
+  DLManagedTensor* gpu =
+      Foreign::make(&deleted, DLDataType{kDLBfloat, 16, 1}, {1}, DLDevice{kDLCUDA, 1}, 0);
   EXPECT_EQ(cg::Tensor::from_dlpack(gpu).device(), (cg::Device{cg::DeviceKind::cuda, 1}));
   EXPECT_EQ(deleted, 3);
 }
@@ -282,21 +297,25 @@ TEST(TensorDlpack, ImportOfAForeignTensorHonoursByteOffsetAndNullStrides) {
 TEST(TensorDlpack, ImportRejectsWhatATensorCannotHoldAndStillRunsTheDeleter) {
   int deleted = 0;
   EXPECT_EQ(message_of([&] {
-              cg::Tensor::from_dlpack(Foreign::make(&deleted, DLDataType{kDLFloat, 32, 4}, {2}, DLDevice{kDLCPU, 0}, 0));
+              cg::Tensor::from_dlpack(Foreign::make(&deleted, DLDataType{kDLFloat, 32, 4}, {2},
+                                                    DLDevice{kDLCPU, 0}, 0));
             }),
             "cg: Tensor::from_dlpack: unsupported DLPack dtype (code 2, 32 bits, 4 lanes)");
   EXPECT_EQ(deleted, 1);
   EXPECT_EQ(message_of([&] {
-              cg::Tensor::from_dlpack(Foreign::make(&deleted, DLDataType{kDLInt, 16, 1}, {2}, DLDevice{kDLCPU, 0}, 0));
+              cg::Tensor::from_dlpack(
+                  Foreign::make(&deleted, DLDataType{kDLInt, 16, 1}, {2}, DLDevice{kDLCPU, 0}, 0));
             }),
             "cg: Tensor::from_dlpack: unsupported DLPack dtype (code 0, 16 bits, 1 lanes)");
   EXPECT_EQ(deleted, 2);
   EXPECT_EQ(message_of([&] {
-              cg::Tensor::from_dlpack(Foreign::make(&deleted, DLDataType{kDLFloat, 32, 1}, {2}, DLDevice{kDLVulkan, 0}, 0));
+              cg::Tensor::from_dlpack(Foreign::make(&deleted, DLDataType{kDLFloat, 32, 1}, {2},
+                                                    DLDevice{kDLVulkan, 0}, 0));
             }),
             "cg: Tensor::from_dlpack: unsupported DLPack device type 7");
   EXPECT_EQ(deleted, 3);
-  EXPECT_EQ(message_of([] { cg::Tensor::from_dlpack(nullptr); }), "cg: Tensor::from_dlpack of a null DLManagedTensor");
+  EXPECT_EQ(message_of([] { cg::Tensor::from_dlpack(nullptr); }),
+            "cg: Tensor::from_dlpack of a null DLManagedTensor");
 }
 
 // --- the codec ---
@@ -307,7 +326,8 @@ cg::Tensor patterned(cg::DType dtype, const Shape& shape) {
   cg::Tensor t = cg::Tensor::empty(dtype, shape);
   auto* bytes = static_cast<std::uint8_t*>(t.data_ptr());
   for (std::size_t i = 0; i < t.nbytes(); ++i) {
-    bytes[i] = dtype == cg::DType::boolean ? static_cast<std::uint8_t>(i % 3 == 0) : static_cast<std::uint8_t>(i * 7 + 1);
+    bytes[i] = dtype == cg::DType::boolean ? static_cast<std::uint8_t>(i % 3 == 0)
+                                           : static_cast<std::uint8_t>(i * 7 + 1);
   }
   return t;
 }
@@ -347,7 +367,8 @@ TEST(TensorCodec, CarriesScalarsEmptyAndUndefinedTensors) {
   const cg::Tensor s = cg::decode_all<cg::Tensor>(encode_tensor(scalar));
   EXPECT_EQ(s.dim(), 0);
   EXPECT_EQ(*s.data<double>(), 2.5);
-  const cg::Tensor e = cg::decode_all<cg::Tensor>(encode_tensor(cg::Tensor::empty(cg::DType::int8, {4, 0})));
+  const cg::Tensor e =
+      cg::decode_all<cg::Tensor>(encode_tensor(cg::Tensor::empty(cg::DType::int8, {4, 0})));
   EXPECT_EQ(e.shape(), (Shape{4, 0}));
   EXPECT_EQ(e.numel(), 0);
   EXPECT_EQ(encode_tensor(cg::Tensor()).size(), 1u);
@@ -365,8 +386,10 @@ TEST(TensorCodec, CorruptedInputIsRejectedNotRead) {
   };
   EXPECT_EQ(corrupt(0, 9), "cg: corrupted tensor: kind byte 9");
   EXPECT_EQ(corrupt(1, 42), "cg: corrupted tensor: dtype byte 42");
-  EXPECT_EQ(corrupt(2 + 8 + 8, 2), "cg: corrupted tensor: strides [2] are not the contiguous strides of [4]");
-  EXPECT_EQ(corrupt(2 + 8 + 16, 5), "cg: corrupted tensor: 5 bytes for bool[4] (4 expected, 4 remain)");
+  EXPECT_EQ(corrupt(2 + 8 + 8, 2),
+            "cg: corrupted tensor: strides [2] are not the contiguous strides of [4]");
+  EXPECT_EQ(corrupt(2 + 8 + 16, 5),
+            "cg: corrupted tensor: 5 bytes for bool[4] (4 expected, 4 remain)");
   EXPECT_EQ(corrupt(good.size() - 1, 2), "cg: corrupted tensor: invalid bool byte 2");
   std::vector<std::byte> truncated(good.begin(), good.end() - 1);
   EXPECT_EQ(message_of([&] { cg::decode_all<cg::Tensor>(truncated); }),
@@ -394,12 +417,13 @@ TEST(TensorCodec, AViewOfAnEncodedTensorBorrowsItsElementsWhereTheyAre) {
 }
 
 TEST(TensorCodec, CudaTensorIsAnErrorThatNamesTensorTransports) {
-  alignas(16) static float device_address_stand_in[4];  // never dereferenced
-  const cg::Tensor gpu =
-      cg::Tensor::from_blob(device_address_stand_in, cg::DType::float32, {4}, {}, cg::Device{cg::DeviceKind::cuda, 1});
-  const std::string expected =
-      "cg: a tensor on cuda:1 cannot be serialized through shared memory: give the edge a tensor transport "
-      "(v.with_tensor_transport(cg::transport::nccl)) or copy it to the host first (t.to(cg::device::cpu))";
+  alignas(16) static float device_address_stand_in[4]; // never dereferenced
+  const cg::Tensor gpu = cg::Tensor::from_blob(device_address_stand_in, cg::DType::float32, {4}, {},
+                                               cg::Device{cg::DeviceKind::cuda, 1});
+  const std::string expected = "cg: a tensor on cuda:1 cannot be serialized through shared memory: "
+                               "give the edge a tensor transport "
+                               "(v.with_tensor_transport(cg::transport::nccl)) or copy it to the "
+                               "host first (t.to(cg::device::cpu))";
   EXPECT_EQ(message_of([&] { (void)cg::encoded_size(gpu); }), expected);
   std::vector<std::byte> buffer(256);
   cg::Encoder e(buffer);
@@ -407,4 +431,4 @@ TEST(TensorCodec, CudaTensorIsAnErrorThatNamesTensorTransports) {
   EXPECT_EQ(e.written(), 0u);
 }
 
-}  // namespace
+} // namespace

@@ -4,9 +4,9 @@
 // in memory both sides can map (a SharedSegment across processes, or plain memory
 // between threads). The ring never allocates for a value that fits a slot and
 // never copies per reader: every reader of the channel reads the one copy in
-// the slot, and the writer may only reuse a slot once every reader has released it. Waiting is a short spin
-// followed by a cross-process futex sleep, so an idle channel costs no CPU and a
-// busy one needs no system call.
+// the slot, and the writer may only reuse a slot once every reader has released it. Waiting is a
+// short spin followed by a cross-process futex sleep, so an idle channel costs no CPU and a busy
+// one needs no system call.
 //
 // Layout: K = config.slots slots; message n (0-based) goes to slot n % K. Each
 // slot header carries n + 1 once message n is published (0 = never used), the
@@ -42,7 +42,7 @@ namespace detail {
 struct ChannelHeader;
 struct OverflowBuffer;
 struct OverflowMapping;
-}
+} // namespace detail
 
 // Absolute deadline for blocking calls; Deadline::max() waits forever and
 // Deadline::min() only looks once, without spinning or sleeping.
@@ -51,10 +51,10 @@ using Deadline = std::chrono::steady_clock::time_point;
 enum class ChannelStatus {
   ok,
   closed,     // the channel was closed (by anyone); returned promptly to every waiter
-  timeout,     // the deadline passed before the operation could proceed
-  too_large,   // the value exceeds slot_bytes and no overflow buffer that large could be made
-  corrupt,     // the shared memory holds impossible values (e.g. a size > slot_bytes)
-  unmappable,  // a message's overflow buffer could not be mapped (its writer is gone?)
+  timeout,    // the deadline passed before the operation could proceed
+  too_large,  // the value exceeds slot_bytes and no overflow buffer that large could be made
+  corrupt,    // the shared memory holds impossible values (e.g. a size > slot_bytes)
+  unmappable, // a message's overflow buffer could not be mapped (its writer is gone?)
 };
 
 const char* to_string(ChannelStatus status) noexcept;
@@ -74,7 +74,7 @@ std::size_t channel_footprint(const ChannelConfig& config) noexcept;
 // A non-owning view of a channel living in memory owned by someone else (the
 // memory must outlive every Channel, ChannelWriter and ChannelReader on it).
 class Channel {
- public:
+public:
   Channel() = default;
 
   // Initialises a new channel in `memory`, which must be 64-byte aligned and at
@@ -91,15 +91,15 @@ class Channel {
   // version and a self-consistent configuration.
   bool valid() const noexcept;
 
-  ChannelConfig config() const noexcept;  // precondition: valid()
+  ChannelConfig config() const noexcept; // precondition: valid()
 
   // Sets the closed flag and wakes every waiting reader and writer, in any
   // process. Closing is a teardown signal, not end-of-stream: from then on every
   // acquire returns `closed`, even when published messages remain unread.
   void close() noexcept;
-  bool closed() const noexcept;  // also true for a default-constructed Channel
+  bool closed() const noexcept; // also true for a default-constructed Channel
 
- private:
+private:
   friend class ChannelWriter;
   friend class ChannelReader;
 
@@ -111,14 +111,14 @@ class Channel {
 // from an invalid Channel) reports `closed` from acquire(). Movable, not
 // copyable: it owns the overflow buffers of the slots it wrote large values to.
 class ChannelWriter {
- public:
+public:
   ChannelWriter() = default;
   explicit ChannelWriter(Channel channel) noexcept;
   ChannelWriter(ChannelWriter&& other) noexcept;
   ChannelWriter& operator=(ChannelWriter&& other) noexcept;
   ChannelWriter(const ChannelWriter&) = delete;
   ChannelWriter& operator=(const ChannelWriter&) = delete;
-  ~ChannelWriter();  // unmaps and closes its overflow buffers (readers keep their mappings)
+  ~ChannelWriter(); // unmaps and closes its overflow buffers (readers keep their mappings)
 
   // Waits (spin, then futex) until the next slot has been released by every
   // reader, then exposes a payload area of exactly `bytes` bytes: in the slot,
@@ -127,7 +127,8 @@ class ChannelWriter {
   // closed, timeout when `deadline` passes first, corrupt if a reader's counter
   // is impossible, too_large if no overflow buffer of that size can be made
   // (memory or limits). Acquiring again before publish() returns the same slot.
-  ChannelStatus acquire(std::size_t bytes, std::span<std::byte>& payload, Deadline deadline) noexcept;
+  ChannelStatus acquire(std::size_t bytes, std::span<std::byte>& payload,
+                        Deadline deadline) noexcept;
 
   // Publishes the acquired slot as a message of `bytes` bytes (<= the acquired
   // size) and wakes sleeping readers. Precondition: a successful acquire().
@@ -136,7 +137,7 @@ class ChannelWriter {
   // Messages published so far (the sequence number the next message will get).
   std::uint64_t published() const noexcept { return next_; }
 
- private:
+private:
   void reset() noexcept;
 
   detail::ChannelHeader* header_ = nullptr;
@@ -144,27 +145,27 @@ class ChannelWriter {
   std::uint32_t slot_bytes_ = 0;
   std::uint32_t readers_ = 0;
   std::uint64_t stride_ = 0;
-  std::uint64_t next_ = 0;        // sequence number of the next message
-  std::uint64_t free_until_ = 0;  // cached: sequences below this may be written
-  std::size_t acquired_ = 0;      // bytes of the acquired, unpublished slot
+  std::uint64_t next_ = 0;       // sequence number of the next message
+  std::uint64_t free_until_ = 0; // cached: sequences below this may be written
+  std::size_t acquired_ = 0;     // bytes of the acquired, unpublished slot
   bool holding_ = false;
-  bool overflowing_ = false;                    // the acquired payload is in an overflow buffer
-  detail::OverflowBuffer* overflow_ = nullptr;  // per slot; allocated on the first large value
+  bool overflowing_ = false;                   // the acquired payload is in an overflow buffer
+  detail::OverflowBuffer* overflow_ = nullptr; // per slot; allocated on the first large value
 };
 
 // One reader index of a channel. A default-constructed reader (or one made from
 // an invalid Channel or an out-of-range index) reports `closed` from acquire().
 // Movable, not copyable: it owns its mappings of the writer's overflow buffers.
 class ChannelReader {
- public:
+public:
   struct Message {
     MessageKind kind;
-    std::span<const std::byte> payload;  // in the slot or an overflow buffer; valid until release()
-    std::uint64_t sequence;              // 0-based: the n-th message published has sequence n
+    std::span<const std::byte> payload; // in the slot or an overflow buffer; valid until release()
+    std::uint64_t sequence;             // 0-based: the n-th message published has sequence n
   };
 
   ChannelReader() = default;
-  ChannelReader(Channel channel, std::uint32_t reader_index) noexcept;  // 0 <= index < readers
+  ChannelReader(Channel channel, std::uint32_t reader_index) noexcept; // 0 <= index < readers
   ChannelReader(ChannelReader&& other) noexcept;
   ChannelReader& operator=(ChannelReader&& other) noexcept;
   ChannelReader(const ChannelReader&) = delete;
@@ -182,7 +183,7 @@ class ChannelReader {
   // once every reader has released it. No-op without an acquired message.
   void release() noexcept;
 
- private:
+private:
   void reset() noexcept;
 
   detail::ChannelHeader* header_ = nullptr;
@@ -191,9 +192,9 @@ class ChannelReader {
   std::uint32_t readers_ = 0;
   std::uint32_t index_ = 0;
   std::uint64_t stride_ = 0;
-  std::uint64_t next_ = 0;  // sequence number of the next message to read
+  std::uint64_t next_ = 0; // sequence number of the next message to read
   bool holding_ = false;
-  detail::OverflowMapping* overflow_ = nullptr;  // per slot; allocated on the first large value
+  detail::OverflowMapping* overflow_ = nullptr; // per slot; allocated on the first large value
 };
 
-}  // namespace cg
+} // namespace cg

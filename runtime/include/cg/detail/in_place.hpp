@@ -70,8 +70,7 @@ void validate_in_place(std::span<const std::byte> bytes) {
   using E = typename InPlace<T>::element;
   std::uint64_t count = 0;
   if (bytes.size() < sizeof count)
-    throw DecodeError("cg: " + std::to_string(bytes.size()) +
-                      " bytes cannot hold a length prefix");
+    throw DecodeError("cg: " + std::to_string(bytes.size()) + " bytes cannot hold a length prefix");
   std::memcpy(&count, bytes.data(), sizeof count);
   const std::size_t rest = bytes.size() - sizeof count;
   if (count > rest / sizeof(E))

@@ -1,4 +1,5 @@
-// cg/detail/tensor_transport.hpp - NCCL edges, collectives and device deliveries in the generated actor programs.
+// cg/detail/tensor_transport.hpp - NCCL edges, collectives and device deliveries in the generated
+// actor programs.
 //
 // A value sent with `with_tensor_transport(cg::transport::nccl)` (always a
 // cg::Tensor, cgc checks) travels in two parts: its header (dtype and shape,
@@ -34,8 +35,8 @@
 // end. Any other communicator failure is an ActorFailure.
 #pragma once
 
-#include <cg/detail/channel.hpp>
 #include <cg/communicator.hpp>
+#include <cg/detail/channel.hpp>
 #include <cg/detail/error_codec.hpp>
 #include <cg/serialize.hpp>
 #include <cg/tensor.hpp>
@@ -56,7 +57,7 @@ namespace detail {
 /// What travels through the channel of an NCCL edge: the tensor without its
 /// elements.
 struct TensorHeader {
-  bool defined = false;  // false: a default-constructed Tensor, nothing to transfer
+  bool defined = false; // false: a default-constructed Tensor, nothing to transfer
   DType dtype = DType::float32;
   std::vector<std::int64_t> shape;
 };
