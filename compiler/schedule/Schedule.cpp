@@ -188,6 +188,16 @@ std::string_view kindName(Operation::Kind kind) {
   return "?";
 }
 
+std::vector<std::vector<unsigned>> operationSteps(const Schedule& schedule) {
+  std::vector<std::vector<unsigned>> stepOf(schedule.actors.size());
+  for (const ActorSchedule& actor : schedule.actors)
+    stepOf[actor.actor].assign(actor.operations.size(), 0);
+  for (unsigned s = 0; s < schedule.steps.size(); ++s)
+    for (const OpRef& ref : schedule.steps[s])
+      stepOf[ref.actor][ref.index] = s;
+  return stepOf;
+}
+
 std::variant<Schedule, std::vector<ir::Diagnostic>> buildSchedule(const Graph& graph,
                                                                   const ScheduleOptions& options) {
   if (std::optional<std::string> problem = ir::findInconsistency(graph))

@@ -149,6 +149,9 @@ std::string_view channelTransport(const ir::Graph& graph, const Channel& channel
 /// "READ", "COMPUTE", "WRITE".
 std::string_view kindName(Operation::Kind kind);
 
+/// The global step (Schedule::steps) of every operation: [actor][index].
+std::vector<std::vector<unsigned>> operationSteps(const Schedule& schedule);
+
 /// Builds the schedule of a graph that passed ir::validate(). Returns the
 /// schedule, or the diagnostics explaining why none exists (an actor without
 /// a task; NCCL between two tasks of one actor; blocking operations waiting

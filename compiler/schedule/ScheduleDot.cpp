@@ -108,12 +108,7 @@ std::string renderScheduleDot(const ir::Graph& graph, const Schedule& schedule) 
   out += "  }\n\n";
 
   // Operations.
-  std::vector<std::vector<unsigned>> stepOf(schedule.actors.size());
-  for (const ActorSchedule& actor : schedule.actors)
-    stepOf[actor.actor].assign(actor.operations.size(), 0);
-  for (unsigned s = 0; s < schedule.steps.size(); ++s)
-    for (const OpRef& ref : schedule.steps[s])
-      stepOf[ref.actor][ref.index] = s;
+  const std::vector<std::vector<unsigned>> stepOf = operationSteps(schedule);
 
   out += "  subgraph cluster_operations {\n"
          "    label=\"operations: each actor's list in order, s<n> its step in the global "

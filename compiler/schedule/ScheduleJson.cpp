@@ -22,12 +22,7 @@ std::string renderScheduleJson(const ir::Graph& graph, const Schedule& schedule,
   const std::vector<std::string> values = valueLabels(graph, tasks);
 
   // The global step of every operation.
-  std::vector<std::vector<unsigned>> stepOf(schedule.actors.size());
-  for (const ActorSchedule& actor : schedule.actors)
-    stepOf[actor.actor].assign(actor.operations.size(), 0);
-  for (unsigned s = 0; s < schedule.steps.size(); ++s)
-    for (const OpRef& ref : schedule.steps[s])
-      stepOf[ref.actor][ref.index] = s;
+  const std::vector<std::vector<unsigned>> stepOf = operationSteps(schedule);
   auto ref = [&](const OpRef& r) {
     Json j = Json::object();
     j["actor"] = graph.actors[r.actor].name;
