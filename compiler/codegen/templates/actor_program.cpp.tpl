@@ -5,7 +5,11 @@
 //
 // The actor's operations, run in this order once per execution. Each value
 // `vN` holds a result or the error that replaced it upstream; each `cN` is a
-// port of channel N. The numbered list is in {schedule_file}.{communicators_note}
+// port of channel N. The numbered list is in {schedule_file}.
+// A read or write returns false once the driver has closed the channels
+// (teardown): the program then returns 0. process.call() runs a method
+// unless one of the values after the lambda holds an error, which it then
+// passes on instead.{communicators_note}
 #include "{header}"
 
 #include <cg/actor.hpp>
