@@ -1,6 +1,6 @@
 //===- Codegen.h - Driver header and actor programs from a schedule -*- C++ -*-===//
 //
-// Fills codegen-templates/ for one target (one graph source): the typed driver
+// Fills templates/ for one target (one graph source): the typed driver
 // header and its compiled part, one program per actor instance (its schedule
 // as straight-line code, each task commented with its source line), and the
 // actor executable's main(). Same input, byte-identical output.
