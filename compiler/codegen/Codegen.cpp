@@ -67,7 +67,8 @@ public:
       size_t c = static_cast<size_t>(&channel - schedule_.channels.data());
       readerActors += fmt::format("inline constexpr std::array<int, {}> {}_r{}{{{}}};\n",
                                   channel.readers.size(), id_, c, fmt::join(channel.readers, ", "));
-      channelSpecs.emplace_back(fmt::format("{{{}, {}_r{}}},", channel.writer, id_, c),
+      channelSpecs.emplace_back(fmt::format("{{{}, {}_r{}{}}},", channel.writer, id_, c,
+                                            isCudaIpc(channel) ? ", true" : ""),
                                 fmt::format("c{}: {}", c, values_[channel.value]));
     }
     for (size_t i = 0; i < graph_.inputs.size(); ++i) {
@@ -265,6 +266,10 @@ private:
     return graph_.values.at(channel.value).transport == ir::Transport::Nccl;
   }
 
+  bool isCudaIpc(const schedule::Channel& channel) const {
+    return graph_.values.at(channel.value).transport == ir::Transport::CudaIpc;
+  }
+
   static bool isDevice(ir::Transport transport) {
     return transport == ir::Transport::Cpu || transport == ir::Transport::Cuda;
   }
@@ -361,6 +366,14 @@ private:
           rows.emplace_back(fmt::format("  auto c{} = process.nccl_output({}, \"{}\", g{});", c, c,
                                         method, ncclGroup(c)),
                             comment + " over nccl");
+        else if (isCudaIpc(channel) && reads)
+          rows.emplace_back(fmt::format("  auto c{} = process.cuda_ipc_input({}, {}, \"{}\");", c,
+                                        c, readerSlot(channel, actor), method),
+                            comment + " over cuda_ipc");
+        else if (isCudaIpc(channel))
+          rows.emplace_back(
+              fmt::format("  auto c{} = process.cuda_ipc_output({}, \"{}\");", c, c, method),
+              comment + " over cuda_ipc");
         else if (isDevice(channel) && reads)
           rows.emplace_back(fmt::format("  auto c{} = process.device_input({}, {}, {}, \"{}\");", c,
                                         c, readerSlot(channel, actor), deviceOf(channel), method),
@@ -463,11 +476,13 @@ private:
       case Operation::Kind::Read:
         for (unsigned c : op.channels) {
           unsigned value = schedule_.channels.at(c).value;
-          out += fmt::format("    cg::{}<{}> v{};\n    if (!c{}.read(v{}))\n      return 0;\n",
-                             isNccl(schedule_.channels.at(c)) || isDevice(schedule_.channels.at(c))
-                                 ? "Result"
-                                 : "Received",
-                             valueType(value), value, c, value);
+          out +=
+              fmt::format("    cg::{}<{}> v{};\n    if (!c{}.read(v{}))\n      return 0;\n",
+                          isNccl(schedule_.channels.at(c)) || isDevice(schedule_.channels.at(c)) ||
+                                  isCudaIpc(schedule_.channels.at(c))
+                              ? "Result"
+                              : "Received",
+                          valueType(value), value, c, value);
         }
         break;
       case Operation::Kind::Compute:

@@ -27,8 +27,9 @@ std::vector<ir::Diagnostic> unsupportedTransports(const ir::Graph& graph) {
   constexpr std::string_view kTensor = "cg::Tensor";
   // Why a value of another type cannot use its transport.
   auto onlyTensors = [](Transport transport) {
-    return transport == Transport::Nccl ? "only cg::Tensor values travel over nccl"
-                                        : "only cg::Tensor values are delivered on a device";
+    if (transport == Transport::Nccl || transport == Transport::CudaIpc)
+      return fmt::format("only cg::Tensor values travel over {}", toString(transport));
+    return std::string("only cg::Tensor values are delivered on a device");
   };
   for (const Task& task : graph.tasks) {
     if (task.collective >= 0)

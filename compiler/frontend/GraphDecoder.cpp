@@ -282,6 +282,9 @@ private:
     case static_cast<int64_t>(cg::TensorTransport::nccl):
       v.transport = ir::Transport::Nccl;
       break;
+    case static_cast<int64_t>(cg::TensorTransport::cuda_ipc):
+      v.transport = ir::Transport::CudaIpc;
+      break;
     case cg::detail::kDeviceTransport:
       switch (intField(record, C)) {
       case static_cast<int64_t>(cg::DeviceKind::cpu):

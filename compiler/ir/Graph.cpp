@@ -17,6 +17,8 @@ std::string_view toString(Transport transport) {
     return "cpu";
   case Transport::Cuda:
     return "cuda";
+  case Transport::CudaIpc:
+    return "cuda_ipc";
   }
   internalError("no transport numbered " + std::to_string(static_cast<int>(transport)));
 }

@@ -70,11 +70,13 @@ struct Producer {
 
 /// How a value travels from its producer to its consumers.
 enum class Transport {
-  Shm,  // shared-memory channel (host memory); buffered, K slots
-  Nccl, // NCCL point-to-point between GPUs: blocking, a synchronous group
-  Cpu,  // a cg::Tensor over shm, delivered in host memory (a CUDA result is
-        // copied to the host before it is written)
-  Cuda, // a cg::Tensor over shm, copied by each reader to its CUDA device
+  Shm,     // shared-memory channel (host memory); buffered, K slots
+  Nccl,    // NCCL point-to-point between GPUs: blocking, a synchronous group
+  Cpu,     // a cg::Tensor over shm, delivered in host memory (a CUDA result is
+           // copied to the host before it is written)
+  Cuda,    // a cg::Tensor over shm, copied by each reader to its CUDA device
+  CudaIpc, // a cg::Tensor in a device buffer per slot, shared over CUDA IPC
+           // between actors of one host; buffered like Shm
 };
 
 struct Value {

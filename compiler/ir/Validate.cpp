@@ -68,7 +68,8 @@ std::optional<std::string> constantProblem(const Constant& constant, std::string
 
 bool isKnown(Transport transport) {
   return transport == Transport::Shm || transport == Transport::Nccl ||
-         transport == Transport::Cpu || transport == Transport::Cuda;
+         transport == Transport::Cpu || transport == Transport::Cuda ||
+         transport == Transport::CudaIpc;
 }
 
 } // namespace
@@ -315,31 +316,57 @@ std::vector<Diagnostic> validate(const Graph& graph) {
                              {}});
     }
 
-  // NCCL is between GPU actors: the driver, which writes the inputs and reads
-  // the outputs over shared memory, takes part in no NCCL group.
+  // NCCL and CUDA IPC are between GPU actors: the driver, which writes the
+  // inputs and reads the outputs through host memory, takes part in no NCCL
+  // group and maps no CUDA IPC buffer.
+  auto driverHasNo = [](Transport transport) {
+    return transport == Transport::Nccl ? "the driver takes part in no NCCL group"
+                                        : "the driver reads and writes host memory only; deliver "
+                                          "it with cg::device::cuda or cg::device::cpu instead";
+  };
   for (std::size_t v = 0; v < graph.values.size(); ++v) {
     const Value& value = graph.values[v];
-    if (value.transport != Transport::Nccl)
+    if (value.transport != Transport::Nccl && value.transport != Transport::CudaIpc)
       continue;
     if (value.producer.kind == Producer::Kind::Input) {
-      diagnostics.push_back({graph.loc,
-                             fmt::format("graph input #{} cannot use transport nccl: the driver "
-                                         "takes part in no NCCL group",
-                                         value.producer.index),
-                             {}});
+      diagnostics.push_back(
+          {graph.loc,
+           fmt::format("graph input #{} cannot use transport {}: {}", value.producer.index,
+                       toString(value.transport), driverHasNo(value.transport)),
+           {}});
     } else if (usedByOutput[v]) {
       const Task& task = graph.tasks[value.producer.index];
       diagnostics.push_back(
           {task.loc,
-           fmt::format("{} is a graph output, so it cannot use transport nccl: "
-                       "the driver takes part in no NCCL group",
+           fmt::format("{} is a graph output, so it cannot use transport {}: {}",
                        value.producer.element == -1
                            ? fmt::format("the result of '{}'", taskName(graph, task))
                            : fmt::format("element #{} of the result of '{}'",
-                                         value.producer.element, taskName(graph, task))),
+                                         value.producer.element, taskName(graph, task)),
+                       toString(value.transport), driverHasNo(value.transport)),
            {}});
     }
   }
+
+  // CUDA IPC shares device memory between the processes of one host.
+  for (const Task& task : graph.tasks)
+    for (const Arg& arg : task.args) {
+      if (arg.kind != Arg::Kind::Value || graph.values[arg.value].transport != Transport::CudaIpc)
+        continue;
+      const Producer& producer = graph.values[arg.value].producer;
+      if (producer.kind != Producer::Kind::Task)
+        continue;
+      const Task& writer = graph.tasks[producer.index];
+      const unsigned from = graph.actors[writer.actor].host, to = graph.actors[task.actor].host;
+      if (from != to)
+        diagnostics.push_back(
+            {task.loc,
+             fmt::format("'{}' reads the result of '{}' over cuda_ipc, but they run on hosts {} "
+                         "and {}: CUDA IPC connects actors of one host; use transport nccl "
+                         "between hosts",
+                         taskName(graph, task), taskName(graph, writer), to, from),
+             {}});
+    }
 
   // Inputs have no source location of their own; the graph function is the
   // closest place to point at. An input that is also an output gets only the

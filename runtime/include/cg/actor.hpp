@@ -414,6 +414,68 @@ private:
   std::string method_;
 };
 
+namespace detail {
+class CudaIpcSender;
+class CudaIpcReceiver;
+} // namespace detail
+
+/// Writing end of a CUDA IPC edge (`with_tensor_transport(cg::transport::cuda_ipc)`,
+/// tensor/cuda_ipc.hpp): the tensor's elements are copied into the device
+/// buffer of the ring slot it is written to, and the slot's message carries
+/// its dtype, shape and where the elements are. A tensor that cannot be
+/// staged (no CUDA device here, a strided CUDA tensor, CUDA out of memory)
+/// becomes the writing task's error record.
+class CudaIpcOutputPort {
+public:
+  CudaIpcOutputPort(ChannelWriter writer, std::uint32_t channel, std::uint32_t slots,
+                    std::uint32_t slot_bytes, int device, std::string actor, std::string method);
+  CudaIpcOutputPort(CudaIpcOutputPort&&) noexcept;
+  ~CudaIpcOutputPort();
+
+  /// Publishes this execution's tensor, or its error; false once the channel is closed.
+  bool write(const Result<Tensor>& result);
+
+private:
+  bool put_error(const ErrorRecord& record);
+  ChannelWriter writer_;
+  std::uint32_t channel_;
+  std::uint32_t slots_;
+  std::uint32_t slot_bytes_;
+  int device_;
+  int cuda_devices_; // this process's, counted once
+  std::string actor_;
+  std::string method_;
+  std::unique_ptr<detail::CudaIpcSender> sender_; // made on the first tensor
+};
+
+/// Reading end of a CUDA IPC edge: the tensor arrives on this actor's GPU
+/// (a copy of the writer's slot buffer, made before the slot is released).
+/// A reader that cannot receive it (no CUDA device, the writer's GPU not
+/// visible) gets the value's error record (cg::TensorError) of the reading
+/// task: its method is skipped and the driver's get() throws.
+class CudaIpcInputPort {
+public:
+  CudaIpcInputPort(ChannelReader reader, std::uint32_t channel, std::uint32_t slots, int device,
+                   std::string actor, std::string method);
+  CudaIpcInputPort(CudaIpcInputPort&&) noexcept;
+  ~CudaIpcInputPort();
+
+  /// The next execution's tensor (or forwarded error); false once the driver
+  /// has closed the channel.
+  bool read(Result<Tensor>& out);
+
+private:
+  Result<Tensor> receive(const ChannelReader::Message& message);
+  ChannelReader reader_;
+  std::uint32_t channel_;
+  std::uint32_t slots_;
+  int device_;
+  int cuda_devices_; // this process's, counted once
+  std::string actor_;
+  std::string method_;
+  std::unique_ptr<detail::CudaIpcReceiver> receiver_; // made on the first tensor
+};
+
 /// One actor's view of the launched graph: its segment and its identity.
 class ActorProcess {
 public:
@@ -474,6 +536,17 @@ public:
     return DeviceOutputPort(output<Tensor>(channel, method), name_, method);
   }
 
+  /// The ends of a CUDA IPC edge, on this actor's GPU (cuda_device());
+  /// `method` is the reading task's (the writing task's for an output).
+  CudaIpcOutputPort cuda_ipc_output(std::uint32_t channel, const char* method) {
+    return CudaIpcOutputPort(ChannelWriter(channel_at(channel)), channel, slots_of(channel),
+                             slot_bytes_, cuda_device_, name_, method);
+  }
+  CudaIpcInputPort cuda_ipc_input(std::uint32_t channel, std::uint32_t reader, const char* method) {
+    return CudaIpcInputPort(ChannelReader(channel_at(channel), reader), channel, slots_of(channel),
+                            cuda_device_, name_, method);
+  }
+
   /// A collective's rank on this actor: every rank of `communicator` calls
   /// the same one at the same point of its schedule. The result is a new
   /// tensor (the input is never modified), or the error of the first rank
@@ -524,6 +597,7 @@ private:
   void attach(const detail::GraphSpec& spec, std::uint32_t actor, std::span<std::byte> memory,
               const std::string& segment);
   Channel channel_at(std::uint32_t channel) const;
+  std::uint32_t slots_of(std::uint32_t channel) const { return channel_at(channel).config().slots; }
 
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -423,7 +423,8 @@ private:
   }
 
   constexpr void set_transport(int value, TensorTransport transport, std::source_location loc) {
-    if (transport != TensorTransport::shm && transport != TensorTransport::nccl)
+    if (transport != TensorTransport::shm && transport != TensorTransport::nccl &&
+        transport != TensorTransport::cuda_ipc)
       detail::graph_error("with_tensor_transport: unknown transport");
     push({.kind = detail::RecordKind::transport,
           .a = value,

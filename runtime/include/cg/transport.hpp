@@ -12,10 +12,18 @@ namespace cg {
 enum class TensorTransport : int {
   shm = 0,  // shared memory (host), the default
   nccl = 1, // NCCL point-to-point, GPU to GPU: the send waits for every receive
+  // CUDA IPC between actors of one host: the tensor is copied into a device
+  // buffer of the channel slot it is written to (allocated on the slot's
+  // first tensor, reused after) and each reader copies it out on its GPU
+  // after a CUDA event, with no host copy. Asynchronous like shm (the writer
+  // goes on while up to max_in_flight tensors wait); a reader must see the
+  // writer's GPU. In threads mode the same buffers, by plain pointer.
+  cuda_ipc = 2,
 };
 namespace transport {
 inline constexpr TensorTransport shm = TensorTransport::shm;
 inline constexpr TensorTransport nccl = TensorTransport::nccl;
+inline constexpr TensorTransport cuda_ipc = TensorTransport::cuda_ipc;
 } // namespace transport
 
 } // namespace cg

@@ -32,6 +32,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -132,6 +133,17 @@ void check_launch_options(const GraphSpec& spec, const LaunchOptions& options) {
 std::string actor_executable(const GraphSpec& spec, Mode mode, const LaunchOptions& options,
                              std::string built) {
   std::string executable = options.actor_host.empty() ? std::move(built) : options.actor_host;
+  if (mode == Mode::processes && options.actor_host.empty() &&
+      ::access(executable.c_str(), X_OK) != 0) {
+    // The build was moved (a bundle, an installed program): the actor
+    // executable travels beside the driver's.
+    std::error_code error;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+    const std::string beside =
+        (self.parent_path() / std::filesystem::path(executable).filename()).string();
+    if (!error && ::access(beside.c_str(), X_OK) == 0)
+      executable = beside;
+  }
   if (mode == Mode::processes && ::access(executable.c_str(), X_OK) != 0)
     throw LaunchError("actor executable '" + executable + "' of " + describe(spec) +
                       " is missing or not executable; build it, or set "
@@ -191,6 +203,30 @@ ActorPlacement place_actors(const GraphSpec& spec, const LaunchOptions& options)
   return placement;
 }
 
+void check_cuda_ipc_placement(const GraphSpec& spec, const ActorPlacement& placement) {
+  for (std::uint32_t c = 0; c < spec.channels.size(); ++c) {
+    const ChannelSpec& channel = spec.channels[c];
+    if (!channel.cuda_ipc)
+      continue;
+    std::vector<int> ends{channel.writer};
+    ends.insert(ends.end(), channel.reader_actors.begin(), channel.reader_actors.end());
+    for (int actor : ends) {
+      if (actor < 0 || placement.local.at(static_cast<std::uint32_t>(actor)))
+        continue;
+      const auto index = static_cast<std::uint32_t>(actor);
+      throw LaunchError(
+          describe(spec) + ": channel " + std::to_string(c) + " carries a cuda_ipc tensor of '" +
+          spec.actors[static_cast<std::uint32_t>(channel.writer)].name + "', but actor '" +
+          spec.actors[index].name + "' " +
+          (placement.tcp              ? std::string("is reached over TCP (TCP is forced)")
+           : placement.under_launcher ? std::string("is started by the launcher")
+                                      : "runs on host " + std::to_string(placement.hosts[index])) +
+          ": CUDA IPC joins processes of the driver's host only; place them there or use "
+          "transport nccl");
+    }
+  }
+}
+
 GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
                            const LaunchOptions& options,
                            std::vector<std::optional<std::vector<std::byte>>> constructor_args)
@@ -202,6 +238,7 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
   actor_host = actor_executable(spec, s.mode, options, std::move(actor_host));
   s.assign_gpus();
   const ActorPlacement placement = place_actors(spec, options);
+  check_cuda_ipc_placement(spec, placement);
   for (std::uint32_t actor = 0; actor < constructor_args.size(); ++actor)
     if (constructor_args[actor] && actor < placement.local.size() && !placement.local[actor])
       throw LaunchError(describe(spec) + ": actor '" + spec.actors[actor].name +

@@ -25,8 +25,10 @@ namespace cg::detail {
 void check_launch_options(const GraphSpec& spec, const LaunchOptions& options);
 
 /// The actor executable: LaunchOptions::actor_host, else `built` (the one
-/// add_compiled_graph() built beside the driver). In processes mode it must
-/// exist and be executable, else a LaunchError says what to do.
+/// add_compiled_graph() built beside the driver), or, when `built` is gone
+/// (the programs were moved: scripts/gpu-bundle), the file of that name in
+/// the running program's directory. In processes mode it must exist and be
+/// executable, else a LaunchError says what to do.
 std::string actor_executable(const GraphSpec& spec, Mode mode, const LaunchOptions& options,
                              std::string built);
 
@@ -53,5 +55,11 @@ struct ActorPlacement {
 /// cgc --transport=tcp, CG_TRANSPORT=tcp) or a launcher started us. Throws
 /// LaunchError for a bad placement file or CG_TRANSPORT.
 ActorPlacement place_actors(const GraphSpec& spec, const LaunchOptions& options);
+
+/// Throws LaunchError when a cuda_ipc channel joins actors that do not both
+/// share the driver's segment (another host, TCP forced, a launcher): device
+/// memory is shared only between processes of one host, and a relay would
+/// let the writer reuse a buffer before the reader copied it.
+void check_cuda_ipc_placement(const GraphSpec& spec, const ActorPlacement& placement);
 
 } // namespace cg::detail

@@ -213,11 +213,12 @@ Arg readArg(const Json& j, const Path& path) {
 
 Transport readTransport(const Json& j, const Path& path) {
   std::string name = readString(j, path);
-  for (Transport transport : {Transport::Shm, Transport::Nccl, Transport::Cpu, Transport::Cuda})
+  for (Transport transport :
+       {Transport::Shm, Transport::Nccl, Transport::Cpu, Transport::Cuda, Transport::CudaIpc})
     if (name == toString(transport))
       return transport;
   fail(path, fmt::format("unknown transport \"{}\"; expected \"shm\", "
-                         "\"nccl\", \"cpu\" or \"cuda\"",
+                         "\"nccl\", \"cpu\", \"cuda\" or \"cuda_ipc\"",
                          name));
 }
 
@@ -685,7 +686,7 @@ private:
         std::string_view name = rawString();
         bool known = false;
         for (Transport transport :
-             {Transport::Shm, Transport::Nccl, Transport::Cpu, Transport::Cuda})
+             {Transport::Shm, Transport::Nccl, Transport::Cpu, Transport::Cuda, Transport::CudaIpc})
           if (name == toString(transport)) {
             value.transport = transport;
             known = true;

@@ -97,8 +97,9 @@ TEST(Codegen, TheSpecTablesHaveOneRowPerActorAndChannelWithAlignedComments) {
 TEST(Codegen, NoGeneratedFileNamesTheCheckoutItWasGeneratedFrom) {
   for (const GeneratedFile& file : generateFor(test::fanOutGraph())) {
     EXPECT_EQ(file.contents.find("/src/"), std::string::npos) << file.name;
-    if (file.name == "echo.cg.hpp")
+    if (file.name == "echo.cg.hpp") {
       EXPECT_TRUE(contains(file.contents, "#include \"../../../examples/echo/echo.cg.cpp\"\n"));
+    }
   }
 }
 

@@ -481,7 +481,7 @@ TEST(GraphJson, AMissingTransportIsRejected) {
 TEST(GraphJson, AnUnknownTransportIsRejected) {
   EXPECT_EQ(errorAfterEditing([](nlohmann::json& j) { j["values"][1]["transport"] = "SHM"; }),
             "invalid cg-ir JSON: values[1].transport: unknown transport \"SHM\"; "
-            "expected \"shm\", \"nccl\", \"cpu\" or \"cuda\"");
+            "expected \"shm\", \"nccl\", \"cpu\", \"cuda\" or \"cuda_ipc\"");
 }
 
 TEST(GraphJson, GpusAndDeviceTransportsSurviveARoundTripAndAreWrittenOnlyWhenSet) {

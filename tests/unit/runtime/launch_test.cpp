@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -86,6 +87,37 @@ TEST(Launch, TheActorExecutableMustExistOnlyInProcessesMode) {
   given.actor_host = "/bin/true";
   EXPECT_EQ(cg::detail::actor_executable(kSpec, cg::Mode::processes, given, "/nonexistent/x"),
             "/bin/true");
+}
+
+TEST(Launch, AMovedActorExecutableIsFoundBesideTheRunningProgram) {
+  // This test's own executable stands in for an actor executable that was
+  // built elsewhere and copied beside the driver.
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string name = std::filesystem::path(self).filename().string();
+  EXPECT_EQ(cg::detail::actor_executable(kSpec, cg::Mode::processes, {}, "/moved/away/" + name),
+            self);
+}
+
+TEST(Launch, ACudaIpcChannelMustStayOnTheDriversHost) {
+  static constexpr std::array<int, 1> kToC{2};
+  static constexpr std::array<cg::detail::ChannelSpec, 1> kIpc{{{0, kToC, true}}};
+  static constexpr cg::detail::GraphSpec kIpcSpec{"ipc", kActors, kIpc, {}, {}, {}};
+  cg::detail::ActorPlacement placement;
+  placement.hosts = {0, 1, 0};
+  placement.local = {true, false, true};
+  EXPECT_NO_THROW(cg::detail::check_cuda_ipc_placement(kIpcSpec, placement));
+  placement.hosts = {0, 1, 2};
+  placement.local = {true, false, false};
+  EXPECT_EQ(launch_error([&] { cg::detail::check_cuda_ipc_placement(kIpcSpec, placement); }),
+            "graph 'ipc': channel 0 carries a cuda_ipc tensor of 'a', but actor 'c' runs on host "
+            "2: CUDA IPC joins processes of the driver's host only; place them there or use "
+            "transport nccl");
+  placement.hosts = {0, 1, 0};
+  placement.tcp = true;
+  EXPECT_EQ(launch_error([&] { cg::detail::check_cuda_ipc_placement(kIpcSpec, placement); }),
+            "graph 'ipc': channel 0 carries a cuda_ipc tensor of 'a', but actor 'c' is reached "
+            "over TCP (TCP is forced): CUDA IPC joins processes of the driver's host only; place "
+            "them there or use transport nccl");
 }
 
 TEST(Launch, ActorsTakeTheNextOfTheDriversGpusInActorOrder) {

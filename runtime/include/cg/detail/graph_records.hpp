@@ -44,7 +44,8 @@ enum class RecordKind : int {
 
 // The `b` of a transport record made by with_tensor_transport(Device): beyond
 // TensorTransport's values; c = DeviceKind, integer = the device index.
-inline constexpr int kDeviceTransport = 2;
+inline constexpr int kDeviceTransport = 16;
+static_assert(kDeviceTransport > static_cast<int>(TensorTransport::cuda_ipc));
 
 enum class CollectiveKind : int { allreduce = 0, allgather = 1, reducescatter = 2 };
 

@@ -22,6 +22,9 @@ struct ChannelSpec {
   int writer; // actor index, or -1 for the driver
   /// Per reader slot: the actor reading it, or -1 for the driver.
   std::span<const int> reader_actors;
+  /// cuda_ipc: its ends share device memory, so they must be processes
+  /// sharing the driver's segment (launch() checks the placement).
+  bool cuda_ipc = false;
 
   /// Reader slots.
   constexpr std::uint32_t readers() const noexcept {

@@ -4,7 +4,7 @@
 // Without a GPU (here, and on CI) the placement and the cpu direction run for
 // real; the cuda direction and NCCL check the errors a machine without a
 // device gives; the GPU tests skip, saying so.
-#include "e2e_device_graphs.cg.hpp"
+#include "device_graphs.cg.hpp"
 #include "leftovers.hpp"
 
 #include <cg/device.hpp>

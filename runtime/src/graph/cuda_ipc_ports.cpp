@@ -1,0 +1,159 @@
+// cuda_ipc_ports.cpp - the ends of a `cg::transport::cuda_ipc` edge in the generated actor
+// programs (the buffers and events themselves: tensor/cuda_ipc.hpp).
+//
+// A message is the tensor's header (cg::detail::TensorHeader) and, for a
+// defined tensor, the CudaIpcBlock saying where its elements wait: one
+// message, so a reader never pairs one execution's shape with another's
+// elements. Errors travel as error records, as on every channel.
+#include "tensor/cuda_ipc.hpp"
+#include <cg/actor.hpp>
+
+#include <utility>
+
+namespace cg {
+namespace {
+
+// Why this process cannot move tensors over CUDA IPC, or "" when it can.
+std::string without_device(int cuda_devices) {
+  if (cuda_devices > 0)
+    return "";
+  return std::string("this process has no CUDA device") +
+         (built_with_cuda() ? "" : " (the runtime was built without CUDA)");
+}
+
+// "float32[2, 3]" of a header.
+std::string describe(const detail::TensorHeader& header) {
+  std::string text = std::string(to_string(header.dtype)) + "[";
+  for (std::size_t i = 0; i < header.shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(header.shape[i]);
+  return text + "]";
+}
+
+} // namespace
+
+CudaIpcOutputPort::CudaIpcOutputPort(ChannelWriter writer, std::uint32_t channel,
+                                     std::uint32_t slots, std::uint32_t slot_bytes, int device,
+                                     std::string actor, std::string method)
+    : writer_(std::move(writer)), channel_(channel), slots_(slots), slot_bytes_(slot_bytes),
+      device_(device), cuda_devices_(cuda_device_count()), actor_(std::move(actor)),
+      method_(std::move(method)) {}
+CudaIpcOutputPort::CudaIpcOutputPort(CudaIpcOutputPort&&) noexcept = default;
+CudaIpcOutputPort::~CudaIpcOutputPort() = default;
+
+bool CudaIpcOutputPort::put_error(const ErrorRecord& record) {
+  const ErrorRecord fitted = detail::fit_to_slot(record, slot_bytes_);
+  std::span<std::byte> payload;
+  const ChannelStatus status = writer_.acquire(encoded_size(fitted), payload, Deadline::max());
+  if (status == ChannelStatus::closed)
+    return false;
+  if (status != ChannelStatus::ok)
+    detail::channel_failure("write", channel_, status);
+  Encoder encoder(payload);
+  encode(encoder, fitted);
+  writer_.publish(MessageKind::error, encoder.written());
+  return true;
+}
+
+bool CudaIpcOutputPort::write(const Result<Tensor>& result) {
+  if (!result.ok())
+    return put_error(result.error());
+  const Tensor& tensor = result.value();
+  auto refused = [&](const std::string& why) {
+    return put_error({actor_, method_, "cg::TensorError",
+                      "cannot send " + tensor.describe() + " over cuda_ipc (channel " +
+                          std::to_string(channel_) + "): " + why});
+  };
+  detail::TensorHeader header;
+  if (tensor.defined()) {
+    if (std::string why = without_device(cuda_devices_); !why.empty())
+      return refused(why);
+    header = {true, tensor.dtype(), tensor.shape()};
+  }
+  const std::size_t bytes =
+      encoded_size(header) + (header.defined ? Codec<detail::CudaIpcBlock>::kBytes : 0);
+  std::span<std::byte> payload;
+  // The slot first: its buffer is free only once every reader released it.
+  const ChannelStatus status = writer_.acquire(bytes, payload, Deadline::max());
+  if (status == ChannelStatus::closed)
+    return false;
+  if (status != ChannelStatus::ok)
+    detail::channel_failure("write", channel_, status);
+  detail::CudaIpcBlock block;
+  if (header.defined) {
+    try {
+      if (!sender_)
+        sender_ = std::make_unique<detail::CudaIpcSender>(slots_, device_);
+      const auto slot = static_cast<std::uint32_t>(writer_.published() % slots_);
+      block = sender_->stage(slot, tensor.is_contiguous() ? tensor : tensor.contiguous());
+    } catch (const std::exception& e) { // a strided CUDA tensor, no memory, CUDA refused
+      return refused(e.what()); // acquiring again gives the same slot
+    }
+  }
+  Encoder encoder(payload);
+  encode(encoder, header);
+  if (header.defined)
+    encode(encoder, block);
+  writer_.publish(MessageKind::value, encoder.written());
+  return true;
+}
+
+CudaIpcInputPort::CudaIpcInputPort(ChannelReader reader, std::uint32_t channel,
+                                   std::uint32_t slots, int device, std::string actor,
+                                   std::string method)
+    : reader_(std::move(reader)), channel_(channel), slots_(slots), device_(device),
+      cuda_devices_(cuda_device_count()), actor_(std::move(actor)), method_(std::move(method)) {}
+CudaIpcInputPort::CudaIpcInputPort(CudaIpcInputPort&&) noexcept = default;
+CudaIpcInputPort::~CudaIpcInputPort() = default;
+
+Result<Tensor> CudaIpcInputPort::receive(const ChannelReader::Message& message) {
+  if (message.kind == MessageKind::error)
+    return Result<Tensor>(decode_all<ErrorRecord>(message.payload));
+  Decoder decoder(message.payload);
+  const auto header = decode<detail::TensorHeader>(decoder);
+  if (!header.defined) {
+    if (decoder.remaining() != 0)
+      throw DecodeError("cg: bytes after an undefined tensor's header");
+    return Result<Tensor>(Tensor{});
+  }
+  const auto block = decode<detail::CudaIpcBlock>(decoder);
+  if (decoder.remaining() != 0)
+    throw DecodeError("cg: bytes after a cuda_ipc block");
+  auto refused = [&](const std::string& why) {
+    return Result<Tensor>(ErrorRecord{actor_, method_, "cg::TensorError",
+                                      "cannot receive " + describe(header) +
+                                          " over cuda_ipc (channel " + std::to_string(channel_) +
+                                          "): " + why});
+  };
+  if (std::string why = without_device(cuda_devices_); !why.empty())
+    return refused(why);
+  try {
+    if (!receiver_)
+      receiver_ = std::make_unique<detail::CudaIpcReceiver>(slots_, device_);
+    const auto slot = static_cast<std::uint32_t>(message.sequence % slots_);
+    return Result<Tensor>(receiver_->receive(slot, block, header.dtype, header.shape));
+  } catch (const TensorError& e) {
+    return refused(e.what());
+  }
+}
+
+bool CudaIpcInputPort::read(Result<Tensor>& out) {
+  ChannelReader::Message message;
+  const ChannelStatus status = reader_.acquire(message, Deadline::max());
+  if (status == ChannelStatus::closed)
+    return false;
+  if (status != ChannelStatus::ok)
+    detail::channel_failure("read", channel_, status);
+  try {
+    out = receive(message);
+  } catch (const DecodeError& e) {
+    out = Result<Tensor>(ErrorRecord{actor_, "read", "cg::DecodeError",
+                                     "channel " + std::to_string(channel_) +
+                                         " holds a value that cannot be decoded: " + e.what()});
+  } catch (const std::exception& e) { // bad_alloc
+    out = Result<Tensor>(ErrorRecord{actor_, method_, detail::current_exception_type(), e.what()});
+  }
+  reader_.release(); // the copy is done: the writer may reuse the slot's buffer
+  return true;
+}
+
+} // namespace cg

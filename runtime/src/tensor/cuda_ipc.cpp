@@ -1,0 +1,302 @@
+// cuda_ipc.cpp - slot buffers shared over CUDA IPC (see tensor/cuda_ipc.hpp for the protocol).
+#include "tensor/cuda_ipc.hpp"
+
+#include <string>
+
+#if defined(CG_HAVE_CUDA)
+#include "tensor/cuda_device_guard.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <utility>
+#endif
+
+namespace cg::detail {
+
+#if defined(CG_HAVE_CUDA)
+namespace {
+
+static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(CudaIpcBlock::memory_handle));
+static_assert(sizeof(cudaIpcEventHandle_t) == sizeof(CudaIpcBlock::event_handle));
+
+void check(cudaError_t error, const std::string& what) {
+  if (error != cudaSuccess)
+    throw TensorError("cg: cuda_ipc: " + what + " failed: " + cudaGetErrorName(error) + ": " +
+                      cudaGetErrorString(error));
+}
+
+CudaDeviceGuard on_device(int index) {
+  return CudaDeviceGuard(index, [](cudaError_t error, const std::string& what) {
+    check(error, what);
+  });
+}
+
+// A stream made on first use on the current device. A blocking stream (the
+// default flags): it waits for work on the legacy default stream, where a
+// method that does not name a stream ran the kernels producing its result.
+cudaStream_t stream_of(void*& stream) {
+  if (stream == nullptr) {
+    cudaStream_t made = nullptr;
+    check(cudaStreamCreate(&made), "cudaStreamCreate");
+    stream = made;
+  }
+  return static_cast<cudaStream_t>(stream);
+}
+
+// Buffers grow in powers of two from 4 KiB, so a slot whose tensors vary a
+// little in size is reallocated a few times at most.
+std::size_t capacity_for(std::size_t bytes) {
+  std::size_t capacity = 4096;
+  while (capacity < bytes)
+    capacity *= 2;
+  return capacity;
+}
+
+} // namespace
+
+struct CudaIpcSender::Slot {
+  void* buffer = nullptr;
+  std::size_t capacity = 0;
+  std::uint64_t generation = 0;
+  cudaEvent_t event = nullptr;
+  cudaIpcMemHandle_t memory_handle{};
+  cudaIpcEventHandle_t event_handle{};
+  Tensor source; // what the last copy into `buffer` read: alive until it is done
+};
+
+CudaIpcSender::CudaIpcSender(std::uint32_t slots, int device) : device_(device) {
+  slots_.resize(slots);
+}
+
+CudaIpcSender::~CudaIpcSender() {
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess)
+    return; // the CUDA runtime is gone (process exit)
+  (void)cudaSetDevice(device_);
+  if (stream_ != nullptr)
+    (void)cudaStreamSynchronize(static_cast<cudaStream_t>(stream_));
+  for (auto& slot : slots_) {
+    if (!slot)
+      continue;
+    (void)cudaFree(slot->buffer);
+    (void)cudaEventDestroy(slot->event);
+  }
+  if (stream_ != nullptr)
+    (void)cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+  (void)cudaSetDevice(current);
+}
+
+CudaIpcBlock CudaIpcSender::stage(std::uint32_t index, const Tensor& tensor) {
+  const CudaDeviceGuard guard = on_device(device_);
+  const cudaStream_t stream = stream_of(stream_);
+  std::unique_ptr<Slot>& slot = slots_.at(index);
+  if (!slot) {
+    slot = std::make_unique<Slot>();
+    check(cudaEventCreateWithFlags(&slot->event, cudaEventDisableTiming | cudaEventInterprocess),
+          "cudaEventCreateWithFlags");
+    check(cudaIpcGetEventHandle(&slot->event_handle, slot->event), "cudaIpcGetEventHandle");
+  }
+  const std::size_t bytes = tensor.nbytes();
+  if (slot->buffer == nullptr || slot->capacity < bytes) {
+    // Every reader released this slot before the writer got it again, so
+    // nobody reads the old buffer any more (readers close it on the new
+    // generation).
+    if (slot->buffer != nullptr) {
+      check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+      (void)cudaFree(slot->buffer);
+      slot->buffer = nullptr;
+    }
+    const std::size_t capacity = capacity_for(bytes);
+    check(cudaMalloc(&slot->buffer, capacity),
+          "cudaMalloc of " + std::to_string(capacity) + " bytes on cuda:" + std::to_string(device_));
+    slot->capacity = capacity;
+    ++slot->generation;
+    check(cudaIpcGetMemHandle(&slot->memory_handle, slot->buffer), "cudaIpcGetMemHandle");
+  }
+  if (bytes != 0)
+    check(cudaMemcpyAsync(slot->buffer, tensor.data_ptr(), bytes, cudaMemcpyDefault, stream),
+          "cudaMemcpyAsync of " + std::to_string(bytes) + " bytes into the slot");
+  check(cudaEventRecord(slot->event, stream), "cudaEventRecord");
+  slot->source = tensor;
+
+  CudaIpcBlock block;
+  block.writer_pid = static_cast<std::uint32_t>(::getpid());
+  block.device = device_;
+  block.generation = slot->generation;
+  block.pointer = reinterpret_cast<std::uintptr_t>(slot->buffer);
+  block.event = reinterpret_cast<std::uintptr_t>(slot->event);
+  std::memcpy(block.memory_handle.data(), &slot->memory_handle, sizeof slot->memory_handle);
+  std::memcpy(block.event_handle.data(), &slot->event_handle, sizeof slot->event_handle);
+  return block;
+}
+
+// Device buffers a reader lends out as tensors and takes back when the last
+// of them goes: after warm-up a message costs no cudaMalloc.
+struct CudaIpcReceiver::Pool {
+  explicit Pool(int device) : device(device) {}
+  ~Pool() {
+    int current = 0;
+    if (cudaGetDevice(&current) != cudaSuccess)
+      return;
+    (void)cudaSetDevice(device);
+    for (auto& [capacity, pointer] : free)
+      (void)cudaFree(pointer);
+    (void)cudaSetDevice(current);
+  }
+
+  // A buffer of at least `bytes`, not more than twice that (so a small
+  // tensor does not pin a large buffer).
+  std::pair<std::size_t, void*> take(std::size_t bytes) {
+    {
+      std::lock_guard lock(mutex);
+      for (auto it = free.begin(); it != free.end(); ++it)
+        if (it->first >= bytes && it->first / 2 <= bytes) {
+          auto found = *it;
+          free.erase(it);
+          return found;
+        }
+    }
+    const std::size_t capacity = capacity_for(bytes);
+    void* pointer = nullptr;
+    check(cudaMalloc(&pointer, capacity),
+          "cudaMalloc of " + std::to_string(capacity) + " bytes on cuda:" + std::to_string(device));
+    return {capacity, pointer};
+  }
+
+  // At most kKept buffers wait for reuse; the rest are freed.
+  void give_back(std::size_t capacity, void* pointer) {
+    {
+      std::lock_guard lock(mutex);
+      if (free.size() < kKept) {
+        free.emplace_back(capacity, pointer);
+        return;
+      }
+    }
+    const CudaDeviceGuard guard(device, [](cudaError_t, const std::string&) {});
+    (void)cudaFree(pointer);
+  }
+
+  static constexpr std::size_t kKept = 16;
+  int device;
+  std::mutex mutex;
+  std::vector<std::pair<std::size_t, void*>> free;
+};
+
+struct CudaIpcReceiver::Slot {
+  std::uint32_t writer_pid = 0;
+  std::uint64_t generation = 0;
+  bool opened = false;      // the handles below were opened here (another process)
+  void* buffer = nullptr;   // the writer's buffer as this process sees it
+  cudaEvent_t event = nullptr;
+};
+
+CudaIpcReceiver::CudaIpcReceiver(std::uint32_t slots, int device)
+    : device_(device), pool_(std::make_shared<Pool>(device)) {
+  slots_.resize(slots);
+}
+
+namespace {
+void close_opened(void* buffer, cudaEvent_t event) noexcept {
+  (void)cudaIpcCloseMemHandle(buffer);
+  (void)cudaEventDestroy(event);
+}
+} // namespace
+
+CudaIpcReceiver::~CudaIpcReceiver() {
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess)
+    return;
+  (void)cudaSetDevice(device_);
+  if (stream_ != nullptr)
+    (void)cudaStreamSynchronize(static_cast<cudaStream_t>(stream_));
+  for (auto& slot : slots_)
+    if (slot && slot->opened)
+      close_opened(slot->buffer, slot->event);
+  if (stream_ != nullptr)
+    (void)cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+  (void)cudaSetDevice(current);
+}
+
+Tensor CudaIpcReceiver::receive(std::uint32_t index, const CudaIpcBlock& block, DType dtype,
+                                const std::vector<std::int64_t>& shape) {
+  const CudaDeviceGuard guard = on_device(device_);
+  const cudaStream_t stream = stream_of(stream_);
+  std::unique_ptr<Slot>& slot = slots_.at(index);
+  if (!slot)
+    slot = std::make_unique<Slot>();
+  if (slot->buffer == nullptr || slot->writer_pid != block.writer_pid ||
+      slot->generation != block.generation) {
+    if (slot->opened)
+      close_opened(slot->buffer, slot->event);
+    *slot = Slot{};
+    if (block.writer_pid == static_cast<std::uint32_t>(::getpid())) {
+      // A thread of this process wrote it: its own pointer and event.
+      slot->buffer = reinterpret_cast<void*>(static_cast<std::uintptr_t>(block.pointer));
+      slot->event = reinterpret_cast<cudaEvent_t>(static_cast<std::uintptr_t>(block.event));
+    } else {
+      cudaIpcMemHandle_t memory{};
+      cudaIpcEventHandle_t event{};
+      std::memcpy(&memory, block.memory_handle.data(), sizeof memory);
+      std::memcpy(&event, block.event_handle.data(), sizeof event);
+      check(cudaIpcOpenMemHandle(&slot->buffer, memory, cudaIpcMemLazyEnablePeerAccess),
+            "cudaIpcOpenMemHandle (the writer's buffer on its cuda:" +
+                std::to_string(block.device) + "; a reader must see the writer's GPU)");
+      const cudaError_t opened = cudaIpcOpenEventHandle(&slot->event, event);
+      if (opened != cudaSuccess) {
+        (void)cudaIpcCloseMemHandle(slot->buffer);
+        *slot = Slot{};
+        check(opened, "cudaIpcOpenEventHandle");
+      }
+      slot->opened = true;
+    }
+    slot->writer_pid = block.writer_pid;
+    slot->generation = block.generation;
+  }
+
+  Tensor probe = Tensor::from_blob(nullptr, dtype, shape); // checks the shape, sizes it
+  const std::size_t bytes = probe.nbytes();
+  auto [capacity, pointer] = pool_->take(bytes);
+  Tensor out = Tensor::adopt(
+      pointer,
+      [pool = pool_, capacity = capacity](void* storage) { pool->give_back(capacity, storage); },
+      dtype, shape, {}, Device{DeviceKind::cuda, device_});
+  check(cudaStreamWaitEvent(stream, slot->event, 0), "cudaStreamWaitEvent");
+  if (bytes != 0)
+    check(cudaMemcpyAsync(pointer, slot->buffer, bytes, cudaMemcpyDefault, stream),
+          "cudaMemcpyAsync of " + std::to_string(bytes) + " bytes from the slot");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return out;
+}
+
+#else // !CG_HAVE_CUDA
+
+namespace {
+[[noreturn]] void throw_no_cuda() {
+  throw TensorError("cg: cuda_ipc: this build of the runtime has no CUDA support (configure with "
+                    "-DCG_WITH_CUDA=ON on a machine with the CUDA toolkit)");
+}
+} // namespace
+
+struct CudaIpcSender::Slot {};
+struct CudaIpcReceiver::Slot {};
+struct CudaIpcReceiver::Pool {};
+
+CudaIpcSender::CudaIpcSender(std::uint32_t, int device) : device_(device) {}
+CudaIpcSender::~CudaIpcSender() = default;
+CudaIpcBlock CudaIpcSender::stage(std::uint32_t, const Tensor&) { throw_no_cuda(); }
+
+CudaIpcReceiver::CudaIpcReceiver(std::uint32_t, int device) : device_(device) {}
+CudaIpcReceiver::~CudaIpcReceiver() = default;
+Tensor CudaIpcReceiver::receive(std::uint32_t, const CudaIpcBlock&, DType,
+                                const std::vector<std::int64_t>&) {
+  throw_no_cuda();
+}
+
+#endif
+
+} // namespace cg::detail

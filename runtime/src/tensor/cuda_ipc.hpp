@@ -1,0 +1,133 @@
+// tensor/cuda_ipc.hpp - device buffers one process fills and another reads in place over CUDA IPC
+// (internal; the ports of `cg::transport::cuda_ipc` use it, graph/cuda_ipc_ports.cpp).
+//
+// The writer of a channel owns one device buffer and one interprocess CUDA
+// event per slot of the channel's ring, made on the slot's first tensor and
+// replaced only by a larger one: the rule of the ring's overflow buffers
+// (cg/detail/channel.hpp), for the same reason: sizes are known only when a
+// tensor arrives, and after the first executions nothing is allocated. A
+// tensor is copied into its slot's buffer on the writer's stream, the slot's
+// event is recorded after the copy, and the message the reader gets names
+// both (CudaIpcBlock) beside the tensor's dtype and shape: metadata and data
+// of one execution are one message, so a reader cannot pair them wrongly.
+//
+// A reader opens each buffer and event once (cudaIpcOpenMemHandle,
+// cudaIpcOpenEventHandle) and keeps them while the slot's buffer stays the
+// same. It makes its stream wait for the event (no host round trip to the
+// writer), copies the elements into a tensor of its own from a pool (no
+// cudaMalloc once warm), waits for that copy, and only then releases the
+// slot: the writer reuses a slot's buffer only after every reader released
+// it, so nobody reads a buffer while it is overwritten.
+//
+// Actors that are threads of one process (threads mode) cannot open their own
+// process's IPC handles; the block carries the writer's pid and its plain
+// pointer and event, which a reader in the same process uses directly.
+//
+// Without CUDA (CG_WITH_CUDA off) the classes exist and throw TensorError.
+#pragma once
+
+#include <cg/dtype.hpp>
+#include <cg/serialize.hpp>
+#include <cg/tensor.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace cg::detail {
+
+/// Where a reader finds one message's elements: the writer's slot buffer and
+/// the event recorded after the elements were copied there.
+struct CudaIpcBlock {
+  std::uint32_t writer_pid = 0;
+  std::int32_t device = 0;      // the buffer's device, as the writer numbers it
+  std::uint64_t generation = 0; // changes whenever the slot's buffer is replaced
+  std::uint64_t pointer = 0;    // the buffer in the writer's address space
+  std::uint64_t event = 0;      // the writer's cudaEvent_t
+  std::array<std::byte, 64> memory_handle{};
+  std::array<std::byte, 64> event_handle{};
+};
+
+/// The writer's side: one buffer and event per slot.
+class CudaIpcSender {
+public:
+  /// Buffers go on `device` (this process's ordinal) as slots first need them.
+  CudaIpcSender(std::uint32_t slots, int device);
+  ~CudaIpcSender();
+  CudaIpcSender(const CudaIpcSender&) = delete;
+  CudaIpcSender& operator=(const CudaIpcSender&) = delete;
+
+  /// Copies the elements of `tensor` (contiguous; host or device) into slot
+  /// `slot`'s buffer, growing it when too small, records the slot's event
+  /// after the copy and says where a reader finds them. The tensor is kept
+  /// until the slot is staged again, so the copy never outlives its source.
+  /// Throws TensorError (CUDA's message) when CUDA refuses.
+  CudaIpcBlock stage(std::uint32_t slot, const Tensor& tensor);
+
+private:
+  struct Slot;
+  int device_;
+  void* stream_ = nullptr; // cudaStream_t, made on first use
+  std::vector<std::unique_ptr<Slot>> slots_;
+};
+
+/// A reader's side: the buffers and events it opened, one per slot.
+class CudaIpcReceiver {
+public:
+  /// Copies arrive on `device` (this process's ordinal).
+  CudaIpcReceiver(std::uint32_t slots, int device);
+  ~CudaIpcReceiver();
+  CudaIpcReceiver(const CudaIpcReceiver&) = delete;
+  CudaIpcReceiver& operator=(const CudaIpcReceiver&) = delete;
+
+  /// A contiguous tensor of `dtype` and `shape` on this reader's device
+  /// holding the elements `block` names (in slot `slot`), copied once the
+  /// writer's event completed; the copy is finished when this returns.
+  /// Throws TensorError (CUDA's message) when a handle cannot be opened
+  /// (the reader cannot see the writer's device) or CUDA refuses.
+  Tensor receive(std::uint32_t slot, const CudaIpcBlock& block, DType dtype,
+                 const std::vector<std::int64_t>& shape);
+
+private:
+  struct Slot;
+  struct Pool;
+  int device_;
+  void* stream_ = nullptr; // cudaStream_t, made on first use
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::shared_ptr<Pool> pool_; // shared with the tensors it lent
+};
+
+} // namespace cg::detail
+
+namespace cg {
+
+/// u32 pid, i32 device, u64 generation, pointer and event, then both
+/// handles' 64 bytes.
+template <> struct Codec<detail::CudaIpcBlock> {
+  static constexpr std::size_t kBytes = 4 + 4 + 8 * 3 + 64 + 64;
+  static std::size_t size(const detail::CudaIpcBlock&) { return kBytes; }
+  static void encode(Encoder& e, const detail::CudaIpcBlock& b) {
+    cg::encode(e, b.writer_pid);
+    cg::encode(e, b.device);
+    cg::encode(e, b.generation);
+    cg::encode(e, b.pointer);
+    cg::encode(e, b.event);
+    e.write(b.memory_handle.data(), b.memory_handle.size());
+    e.write(b.event_handle.data(), b.event_handle.size());
+  }
+  static detail::CudaIpcBlock decode(Decoder& d) {
+    detail::CudaIpcBlock b;
+    b.writer_pid = cg::decode<std::uint32_t>(d);
+    b.device = cg::decode<std::int32_t>(d);
+    b.generation = cg::decode<std::uint64_t>(d);
+    b.pointer = cg::decode<std::uint64_t>(d);
+    b.event = cg::decode<std::uint64_t>(d);
+    d.read(b.memory_handle.data(), b.memory_handle.size());
+    d.read(b.event_handle.data(), b.event_handle.size());
+    return b;
+  }
+};
+
+} // namespace cg

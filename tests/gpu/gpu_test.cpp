@@ -1,0 +1,139 @@
+// gpu_test.cpp - CUDA IPC edges end to end, and NCCL's refusal of two ranks on one GPU.
+//
+// With a CUDA device the values are checked; without one (here, and on CI)
+// the tests check what each end reports, and those needing a GPU skip,
+// saying so. scripts/gpu-bundle runs them on GPU machines, in both modes.
+#include "gpu_graphs.cg.hpp"
+#include "leftovers.hpp"
+
+#include <cg/device.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+using CudaIpc = cg_test::NoLeftovers;
+
+bool have_cuda_device() { return cg::built_with_cuda() && cg::cuda_device_count() > 0; }
+
+#define CG_SKIP_WITHOUT_GPU()                                                                      \
+  do {                                                                                             \
+    if (!have_cuda_device())                                                                       \
+      GTEST_SKIP() << "no CUDA device: this test needs a GPU (built with CUDA: "                   \
+                   << (cg::built_with_cuda() ? "yes" : "no") << ")";                               \
+  } while (false)
+
+std::vector<float> values(const cg::Tensor& t) {
+  EXPECT_EQ(t.dtype(), cg::DType::float32);
+  EXPECT_EQ(t.device(), cg::device::cpu);
+  return {t.data<float>(), t.data<float>() + t.numel()};
+}
+
+// What Doubler::twice returns for Maker::make(n): 2n, 2n + 2, ...
+std::vector<float> doubled_ramp(int n) {
+  std::vector<float> expected;
+  for (int i = 0; i < n; ++i)
+    expected.push_back(2.0f * static_cast<float>(n + i));
+  return expected;
+}
+
+TEST_F(CudaIpc, PipelineDeliversExactValuesOnTheReadersGpu) {
+  CG_SKIP_WITHOUT_GPU();
+  auto graph = cg::launch<&ipc_pipeline>();
+  EXPECT_EQ(values(graph.execute(3).get()), doubled_ramp(3));
+  EXPECT_EQ(values(graph.execute(1).get()), doubled_ramp(1));
+}
+
+TEST_F(CudaIpc, SizesThatGrowAndShrinkWithExecutionsInFlight) {
+  CG_SKIP_WITHOUT_GPU();
+  cg::LaunchOptions options;
+  options.max_in_flight = 4;
+  auto graph = cg::launch<&ipc_pipeline>(options);
+  // Slot buffers are replaced by larger ones (a new generation the readers
+  // open again) and reused for smaller tensors.
+  const std::vector<int> sizes = {1, 1000, 5, 1 << 20, 3, 70000, 0, 2, 1 << 18, 1};
+  for (int round = 0; round < 3; ++round) {
+    std::vector<cg::Ref<cg::Tensor>> refs;
+    for (int n : sizes)
+      refs.push_back(graph.execute(n));
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      EXPECT_EQ(values(refs[i].get()), doubled_ramp(sizes[i])) << "n = " << sizes[i];
+  }
+}
+
+TEST_F(CudaIpc, OneBufferReadByTwoActors) {
+  CG_SKIP_WITHOUT_GPU();
+  auto graph = cg::launch<&ipc_fanout>();
+  for (int n : {4, 2, 100}) {
+    auto [twice, where] = graph.execute(n).get();
+    EXPECT_EQ(values(twice), doubled_ramp(n));
+    EXPECT_EQ(where, "float32[" + std::to_string(n) + "] on cuda:0");
+  }
+}
+
+TEST_F(CudaIpc, WithoutADeviceTheWritingTaskReportsIt) {
+  if (have_cuda_device())
+    GTEST_SKIP() << "this machine has a CUDA device";
+  auto graph = cg::launch<&ipc_pipeline>();
+  try {
+    graph.execute(3).get();
+    FAIL() << "expected cg::TaskError";
+  } catch (const cg::TaskError& e) {
+    EXPECT_EQ(e.actor(), "a");
+    EXPECT_EQ(e.method(), "make");
+    EXPECT_EQ(e.exception_type(), "cg::TensorError");
+    EXPECT_EQ(e.message(),
+              std::string("cannot send float32[3] on cpu over cuda_ipc (channel 1): this process "
+                          "has no CUDA device") +
+                  (cg::built_with_cuda() ? "" : " (the runtime was built without CUDA)"));
+  }
+}
+
+TEST_F(CudaIpc, AnExceptionUpstreamReachesGetAndTheGraphGoesOn) {
+  auto graph = cg::launch<&ipc_pipeline>();
+  try {
+    graph.execute(-1).get();
+    FAIL() << "expected cg::TaskError";
+  } catch (const cg::TaskError& e) {
+    EXPECT_EQ(e.actor(), "a");
+    EXPECT_EQ(e.method(), "make");
+    EXPECT_EQ(e.exception_type(), "std::invalid_argument");
+    EXPECT_EQ(e.message(), "cannot make a tensor of -1 elements");
+  }
+  if (have_cuda_device()) {
+    EXPECT_EQ(values(graph.execute(2).get()), doubled_ramp(2));
+  }
+}
+
+TEST_F(CudaIpc, AnUndefinedTensorNeedsNoDevice) {
+  auto graph = cg::launch<&ipc_undefined>();
+  EXPECT_EQ(graph.execute(1).get(), "undefined");
+  EXPECT_EQ(graph.execute(2).get(), "undefined");
+}
+
+using NcclOnOneGpu = cg_test::NoLeftovers;
+
+// NCCL makes no communicator of two ranks on one device; what it says is
+// printed for the bundle's summary.
+TEST_F(NcclOnOneGpu, TwoRanksOnOneDeviceAreRefusedAtLaunch) {
+  CG_SKIP_WITHOUT_GPU();
+  cg::LaunchOptions options;
+  options.communicator = cg::CommunicatorKind::nccl;
+  options.start_timeout = std::chrono::seconds(60);
+  try {
+    auto graph = cg::launch<&nccl_one_gpu>(options);
+    auto result = graph.execute(2).get();
+    ADD_FAILURE() << "NCCL accepted two ranks on one GPU: " << result.describe();
+  } catch (const cg::Error& e) {
+    std::cout << "NCCL refused two ranks on one GPU: " << e.what() << std::endl;
+  }
+}
+
+} // namespace
