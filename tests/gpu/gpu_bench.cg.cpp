@@ -18,10 +18,26 @@ CG_GRAPH void host_to_gpu(cg::GraphBuilder& g) {
   g.output(gpu.bind<&GpuSide::bytes>(t));
 }
 
-// a's GPU -> host -> shm -> b's GPU: a small tensor's hop between two GPU actors.
+// a's GPU -> host -> shm -> b's GPU: a small tensor's hop between two GPU
+// actors (both on the first GPU, so one GPU is enough).
 CG_GRAPH void gpu_hop(cg::GraphBuilder& g) {
-  auto a = g.actor<GpuSide>("a").gpus(1);
-  auto b = g.actor<GpuSide>("b").gpus(1);
+  auto a = g.actor<GpuSide>("a");
+  auto b = g.actor<GpuSide>("b");
   auto t = a.bind<&GpuSide::small>(g.input<int>()).with_tensor_transport(cg::device::cuda);
   g.output(b.bind<&GpuSide::bytes>(t));
+}
+
+// a's GPU -> CUDA IPC -> b's GPU: the same hop without the host.
+CG_GRAPH void ipc_hop(cg::GraphBuilder& g) {
+  auto a = g.actor<GpuSide>("a");
+  auto b = g.actor<GpuSide>("b");
+  auto t = a.bind<&GpuSide::small>(g.input<int>()).with_tensor_transport(cg::transport::cuda_ipc);
+  g.output(b.bind<&GpuSide::bytes>(t));
+}
+
+// One rank's allreduce (over NCCL when launched with cg::CommunicatorKind::nccl).
+CG_GRAPH void one_rank_allreduce(cg::GraphBuilder& g) {
+  auto a = g.actor<GpuSide>("a");
+  auto sums = cg::allreduce(g, {a.bind<&GpuSide::small>(g.input<int>())}, cg::ReduceOp::sum);
+  g.output(a.bind<&GpuSide::bytes>(sums[0]));
 }

@@ -1,26 +1,35 @@
-// gpu_bench.cpp - device tensor transports beside cudaMemcpy, measured in the same run.
+// gpu_bench.cpp - tensors between GPU actors beside cudaMemcpy, measured in the same run.
 //
-//   build/tests/bench/gpu_bench [--quick]
+//   build/tests/gpu/gpu_bench [--quick]      the rows below
+//   build/tests/gpu/gpu_bench --count-devices   the CUDA devices the runtime sees
 //
-// Two rows, each a median of many repetitions:
+// Each row is a median of many repetitions, ours beside a baseline:
 //   - host -> GPU bandwidth of a 64 MiB float32 tensor given to execute() and
 //     delivered on an actor's GPU (with_tensor_transport(cg::device::cuda):
-//     one copy into shared memory, one cudaMemcpy from there), beside a plain
-//     cudaMemcpy of the same size from pageable host memory in this process;
-//   - the latency of a 16-byte CUDA tensor's hop from one GPU actor to
-//     another through host memory (execute() to get()), beside a cudaMemcpy
-//     device -> host -> device of the same size.
-// Without a CUDA device it says so and exits 0: there is nothing to compare.
+//     one copy into shared memory, one copy from there to the GPU), beside
+//     cudaMemcpy of the same size from pinned and from pageable memory;
+//   - the latency of a 16-byte CUDA tensor's hop between two actor processes
+//     (execute() to get()) over CUDA IPC (cg::transport::cuda_ipc) and through
+//     host memory (cg::device::cuda), beside cudaMemcpy device to device in
+//     one process (for the IPC hop) and device -> host -> device (for the other);
+//   - a one-rank allreduce of 16 bytes over NCCL (execute() to get()), beside
+//     the same cudaMemcpy device to device.
+// The actors share the first GPU, so one GPU runs every row. Without a CUDA
+// device it says so and exits 0: there is nothing to compare.
 #include "gpu_bench_graphs.cg.hpp"
 
 #include "tensor/cuda_memory.hpp"
 #include <cg/device.hpp>
 #include <cg/tensor.hpp>
+#if defined(CG_HAVE_CUDA)
+#include <cg/nccl_communicator.hpp>
+#endif
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <vector>
 
@@ -44,13 +53,23 @@ double median_micros(int iterations, const std::function<void()>& body) {
 void row(const char* name, double ours, const char* baseline, double theirs, const char* unit,
          bool higher_is_better) {
   double ratio = higher_is_better ? ours / theirs : theirs / ours;
-  std::printf("%-34s %10.2f %-6s | %-34s %10.2f %-6s | %.2fx of the baseline\n", name, ours, unit,
+  std::printf("%-38s %10.2f %-5s | %-34s %10.2f %-5s | %.2fx of the baseline\n", name, ours, unit,
               baseline, theirs, unit, ratio);
+  std::fflush(stdout);
+}
+
+// cudaMemcpy of `bytes` from `from` to `to`, median microseconds.
+double copy_micros(int iterations, void* to, const void* from, std::size_t bytes) {
+  return median_micros(iterations, [&] { cg::detail::cuda_copy(to, from, bytes); });
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--count-devices") == 0) {
+    std::printf("%d\n", cg::cuda_device_count());
+    return 0;
+  }
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   if (!cg::built_with_cuda() || cg::cuda_device_count() == 0) {
     std::printf("gpu_bench: no CUDA device (runtime built with CUDA: %s); nothing to measure\n",
@@ -71,27 +90,60 @@ int main(int argc, char** argv) {
     ours = median_micros(iterations, [&] { (void)graph.execute(host).get(); });
   }
   void* device = cg::detail::cuda_allocate(kBytes, 0);
-  double memcpy_micros =
-      median_micros(iterations, [&] { cg::detail::cuda_copy(device, host.data_ptr(), kBytes); });
+  void* pinned = cg::detail::cuda_allocate_pinned(kBytes);
+  std::memset(pinned, 0, kBytes);
+  const double pinned_micros = copy_micros(iterations, device, pinned, kBytes);
+  const double pageable_micros = copy_micros(iterations, device, host.data_ptr(), kBytes);
+  cg::detail::cuda_free_pinned(pinned);
   cg::detail::cuda_free(device, 0);
   auto gbps = [](double micros) { return static_cast<double>(kBytes) / micros / 1e3; };
-  row("host -> GPU 64 MiB (execute..get)", gbps(ours), "cudaMemcpy H2D 64 MiB", gbps(memcpy_micros),
-      "GB/s", true);
+  row("host -> GPU 64 MiB (execute..get)", gbps(ours), "cudaMemcpy H2D 64 MiB, pinned",
+      gbps(pinned_micros), "GB/s", true);
+  row("host -> GPU 64 MiB (execute..get)", gbps(ours), "cudaMemcpy H2D 64 MiB, pageable",
+      gbps(pageable_micros), "GB/s", true);
 
-  // A 16-byte tensor's hop GPU -> GPU through the host.
+  // 16 bytes between GPU buffers: the baselines.
+  void* a = cg::detail::cuda_allocate(16, 0);
+  void* b = cg::detail::cuda_allocate(16, 0);
+  float bounce[4] = {};
+  const double d2d = copy_micros(iterations * 20, b, a, 16);
+  const double through_host = median_micros(iterations * 20, [&] {
+    cg::detail::cuda_copy(bounce, a, 16);
+    cg::detail::cuda_copy(b, bounce, 16);
+  });
+  cg::detail::cuda_free(a, 0);
+  cg::detail::cuda_free(b, 0);
+
+  {
+    auto graph = cg::launch<&ipc_hop>();
+    const double hop = median_micros(iterations * 20, [&] { (void)graph.execute(4).get(); });
+    row("GPU hop of 16 B, cuda_ipc (execute..get)", hop, "cudaMemcpy D2D 16 B, one process", d2d,
+        "us", false);
+  }
   {
     auto graph = cg::launch<&gpu_hop>();
-    double hop = median_micros(iterations * 20, [&] { (void)graph.execute(4).get(); });
-    void* a = cg::detail::cuda_allocate(16, 0);
-    void* b = cg::detail::cuda_allocate(16, 0);
-    float bounce[4] = {};
-    double copies = median_micros(iterations * 20, [&] {
-      cg::detail::cuda_copy(bounce, a, 16);
-      cg::detail::cuda_copy(b, bounce, 16);
-    });
-    cg::detail::cuda_free(a, 0);
-    cg::detail::cuda_free(b, 0);
-    row("GPU hop of 16 B (execute..get)", hop, "cudaMemcpy D2H + H2D 16 B", copies, "us", false);
+    const double hop = median_micros(iterations * 20, [&] { (void)graph.execute(4).get(); });
+    row("GPU hop of 16 B, via host (execute..get)", hop, "cudaMemcpy D2H + H2D 16 B", through_host,
+        "us", false);
   }
+
+#if defined(CG_HAVE_CUDA)
+  if (!cg::NcclCommunicator::available()) {
+    std::printf("1-rank NCCL allreduce: skipped, NCCL cannot be loaded (libnccl.so.2, or "
+                "CG_NCCL_LIBRARY)\n");
+    return 0;
+  }
+  try {
+    cg::LaunchOptions options;
+    options.communicator = cg::CommunicatorKind::nccl;
+    auto graph = cg::launch<&one_rank_allreduce>(options);
+    const double allreduce = median_micros(iterations * 20, [&] { (void)graph.execute(4).get(); });
+    row("1-rank NCCL allreduce 16 B (execute..get)", allreduce, "cudaMemcpy D2D 16 B, one process",
+        d2d, "us", false);
+  } catch (const std::exception& e) {
+    std::printf("1-rank NCCL allreduce: failed: %s\n", e.what());
+    return 1;
+  }
+#endif
   return 0;
 }

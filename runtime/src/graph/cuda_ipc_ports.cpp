@@ -86,7 +86,7 @@ bool CudaIpcOutputPort::write(const Result<Tensor>& result) {
       const auto slot = static_cast<std::uint32_t>(writer_.published() % slots_);
       block = sender_->stage(slot, tensor.is_contiguous() ? tensor : tensor.contiguous());
     } catch (const std::exception& e) { // a strided CUDA tensor, no memory, CUDA refused
-      return refused(e.what()); // acquiring again gives the same slot
+      return refused(e.what());         // acquiring again gives the same slot
     }
   }
   Encoder encoder(payload);
@@ -97,9 +97,8 @@ bool CudaIpcOutputPort::write(const Result<Tensor>& result) {
   return true;
 }
 
-CudaIpcInputPort::CudaIpcInputPort(ChannelReader reader, std::uint32_t channel,
-                                   std::uint32_t slots, int device, std::string actor,
-                                   std::string method)
+CudaIpcInputPort::CudaIpcInputPort(ChannelReader reader, std::uint32_t channel, std::uint32_t slots,
+                                   int device, std::string actor, std::string method)
     : reader_(std::move(reader)), channel_(channel), slots_(slots), device_(device),
       cuda_devices_(cuda_device_count()), actor_(std::move(actor)), method_(std::move(method)) {}
 CudaIpcInputPort::CudaIpcInputPort(CudaIpcInputPort&&) noexcept = default;

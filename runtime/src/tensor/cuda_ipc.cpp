@@ -31,9 +31,8 @@ void check(cudaError_t error, const std::string& what) {
 }
 
 CudaDeviceGuard on_device(int index) {
-  return CudaDeviceGuard(index, [](cudaError_t error, const std::string& what) {
-    check(error, what);
-  });
+  return CudaDeviceGuard(index,
+                         [](cudaError_t error, const std::string& what) { check(error, what); });
 }
 
 // A stream made on first use on the current device. A blocking stream (the
@@ -112,8 +111,8 @@ CudaIpcBlock CudaIpcSender::stage(std::uint32_t index, const Tensor& tensor) {
       slot->buffer = nullptr;
     }
     const std::size_t capacity = capacity_for(bytes);
-    check(cudaMalloc(&slot->buffer, capacity),
-          "cudaMalloc of " + std::to_string(capacity) + " bytes on cuda:" + std::to_string(device_));
+    check(cudaMalloc(&slot->buffer, capacity), "cudaMalloc of " + std::to_string(capacity) +
+                                                   " bytes on cuda:" + std::to_string(device_));
     slot->capacity = capacity;
     ++slot->generation;
     check(cudaIpcGetMemHandle(&slot->memory_handle, slot->buffer), "cudaIpcGetMemHandle");
@@ -190,8 +189,8 @@ struct CudaIpcReceiver::Pool {
 struct CudaIpcReceiver::Slot {
   std::uint32_t writer_pid = 0;
   std::uint64_t generation = 0;
-  bool opened = false;      // the handles below were opened here (another process)
-  void* buffer = nullptr;   // the writer's buffer as this process sees it
+  bool opened = false;    // the handles below were opened here (another process)
+  void* buffer = nullptr; // the writer's buffer as this process sees it
   cudaEvent_t event = nullptr;
 };
 

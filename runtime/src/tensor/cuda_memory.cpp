@@ -65,6 +65,16 @@ void cuda_zero(void* pointer, std::size_t bytes, int index) {
     throw_cuda(error, "cudaMemset of " + std::to_string(bytes) + " bytes");
 }
 
+void* cuda_allocate_pinned(std::size_t bytes) {
+  void* pointer = nullptr;
+  const cudaError_t error = cudaMallocHost(&pointer, bytes == 0 ? 1 : bytes);
+  if (error != cudaSuccess)
+    throw_cuda(error, "cudaMallocHost of " + std::to_string(bytes) + " bytes");
+  return pointer;
+}
+
+void cuda_free_pinned(void* pointer) noexcept { (void)cudaFreeHost(pointer); }
+
 #else // !CG_HAVE_CUDA
 
 namespace {
@@ -89,6 +99,12 @@ void cuda_copy(void*, const void*, std::size_t bytes) {
 void cuda_zero(void*, std::size_t bytes, int index) {
   throw_no_cuda("zeroing " + std::to_string(bytes) + " bytes on cuda:" + std::to_string(index));
 }
+
+void* cuda_allocate_pinned(std::size_t bytes) {
+  throw_no_cuda("allocating " + std::to_string(bytes) + " bytes of pinned host memory");
+}
+
+void cuda_free_pinned(void*) noexcept {}
 
 #endif
 

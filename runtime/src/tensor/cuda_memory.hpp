@@ -23,4 +23,11 @@ void cuda_copy(void* dst, const void* src, std::size_t bytes);
 /// cudaMemset(pointer, 0, bytes) on device `index`, synchronous.
 void cuda_zero(void* pointer, std::size_t bytes, int index);
 
+/// cudaMallocHost: page-locked host memory, which the GPU's copy engines
+/// read and write directly (the baseline of host <-> device bandwidth).
+void* cuda_allocate_pinned(std::size_t bytes);
+
+/// cudaFreeHost of a pointer from cuda_allocate_pinned; errors are ignored.
+void cuda_free_pinned(void* pointer) noexcept;
+
 } // namespace cg::detail

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# bundle_test.sh <repo> <cgc> <work> - scripts/gpu-bundle builds a bundle that
+# stays under 64 MiB, needs no library of ours or of our Debian packages, and
+# whose run.sh says "no GPU" on a machine without one (and passes on one with).
+set -euo pipefail
+repo=$1 cgc=$2 work=$3
+rm -rf "$work/bundle" "$work/out"
+CG_CGC=$cgc CG_GPU_BUNDLE_BUILD=$work/build "$repo/scripts/gpu-bundle" "$work/bundle"
+
+size=$(du -sb "$work/bundle" | cut -f1)
+if ((size > 64 * 1024 * 1024)); then
+  echo "FAIL: the bundle holds $size bytes, over 64 MiB" >&2
+  exit 1
+fi
+for program in run.sh bin/device_tests bin/device_graphs_actors bin/gpu_tests \
+  bin/gpu_graphs_actors bin/gpu_bench bin/gpu_bench_graphs_actors; do
+  [[ -x $work/bundle/$program ]] || { echo "FAIL: no $program in the bundle" >&2; exit 1; }
+done
+# A GPU machine has glibc and the NVIDIA driver, nothing of ours: every other
+# library is linked in (NCCL is dlopen()ed).
+for program in "$work"/bundle/bin/*; do
+  extra=$(ldd "$program" | awk '{print $1}' |
+    grep -v -E '^(linux-vdso\.so|/lib64/ld-linux-x86-64\.so|lib(c|m|dl|rt|pthread)\.so)' || true)
+  if [[ -n $extra ]]; then
+    echo "FAIL: $program needs $extra" >&2
+    exit 1
+  fi
+done
+
+mkdir -p "$work/out"
+set +e
+output=$(OUT=$work/out bash "$work/bundle/run.sh")
+status=$?
+set -e
+echo "$output"
+[[ -f $work/out/gpu-summary.txt ]] || { echo "FAIL: run.sh wrote no \$OUT/gpu-summary.txt" >&2; exit 1; }
+if [[ $("$work/bundle/bin/gpu_bench" --count-devices) == 0 ]]; then
+  [[ $status == 0 && $output == "no GPU: "* ]] || {
+    echo "FAIL: without a GPU run.sh must say 'no GPU: ...' and exit 0 (status $status)" >&2
+    exit 1
+  }
+else
+  [[ $status == 0 ]] || { echo "FAIL: run.sh on this GPU machine: status $status" >&2; exit 1; }
+fi
+echo "PASS: bundle of $((size / 1024)) KiB"
