@@ -399,17 +399,17 @@ private:
 };
 
 /// Writing end of such a channel: a tensor that is not in host memory is
-/// copied there before it is written (one device-to-host copy).
+/// copied from its device straight into the slot (one device-to-host copy).
 class DeviceOutputPort {
 public:
-  DeviceOutputPort(OutputPort<Tensor> port, std::string actor, std::string method)
+  DeviceOutputPort(OutputPort<detail::TensorToHost> port, std::string actor, std::string method)
       : port_(std::move(port)), actor_(std::move(actor)), method_(std::move(method)) {}
 
   /// Publishes this execution's tensor, or its error; false once the channel is closed.
   bool write(const Result<Tensor>& result);
 
 private:
-  OutputPort<Tensor> port_;
+  OutputPort<detail::TensorToHost> port_;
   std::string actor_;
   std::string method_;
 };
@@ -533,7 +533,7 @@ public:
                            method);
   }
   DeviceOutputPort device_output(std::uint32_t channel, const char* method) {
-    return DeviceOutputPort(output<Tensor>(channel, method), name_, method);
+    return DeviceOutputPort(output<detail::TensorToHost>(channel, method), name_, method);
   }
 
   /// The ends of a CUDA IPC edge, on this actor's GPU (cuda_device());

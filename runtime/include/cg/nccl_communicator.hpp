@@ -68,7 +68,9 @@ public:
   /// or CUDA failures.
   NcclCommunicator(const NcclUniqueId& id, int size, int rank, int cuda_device,
                    CUstream_st* stream = nullptr);
-  ~NcclCommunicator() override; // ncclCommDestroy (nothing more after an abort)
+  /// ncclCommAbort (nothing more after an abort), never ncclCommDestroy: the
+  /// latter waits for the peers, and hangs for good when one of them is gone.
+  ~NcclCommunicator() override;
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 

@@ -51,6 +51,17 @@ public:
     written_ += bytes;
   }
 
+  /// The next `bytes` bytes of the buffer, for the caller to fill (a copy
+  /// engine, say); they count as written.
+  std::span<std::byte> reserve(std::size_t bytes) noexcept {
+    assert(bytes <= out_.size() - written_ && "cg::Encoder: reserve past the end of the buffer");
+    if (bytes > out_.size() - written_)
+      std::abort();
+    std::span<std::byte> area = out_.subspan(written_, bytes);
+    written_ += bytes;
+    return area;
+  }
+
   std::size_t written() const noexcept { return written_; }
 
 private:

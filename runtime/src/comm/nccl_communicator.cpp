@@ -52,7 +52,6 @@ struct NcclApi {
   nccl_result (*get_version)(int*);
   nccl_result (*get_unique_id)(NcclRawId*);
   nccl_result (*comm_init_rank)(nccl_comm*, int, NcclRawId, int);
-  nccl_result (*comm_destroy)(nccl_comm);
   nccl_result (*comm_abort)(nccl_comm);
   nccl_result (*comm_get_async_error)(nccl_comm, nccl_result*);
   const char* (*get_error_string)(nccl_result);
@@ -91,7 +90,6 @@ NcclApi load_nccl() {
   bind(api.get_version, "ncclGetVersion");
   bind(api.get_unique_id, "ncclGetUniqueId");
   bind(api.comm_init_rank, "ncclCommInitRank");
-  bind(api.comm_destroy, "ncclCommDestroy");
   bind(api.comm_abort, "ncclCommAbort");
   bind(api.comm_get_async_error, "ncclCommGetAsyncError");
   bind(api.get_error_string, "ncclGetErrorString");
@@ -228,8 +226,10 @@ NcclCommunicator::NcclCommunicator(const NcclUniqueId& id, int size, int rank, i
 NcclCommunicator::~NcclCommunicator() {
   try {
     const detail::CudaDeviceGuard guard = on_device(device_);
+    // Abort frees what destroy would without waiting for the peers: at
+    // teardown one of them may be dead (vllm#39846), and nothing is in flight.
     if (!aborted_.load(std::memory_order_acquire) && comm_ != nullptr)
-      (void)nccl().comm_destroy(comm_);
+      (void)nccl().comm_abort(comm_);
     if (own_stream_)
       (void)cudaStreamDestroy(stream_);
   } catch (...) {

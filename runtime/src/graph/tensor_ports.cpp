@@ -1,4 +1,4 @@
-// tensor_transport.cpp - NCCL edges and collectives of the generated actor programs.
+// tensor_ports.cpp - NCCL edges, collectives and device deliveries of the generated actor programs.
 //
 // See cg/detail/tensor_transport.hpp for the protocol. What each side checks
 // before any blocking call is chosen so that the ranks always agree on the
@@ -6,6 +6,7 @@
 // record on every side, never a rank left waiting for a peer that skipped.
 #include "tensor/cuda_memory.hpp"
 #include "tensor/tensor_copy.hpp"
+#include "tensor/tensor_wire.hpp"
 #include <cg/actor.hpp>
 #if defined(CG_HAVE_CUDA)
 #include <cg/nccl_communicator.hpp>
@@ -228,14 +229,33 @@ bool DeviceInputPort::read(Result<Tensor>& out) {
   return true;
 }
 
+std::size_t Codec<detail::TensorToHost>::size(const detail::TensorToHost& wrapped) {
+  const Tensor& t = wrapped.tensor;
+  if (!t.defined() || t.device().kind == DeviceKind::cpu)
+    return Codec<Tensor>::size(t);
+  if (!t.is_contiguous())
+    throw TensorError("cg: " + t.describe() +
+                      " is not contiguous; make it so on its device before it is written");
+  return detail::wire_header_bytes(t) + t.nbytes();
+}
+
+void Codec<detail::TensorToHost>::encode(Encoder& e, const detail::TensorToHost& wrapped) {
+  const Tensor& t = wrapped.tensor;
+  if (!t.defined() || t.device().kind == DeviceKind::cpu)
+    return Codec<Tensor>::encode(e, t);
+  detail::encode_wire_header(e, t);
+  detail::cuda_copy(e.reserve(t.nbytes()).data(), t.data_ptr(), t.nbytes()); // the one copy
+}
+
 bool DeviceOutputPort::write(const Result<Tensor>& result) {
-  if (!result.ok() || !result.value().defined() || result.value().device() == device::cpu)
-    return port_.write(result);
+  using Wire = detail::TensorToHost;
+  if (!result.ok())
+    return port_.write(Result<Wire>(result.error()));
   try {
-    return port_.write(Result<Tensor>(result.value().to(device::cpu)));
-  } catch (const std::exception& e) {
+    return port_.write(Result<Wire>(Wire{result.value()}));
+  } catch (const std::exception& e) { // a strided CUDA tensor, a copy CUDA refused
     return port_.write(
-        Result<Tensor>(ErrorRecord{actor_, method_, detail::current_exception_type(), e.what()}));
+        Result<Wire>(ErrorRecord{actor_, method_, detail::current_exception_type(), e.what()}));
   }
 }
 

@@ -16,6 +16,7 @@
 
 #include "tensor/cuda_memory.hpp"
 #include "tensor/tensor_copy.hpp"
+#include "tensor/tensor_wire.hpp"
 
 namespace cg {
 namespace {
@@ -352,19 +353,13 @@ constexpr std::uint8_t wire_host = 1;
 
 } // namespace
 
-std::size_t Codec<Tensor>::size(const Tensor& t) {
-  if (!t.defined())
-    return 1;
-  check_host(t);
-  return 2 + sizeof(std::uint64_t) * 2 + 2 * sizeof(std::int64_t) * t.shape().size() + t.nbytes();
+namespace detail {
+
+std::size_t wire_header_bytes(const Tensor& t) {
+  return 2 + sizeof(std::uint64_t) * 2 + 2 * sizeof(std::int64_t) * t.shape().size();
 }
 
-void Codec<Tensor>::encode(Encoder& e, const Tensor& t) {
-  if (!t.defined()) {
-    e.write(&wire_undefined, 1);
-    return;
-  }
-  check_host(t);
+void encode_wire_header(Encoder& e, const Tensor& t) {
   e.write(&wire_host, 1);
   const auto dtype = static_cast<std::uint8_t>(t.dtype());
   e.write(&dtype, 1);
@@ -374,6 +369,24 @@ void Codec<Tensor>::encode(Encoder& e, const Tensor& t) {
   e.write(strides.data(), strides.size() * sizeof(std::int64_t));
   const std::uint64_t bytes = t.nbytes();
   e.write(&bytes, sizeof bytes);
+}
+
+} // namespace detail
+
+std::size_t Codec<Tensor>::size(const Tensor& t) {
+  if (!t.defined())
+    return 1;
+  check_host(t);
+  return detail::wire_header_bytes(t) + t.nbytes();
+}
+
+void Codec<Tensor>::encode(Encoder& e, const Tensor& t) {
+  if (!t.defined()) {
+    e.write(&wire_undefined, 1);
+    return;
+  }
+  check_host(t);
+  detail::encode_wire_header(e, t);
   detail::for_each_run(t, [&e](std::byte* run, std::size_t n) { e.write(run, n); });
 }
 

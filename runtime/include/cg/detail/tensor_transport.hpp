@@ -25,7 +25,7 @@
 //
 // A value with `with_tensor_transport(cg::device::cuda)` (or `cpu`) is no
 // communicator's business: it crosses an ordinary channel as a host tensor
-// (DeviceOutputPort copies a CUDA result to the host first) and each reader's
+// (DeviceOutputPort copies a CUDA result from its device into the slot) and each reader's
 // DeviceInputPort copies it from the slot to its device; a reader that has no
 // such device gets the value's error record (cg::TensorError) instead.
 //
@@ -62,6 +62,13 @@ struct TensorHeader {
   std::vector<std::int64_t> shape;
 };
 
+/// A tensor written to a channel in the host tensor's wire format (cg::Codec<
+/// cg::Tensor>, which readers decode) wherever it is: a contiguous CUDA tensor
+/// is copied from its device straight into the slot, one copy.
+struct TensorToHost {
+  Tensor tensor;
+};
+
 /// The graph stopped (teardown, a dead actor) while this actor waited in a
 /// communicator call: its loop ends as it does on a closed channel.
 class GraphStopped : public std::runtime_error {
@@ -70,6 +77,13 @@ public:
 };
 
 } // namespace detail
+
+/// Codec<Tensor>'s bytes; size() throws TensorError for a strided CUDA tensor
+/// (before any slot is taken), encode() for a copy CUDA refuses.
+template <> struct Codec<detail::TensorToHost> {
+  static std::size_t size(const detail::TensorToHost& t);
+  static void encode(Encoder& e, const detail::TensorToHost& t);
+};
 
 /// u8 defined, u8 dtype, the shape as std::vector<i64>; the dtype is checked.
 template <> struct Codec<detail::TensorHeader> {
