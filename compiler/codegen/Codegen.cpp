@@ -367,9 +367,11 @@ private:
                                         method, ncclGroup(c)),
                             comment + " over nccl");
         else if (isCudaIpc(channel) && reads)
-          rows.emplace_back(fmt::format("  auto c{} = process.cuda_ipc_input({}, {}, \"{}\");", c,
-                                        c, readerSlot(channel, actor), method),
-                            comment + " over cuda_ipc");
+          rows.emplace_back(
+              fmt::format("  auto c{} = process.cuda_ipc_input({}, {}, \"{}\"{});", c, c,
+                          readerSlot(channel, actor), method,
+                          schedule_.options.overlapGpuCommunication ? ", cg::Overlap::on" : ""),
+              comment + " over cuda_ipc");
         else if (isCudaIpc(channel))
           rows.emplace_back(
               fmt::format("  auto c{} = process.cuda_ipc_output({}, \"{}\");", c, c, method),

@@ -27,7 +27,16 @@ bool isBlocking(const OpNode& op) {
 
 std::vector<bool> hoistReceives(const OperationGraph& g,
                                 std::vector<std::vector<unsigned>>& perActor,
-                                std::size_t searchBudget) {
+                                const std::vector<bool>& cudaIpc, std::size_t searchBudget) {
+  // A READ of CUDA IPC channels only: no group, the same rule.
+  auto readsCudaIpc = [&](const OpNode& op) {
+    if (op.kind != Operation::Kind::Read || op.channels.empty())
+      return false;
+    for (unsigned c : op.channels)
+      if (c >= cudaIpc.size() || !cudaIpc[c])
+        return false;
+    return true;
+  };
   const auto n = static_cast<unsigned>(g.ops.size());
   std::vector<bool> moved(n, false);
   std::vector<unsigned> position(n, 0);
@@ -43,7 +52,7 @@ std::vector<bool> hoistReceives(const OperationGraph& g,
     for (unsigned i = 0; i < ops.size(); ++i) {
       unsigned receive = ops[i];
       const OpNode& node = g.ops[receive];
-      if (node.kind != Operation::Kind::Read || node.group < 0)
+      if (node.kind != Operation::Kind::Read || (node.group < 0 && !readsCudaIpc(node)))
         continue;
       unsigned top = i; // how far up it could go, blocking aside
       while (top > 0 && !isBlocking(g.ops[ops[top - 1]]))
@@ -61,8 +70,11 @@ std::vector<bool> hoistReceives(const OperationGraph& g,
           stack.push_back(op);
         }
       };
-      for (unsigned member : g.groups[static_cast<unsigned>(node.group)].members)
-        visit(member);
+      if (node.group >= 0)
+        for (unsigned member : g.groups[static_cast<unsigned>(node.group)].members)
+          visit(member);
+      else
+        visit(receive);
       std::size_t visited = 0;
       bool exhausted = false;
       while (!stack.empty()) {

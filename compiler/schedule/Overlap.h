@@ -5,6 +5,9 @@
 // the receive earlier, ahead of computes it does not depend on, lets the
 // runtime start it on a communication stream while those computes run.
 //
+// CUDA IPC READs (channels flagged in `cudaIpc`) are hoisted by the same
+// rule: the runtime starts their copies on the communication stream too.
+//
 // The rule, per actor, for each NCCL READ in order: move it up past the
 // operations just before it that are
 //   - not blocking: a plain COMPUTE (not a collective) or a shared-memory
@@ -28,10 +31,12 @@
 
 namespace cg::schedule {
 
-/// Hoists NCCL READs within `perActor` (each actor's op ids, in order) as
-/// described above. Returns, per op id, whether it moved.
+/// Hoists NCCL READs, and READs of the channels `cudaIpc` flags (indexed by
+/// channel; shorter means none), within `perActor` (each actor's op ids, in
+/// order) as described above. Returns, per op id, whether it moved.
 std::vector<bool> hoistReceives(const OperationGraph& g,
                                 std::vector<std::vector<unsigned>>& perActor,
+                                const std::vector<bool>& cudaIpc = {},
                                 std::size_t searchBudget = 1u << 20);
 
 } // namespace cg::schedule

@@ -64,7 +64,10 @@ scheduleFor(const Graph& graph, const Channels& ch, const TaskPriority& priority
 
   std::vector<bool> moved(g.ops.size(), false);
   if (options.overlapGpuCommunication) {
-    moved = hoistReceives(g, perActor);
+    std::vector<bool> cudaIpc;
+    for (const Channel& channel : ch.channels)
+      cudaIpc.push_back(graph.values[channel.value].transport == ir::Transport::CudaIpc);
+    moved = hoistReceives(g, perActor, cudaIpc);
     if (std::find(moved.begin(), moved.end(), true) != moved.end()) {
       // The global order of the lists as they are now: each actor's list as
       // a chain, ordered again. It exists by Overlap.h's rule; not finding

@@ -1,9 +1,13 @@
 // gpu_test.cpp - CUDA IPC edges end to end, and NCCL's refusal of two ranks on one GPU.
 //
+// Built twice: gpu_tests, and gpu_tests_overlapped over the same graphs
+// compiled with --overlap-gpu-communication (copies on the readers'
+// communication streams, slots released a read later).
+//
 // With a CUDA device the values are checked; without one (here, and on CI)
 // the tests check what each end reports, and those needing a GPU skip,
 // saying so. scripts/gpu-bundle runs them on GPU machines, in both modes.
-#include "gpu_graphs.cg.hpp"
+#include GPU_GRAPHS_HEADER // gpu_graphs.cg.cpp, built as is or with overlap (CMakeLists.txt)
 #include "leftovers.hpp"
 
 #include <cg/device.hpp>

@@ -5,11 +5,14 @@
 #                      and each program's full output to <dir>/gpu-logs/
 #
 # The summary lists the tests passed, failed and skipped by name, what NCCL
-# said of two ranks on one GPU, and every figure gpu_bench printed. Exit
-# status 1 if a test failed or a program did not finish; 0 otherwise. On a
-# machine without a CUDA device it says "no GPU: ..." and exits 0.
-# NCCL is loaded from CG_NCCL_LIBRARY, else from the nvidia-nccl-cu13 wheel
-# of python3, else as libnccl.so.2 (the NCCL tests skip, saying so, without it).
+# said of two ranks on one GPU, every figure gpu_bench printed and the
+# overlap example's durations (as is and with --overlap-gpu-communication,
+# twice each). Exit status 1 if a test failed or a program did not finish;
+# 0 otherwise. Each program has a time limit, 7.5 minutes in all. On a machine
+# without a CUDA device it says "no GPU: ..." and exits 0.
+# NCCL is loaded from CG_NCCL_LIBRARY, else from python3's nvidia-nccl-cu13
+# wheel, else as libnccl.so.2 (the NCCL tests skip, saying so, without it);
+# cuBLAS from CG_CUBLAS_LIBRARY, the nvidia-cublas wheel, or the CUDA toolkit.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$here/bin
@@ -31,15 +34,21 @@ if [[ $devices == 0 ]]; then
   finish 0
 fi
 
-if [[ -z ${CG_NCCL_LIBRARY:-} ]]; then
-  wheel=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null)
-  if [[ -n $wheel && -f $wheel/lib/libnccl.so.2 ]]; then
-    export CG_NCCL_LIBRARY=$wheel/lib/libnccl.so.2
-  fi
-fi
+# wheel_library <package> <file>: the file in python3's NVIDIA wheel, if any.
+wheel_library() {
+  local dir
+  dir=$(python3 -c 'import importlib, sys; print(list(importlib.import_module(sys.argv[1]).__path__)[0])' "$1" 2>/dev/null) || return 0
+  [[ -f $dir/lib/$2 ]] && echo "$dir/lib/$2"
+}
+: "${CG_NCCL_LIBRARY:=$(wheel_library nvidia.nccl libnccl.so.2)}"
+: "${CG_CUBLAS_LIBRARY:=$(wheel_library nvidia.cublas libcublas.so.13)}"
+[[ -z $CG_CUBLAS_LIBRARY && -f /usr/local/cuda/lib64/libcublas.so.13 ]] &&
+  CG_CUBLAS_LIBRARY=/usr/local/cuda/lib64/libcublas.so.13
+export CG_NCCL_LIBRARY CG_CUBLAS_LIBRARY
 say "# GPU bundle run, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 say "devices: $devices; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 say "NCCL: ${CG_NCCL_LIBRARY:-libnccl.so.2, wherever the dynamic loader finds it}"
+say "cuBLAS: ${CG_CUBLAS_LIBRARY:-libcublas.so.13, wherever the dynamic loader finds it}"
 
 failed_runs=0
 passed=() failed=() skipped=()
@@ -48,10 +57,10 @@ run_suite() {
   local label=$1 program=$2
   shift 2
   local log=$logs/$label.log
-  env "$@" timeout 240 "$bin/$program" --gtest_color=no >"$log" 2>&1
+  env "$@" timeout 45 "$bin/$program" --gtest_color=no >"$log" 2>&1
   local status=$?
   if ((status == 124)); then
-    say "TIMEOUT: $label did not finish in 240 s (see $log)"
+    say "TIMEOUT: $label did not finish in 45 s (see $log)"
     failed_runs=$((failed_runs + 1))
   fi
   local name
@@ -69,13 +78,26 @@ run_suite device device_tests
 run_suite device.threads device_tests CG_MODE=threads
 run_suite gpu gpu_tests
 run_suite gpu.threads gpu_tests CG_MODE=threads
+run_suite overlapped gpu_tests_overlapped
+run_suite overlapped.threads gpu_tests_overlapped CG_MODE=threads
 
-timeout 300 "$bin/gpu_bench" >"$logs/gpu_bench.log" 2>&1
-bench_status=$?
-if ((bench_status != 0)); then
-  say "FAILED: gpu_bench exited with status $bench_status (see $logs/gpu_bench.log)"
-  failed_runs=$((failed_runs + 1))
-fi
+# run_program <label> <seconds> <program> [args...]: one that prints figures.
+run_program() {
+  local label=$1 seconds=$2
+  shift 2
+  timeout "$seconds" "$@" >"$logs/$label.log" 2>&1
+  local status=$?
+  if ((status != 0)); then
+    say "FAILED: $label exited with status $status (see $logs/$label.log)"
+    failed_runs=$((failed_runs + 1))
+  fi
+}
+run_program gpu_bench 90 "$bin/gpu_bench"
+# Ray's overlap example, as is and with --overlap-gpu-communication, twice each.
+for round in 1 2; do
+  run_program overlap.$round 20 "$bin/overlap_example"
+  run_program overlap_overlapped.$round 20 "$bin/overlap_example_overlapped"
+done
 
 say ""
 say "## tests: ${#passed[@]} passed, ${#failed[@]} failed, ${#skipped[@]} skipped"
@@ -88,6 +110,9 @@ if [[ -s $logs/nccl.txt ]]; then cat "$logs/nccl.txt" >>"$summary"; else say "(n
 say ""
 say "## figures (gpu_bench)"
 cat "$logs/gpu_bench.log" >>"$summary"
+say ""
+say "## the overlap example (3 senders, 1 receiver, 10000 x 10000 float16, cuBLAS)"
+cat "$logs"/overlap*.log >>"$summary"
 
 if ((${#failed[@]} > 0 || failed_runs > 0)); then
   finish 1

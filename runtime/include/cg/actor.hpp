@@ -448,6 +448,14 @@ private:
   std::unique_ptr<detail::CudaIpcSender> sender_; // made on the first tensor
 };
 
+/// Whether a CUDA IPC reader overlaps its copy with the GPU's other work
+/// (cgc --overlap-gpu-communication): `off`, the copy is done before the
+/// task runs; `on`, it runs on the reader's communication stream and the
+/// kernels the task queues on the legacy default stream wait for it on the
+/// GPU (the host does not), its slot released at the port's next read. A
+/// ring of one slot cannot lend it for that long: there it is always `off`.
+enum class Overlap : bool { off, on };
+
 /// Reading end of a CUDA IPC edge: the tensor arrives on this actor's GPU
 /// (a copy of the writer's slot buffer, made before the slot is released).
 /// A reader that cannot receive it (no CUDA device, the writer's GPU not
@@ -456,7 +464,7 @@ private:
 class CudaIpcInputPort {
 public:
   CudaIpcInputPort(ChannelReader reader, std::uint32_t channel, std::uint32_t slots, int device,
-                   std::string actor, std::string method);
+                   Overlap overlap, std::string actor, std::string method);
   CudaIpcInputPort(CudaIpcInputPort&&) noexcept;
   ~CudaIpcInputPort();
 
@@ -465,12 +473,15 @@ public:
   bool read(Result<Tensor>& out);
 
 private:
-  Result<Tensor> receive(const ChannelReader::Message& message);
+  Result<Tensor> receive(const ChannelReader::Message& message, bool& holding);
+  void settle(); // the overlapped copy done, its slot released
   ChannelReader reader_;
   std::uint32_t channel_;
   std::uint32_t slots_;
   int device_;
-  int cuda_devices_; // this process's, counted once
+  bool overlap_;
+  bool holding_ = false; // an overlapped copy's slot, until settle()
+  int cuda_devices_;     // this process's, counted once
   std::string actor_;
   std::string method_;
   std::unique_ptr<detail::CudaIpcReceiver> receiver_; // made on the first tensor
@@ -542,9 +553,10 @@ public:
     return CudaIpcOutputPort(ChannelWriter(channel_at(channel)), channel, slots_of(channel),
                              slot_bytes_, cuda_device_, name_, method);
   }
-  CudaIpcInputPort cuda_ipc_input(std::uint32_t channel, std::uint32_t reader, const char* method) {
+  CudaIpcInputPort cuda_ipc_input(std::uint32_t channel, std::uint32_t reader, const char* method,
+                                  Overlap overlap = Overlap::off) {
     return CudaIpcInputPort(ChannelReader(channel_at(channel), reader), channel, slots_of(channel),
-                            cuda_device_, name_, method);
+                            cuda_device_, overlap, name_, method);
   }
 
   /// A collective's rank on this actor: every rank of `communicator` calls

@@ -98,13 +98,38 @@ bool CudaIpcOutputPort::write(const Result<Tensor>& result) {
 }
 
 CudaIpcInputPort::CudaIpcInputPort(ChannelReader reader, std::uint32_t channel, std::uint32_t slots,
-                                   int device, std::string actor, std::string method)
+                                   int device, Overlap overlap, std::string actor,
+                                   std::string method)
     : reader_(std::move(reader)), channel_(channel), slots_(slots), device_(device),
-      cuda_devices_(cuda_device_count()), actor_(std::move(actor)), method_(std::move(method)) {}
+      overlap_(overlap == Overlap::on && slots >= 2), cuda_devices_(cuda_device_count()),
+      actor_(std::move(actor)), method_(std::move(method)) {}
 CudaIpcInputPort::CudaIpcInputPort(CudaIpcInputPort&&) noexcept = default;
-CudaIpcInputPort::~CudaIpcInputPort() = default;
 
-Result<Tensor> CudaIpcInputPort::receive(const ChannelReader::Message& message) {
+CudaIpcInputPort::~CudaIpcInputPort() {
+  if (holding_ && receiver_) {
+    try {
+      receiver_->finish();
+    } catch (const std::exception&) {
+      // The copy is lost with the actor; the writer is going away too.
+    }
+    reader_.release();
+  }
+}
+
+void CudaIpcInputPort::settle() {
+  if (!holding_)
+    return;
+  holding_ = false;
+  try {
+    receiver_->finish();
+  } catch (const TensorError& e) { // the device failed under a copy already handed out
+    throw detail::ActorFailure("channel " + std::to_string(channel_) +
+                               ": cuda_ipc copy: " + e.what());
+  }
+  reader_.release();
+}
+
+Result<Tensor> CudaIpcInputPort::receive(const ChannelReader::Message& message, bool& holding) {
   if (message.kind == MessageKind::error)
     return Result<Tensor>(decode_all<ErrorRecord>(message.payload));
   Decoder decoder(message.payload);
@@ -129,21 +154,25 @@ Result<Tensor> CudaIpcInputPort::receive(const ChannelReader::Message& message) 
     if (!receiver_)
       receiver_ = std::make_unique<detail::CudaIpcReceiver>(slots_, device_);
     const auto slot = static_cast<std::uint32_t>(message.sequence % slots_);
-    return Result<Tensor>(receiver_->receive(slot, block, header.dtype, header.shape));
+    Tensor tensor = receiver_->receive(slot, block, header.dtype, header.shape, overlap_);
+    holding = overlap_;
+    return Result<Tensor>(std::move(tensor));
   } catch (const TensorError& e) {
     return refused(e.what());
   }
 }
 
 bool CudaIpcInputPort::read(Result<Tensor>& out) {
+  settle();
   ChannelReader::Message message;
   const ChannelStatus status = reader_.acquire(message, Deadline::max());
   if (status == ChannelStatus::closed)
     return false;
   if (status != ChannelStatus::ok)
     detail::channel_failure("read", channel_, status);
+  bool holding = false;
   try {
-    out = receive(message);
+    out = receive(message, holding);
   } catch (const DecodeError& e) {
     out = Result<Tensor>(ErrorRecord{actor_, "read", "cg::DecodeError",
                                      "channel " + std::to_string(channel_) +
@@ -151,7 +180,10 @@ bool CudaIpcInputPort::read(Result<Tensor>& out) {
   } catch (const std::exception& e) { // bad_alloc
     out = Result<Tensor>(ErrorRecord{actor_, method_, detail::current_exception_type(), e.what()});
   }
-  reader_.release(); // the copy is done: the writer may reuse the slot's buffer
+  if (holding)
+    holding_ = true; // released by settle(), once the copy is done
+  else
+    reader_.release(); // the copy is done: the writer may reuse the slot's buffer
   return true;
 }
 

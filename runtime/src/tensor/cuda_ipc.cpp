@@ -137,28 +137,48 @@ CudaIpcBlock CudaIpcSender::stage(std::uint32_t index, const Tensor& tensor) {
 // Device buffers a reader lends out as tensors and takes back when the last
 // of them goes: after warm-up a message costs no cudaMalloc.
 struct CudaIpcReceiver::Pool {
+  struct Buffer {
+    std::size_t capacity = 0;
+    void* pointer = nullptr;
+    cudaEvent_t released = nullptr; // after the work queued when it came back
+  };
+
   explicit Pool(int device) : device(device) {}
   ~Pool() {
     int current = 0;
     if (cudaGetDevice(&current) != cudaSuccess)
       return;
     (void)cudaSetDevice(device);
-    for (auto& [capacity, pointer] : free)
-      (void)cudaFree(pointer);
+    for (Buffer& buffer : free) {
+      (void)cudaEventSynchronize(buffer.released);
+      (void)cudaEventDestroy(buffer.released);
+      (void)cudaFree(buffer.pointer);
+    }
     (void)cudaSetDevice(current);
   }
 
   // A buffer of at least `bytes`, not more than twice that (so a small
-  // tensor does not pin a large buffer).
-  std::pair<std::size_t, void*> take(std::size_t bytes) {
+  // tensor does not pin a large buffer); `stream` waits until the kernels
+  // that read it as a tensor before are done.
+  std::pair<std::size_t, void*> take(std::size_t bytes, cudaStream_t stream) {
+    Buffer found;
     {
       std::lock_guard lock(mutex);
       for (auto it = free.begin(); it != free.end(); ++it)
-        if (it->first >= bytes && it->first / 2 <= bytes) {
-          auto found = *it;
+        if (it->capacity >= bytes && it->capacity / 2 <= bytes) {
+          found = *it;
           free.erase(it);
-          return found;
+          break;
         }
+    }
+    if (found.pointer != nullptr) {
+      const cudaError_t waited = cudaStreamWaitEvent(stream, found.released, 0);
+      (void)cudaEventDestroy(found.released);
+      if (waited != cudaSuccess) {
+        (void)cudaFree(found.pointer);
+        check(waited, "cudaStreamWaitEvent");
+      }
+      return {found.capacity, found.pointer};
     }
     const std::size_t capacity = capacity_for(bytes);
     void* pointer = nullptr;
@@ -167,23 +187,31 @@ struct CudaIpcReceiver::Pool {
     return {capacity, pointer};
   }
 
-  // At most kKept buffers wait for reuse; the rest are freed.
+  // At most kKept buffers wait for reuse; the rest are freed (cudaFree waits
+  // for the device itself).
   void give_back(std::size_t capacity, void* pointer) {
-    {
-      std::lock_guard lock(mutex);
-      if (free.size() < kKept) {
-        free.emplace_back(capacity, pointer);
-        return;
-      }
-    }
     const CudaDeviceGuard guard(device, [](cudaError_t, const std::string&) {});
-    (void)cudaFree(pointer);
+    Buffer buffer{capacity, pointer, nullptr};
+    bool kept = false;
+    if (cudaEventCreateWithFlags(&buffer.released, cudaEventDisableTiming) == cudaSuccess) {
+      if (cudaEventRecord(buffer.released, cudaStreamLegacy) == cudaSuccess) {
+        std::lock_guard lock(mutex);
+        if (free.size() < kKept) {
+          free.push_back(buffer);
+          kept = true;
+        }
+      }
+      if (!kept)
+        (void)cudaEventDestroy(buffer.released);
+    }
+    if (!kept)
+      (void)cudaFree(pointer);
   }
 
   static constexpr std::size_t kKept = 16;
   int device;
   std::mutex mutex;
-  std::vector<std::pair<std::size_t, void*>> free;
+  std::vector<Buffer> free;
 };
 
 struct CudaIpcReceiver::Slot {
@@ -213,6 +241,8 @@ CudaIpcReceiver::~CudaIpcReceiver() {
   (void)cudaSetDevice(device_);
   if (stream_ != nullptr)
     (void)cudaStreamSynchronize(static_cast<cudaStream_t>(stream_));
+  if (copied_ != nullptr)
+    (void)cudaEventDestroy(static_cast<cudaEvent_t>(copied_));
   for (auto& slot : slots_)
     if (slot && slot->opened)
       close_opened(slot->buffer, slot->event);
@@ -222,7 +252,7 @@ CudaIpcReceiver::~CudaIpcReceiver() {
 }
 
 Tensor CudaIpcReceiver::receive(std::uint32_t index, const CudaIpcBlock& block, DType dtype,
-                                const std::vector<std::int64_t>& shape) {
+                                const std::vector<std::int64_t>& shape, bool overlap) {
   const CudaDeviceGuard guard = on_device(device_);
   const cudaStream_t stream = stream_of(stream_);
   std::unique_ptr<Slot>& slot = slots_.at(index);
@@ -259,7 +289,7 @@ Tensor CudaIpcReceiver::receive(std::uint32_t index, const CudaIpcBlock& block, 
 
   Tensor probe = Tensor::from_blob(nullptr, dtype, shape); // checks the shape, sizes it
   const std::size_t bytes = probe.nbytes();
-  auto [capacity, pointer] = pool_->take(bytes);
+  auto [capacity, pointer] = pool_->take(bytes, stream);
   Tensor out = Tensor::adopt(
       pointer,
       [pool = pool_, capacity = capacity](void* storage) { pool->give_back(capacity, storage); },
@@ -268,8 +298,27 @@ Tensor CudaIpcReceiver::receive(std::uint32_t index, const CudaIpcBlock& block, 
   if (bytes != 0)
     check(cudaMemcpyAsync(pointer, slot->buffer, bytes, cudaMemcpyDefault, stream),
           "cudaMemcpyAsync of " + std::to_string(bytes) + " bytes from the slot");
-  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  if (!overlap) {
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    return out;
+  }
+  // The compute needing `out` waits on the GPU; the host goes on.
+  if (copied_ == nullptr) {
+    cudaEvent_t made = nullptr;
+    check(cudaEventCreateWithFlags(&made, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    copied_ = made;
+  }
+  const auto copied = static_cast<cudaEvent_t>(copied_);
+  check(cudaEventRecord(copied, stream), "cudaEventRecord");
+  check(cudaStreamWaitEvent(cudaStreamLegacy, copied, 0), "cudaStreamWaitEvent");
   return out;
+}
+
+void CudaIpcReceiver::finish() {
+  if (copied_ == nullptr)
+    return;
+  const CudaDeviceGuard guard = on_device(device_);
+  check(cudaEventSynchronize(static_cast<cudaEvent_t>(copied_)), "cudaEventSynchronize");
 }
 
 #else // !CG_HAVE_CUDA
@@ -292,9 +341,10 @@ CudaIpcBlock CudaIpcSender::stage(std::uint32_t, const Tensor&) { throw_no_cuda(
 CudaIpcReceiver::CudaIpcReceiver(std::uint32_t, int device) : device_(device) {}
 CudaIpcReceiver::~CudaIpcReceiver() = default;
 Tensor CudaIpcReceiver::receive(std::uint32_t, const CudaIpcBlock&, DType,
-                                const std::vector<std::int64_t>&) {
+                                const std::vector<std::int64_t>&, bool) {
   throw_no_cuda();
 }
+void CudaIpcReceiver::finish() {}
 
 #endif
 

@@ -19,6 +19,18 @@
 // slot: the writer reuses a slot's buffer only after every reader released
 // it, so nobody reads a buffer while it is overwritten.
 //
+// With overlap (cgc --overlap-gpu-communication) a reader does not wait for
+// its copy: receive(..., overlap = true) leaves it running on the reader's
+// communication stream and makes the legacy default stream (where a method
+// that names no stream runs its kernels) wait for it with an event, so the
+// compute that needs the tensor waits on the GPU, not on the host, and work
+// already queued keeps the GPU busy meanwhile. finish() waits for the copy;
+// the port calls it, and releases the slot, at its next read.
+//
+// Pooled buffers are taken back when their last tensor goes, which may be
+// before the kernels reading it ran: an event recorded on the legacy default
+// stream then makes the next copy into that buffer wait for them.
+//
 // Actors that are threads of one process (threads mode) cannot open their own
 // process's IPC handles; the block carries the writer's pid and its plain
 // pointer and event, which a reader in the same process uses directly.
@@ -86,15 +98,21 @@ public:
   /// holding the elements `block` names (in slot `slot`), copied once the
   /// writer's event completed; the copy is finished when this returns.
   /// Throws TensorError (CUDA's message) when a handle cannot be opened
-  /// (the reader cannot see the writer's device) or CUDA refuses.
+  /// (the reader cannot see the writer's device) or CUDA refuses. With
+  /// `overlap`, the copy may still run when this returns (see above): call
+  /// finish() before the slot is released.
   Tensor receive(std::uint32_t slot, const CudaIpcBlock& block, DType dtype,
-                 const std::vector<std::int64_t>& shape);
+                 const std::vector<std::int64_t>& shape, bool overlap = false);
+
+  /// Waits for the last copy receive() left running.
+  void finish();
 
 private:
   struct Slot;
   struct Pool;
   int device_;
   void* stream_ = nullptr; // cudaStream_t, made on first use
+  void* copied_ = nullptr; // cudaEvent_t: the last copy, for overlap
   std::vector<std::unique_ptr<Slot>> slots_;
   std::shared_ptr<Pool> pool_; // shared with the tensors it lent
 };

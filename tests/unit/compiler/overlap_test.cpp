@@ -34,7 +34,7 @@ ScheduleOptions overlap() {
 
 /// Ray's overlap example: three senders each send a tensor over NCCL to one
 /// receiver, which multiplies each one; the results go to the driver.
-ir::Graph threeSendersOneReceiver() {
+ir::Graph threeSendersOneReceiver(ir::Transport transport = kNccl) {
   GraphBuilder g("overlap", 10);
   unsigned x = g.input("int");
   unsigned senders[3] = {g.actor("s0", 11, "::TorchTensorWorker"),
@@ -44,15 +44,16 @@ ir::Graph threeSendersOneReceiver() {
   unsigned sent[3];
   for (unsigned i = 0; i < 3; ++i) {
     sent[i] = g.bind(senders[i], "send", {x}, 15, "Tensor");
-    g.transport(sent[i], kNccl);
+    g.transport(sent[i], transport);
   }
   for (unsigned i = 0; i < 3; ++i)
     g.output(g.bind(r, "recv_and_matmul", {sent[i]}, 16, "Result"));
   return g.build();
 }
 
-TEST(Overlap, TheReceiverTakesAllThreeTensorsBeforeItsFirstMatmul) {
-  ir::Graph graph = threeSendersOneReceiver();
+// The receiver's three READs before its first matmul, nothing else moved.
+void expectAllThreeReceivesFirst(ir::Transport transport) {
+  ir::Graph graph = threeSendersOneReceiver(transport);
   Schedule s = scheduleOf(graph, overlap());
   EXPECT_EQ(opsOf(graph, s, 3),
             (Strings{"READ r.recv_and_matmul#1 c1", "READ r.recv_and_matmul#2 c2 [moved]",
@@ -70,6 +71,24 @@ TEST(Overlap, TheReceiverTakesAllThreeTensorsBeforeItsFirstMatmul) {
       EXPECT_EQ(s.actors[step[0].actor].operations[step[0].index].kind, Operation::Kind::Write);
     }
   }
+}
+
+TEST(Overlap, TheReceiverTakesAllThreeTensorsBeforeItsFirstMatmul) {
+  expectAllThreeReceivesFirst(kNccl);
+}
+
+// Over CUDA IPC (one GPU, as the seed's example runs here) the same move.
+TEST(Overlap, CudaIpcReceivesAreHoistedAsNcclOnesAre) {
+  expectAllThreeReceivesFirst(ir::Transport::CudaIpc);
+}
+
+// Host-memory reads stay where they are: there is no transfer to overlap.
+TEST(Overlap, SharedMemoryReceivesDoNotMove) {
+  ir::Graph graph = threeSendersOneReceiver(ir::Transport::Shm);
+  Schedule s = scheduleOf(graph, overlap());
+  for (const ActorSchedule& actor : s.actors)
+    for (const Operation& op : actor.operations)
+      EXPECT_FALSE(op.moved);
 }
 
 TEST(Overlap, TheTextMarksMovedReceives) {
