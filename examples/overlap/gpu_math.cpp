@@ -45,10 +45,10 @@ unsigned short half_bits(float value) {
 float from_half_bits(unsigned short h) {
   const int exponent = (h >> 10) & 0x1f;
   const int mantissa = h & 0x3ff;
-  float magnitude = exponent == 0    ? std::ldexp(static_cast<float>(mantissa), -24)
-                    : exponent == 31 ? INFINITY
-                                     : std::ldexp(1.0f + static_cast<float>(mantissa) / 1024.0f,
-                                                  exponent - 15);
+  float magnitude = exponent == 0 ? std::ldexp(static_cast<float>(mantissa), -24)
+                    : exponent == 31
+                        ? INFINITY
+                        : std::ldexp(1.0f + static_cast<float>(mantissa) / 1024.0f, exponent - 15);
   return (h & 0x8000) ? -magnitude : magnitude;
 }
 
@@ -108,9 +108,9 @@ MemsetD16 memset_d16() {
 
 cg::Tensor filled(std::int64_t n, float value) {
   cg::Tensor t = cg::Tensor::empty(cg::DType::float16, {n, n}, cg::device::cuda);
-  const int result = memset_d16()(reinterpret_cast<unsigned long long>(t.data_ptr()),
-                                  half_bits(value), static_cast<std::size_t>(n * n),
-                                  cudaStreamLegacy);
+  const int result =
+      memset_d16()(reinterpret_cast<unsigned long long>(t.data_ptr()), half_bits(value),
+                   static_cast<std::size_t>(n * n), cudaStreamLegacy);
   if (result != 0)
     throw cg::TensorError("overlap: cuMemsetD16Async failed with CUresult " +
                           std::to_string(result));

@@ -41,8 +41,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < executions; ++i) {
       auto [r0, r1, r2] = graph.execute(i).get();
       for (const Received* r : {&r0, &r1, &r2})
-        if (r->first != static_cast<float>(i) || r->shape != std::vector<std::int64_t>{10000, 10000} ||
-            r->dtype != "float16") {
+        if (r->first != static_cast<float>(i) ||
+            r->shape != std::vector<std::int64_t>{10000, 10000} || r->dtype != "float16") {
           std::fprintf(stderr, "overlap: execution %d: wrong result (first %g, dtype %s)\n", i,
                        r->first, r->dtype.c_str());
           return 1;

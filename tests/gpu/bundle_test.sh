@@ -12,7 +12,7 @@ if ((size > 64 * 1024 * 1024)); then
   echo "FAIL: the bundle holds $size bytes, over 64 MiB" >&2
   exit 1
 fi
-for program in run.sh bin/device_tests bin/device_graphs_actors bin/gpu_tests \
+for program in run.sh bin/runtime_tests bin/device_tests bin/device_graphs_actors bin/gpu_tests \
   bin/gpu_graphs_actors bin/gpu_tests_overlapped bin/gpu_graphs_overlapped_actors bin/gpu_bench bin/gpu_bench_graphs_actors bin/overlap_example \
   bin/overlap_plain_actors bin/overlap_example_overlapped bin/overlap_overlapped_actors; do
   [[ -x $work/bundle/$program ]] || { echo "FAIL: no $program in the bundle" >&2; exit 1; }

@@ -57,10 +57,10 @@ run_suite() {
   local label=$1 program=$2
   shift 2
   local log=$logs/$label.log
-  env "$@" timeout 45 "$bin/$program" --gtest_color=no >"$log" 2>&1
+  env "$@" timeout 40 "$bin/$program" --gtest_color=no >"$log" 2>&1
   local status=$?
   if ((status == 124)); then
-    say "TIMEOUT: $label did not finish in 45 s (see $log)"
+    say "TIMEOUT: $label did not finish in 40 s (see $log)"
     failed_runs=$((failed_runs + 1))
   fi
   local name
@@ -74,6 +74,7 @@ run_suite() {
   grep -h '^NCCL refused' "$log" | sed "s/^/$label: /" >>"$logs/nccl.txt"
 }
 
+run_suite runtime runtime_tests 'GTEST_FILTER=CudaIpc*:NcclCommunicator.*:Tensor*'
 run_suite device device_tests
 run_suite device.threads device_tests CG_MODE=threads
 run_suite gpu gpu_tests
