@@ -118,6 +118,60 @@ TEST_F(Graphs, HugeExceptionMessageIsShortenedToFitASlot) {
   EXPECT_THROW(graph.execute(3).get(), cg::TaskError);
 }
 
+// This process's resident memory, in KiB (VmRSS).
+long resident_kib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stol(line.substr(6));
+  return -1;
+}
+
+// Fire-and-forget: 300 executions whose refs are dropped at once, each with a
+// 1 MiB result, through a window of 4. None may use up the window for good,
+// nor leave its result in the driver.
+void drop_refs_of_large_results(bool collector_thread) {
+  cg::LaunchOptions options;
+  options.max_in_flight = 4;
+  auto graph = cg::launch<&vectors>(options);
+  if (collector_thread)
+    (void)graph.results_fd(); // results are then collected as they arrive
+  const std::vector<double> large(128 * 1024, 1.0);
+  (void)graph.execute(2, large).get(); // buffers of that size exist from here on
+  const long before = resident_kib();
+  for (int i = 0; i < 300; ++i)
+    (void)graph.execute(2, large);
+  auto [scaled, sum] = graph.execute(3, std::vector<double>{1.0}).get();
+  EXPECT_EQ(scaled, std::vector<double>{9.0});
+  EXPECT_EQ(sum, 6);
+  EXPECT_LT(resident_kib() - before, 64 * 1024) << "results of dropped refs were kept";
+}
+
+TEST_F(Graphs, DroppedRefsNeitherUseUpTheWindowNorKeepTheirResults) {
+  drop_refs_of_large_results(false);
+}
+
+TEST_F(Graphs, DroppedRefsAreDiscardedByTheCollectorThreadToo) { drop_refs_of_large_results(true); }
+
+TEST_F(Graphs, ARefDroppedBetweenHeldOnesLeavesThemTheirResults) {
+  cg::LaunchOptions options;
+  options.max_in_flight = 2;
+  auto graph = cg::launch<&adder>(options);
+  auto first = graph.execute(1);
+  { auto dropped = graph.execute(2); }
+  auto third = graph.execute(3); // two in flight, but one nobody can take
+  EXPECT_EQ(third.get(), 5);
+  EXPECT_EQ(first.get(), 3);
+  // Copies stand for one result: dropping one abandons nothing.
+  auto kept = graph.execute(7);
+  { auto copy = kept; }
+  EXPECT_EQ(kept.get(), 9);
+  auto copied = graph.execute(8);
+  auto copy = copied;
+  EXPECT_EQ(copy.get(), 10);
+  EXPECT_THROW(copied.get(), cg::Error) << "a copy's result is taken too";
+}
+
 TEST_F(Graphs, MoreExecutionsThanMaxInFlightIsRefused) {
   cg::LaunchOptions options;
   options.max_in_flight = 2;

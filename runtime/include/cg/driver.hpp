@@ -210,7 +210,10 @@ public:
   GraphRuntime(const GraphRuntime&) = delete;
   GraphRuntime& operator=(const GraphRuntime&) = delete;
 
-  /// Starts an execution: checks capacity and returns its sequence number.
+  /// Starts an execution and returns its sequence number. Throws
+  /// CapacityExceeded when max_in_flight executions are in flight that
+  /// someone can still take; abandoned ones still in the channels are
+  /// drained first (waiting up to the submit timeout: TimeoutError).
   std::uint64_t begin_execution();
 
   /// Hands input `input` of the execution begun last to the graph, waiting up
@@ -228,6 +231,12 @@ public:
   /// to the get timeout, or `timeout`); each may only be taken once.
   std::vector<Collected> take_results(std::uint64_t seq);
   std::vector<Collected> take_results(std::uint64_t seq, std::chrono::milliseconds timeout);
+
+  /// Nobody will take execution `seq`'s results (its last Ref went without
+  /// get()): they are dropped if already collected, else discarded when they
+  /// arrive, and the execution stops counting against max_in_flight. Never
+  /// blocks, never throws.
+  void abandon(std::uint64_t seq) noexcept;
 
   /// True when take_results(seq) would not wait: the results are in, or it
   /// would throw at once. Never blocks.
@@ -323,33 +332,28 @@ T decode_results(const std::vector<Collected>& outputs, const char* graph, std::
 } // namespace detail
 
 /// The future result of one execution. Its result is taken once: by get(),
-/// or by the future get_future() returns.
+/// or by the future get_future() returns. Copies of a ref stand for the same
+/// result. When the last of them goes without it having been taken, the
+/// execution is abandoned: its results are discarded as they arrive, and it
+/// no longer counts against max_in_flight (fire-and-forget is fine).
 template <class T> class Ref {
 public:
   Ref(std::shared_ptr<detail::GraphRuntime> runtime, std::uint64_t seq)
-      : runtime_(std::move(runtime)), seq_(seq) {}
+      : claim_(std::make_shared<Claim>(std::move(runtime), seq)), seq_(seq) {}
 
   /// The result, waiting up to the graph's get timeout; throws TaskError if a
   /// task of this execution failed, TimeoutError, ActorDiedError or
   /// ChannelClosedError otherwise. After a TimeoutError the ref is still
   /// valid: ask again.
-  T get() {
-    if (!runtime_)
-      throw_taken();
-    return take(runtime_->take_results(seq_));
-  }
+  T get() { return take(claimed().take_results(seq_)); }
 
   /// As get(), waiting up to `timeout` instead of the graph's get timeout
   /// (0: only take a result that is already in).
-  T get(std::chrono::milliseconds timeout) {
-    if (!runtime_)
-      throw_taken();
-    return take(runtime_->take_results(seq_, timeout));
-  }
+  T get(std::chrono::milliseconds timeout) { return take(claimed().take_results(seq_, timeout)); }
 
   /// True when get() would return (or throw) without waiting. Never blocks;
   /// false once the result was taken.
-  bool ready() const { return runtime_ && runtime_->results_ready(seq_); }
+  bool ready() const { return claim_ && claim_->runtime->results_ready(seq_); }
 
   /// The result as a std::future, set by the graph's collector thread as soon
   /// as the execution completes (with the exception get() would throw, if any;
@@ -357,7 +361,7 @@ public:
   /// get() may not be called afterwards. The future does not keep the graph
   /// alive.
   std::future<T> get_future() {
-    auto runtime = take_runtime();
+    auto runtime = claimed_runtime();
     auto promise = std::make_shared<std::promise<T>>();
     std::future<T> future = promise->get_future();
     auto settle = [promise, graph = runtime->spec().name,
@@ -379,21 +383,46 @@ public:
   std::uint64_t sequence() const noexcept { return seq_; }
 
 private:
-  T take(std::vector<detail::Collected> results) {
-    auto runtime = std::move(runtime_); // taken, whatever decoding says
-    return detail::decode_results<T>(results, runtime->spec().name, seq_);
-  }
-  std::shared_ptr<detail::GraphRuntime> take_runtime() {
-    if (!runtime_)
+  // What copies of a ref share: whether the result was taken, and the
+  // graph to tell when it never will be.
+  struct Claim {
+    Claim(std::shared_ptr<detail::GraphRuntime> runtime, std::uint64_t seq)
+        : runtime(std::move(runtime)), seq(seq) {}
+    ~Claim() {
+      if (!taken)
+        runtime->abandon(seq);
+    }
+    Claim(const Claim&) = delete;
+    Claim& operator=(const Claim&) = delete;
+    std::shared_ptr<detail::GraphRuntime> runtime;
+    std::uint64_t seq;
+    bool taken = false;
+  };
+
+  detail::GraphRuntime& claimed() const {
+    if (!claim_)
       throw_taken();
-    return std::move(runtime_);
+    return *claim_->runtime;
+  }
+  // Marks the result taken (by whoever takes it next) and lets go of it.
+  std::shared_ptr<detail::GraphRuntime> claimed_runtime() {
+    if (!claim_)
+      throw_taken();
+    claim_->taken = true;
+    auto runtime = claim_->runtime;
+    claim_.reset();
+    return runtime;
+  }
+  T take(std::vector<detail::Collected> results) {
+    auto runtime = claimed_runtime(); // taken, whatever decoding says
+    return detail::decode_results<T>(results, runtime->spec().name, seq_);
   }
   [[noreturn]] void throw_taken() const {
     throw Error("cg::Ref: the result of execution " + std::to_string(seq_) +
                 " was already taken (by get() or get_future())");
   }
 
-  std::shared_ptr<detail::GraphRuntime> runtime_;
+  std::shared_ptr<Claim> claim_;
   std::uint64_t seq_;
 };
 

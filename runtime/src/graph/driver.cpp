@@ -166,16 +166,18 @@ ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline) {
   int notify_fd = -1;
   {
     std::lock_guard lock(mutex);
-    if (async)
-      notify_fd = results_fd;
     std::uint64_t seq = collected++;
     auto waiting = callbacks.find(seq);
-    if (waiting != callbacks.end()) {
+    if (abandoned.erase(seq) != 0) {
+      // Nobody will take them: `outputs` goes with this scope.
+    } else if (waiting != callbacks.end()) {
       callback = std::move(waiting->second);
       callbacks.erase(waiting);
     } else {
       results.emplace(seq, std::move(outputs));
     }
+    if (async && !abandoned.count(seq))
+      notify_fd = results_fd;
   }
   if (callback)
     callback(&outputs, nullptr);
@@ -257,21 +259,64 @@ GraphRuntime::~GraphRuntime() {
 std::uint64_t GraphRuntime::begin_execution() {
   Impl& s = *impl_;
   std::unique_lock lock(s.mutex);
-  if (s.torn_down || s.failure || s.channels.front().closed()) {
-    lock.unlock();
-    s.throw_failure();
-  }
-  if (s.submitted - s.collected >= s.options.max_in_flight)
+  auto check_usable = [&] {
+    if (s.torn_down || s.failure || s.channels.front().closed()) {
+      lock.unlock();
+      s.throw_failure();
+    }
+  };
+  check_usable();
+  // Executions someone can still take; abandoned ones do not count.
+  const std::uint64_t takeable = s.submitted - s.collected - s.abandoned.size();
+  if (takeable >= s.options.max_in_flight)
     throw CapacityExceeded(
-        std::to_string(s.submitted - s.collected) + " executions of " + describe(spec_) +
+        std::to_string(takeable) + " executions of " + describe(spec_) +
         " are in flight, the most max_in_flight allows; call get() on earlier results first, "
         "or launch with a larger cg::LaunchOptions::max_in_flight");
+  // The channels hold max_in_flight executions: make room by collecting
+  // (abandoned results are discarded as they come, the others kept for get()).
+  const Deadline deadline = deadline_or_look_once(s.options.submit_timeout);
+  auto full = [&] { return s.submitted - s.collected >= s.options.max_in_flight; };
+  auto no_room = [&] {
+    return TimeoutError("execution " + std::to_string(s.submitted) + " of " + describe(spec_) +
+                        " could not be submitted within " +
+                        std::to_string(s.options.submit_timeout.count()) +
+                        " ms: executions whose refs were dropped are still running");
+  };
+  while (full()) {
+    if (s.async) {
+      if (!s.changed.wait_until(lock, deadline,
+                                [&] { return !full() || s.failure || s.torn_down; }))
+        throw no_room();
+    } else {
+      lock.unlock();
+      const ChannelStatus status = s.collect_next(deadline);
+      if (status == ChannelStatus::timeout)
+        throw no_room();
+      if (status != ChannelStatus::ok)
+        s.throw_result_failure(status);
+      lock.lock();
+    }
+    check_usable();
+  }
   std::uint64_t seq = s.submitted++;
   if (s.async) {
     lock.unlock();
     s.changed.notify_all();
   }
   return seq;
+}
+
+void GraphRuntime::abandon(std::uint64_t seq) noexcept {
+  Impl& s = *impl_;
+  std::lock_guard lock(s.mutex);
+  if (s.results.erase(seq) != 0 || seq < s.collected || seq >= s.submitted)
+    return; // dropped now, or already gone
+  try {
+    s.abandoned.insert(seq);
+  } catch (const std::bad_alloc&) {
+    // Kept for a get() that never comes: memory, not correctness.
+  }
 }
 
 bool GraphRuntime::acquire_input(std::size_t input, std::size_t bytes, std::span<std::byte>& slot) {

@@ -26,6 +26,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -90,7 +91,8 @@ struct GraphRuntime::Impl {
   std::uint64_t collected = 0;
   std::map<std::uint64_t, std::vector<Collected>> results; // collected, not yet taken
   std::map<std::uint64_t, ResultsCallback> callbacks;      // futures waiting
-  std::exception_ptr failure; // why the graph cannot execute any more; the first cause wins
+  std::set<std::uint64_t> abandoned; // not yet collected, no ref left: discarded when collected
+  std::exception_ptr failure;        // why the graph cannot execute any more; the first cause wins
   bool torn_down = false;
   bool async = false; // the collector thread owns collection
   bool stop_collector = false;

@@ -101,8 +101,8 @@ TEST(CudaIpcPorts, AWriterWithoutADeviceSendsItsTasksErrorAndAnUndefinedTensorAs
   cg::CudaIpcOutputPort port(cg::ChannelWriter(memory.channel), 4, 2, 4096, 0, "a", "make");
   ASSERT_TRUE(port.write(cg::Result<cg::Tensor>(ramp(2, 0))));
   ASSERT_TRUE(port.write(cg::Result<cg::Tensor>(cg::Tensor{})));
-  cg::CudaIpcInputPort reader(cg::ChannelReader(memory.channel, 0), 4, 2, 0, cg::Overlap::off,
-                              "b", "consume");
+  cg::CudaIpcInputPort reader(cg::ChannelReader(memory.channel, 0), 4, 2, 0, cg::Overlap::off, "b",
+                              "consume");
   cg::Result<cg::Tensor> got;
   ASSERT_TRUE(reader.read(got));
   ASSERT_FALSE(got.ok());
