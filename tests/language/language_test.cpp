@@ -42,10 +42,12 @@ TEST_F(Language, ActorThatCannotBeConstructedFromTheArgumentsGivenAtLaunchIsALau
     cg::launch<&constants>(constructors);
     FAIL() << "expected cg::LaunchError";
   } catch (const cg::LaunchError& e) {
+    // Both modes say what the constructor threw.
     std::string expected = cg_test::threads_mode()
-                               ? "actor 'triple' of graph 'constants' (a thread) failed: scale "
-                                 "must not be negative during start-up"
-                               : "actor 'triple' of graph 'constants' exited with code 2 during "
+                               ? "actor 'triple' of graph 'constants' (a thread) failed: "
+                                 "std::invalid_argument: scale must not be negative during start-up"
+                               : "actor 'triple' of graph 'constants' exited with code 2 "
+                                 "(std::invalid_argument: scale must not be negative) during "
                                  "start-up";
     EXPECT_EQ(e.what(), expected);
   }

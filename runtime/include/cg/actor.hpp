@@ -574,6 +574,10 @@ public:
   /// Tells the driver this actor is attached and constructed.
   void ready();
 
+  /// Leaves `words` (why this actor is about to exit: "<exception type>:
+  /// <what>") in the segment, for the driver's report of its death.
+  void say_last_words(std::string_view words) noexcept;
+
   /// Makes the actor: from the constructor arguments launch() was given for
   /// it, if any, else from `graph_args`, those the graph passes. Both are a
   /// std::tuple of the graph's argument types.

@@ -186,6 +186,11 @@ std::uint64_t ActorProcess::communicator_bytes() const noexcept {
 
 void ActorProcess::ready() { impl_->header->ready.fetch_add(1, std::memory_order_release); }
 
+void ActorProcess::say_last_words(std::string_view words) noexcept {
+  if (impl_->header)
+    detail::say_last_words(impl_->memory, *impl_->header, actor_, words);
+}
+
 namespace detail {
 
 std::string current_exception_type() {

@@ -246,13 +246,19 @@ int actor_host_main(int argc, char** argv, std::span<const GraphSpec* const> gra
     for (std::uint32_t actor = 0; actor < spec->actors.size(); ++actor) {
       if (std::strcmp(spec->actors[actor].name, argv[2]) != 0)
         continue;
+      std::optional<ActorProcess> process;
       try {
-        ActorProcess process(*spec, actor, argv[3]);
-        return spec->actors[actor].run(process);
+        process.emplace(*spec, actor, argv[3]);
+        return spec->actors[actor].run(*process);
       } catch (const GraphStopped&) {
         return 0; // the graph was stopped while we waited in a communicator
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "cg actor %s/%s: %s\n", argv[1], argv[2], e.what());
+        // The driver reports our death with these words (its caller does
+        // not see our stderr).
+        const std::string words = current_exception_type() + ": " + e.what();
+        if (process)
+          process->say_last_words(words);
+        std::fprintf(stderr, "cg actor %s/%s: %s\n", argv[1], argv[2], words.c_str());
         return 2;
       }
     }

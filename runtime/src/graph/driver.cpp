@@ -89,9 +89,16 @@ void GraphRuntime::Impl::watch_actors() {
       if (stopping.load() || actors[i].running())
         continue;
       std::string name = child_names[i];
+      std::string why = describe_exit(actors[i].exit_status().value_or(0));
+      // What it said before exiting, if it runs in our segment.
+      for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
+        if (local[a] && name == spec.actors[a].name)
+          if (std::string words = last_words(
+                  {static_cast<const std::byte*>(segment.data()), segment.size()}, *header, a);
+              !words.empty())
+            why += " (" + words + ")";
       fail(std::make_exception_ptr(
-          ActorDiedError(name, "actor '" + name + "' of " + describe(spec) + " " +
-                                   describe_exit(actors[i].exit_status().value_or(0)))));
+          ActorDiedError(name, "actor '" + name + "' of " + describe(spec) + " " + why)));
       close_all();
       return;
     }

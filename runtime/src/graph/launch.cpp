@@ -418,7 +418,7 @@ void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
     int status = spec.actors[actor].run(process);
     why = "stopped: its program returned " + std::to_string(status);
   } catch (const std::exception& e) {
-    why = std::string("failed: ") + e.what();
+    why = "failed: " + current_exception_type() + ": " + e.what();
   }
   if (stopping.load())
     return;

@@ -3,6 +3,7 @@
 
 #include <cg/actor.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <string_view>
@@ -17,10 +18,12 @@ struct Tables {
   std::size_t constructor_table = 0; // 0: none
   std::vector<ConstructorArgs> constructor_args;
   std::size_t nccl_ids = 0; // 0: none
+  std::size_t last_words = 0;
   std::size_t total_bytes = 0;
 };
 
-Tables place_tables(const SegmentLayout& layout, const SegmentContents& contents) {
+Tables place_tables(const GraphSpec& spec, const SegmentLayout& layout,
+                    const SegmentContents& contents) {
   Tables tables;
   std::size_t end = layout.total_bytes;
   if (!contents.constructor_args.empty()) {
@@ -35,6 +38,8 @@ Tables place_tables(const SegmentLayout& layout, const SegmentContents& contents
     tables.nccl_ids = align64(end);
     end = tables.nccl_ids + contents.nccl_ids.size() * kNcclIdBytes;
   }
+  tables.last_words = align64(end);
+  end = tables.last_words + spec.actors.size() * kLastWordsBytes;
   tables.total_bytes = end;
   return tables;
 }
@@ -61,14 +66,14 @@ SegmentLayout segment_layout(const GraphSpec& spec, std::uint32_t slots, std::ui
 std::size_t segment_bytes(const GraphSpec& spec, const SegmentContents& contents) {
   const SegmentLayout layout =
       segment_layout(spec, contents.slots, contents.slot_bytes, contents.communicator_bytes);
-  return place_tables(layout, contents).total_bytes;
+  return place_tables(spec, layout, contents).total_bytes;
 }
 
 WrittenSegment write_segment(std::span<std::byte> memory, const GraphSpec& spec,
                              const SegmentContents& contents) {
   const SegmentLayout layout =
       segment_layout(spec, contents.slots, contents.slot_bytes, contents.communicator_bytes);
-  const Tables tables = place_tables(layout, contents);
+  const Tables tables = place_tables(spec, layout, contents);
   std::byte* base = memory.data();
 
   WrittenSegment out;
@@ -97,6 +102,10 @@ WrittenSegment write_segment(std::span<std::byte> memory, const GraphSpec& spec,
       std::memcpy(base + tables.nccl_ids + i * kNcclIdBytes, contents.nccl_ids[i].data(),
                   kNcclIdBytes);
   }
+
+  header.last_words = tables.last_words;
+  for (std::size_t i = 0; i < spec.actors.size(); ++i)
+    new (base + tables.last_words + i * kLastWordsBytes) LastWords{};
 
   for (std::size_t i = 0; i < spec.channels.size(); ++i)
     out.channels.push_back(
@@ -149,6 +158,37 @@ SegmentView read_segment(std::span<std::byte> memory, const GraphSpec& spec, std
     }
   }
   return view;
+}
+
+namespace {
+// Actor `actor`'s record, or null when the segment does not hold it.
+LastWords* last_words_of(std::span<const std::byte> memory, const SegmentHeader& header,
+                         std::uint32_t actor) {
+  const std::uint64_t at = header.last_words + std::uint64_t{actor} * kLastWordsBytes;
+  if (header.last_words == 0 || actor >= header.actor_count || at > memory.size() ||
+      memory.size() - at < kLastWordsBytes)
+    return nullptr;
+  return reinterpret_cast<LastWords*>(const_cast<std::byte*>(memory.data() + at));
+}
+} // namespace
+
+void say_last_words(std::span<std::byte> memory, const SegmentHeader& header, std::uint32_t actor,
+                    std::string_view words) noexcept {
+  LastWords* record = last_words_of(memory, header, actor);
+  if (!record)
+    return;
+  const std::size_t bytes = std::min(words.size(), sizeof record->text);
+  std::memcpy(record->text, words.data(), bytes);
+  record->bytes.store(static_cast<std::uint32_t>(bytes), std::memory_order_release);
+}
+
+std::string last_words(std::span<const std::byte> memory, const SegmentHeader& header,
+                       std::uint32_t actor) {
+  const LastWords* record = last_words_of(memory, header, actor);
+  if (!record)
+    return "";
+  const std::uint32_t bytes = record->bytes.load(std::memory_order_acquire);
+  return std::string(record->text, std::min<std::size_t>(bytes, sizeof record->text));
 }
 
 std::span<const std::byte, kNcclIdBytes> nccl_id(std::span<const std::byte> memory,

@@ -4,7 +4,8 @@
 // back to back (64-byte aligned), then the communicator groups (cg::HostGroup,
 // one per NCCL edge or collective), then the constructor arguments given to
 // launch(), then (CommunicatorKind::nccl) one NCCL unique id per group, from
-// which each actor joins its groups' NcclCommunicators.
+// which each actor joins its groups' NcclCommunicators, then one "last words"
+// record per actor: why it is exiting, for the driver's report.
 //
 // The driver creates it as anonymous shared memory (a memfd, never named in
 // /dev/shm) and each actor process inherits its descriptor, maps it, checks
@@ -30,6 +31,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cg::detail {
@@ -53,12 +55,32 @@ struct SegmentHeader {
   // Offset of one NCCL unique id (kNcclIdBytes) per communicator group, made
   // by the driver for CommunicatorKind::nccl; 0: host communicators.
   std::uint64_t nccl_ids;
+  // Offset of one LastWords per actor.
+  std::uint64_t last_words;
 };
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 
 /// The size of an ncclUniqueId (cg::NcclUniqueId).
 inline constexpr std::size_t kNcclIdBytes = 128;
 using NcclIdBytes = std::array<char, kNcclIdBytes>;
+
+/// Why an actor is exiting ("<exception type>: <what>"), written by the actor
+/// before it exits and read by the driver when it reports the death: an
+/// actor process's stderr is not the driver's caller's.
+inline constexpr std::size_t kLastWordsBytes = 512;
+struct LastWords {
+  std::atomic<std::uint32_t> bytes; // of `text`, stored after it
+  char text[kLastWordsBytes - sizeof(std::uint32_t)];
+};
+static_assert(sizeof(LastWords) == kLastWordsBytes);
+
+/// Records `words` (shortened to fit) as actor `actor`'s last words.
+void say_last_words(std::span<std::byte> memory, const SegmentHeader& header, std::uint32_t actor,
+                    std::string_view words) noexcept;
+
+/// Actor `actor`'s last words, or "" when it said none.
+std::string last_words(std::span<const std::byte> memory, const SegmentHeader& header,
+                       std::uint32_t actor);
 
 /// Where an actor's constructor arguments given to launch() lie in the
 /// segment (encoded as the std::tuple of the graph's argument types).

@@ -492,7 +492,8 @@ std::string actor_death_on_a_broken_input_slot(const cg::LaunchOptions& options)
 
 TEST(Driver, ImpossibleInputSlotEndsTheActorAndGetSaysSo) {
   EXPECT_EQ(actor_death_on_a_broken_input_slot({}),
-            "a: actor 'a' of graph 'cg_test_echo' exited with code 2");
+            "a: actor 'a' of graph 'cg_test_echo' exited with code 2 (cg::detail::ActorFailure: "
+            "channel 0: read (corrupt))");
 }
 
 // ---- threads mode ------------------------------------------------------------
@@ -547,7 +548,8 @@ TEST(Driver, ThreadsModeTurnsAMethodExceptionIntoATaskError) {
 
 TEST(Driver, ThreadsModeImpossibleInputSlotEndsTheActorThreadAndGetSaysSo) {
   EXPECT_EQ(actor_death_on_a_broken_input_slot(threads_mode()),
-            "a: actor 'a' of graph 'cg_test_echo' (a thread) failed: channel 0: read (corrupt)");
+            "a: actor 'a' of graph 'cg_test_echo' (a thread) failed: "
+            "cg::detail::ActorFailure: channel 0: read (corrupt)");
 }
 
 TEST(Driver, ModeComesFromTheEnvironmentUnlessTheOptionsSayIt) {
