@@ -24,19 +24,24 @@
 // (os/launcher.hpp finds a rank), it starts no actor: the launcher
 // does, and every channel is TCP.
 //
-// Errors: a placement file that cannot be read, names an actor the graph does
-// not have, gives one actor twice or a host that is not a number 0..65535 is a
-// cg::LaunchError naming the file and line, e.g.
+// Errors: a placement file that cannot be read or is larger than
+// kMaxPlacementBytes, names an actor the graph does not have, gives one actor
+// twice or a host that is not a number 0..65535 is a cg::LaunchError naming
+// the file and line, e.g.
 //   "placement file 'p.txt' line 2: graph 'pipeline' has no actor 'x' (its actors: a, b, c)"
 #pragma once
 
 #include <cg/detail/graph_spec.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace cg {
+
+/// The most a placement file may hold (a line per actor fits many thousands).
+inline constexpr std::size_t kMaxPlacementBytes = 1 << 20;
 
 /// The environment variables read at launch when LaunchOptions leaves them unset.
 inline constexpr const char* placement_variable = "CG_PLACEMENT";

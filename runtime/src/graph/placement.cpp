@@ -14,9 +14,19 @@ std::vector<std::uint32_t> actor_hosts(const detail::GraphSpec& spec, const std:
     hosts.push_back(actor.host);
   if (path.empty())
     return hosts;
-  std::ifstream in(path);
-  if (!in)
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
     throw LaunchError("placement file '" + path + "' cannot be read");
+  // Read at most kMaxPlacementBytes (+1 to tell): /dev/zero or a wrong path
+  // to a huge file must not make launch() read forever.
+  std::string text(kMaxPlacementBytes + 1, '\0');
+  file.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(file.gcount()));
+  if (text.size() > kMaxPlacementBytes)
+    throw LaunchError("placement file '" + path + "' is larger than " +
+                      std::to_string(kMaxPlacementBytes) +
+                      " bytes; it should hold one '<actor> <host>' line per actor");
+  std::istringstream in(text);
   std::vector<bool> placed(spec.actors.size(), false);
   std::string line;
   for (unsigned number = 1; std::getline(in, line); ++number) {

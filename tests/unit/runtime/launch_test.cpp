@@ -169,4 +169,12 @@ TEST(Launch, APlacementFileMovesActorsAndABadTransportIsRefused) {
             "'shm' (or unset)");
 }
 
+TEST(Launch, APlacementFileThatNeverEndsIsRefused) {
+  cg::LaunchOptions options;
+  options.placement = "/dev/zero";
+  EXPECT_EQ(launch_error([&] { cg::detail::place_actors(kSpec, options); }),
+            "placement file '/dev/zero' is larger than 1048576 bytes; it should hold one "
+            "'<actor> <host>' line per actor");
+}
+
 } // namespace
