@@ -210,6 +210,49 @@ TEST_F(Graphs, GetTimesOutWhenAnActorIsStopped) {
   ::kill(actors[0], SIGCONT);
 }
 
+// The actor an actor process runs: its command line is <exe> <graph> <actor> <segment>.
+std::string actor_of(int pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline");
+  std::vector<std::string> args;
+  for (std::string arg; std::getline(file, arg, '\0');)
+    args.push_back(arg);
+  return args.size() > 2 ? args[2] : "";
+}
+
+TEST_F(Graphs, AStoppedActorIsNamedAndTheExecutionsBehindItFailAtOnce) {
+  CG_SKIP_IN_THREADS_MODE();
+  cg::LaunchOptions options;
+  options.max_in_flight = 8;
+  options.get_timeout = std::chrono::milliseconds(500);
+  auto graph = cg::launch<&adder>(options);
+  EXPECT_EQ(graph.execute(1).get(), 3);
+  for (int stopped : cg_test::child_pids()) { // the first actor, then the second
+    const std::string cause = "actor '" + actor_of(stopped) + "' (pid " + std::to_string(stopped) +
+                              ") has made no progress for 0.5 s";
+    ::kill(stopped, SIGSTOP);
+    std::vector<cg::Ref<int>> refs;
+    for (int i = 0; i < 8; ++i)
+      refs.push_back(graph.execute(i));
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < refs.size(); ++i) {
+      const std::string execution =
+          "no result of execution " + std::to_string(refs[i].sequence()) + " of graph 'adder'";
+      try {
+        refs[i].get();
+        ADD_FAILURE() << "expected cg::TimeoutError";
+      } catch (const cg::TimeoutError& e) {
+        // The first waits its timeout; those behind it fail at once.
+        EXPECT_EQ(e.what(),
+                  i == 0 ? execution + " within 500 ms: " + cause : execution + ": " + cause);
+      }
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
+    ::kill(stopped, SIGCONT); // the graph goes on, and the refs are still valid
+    for (std::size_t i = 0; i < refs.size(); ++i)
+      EXPECT_EQ(refs[i].get(), static_cast<int>(i) + 2);
+  }
+}
+
 TEST_F(Graphs, MissingActorExecutableIsALaunchError) {
   CG_SKIP_IN_THREADS_MODE();
   cg::LaunchOptions options;

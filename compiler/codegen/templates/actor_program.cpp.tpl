@@ -22,7 +22,9 @@ int run_{graph_id}_{actor_id}(cg::ActorProcess& process) {{
 {ports}  process.ready();
 
   for (;;) {{
-{body}  }}
+{body}
+    process.executed(); // the driver names an actor that stops getting here
+  }}
 }}
 
 }} // namespace cg_generated::{target_ns}

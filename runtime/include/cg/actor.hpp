@@ -574,6 +574,10 @@ public:
   /// Tells the driver this actor is attached and constructed.
   void ready();
 
+  /// Counts one more finished execution where the driver watches for stalls
+  /// (the generated loop calls it at the end of each execution).
+  void executed() noexcept;
+
   /// Leaves `words` (why this actor is about to exit: "<exception type>:
   /// <what>") in the segment, for the driver's report of its death.
   void say_last_words(std::string_view words) noexcept;

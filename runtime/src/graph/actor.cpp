@@ -53,6 +53,8 @@ SharedSegment map_segment(const std::string& segment) {
 struct ActorProcess::Impl {
   SharedSegment owned; // processes: our own mapping; threads: empty
   std::span<std::byte> memory;
+  detail::ActorRecord* record = nullptr; // this actor's, in the segment
+  std::uint64_t executions = 0;          // finished, as `record` says
   detail::SegmentLayout layout;
   detail::SegmentHeader* header = nullptr;
   std::vector<std::unique_ptr<Communicator>> communicators; // per group, made on first use
@@ -113,6 +115,7 @@ void ActorProcess::attach(const detail::GraphSpec& spec, std::uint32_t actor,
   impl_->memory = memory;
   detail::SegmentView view = detail::read_segment(memory, spec, actor, segment);
   impl_->header = view.header;
+  impl_->record = detail::actor_record(memory, *view.header, actor);
   impl_->layout = std::move(view.layout);
   impl_->communicators.resize(spec.communicators.size());
   slot_bytes_ = view.header->slot_bytes;
@@ -187,8 +190,13 @@ std::uint64_t ActorProcess::communicator_bytes() const noexcept {
 void ActorProcess::ready() { impl_->header->ready.fetch_add(1, std::memory_order_release); }
 
 void ActorProcess::say_last_words(std::string_view words) noexcept {
-  if (impl_->header)
-    detail::say_last_words(impl_->memory, *impl_->header, actor_, words);
+  if (impl_->record)
+    detail::say_last_words(*impl_->record, words);
+}
+
+void ActorProcess::executed() noexcept {
+  if (impl_->record)
+    impl_->record->executions.store(++impl_->executions, std::memory_order_relaxed);
 }
 
 namespace detail {

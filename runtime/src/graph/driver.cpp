@@ -25,9 +25,11 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -92,10 +94,8 @@ void GraphRuntime::Impl::watch_actors() {
       std::string why = describe_exit(actors[i].exit_status().value_or(0));
       // What it said before exiting, if it runs in our segment.
       for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
-        if (local[a] && name == spec.actors[a].name)
-          if (std::string words = last_words(
-                  {static_cast<const std::byte*>(segment.data()), segment.size()}, *header, a);
-              !words.empty())
+        if (local[a] && name == spec.actors[a].name && records[a] != nullptr)
+          if (std::string words = last_words(*records[a]); !words.empty())
             why += " (" + words + ")";
       fail(std::make_exception_ptr(
           ActorDiedError(name, "actor '" + name + "' of " + describe(spec) + " " + why)));
@@ -231,6 +231,79 @@ void GraphRuntime::Impl::collect_loop() {
     break;
   }
   fail_callbacks();
+}
+
+std::vector<std::uint64_t> GraphRuntime::Impl::executions_now() const {
+  std::vector<std::uint64_t> now;
+  for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
+    now.push_back(local[a] && records[a] ? records[a]->executions.load(std::memory_order_relaxed)
+                                         : 0);
+  return now;
+}
+
+namespace {
+// True when process `pid` is stopped (SIGSTOP, a debugger): state T or t.
+bool is_stopped(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  FILE* file = std::fopen(path, "r");
+  if (!file)
+    return false;
+  char line[512] = {};
+  const bool read = std::fgets(line, sizeof line, file) != nullptr;
+  std::fclose(file);
+  const char* end = read ? std::strrchr(line, ')') : nullptr;
+  return end && end[1] == ' ' && (end[2] == 'T' || end[2] == 't');
+}
+} // namespace
+
+std::string GraphRuntime::Impl::still_stalled() {
+  if (stall &&
+      records[stall->actor]->executions.load(std::memory_order_relaxed) == stall->executions &&
+      is_stopped(stall->pid))
+    return stall->cause;
+  stall.reset(); // it moved again, or was resumed
+  return "";
+}
+
+TimeoutError GraphRuntime::Impl::stalled(std::uint64_t seq,
+                                         const std::vector<std::uint64_t>& before,
+                                         std::chrono::milliseconds waited) {
+  const std::string base = "no result of execution " + std::to_string(seq) + " of " +
+                           describe(spec) + " within " + std::to_string(waited.count()) + " ms";
+  // The actor furthest behind among those that have not finished execution
+  // `seq` and did not move while we waited (a stopped process first, then
+  // the first in the graph): the others wait for it.
+  const std::vector<std::uint64_t> now = executions_now();
+  std::optional<std::uint32_t> culprit;
+  pid_t culprit_pid = 0;
+  bool culprit_stopped = false;
+  for (std::uint32_t a = 0; a < spec.actors.size(); ++a) {
+    if (!local[a] || !records[a] || now[a] != before[a] || now[a] > seq)
+      continue;
+    pid_t pid = 0;
+    for (std::size_t i = 0; i < actors.size(); ++i)
+      if (child_names[i] == spec.actors[a].name)
+        pid = actors[i].pid();
+    const bool stopped = pid != 0 && is_stopped(pid);
+    if (!culprit || now[a] < now[*culprit] ||
+        (now[a] == now[*culprit] && stopped && !culprit_stopped)) {
+      culprit = a;
+      culprit_pid = pid;
+      culprit_stopped = stopped;
+    }
+  }
+  if (!culprit)
+    return TimeoutError(base);
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f", std::chrono::duration<double>(waited).count());
+  const std::string who =
+      "actor '" + std::string(spec.actors[*culprit].name) + "' " +
+      (culprit_pid != 0 ? "(pid " + std::to_string(culprit_pid) + ")" : std::string("(a thread)"));
+  const std::string cause = who + " has made no progress for " + seconds + " s";
+  if (culprit_stopped)
+    stall = Stall{*culprit, now[*culprit], culprit_pid, cause};
+  return TimeoutError(base + ": " + cause);
 }
 
 // Called with `mutex` held (hence the lock argument).
@@ -377,10 +450,7 @@ std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq,
                                                   std::chrono::milliseconds timeout) {
   Impl& s = *impl_;
   Deadline deadline = deadline_or_look_once(timeout);
-  auto timed_out = [&] {
-    return TimeoutError("no result of execution " + std::to_string(seq) + " of " + describe(spec_) +
-                        " within " + std::to_string(timeout.count()) + " ms");
-  };
+  const std::vector<std::uint64_t> before = s.executions_now();
   std::unique_lock lock(s.mutex);
   if (s.torn_down) {
     lock.unlock();
@@ -389,16 +459,33 @@ std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq,
   if (seq >= s.submitted)
     throw Error("execution " + std::to_string(seq) + " of " + describe(spec_) +
                 " was never submitted");
+  // An actor found stalled before that still has not moved: look once, then
+  // fail with the same cause rather than wait for it again.
+  std::string stalled_before;
+  if (!s.results.count(seq) && seq >= s.collected) {
+    stalled_before = s.still_stalled();
+    if (!stalled_before.empty())
+      deadline = Deadline::min();
+  }
+  // Called with the lock held.
+  auto timed_out = [&] {
+    if (!stalled_before.empty())
+      return TimeoutError("no result of execution " + std::to_string(seq) + " of " +
+                          describe(spec_) + ": " + stalled_before);
+    return s.stalled(seq, before, timeout);
+  };
   if (!s.async) {
     // Collect in this thread, up to and including execution `seq`.
     while (s.collected <= seq) {
       lock.unlock();
       ChannelStatus status = s.collect_next(deadline);
+      lock.lock();
       if (status == ChannelStatus::timeout)
         throw timed_out();
-      if (status != ChannelStatus::ok)
+      if (status != ChannelStatus::ok) {
+        lock.unlock();
         s.throw_result_failure(status);
-      lock.lock();
+      }
     }
   }
   for (;;) {

@@ -310,6 +310,9 @@ void GraphRuntime::Impl::create_segment(
     WrittenSegment written =
         write_segment({static_cast<std::byte*>(segment.data()), segment.size()}, spec, contents);
     header = written.header;
+    for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
+      records.push_back(actor_record(
+          {static_cast<const std::byte*>(segment.data()), segment.size()}, *header, a));
     channels = std::move(written.channels);
     groups = std::move(written.groups);
   } catch (const std::exception& e) {

@@ -46,6 +46,7 @@ struct GraphRuntime::Impl {
   LaunchOptions options;
   SharedSegment segment;
   SegmentHeader* header = nullptr;
+  std::vector<ActorRecord*> records; // per actor, in the segment (read only for remote ones)
   std::vector<Channel> channels;
   std::vector<HostGroup> groups; // communicator groups, per GraphSpec::communicators
   std::vector<std::vector<std::string>> cuda_devices; // per actor (LaunchOptions::cuda_devices)
@@ -92,7 +93,18 @@ struct GraphRuntime::Impl {
   std::map<std::uint64_t, std::vector<Collected>> results; // collected, not yet taken
   std::map<std::uint64_t, ResultsCallback> callbacks;      // futures waiting
   std::set<std::uint64_t> abandoned; // not yet collected, no ref left: discarded when collected
-  std::exception_ptr failure;        // why the graph cannot execute any more; the first cause wins
+  // A stopped actor process (SIGSTOP, a debugger) found by a get() that
+  // timed out, with its executions then: while it stays stopped and they
+  // stay so, later get()s fail at once with the same cause. (An actor that
+  // runs but finishes nothing may be slow, not stuck: each get() waits.)
+  struct Stall {
+    std::uint32_t actor = 0;
+    std::uint64_t executions = 0;
+    pid_t pid = 0;
+    std::string cause; // "actor 'b' (pid N) has made no progress for 3.0 s"
+  };
+  std::optional<Stall> stall;
+  std::exception_ptr failure; // why the graph cannot execute any more; the first cause wins
   bool torn_down = false;
   bool async = false; // the collector thread owns collection
   bool stop_collector = false;
@@ -124,6 +136,15 @@ struct GraphRuntime::Impl {
   [[noreturn]] void throw_result_failure(ChannelStatus status);
   void fail(std::exception_ptr why);
   void fail_callbacks();
+  // Stalls (driver.cpp): each local actor's finished executions now; the
+  // cause of a stall still in place (with `mutex` held), or "".
+  std::vector<std::uint64_t> executions_now() const;
+  std::string still_stalled();
+  // The TimeoutError of a get() of execution `seq` that waited `waited`
+  // since `before` (executions_now() then), naming the actor that made no
+  // progress meanwhile, if one did not (with `mutex` held).
+  TimeoutError stalled(std::uint64_t seq, const std::vector<std::uint64_t>& before,
+                       std::chrono::milliseconds waited);
   void start_async(std::unique_lock<std::mutex>& lock);
 
   // Closes every channel and aborts every communicator group: whoever waits

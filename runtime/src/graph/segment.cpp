@@ -18,7 +18,7 @@ struct Tables {
   std::size_t constructor_table = 0; // 0: none
   std::vector<ConstructorArgs> constructor_args;
   std::size_t nccl_ids = 0; // 0: none
-  std::size_t last_words = 0;
+  std::size_t actor_records = 0;
   std::size_t total_bytes = 0;
 };
 
@@ -38,8 +38,8 @@ Tables place_tables(const GraphSpec& spec, const SegmentLayout& layout,
     tables.nccl_ids = align64(end);
     end = tables.nccl_ids + contents.nccl_ids.size() * kNcclIdBytes;
   }
-  tables.last_words = align64(end);
-  end = tables.last_words + spec.actors.size() * kLastWordsBytes;
+  tables.actor_records = align64(end);
+  end = tables.actor_records + spec.actors.size() * kActorRecordBytes;
   tables.total_bytes = end;
   return tables;
 }
@@ -103,9 +103,9 @@ WrittenSegment write_segment(std::span<std::byte> memory, const GraphSpec& spec,
                   kNcclIdBytes);
   }
 
-  header.last_words = tables.last_words;
+  header.actor_records = tables.actor_records;
   for (std::size_t i = 0; i < spec.actors.size(); ++i)
-    new (base + tables.last_words + i * kLastWordsBytes) LastWords{};
+    new (base + tables.actor_records + i * kActorRecordBytes) ActorRecord{};
 
   for (std::size_t i = 0; i < spec.channels.size(); ++i)
     out.channels.push_back(
@@ -160,35 +160,24 @@ SegmentView read_segment(std::span<std::byte> memory, const GraphSpec& spec, std
   return view;
 }
 
-namespace {
-// Actor `actor`'s record, or null when the segment does not hold it.
-LastWords* last_words_of(std::span<const std::byte> memory, const SegmentHeader& header,
-                         std::uint32_t actor) {
-  const std::uint64_t at = header.last_words + std::uint64_t{actor} * kLastWordsBytes;
-  if (header.last_words == 0 || actor >= header.actor_count || at > memory.size() ||
-      memory.size() - at < kLastWordsBytes)
+ActorRecord* actor_record(std::span<const std::byte> memory, const SegmentHeader& header,
+                          std::uint32_t actor) {
+  const std::uint64_t at = header.actor_records + std::uint64_t{actor} * kActorRecordBytes;
+  if (header.actor_records == 0 || actor >= header.actor_count || at > memory.size() ||
+      memory.size() - at < kActorRecordBytes)
     return nullptr;
-  return reinterpret_cast<LastWords*>(const_cast<std::byte*>(memory.data() + at));
-}
-} // namespace
-
-void say_last_words(std::span<std::byte> memory, const SegmentHeader& header, std::uint32_t actor,
-                    std::string_view words) noexcept {
-  LastWords* record = last_words_of(memory, header, actor);
-  if (!record)
-    return;
-  const std::size_t bytes = std::min(words.size(), sizeof record->text);
-  std::memcpy(record->text, words.data(), bytes);
-  record->bytes.store(static_cast<std::uint32_t>(bytes), std::memory_order_release);
+  return reinterpret_cast<ActorRecord*>(const_cast<std::byte*>(memory.data() + at));
 }
 
-std::string last_words(std::span<const std::byte> memory, const SegmentHeader& header,
-                       std::uint32_t actor) {
-  const LastWords* record = last_words_of(memory, header, actor);
-  if (!record)
-    return "";
-  const std::uint32_t bytes = record->bytes.load(std::memory_order_acquire);
-  return std::string(record->text, std::min<std::size_t>(bytes, sizeof record->text));
+void say_last_words(ActorRecord& record, std::string_view words) noexcept {
+  const std::size_t bytes = std::min(words.size(), sizeof record.last_words);
+  std::memcpy(record.last_words, words.data(), bytes);
+  record.bytes.store(static_cast<std::uint32_t>(bytes), std::memory_order_release);
+}
+
+std::string last_words(const ActorRecord& record) {
+  const std::uint32_t bytes = record.bytes.load(std::memory_order_acquire);
+  return std::string(record.last_words, std::min<std::size_t>(bytes, sizeof record.last_words));
 }
 
 std::span<const std::byte, kNcclIdBytes> nccl_id(std::span<const std::byte> memory,

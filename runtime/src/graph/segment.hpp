@@ -4,8 +4,8 @@
 // back to back (64-byte aligned), then the communicator groups (cg::HostGroup,
 // one per NCCL edge or collective), then the constructor arguments given to
 // launch(), then (CommunicatorKind::nccl) one NCCL unique id per group, from
-// which each actor joins its groups' NcclCommunicators, then one "last words"
-// record per actor: why it is exiting, for the driver's report.
+// which each actor joins its groups' NcclCommunicators, then one ActorRecord
+// per actor: its progress and its last words, for the driver's reports.
 //
 // The driver creates it as anonymous shared memory (a memfd, never named in
 // /dev/shm) and each actor process inherits its descriptor, maps it, checks
@@ -55,8 +55,8 @@ struct SegmentHeader {
   // Offset of one NCCL unique id (kNcclIdBytes) per communicator group, made
   // by the driver for CommunicatorKind::nccl; 0: host communicators.
   std::uint64_t nccl_ids;
-  // Offset of one LastWords per actor.
-  std::uint64_t last_words;
+  // Offset of one ActorRecord per actor.
+  std::uint64_t actor_records;
 };
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 
@@ -64,23 +64,31 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 inline constexpr std::size_t kNcclIdBytes = 128;
 using NcclIdBytes = std::array<char, kNcclIdBytes>;
 
-/// Why an actor is exiting ("<exception type>: <what>"), written by the actor
-/// before it exits and read by the driver when it reports the death: an
-/// actor process's stderr is not the driver's caller's.
-inline constexpr std::size_t kLastWordsBytes = 512;
-struct LastWords {
-  std::atomic<std::uint32_t> bytes; // of `text`, stored after it
-  char text[kLastWordsBytes - sizeof(std::uint32_t)];
+/// What the driver learns of an actor besides its channels:
+///   - `executions`, the executions it finished, stored by the actor once per
+///     execution; one that stops moving while a result is awaited names the
+///     actor that stalled;
+///   - its last words: why it is exiting ("<exception type>: <what>"),
+///     written before it exits, quoted when the driver reports its death (an
+///     actor process's stderr is not the driver's caller's).
+inline constexpr std::size_t kActorRecordBytes = 512;
+struct ActorRecord {
+  std::atomic<std::uint64_t> executions;
+  std::atomic<std::uint32_t> bytes; // of `last_words`, stored after them
+  char last_words[kActorRecordBytes - sizeof(std::uint64_t) - sizeof(std::uint32_t)];
 };
-static_assert(sizeof(LastWords) == kLastWordsBytes);
+static_assert(sizeof(ActorRecord) == kActorRecordBytes);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 
-/// Records `words` (shortened to fit) as actor `actor`'s last words.
-void say_last_words(std::span<std::byte> memory, const SegmentHeader& header, std::uint32_t actor,
-                    std::string_view words) noexcept;
+/// Actor `actor`'s record, or null when the segment does not hold it.
+ActorRecord* actor_record(std::span<const std::byte> memory, const SegmentHeader& header,
+                          std::uint32_t actor);
 
-/// Actor `actor`'s last words, or "" when it said none.
-std::string last_words(std::span<const std::byte> memory, const SegmentHeader& header,
-                       std::uint32_t actor);
+/// Records `words` (shortened to fit) as the last words in `record`.
+void say_last_words(ActorRecord& record, std::string_view words) noexcept;
+
+/// The last words in `record`, or "" when the actor said none.
+std::string last_words(const ActorRecord& record);
 
 /// Where an actor's constructor arguments given to launch() lie in the
 /// segment (encoded as the std::tuple of the graph's argument types).
