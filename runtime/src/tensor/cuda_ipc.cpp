@@ -127,6 +127,7 @@ CudaIpcBlock CudaIpcSender::stage(std::uint32_t index, const Tensor& tensor) {
   block.writer_pid = static_cast<std::uint32_t>(::getpid());
   block.device = device_;
   block.generation = slot->generation;
+  block.bytes = bytes;
   block.pointer = reinterpret_cast<std::uintptr_t>(slot->buffer);
   block.event = reinterpret_cast<std::uintptr_t>(slot->event);
   std::memcpy(block.memory_handle.data(), &slot->memory_handle, sizeof slot->memory_handle);
@@ -287,8 +288,18 @@ Tensor CudaIpcReceiver::receive(std::uint32_t index, const CudaIpcBlock& block, 
     slot->generation = block.generation;
   }
 
-  Tensor probe = Tensor::from_blob(nullptr, dtype, shape); // checks the shape, sizes it
-  const std::size_t bytes = probe.nbytes();
+  // The shape must say exactly the bytes the writer copied: never read past
+  // the end of its buffer, whatever the message holds.
+  std::uint64_t count = 1;
+  std::uint64_t bytes = 0;
+  bool overflow = false;
+  for (const std::int64_t extent : shape)
+    overflow |=
+        extent < 0 || __builtin_mul_overflow(count, static_cast<std::uint64_t>(extent), &count);
+  overflow |= __builtin_mul_overflow(count, std::uint64_t{dtype_size(dtype)}, &bytes);
+  if (overflow || bytes != block.bytes)
+    throw TensorError("cg: cuda_ipc: the message's shape does not hold the " +
+                      std::to_string(block.bytes) + " bytes its writer copied");
   auto [capacity, pointer] = pool_->take(bytes, stream);
   Tensor out = Tensor::adopt(
       pointer,

@@ -56,6 +56,7 @@ struct CudaIpcBlock {
   std::uint32_t writer_pid = 0;
   std::int32_t device = 0;      // the buffer's device, as the writer numbers it
   std::uint64_t generation = 0; // changes whenever the slot's buffer is replaced
+  std::uint64_t bytes = 0;      // of the tensor's elements in the buffer
   std::uint64_t pointer = 0;    // the buffer in the writer's address space
   std::uint64_t event = 0;      // the writer's cudaEvent_t
   std::array<std::byte, 64> memory_handle{};
@@ -121,15 +122,16 @@ private:
 
 namespace cg {
 
-/// u32 pid, i32 device, u64 generation, pointer and event, then both
+/// u32 pid, i32 device, u64 generation, bytes, pointer and event, then both
 /// handles' 64 bytes.
 template <> struct Codec<detail::CudaIpcBlock> {
-  static constexpr std::size_t kBytes = 4 + 4 + 8 * 3 + 64 + 64;
+  static constexpr std::size_t kBytes = 4 + 4 + 8 * 4 + 64 + 64;
   static std::size_t size(const detail::CudaIpcBlock&) { return kBytes; }
   static void encode(Encoder& e, const detail::CudaIpcBlock& b) {
     cg::encode(e, b.writer_pid);
     cg::encode(e, b.device);
     cg::encode(e, b.generation);
+    cg::encode(e, b.bytes);
     cg::encode(e, b.pointer);
     cg::encode(e, b.event);
     e.write(b.memory_handle.data(), b.memory_handle.size());
@@ -140,6 +142,7 @@ template <> struct Codec<detail::CudaIpcBlock> {
     b.writer_pid = cg::decode<std::uint32_t>(d);
     b.device = cg::decode<std::int32_t>(d);
     b.generation = cg::decode<std::uint64_t>(d);
+    b.bytes = cg::decode<std::uint64_t>(d);
     b.pointer = cg::decode<std::uint64_t>(d);
     b.event = cg::decode<std::uint64_t>(d);
     d.read(b.memory_handle.data(), b.memory_handle.size());

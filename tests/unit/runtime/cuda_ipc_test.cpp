@@ -38,6 +38,7 @@ TEST(CudaIpcBlock, RoundTripsEveryField) {
   block.writer_pid = 4242;
   block.device = 3;
   block.generation = 7;
+  block.bytes = 4096;
   block.pointer = 0x7f0012345000;
   block.event = 0x55aa;
   for (std::size_t i = 0; i < 64; ++i) {
@@ -52,6 +53,7 @@ TEST(CudaIpcBlock, RoundTripsEveryField) {
   EXPECT_EQ(back.writer_pid, 4242u);
   EXPECT_EQ(back.device, 3);
   EXPECT_EQ(back.generation, 7u);
+  EXPECT_EQ(back.bytes, 4096u);
   EXPECT_EQ(back.pointer, 0x7f0012345000u);
   EXPECT_EQ(back.event, 0x55aau);
   EXPECT_EQ(back.memory_handle, block.memory_handle);
