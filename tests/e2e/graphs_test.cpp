@@ -144,7 +144,11 @@ void drop_refs_of_large_results(bool collector_thread) {
   auto [scaled, sum] = graph.execute(3, std::vector<double>{1.0}).get();
   EXPECT_EQ(scaled, std::vector<double>{9.0});
   EXPECT_EQ(sum, 6);
+#if !defined(__SANITIZE_ADDRESS__) // ASan keeps freed memory in quarantine (256 MiB)
   EXPECT_LT(resident_kib() - before, 64 * 1024) << "results of dropped refs were kept";
+#else
+  (void)before;
+#endif
 }
 
 TEST_F(Graphs, DroppedRefsNeitherUseUpTheWindowNorKeepTheirResults) {
