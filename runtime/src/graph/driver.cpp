@@ -37,6 +37,9 @@
 namespace cg::detail {
 namespace {
 
+// How long a get() waits before it watches the actors' progress.
+constexpr std::chrono::milliseconds kWatchAfter{1};
+
 // A timeout of zero or less looks once (cg/detail/channel.hpp's Deadline::min()).
 Deadline deadline_or_look_once(std::chrono::milliseconds timeout) {
   return timeout <= std::chrono::milliseconds::zero() ? Deadline::min() : deadline_after(timeout);
@@ -266,11 +269,13 @@ std::string GraphRuntime::Impl::still_stalled() {
   return "";
 }
 
-TimeoutError GraphRuntime::Impl::stalled(std::uint64_t seq,
+TimeoutError GraphRuntime::Impl::stalled(std::uint64_t seq, std::chrono::milliseconds timeout,
                                          const std::vector<std::uint64_t>& before,
-                                         std::chrono::milliseconds waited) {
+                                         std::chrono::steady_clock::duration watched) {
   const std::string base = "no result of execution " + std::to_string(seq) + " of " +
-                           describe(spec) + " within " + std::to_string(waited.count()) + " ms";
+                           describe(spec) + " within " + std::to_string(timeout.count()) + " ms";
+  if (before.empty())
+    return TimeoutError(base); // nobody was watched: a look, or a short wait
   // The actor furthest behind among those that have not finished execution
   // `seq` and did not move while we waited (a stopped process first, then
   // the first in the graph): the others wait for it.
@@ -296,7 +301,7 @@ TimeoutError GraphRuntime::Impl::stalled(std::uint64_t seq,
   if (!culprit)
     return TimeoutError(base);
   char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "%.1f", std::chrono::duration<double>(waited).count());
+  std::snprintf(seconds, sizeof seconds, "%.1f", std::chrono::duration<double>(watched).count());
   const std::string who =
       "actor '" + std::string(spec.actors[*culprit].name) + "' " +
       (culprit_pid != 0 ? "(pid " + std::to_string(culprit_pid) + ")" : std::string("(a thread)"));
@@ -450,7 +455,6 @@ std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq,
                                                   std::chrono::milliseconds timeout) {
   Impl& s = *impl_;
   Deadline deadline = deadline_or_look_once(timeout);
-  const std::vector<std::uint64_t> before = s.executions_now();
   std::unique_lock lock(s.mutex);
   if (s.torn_down) {
     lock.unlock();
@@ -467,19 +471,39 @@ std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq,
     if (!stalled_before.empty())
       deadline = Deadline::min();
   }
-  // Called with the lock held.
+  // Watching the actors (a look at each one's record) is for a get() that
+  // is still waiting after kWatchAfter: one that times out then names the
+  // actor that made no progress meanwhile. Results that come sooner cost
+  // nothing more.
+  Deadline phase_end = deadline;
+  if (deadline != Deadline::min() && deadline != Deadline::max())
+    phase_end = std::min(deadline, std::chrono::steady_clock::now() + kWatchAfter);
+  std::vector<std::uint64_t> before; // executions when watching began
+  Deadline watched_from{};
+  // The first phase ended without the result: watch and wait on (true), or
+  // the deadline has passed (false). Called with the lock held.
+  auto watch_on = [&] {
+    if (phase_end == deadline)
+      return false;
+    before = s.executions_now();
+    watched_from = std::chrono::steady_clock::now();
+    phase_end = deadline;
+    return true;
+  };
   auto timed_out = [&] {
     if (!stalled_before.empty())
       return TimeoutError("no result of execution " + std::to_string(seq) + " of " +
                           describe(spec_) + ": " + stalled_before);
-    return s.stalled(seq, before, timeout);
+    return s.stalled(seq, timeout, before, std::chrono::steady_clock::now() - watched_from);
   };
   if (!s.async) {
     // Collect in this thread, up to and including execution `seq`.
     while (s.collected <= seq) {
       lock.unlock();
-      ChannelStatus status = s.collect_next(deadline);
+      ChannelStatus status = s.collect_next(phase_end);
       lock.lock();
+      if (status == ChannelStatus::timeout && watch_on())
+        continue;
       if (status == ChannelStatus::timeout)
         throw timed_out();
       if (status != ChannelStatus::ok) {
@@ -498,10 +522,10 @@ std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq,
       lock.unlock();
       s.throw_failure();
     }
-    if (deadline == Deadline::max())
+    if (phase_end == Deadline::max())
       s.changed.wait(lock);
-    else if (s.changed.wait_until(lock, deadline) == std::cv_status::timeout &&
-             !s.results.count(seq) && !s.failure && seq >= s.collected)
+    else if (s.changed.wait_until(lock, phase_end) == std::cv_status::timeout &&
+             !s.results.count(seq) && !s.failure && seq >= s.collected && !watch_on())
       throw timed_out();
   }
 }

@@ -140,11 +140,13 @@ struct GraphRuntime::Impl {
   // cause of a stall still in place (with `mutex` held), or "".
   std::vector<std::uint64_t> executions_now() const;
   std::string still_stalled();
-  // The TimeoutError of a get() of execution `seq` that waited `waited`
-  // since `before` (executions_now() then), naming the actor that made no
-  // progress meanwhile, if one did not (with `mutex` held).
-  TimeoutError stalled(std::uint64_t seq, const std::vector<std::uint64_t>& before,
-                       std::chrono::milliseconds waited);
+  // The TimeoutError of a get() of execution `seq` with `timeout`, which
+  // watched the actors for `watched` since `before` (executions_now() then;
+  // empty: it did not watch), naming the actor that made no progress
+  // meanwhile, if one did not (with `mutex` held).
+  TimeoutError stalled(std::uint64_t seq, std::chrono::milliseconds timeout,
+                       const std::vector<std::uint64_t>& before,
+                       std::chrono::steady_clock::duration watched);
   void start_async(std::unique_lock<std::mutex>& lock);
 
   // Closes every channel and aborts every communicator group: whoever waits
