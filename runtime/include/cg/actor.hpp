@@ -188,6 +188,10 @@ public:
 };
 /// Throws ActorFailure for a broken channel (corrupt data).
 [[noreturn]] void channel_failure(const char* what, std::uint32_t channel, ChannelStatus status);
+/// The error record that replaces a message of `channel` whose bytes do not
+/// decode (corrupted in shared memory): the channel stays in step and the
+/// driver is told, as cg::DecodeError of `actor`'s read.
+ErrorRecord undecodable(const std::string& actor, std::uint32_t channel, const DecodeError& e);
 } // namespace detail
 
 /// Reading end of a channel for one actor.
@@ -256,9 +260,7 @@ private:
   }
 
   ErrorRecord undecodable(const DecodeError& e) const {
-    return {actor_, "read", "cg::DecodeError",
-            "channel " + std::to_string(channel_) +
-                " holds a value that cannot be decoded: " + e.what()};
+    return detail::undecodable(actor_, channel_, e);
   }
   Result<T> read_error(std::span<const std::byte> payload) const {
     try {
@@ -389,7 +391,6 @@ public:
   bool read(Result<Tensor>& out);
 
 private:
-  ErrorRecord undecodable(const DecodeError& e) const;
   ChannelReader reader_;
   std::uint32_t channel_;
   Device device_;

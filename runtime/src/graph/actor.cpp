@@ -217,5 +217,11 @@ void channel_failure(const char* what, std::uint32_t channel, ChannelStatus stat
                      ")");
 }
 
+ErrorRecord undecodable(const std::string& actor, std::uint32_t channel, const DecodeError& e) {
+  return {actor, "read", "cg::DecodeError",
+          "channel " + std::to_string(channel) +
+              " holds a value that cannot be decoded: " + e.what()};
+}
+
 } // namespace detail
 } // namespace cg

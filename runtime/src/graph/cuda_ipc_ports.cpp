@@ -174,9 +174,7 @@ bool CudaIpcInputPort::read(Result<Tensor>& out) {
   try {
     out = receive(message, holding);
   } catch (const DecodeError& e) {
-    out = Result<Tensor>(ErrorRecord{actor_, "read", "cg::DecodeError",
-                                     "channel " + std::to_string(channel_) +
-                                         " holds a value that cannot be decoded: " + e.what()});
+    out = Result<Tensor>(detail::undecodable(actor_, channel_, e));
   } catch (const std::exception& e) { // bad_alloc
     out = Result<Tensor>(ErrorRecord{actor_, method_, detail::current_exception_type(), e.what()});
   }

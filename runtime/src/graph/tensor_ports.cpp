@@ -186,12 +186,6 @@ DeviceInputPort::DeviceInputPort(ChannelReader reader, std::uint32_t channel, De
       cuda_devices_(device.kind == DeviceKind::cuda ? cuda_device_count() : 0),
       actor_(std::move(actor)), method_(std::move(method)) {}
 
-ErrorRecord DeviceInputPort::undecodable(const DecodeError& e) const {
-  return {actor_, "read", "cg::DecodeError",
-          "channel " + std::to_string(channel_) +
-              " holds a value that cannot be decoded: " + e.what()};
-}
-
 bool DeviceInputPort::read(Result<Tensor>& out) {
   ChannelReader::Message message;
   ChannelStatus status = reader_.acquire(message, Deadline::max());
@@ -221,7 +215,7 @@ bool DeviceInputPort::read(Result<Tensor>& out) {
         out = Result<Tensor>(host.to(device_)); // one copy, from the slot
     }
   } catch (const DecodeError& e) {
-    out = Result<Tensor>(undecodable(e));
+    out = Result<Tensor>(detail::undecodable(actor_, channel_, e));
   } catch (const std::exception& e) {
     out = Result<Tensor>(ErrorRecord{actor_, method_, detail::current_exception_type(), e.what()});
   }
