@@ -478,13 +478,12 @@ private:
       case Operation::Kind::Read:
         for (unsigned c : op.channels) {
           unsigned value = schedule_.channels.at(c).value;
-          out +=
-              fmt::format("    cg::{}<{}> v{};\n    if (!c{}.read(v{}))\n      return 0;\n",
-                          isNccl(schedule_.channels.at(c)) || isDevice(schedule_.channels.at(c)) ||
-                                  isCudaIpc(schedule_.channels.at(c))
-                              ? "Result"
-                              : "Received",
-                          valueType(value), value, c, value);
+          // Only host memory can be read in place: the other transports' ports
+          // give a Result.
+          out += fmt::format("    cg::{}<{}> v{};\n    if (!c{}.read(v{}))\n      return 0;\n",
+                             graph_.values.at(value).transport == ir::Transport::Shm ? "Received"
+                                                                                     : "Result",
+                             valueType(value), value, c, value);
         }
         break;
       case Operation::Kind::Compute:
