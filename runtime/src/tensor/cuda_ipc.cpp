@@ -68,7 +68,8 @@ struct CudaIpcSender::Slot {
   Tensor source; // what the last copy into `buffer` read: alive until it is done
 };
 
-CudaIpcSender::CudaIpcSender(std::uint32_t slots, int device) : device_(device) {
+CudaIpcSender::CudaIpcSender(std::uint32_t slots, int device)
+    : device_(device), pid_(static_cast<std::uint32_t>(::getpid())) {
   slots_.resize(slots);
 }
 
@@ -124,7 +125,7 @@ CudaIpcBlock CudaIpcSender::stage(std::uint32_t index, const Tensor& tensor) {
   slot->source = tensor;
 
   CudaIpcBlock block;
-  block.writer_pid = static_cast<std::uint32_t>(::getpid());
+  block.writer_pid = pid_;
   block.device = device_;
   block.generation = slot->generation;
   block.bytes = bytes;
@@ -345,7 +346,7 @@ struct CudaIpcSender::Slot {};
 struct CudaIpcReceiver::Slot {};
 struct CudaIpcReceiver::Pool {};
 
-CudaIpcSender::CudaIpcSender(std::uint32_t, int device) : device_(device) {}
+CudaIpcSender::CudaIpcSender(std::uint32_t, int device) : device_(device), pid_(0) {}
 CudaIpcSender::~CudaIpcSender() = default;
 CudaIpcBlock CudaIpcSender::stage(std::uint32_t, const Tensor&) { throw_no_cuda(); }
 

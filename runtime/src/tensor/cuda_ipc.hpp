@@ -82,6 +82,7 @@ public:
 private:
   struct Slot;
   int device_;
+  std::uint32_t pid_;      // this process's, once (getpid() is a system call)
   void* stream_ = nullptr; // cudaStream_t, made on first use
   std::vector<std::unique_ptr<Slot>> slots_;
 };
