@@ -10,6 +10,9 @@ struct CG_ACTOR Relay {
   // Receives a payload, answers with its size: one hop of payload, read in
   // place (the span points into the channel's shared memory).
   std::uint64_t absorb(std::span<const std::uint8_t> payload) { return payload.size(); }
+  // Receives a payload by value and gives it back: a copy out of the channel
+  // on each side, beyond what the span path costs.
+  std::vector<std::uint8_t> give_back(std::vector<std::uint8_t> payload) { return payload; }
 };
 
 // driver -> a -> driver
@@ -29,6 +32,12 @@ CG_GRAPH void chain(cg::GraphBuilder& g) {
 CG_GRAPH void payload_hop(cg::GraphBuilder& g) {
   auto a = g.actor<Relay>("a");
   g.output(a.bind<&Relay::absorb>(g.input<std::vector<std::uint8_t>>()));
+}
+
+// driver -> a (payload, by value) -> driver (the payload again)
+CG_GRAPH void payload_echo(cg::GraphBuilder& g) {
+  auto a = g.actor<Relay>("a");
+  g.output(a.bind<&Relay::give_back>(g.input<std::vector<std::uint8_t>>()));
 }
 
 // driver -> N actors -> driver

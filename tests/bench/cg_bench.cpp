@@ -441,9 +441,23 @@ int main(int argc, char** argv) {
     // Per mode and size: the hop's median, and at 64 MiB its bandwidth and memcpy's.
     std::map<std::pair<bool, std::size_t>, double> hop;
     double bandwidth[2] = {}, memcpyBandwidth[2] = {};
+    double echo[2] = {}, echoMemcpy[2] = {}; // 64 MiB by value there and back; one memcpy
+    constexpr std::size_t echoBytes = std::size_t{64} << 20;
     for (bool processes : {true, false}) {
       cg::LaunchOptions options = processes ? bound : threads;
       options.max_in_flight = 1; // default slots: large payloads go through overflow buffers
+      {
+        // The payload by value, both ways: a copy out of the channel on each
+        // side beyond the span path, whose hop does not copy it out.
+        auto graph = cg::launch<&payload_echo>(options);
+        std::vector<std::uint8_t> payload(echoBytes, 7), copy(echoBytes);
+        std::tie(echo[processes], echoMemcpy[processes]) = interleavedMedianMicros(
+            iterationsFor(echoBytes), [&] { (void)graph.execute(payload).get(); },
+            [&] {
+              std::memcpy(copy.data(), payload.data(), echoBytes);
+              asm volatile("" : : "r"(copy.data()) : "memory");
+            });
+      }
       auto graph = cg::launch<&payload_hop>(options);
       for (std::size_t bytes : sizes) {
         const int iterations = iterationsFor(bytes);
@@ -475,6 +489,12 @@ int main(int argc, char** argv) {
       rows.push_back({processes ? "one hop 64 MiB bandwidth" : "  same, threads mode",
                       bandwidth[processes], "one memcpy", memcpyBandwidth[processes], "GB/s", true,
                       ">= 0.8x memcpy", bandwidth[processes] >= 0.8 * memcpyBandwidth[processes]});
+    // By value: at most one copy per hop more than the span path.
+    for (bool processes : {true, false})
+      rows.push_back(
+          latencyRow(processes ? "64 MiB there and back by value" : "  same, threads mode",
+                     echo[processes], "2 x (span hop + memcpy)",
+                     2 * (hop[{processes, echoBytes}] + echoMemcpy[processes]), 1.1));
   }
   cgcRows(cgcCases, unrolled, prelude, cgcSamples, rows, cgcPhases);
 

@@ -63,6 +63,8 @@ struct CG_ACTOR Calculator {
       d *= factor;
     return v;
   }
+  // Takes its bytes by value and gives them back: what a large value costs.
+  std::vector<std::uint8_t> pass(std::vector<std::uint8_t> bytes) { return bytes; }
 };
 
 // a.add_one -> b.add_one: an error raised on a flows through b to the driver.
@@ -109,6 +111,14 @@ CG_GRAPH void vectors(cg::GraphBuilder& g) {
   auto factor = g.input<int>();
   auto scaled = a.bind<&Calculator::scale>(g.input<std::vector<double>>(), factor);
   g.output(b.bind<&Calculator::scale>(scaled, factor), b.bind<&Calculator::sum>(factor, factor));
+}
+
+// Bytes by value through two actors: driver -> a -> b -> driver.
+CG_GRAPH void bytes_chain(cg::GraphBuilder& g) {
+  auto a = g.actor<Calculator>("a");
+  auto b = g.actor<Calculator>("b");
+  g.output(
+      b.bind<&Calculator::pass>(a.bind<&Calculator::pass>(g.input<std::vector<std::uint8_t>>())));
 }
 
 // Values read in place by span and string_view parameters: from the driver

@@ -48,6 +48,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -188,10 +189,27 @@ Graph<GraphFunction> launch(typename Graph<GraphFunction>::Constructors construc
 
 namespace detail {
 
-/// One result message as collected from an output channel.
+/// One result message as collected from an output channel, when it has to
+/// be kept (for a future, or for a get() that comes later).
 struct Collected {
   MessageKind kind;
   std::vector<std::byte> bytes;
+};
+
+/// One output of an execution as it is decoded: its bytes where they are,
+/// in a result channel (a get() waiting for them: decoded before they leave
+/// the channel, so a large result is copied once) or in a Collected.
+struct ResultView {
+  MessageKind kind;
+  std::span<const std::byte> bytes;
+};
+
+/// What take_results() hands an execution's outputs to, once. A function
+/// and its context rather than a std::function, so that get() allocates
+/// nothing. It must not throw.
+struct ResultsSink {
+  void (*decode)(void* context, std::span<const ResultView> outputs) noexcept;
+  void* context;
 };
 
 /// Called once with an execution's results, or with why there are none.
@@ -227,10 +245,11 @@ public:
     publish_input(input, encoder.written());
   }
 
-  /// Every output of execution `seq`, collected from the channels (waiting up
-  /// to the get timeout, or `timeout`); each may only be taken once.
-  std::vector<Collected> take_results(std::uint64_t seq);
-  std::vector<Collected> take_results(std::uint64_t seq, std::chrono::milliseconds timeout);
+  /// Hands every output of execution `seq` to `sink`, waiting for them up to
+  /// the get timeout (or `timeout`); each execution's only once. Throws
+  /// before calling the sink (TimeoutError, ActorDiedError, ...) or not at all.
+  void take_results(std::uint64_t seq, ResultsSink sink);
+  void take_results(std::uint64_t seq, std::chrono::milliseconds timeout, ResultsSink sink);
 
   /// Nobody will take execution `seq`'s results (its last Ref went without
   /// get()): they are dropped if already collected, else discarded when they
@@ -256,8 +275,14 @@ public:
   /// same descriptor every call, valid as long as the runtime.
   int results_fd();
 
-  /// Closes every channel, stops the actors, unmaps; idempotent.
+  /// Closes every channel, stops the actors, unmaps; idempotent. Actor
+  /// processes get 2 s to exit, then SIGKILL; an actor thread (threads mode)
+  /// still in a method is waited for, however long it takes.
   void teardown() noexcept;
+  /// As teardown(), but waits at most `timeout` for actor threads still in a
+  /// method: then throws TimeoutError naming them. A thread cannot be
+  /// stopped: it is left running, and the graph's memory kept for it.
+  void teardown(std::chrono::milliseconds timeout);
 
   /// How each channel travels, by channel id: "shm", or "tcp" where its
   /// writer and a reader are processes that share no memory.
@@ -276,6 +301,7 @@ public:
 
 private:
   struct Impl;
+  bool finish(Deadline deadline) noexcept;
   bool acquire_input(std::size_t input, std::size_t bytes, std::span<std::byte>& slot);
   void publish_input(std::size_t input, std::size_t bytes);
 
@@ -295,32 +321,35 @@ encode_constructor_args(const std::optional<std::tuple<A...>>& args) {
   return bytes;
 }
 
-/// Decodes one collected output; an error record becomes TaskError.
-template <class T> T decode_result(const Collected& collected) {
-  if (collected.kind == MessageKind::error)
-    throw TaskError(decode_all<ErrorRecord>(collected.bytes));
-  return decode_all<T>(collected.bytes);
+/// Decodes output `i`; an error record becomes TaskError.
+template <class T> T decode_result(std::span<const ResultView> outputs, std::size_t i) {
+  if (i >= outputs.size())
+    throw DecodeError("cg: no output #" + std::to_string(i));
+  const ResultView& output = outputs[i];
+  if (output.kind == MessageKind::error)
+    throw TaskError(decode_all<ErrorRecord>(output.bytes));
+  return decode_all<T>(output.bytes);
 }
 
 template <class T> struct ResultDecoder {
-  static T decode(const std::vector<Collected>& outputs) { return decode_result<T>(outputs.at(0)); }
+  static T decode(std::span<const ResultView> outputs) { return decode_result<T>(outputs, 0); }
 };
 template <class... T> struct ResultDecoder<std::tuple<T...>> {
-  static std::tuple<T...> decode(const std::vector<Collected>& outputs) {
+  static std::tuple<T...> decode(std::span<const ResultView> outputs) {
     return decode_each(outputs, std::index_sequence_for<T...>{});
   }
   template <std::size_t... I>
-  static std::tuple<T...> decode_each(const std::vector<Collected>& outputs,
+  static std::tuple<T...> decode_each(std::span<const ResultView> outputs,
                                       std::index_sequence<I...>) {
     // Braced init: decoded left to right, so the first failed output throws.
-    return std::tuple<T...>{decode_result<T>(outputs.at(I))...};
+    return std::tuple<T...>{decode_result<T>(outputs, I)...};
   }
 };
 
 /// The typed results of execution `seq`; bytes that do not decode (corrupted
 /// in shared memory) become a cg::Error naming the graph and the execution.
 template <class T>
-T decode_results(const std::vector<Collected>& outputs, const char* graph, std::uint64_t seq) {
+T decode_results(std::span<const ResultView> outputs, const char* graph, std::uint64_t seq) {
   try {
     return ResultDecoder<T>::decode(outputs);
   } catch (const DecodeError& e) {
@@ -328,6 +357,43 @@ T decode_results(const std::vector<Collected>& outputs, const char* graph, std::
                 "' cannot be decoded (corrupted in shared memory?): " + e.what());
   }
 }
+
+/// Views of kept outputs, for decode_results().
+inline std::vector<ResultView> views_of(const std::vector<Collected>& kept) {
+  std::vector<ResultView> views;
+  views.reserve(kept.size());
+  for (const Collected& output : kept)
+    views.push_back({output.kind, output.bytes});
+  return views;
+}
+
+/// Decodes an execution's outputs into a T, or the exception that says why
+/// not: what Ref<T> hands take_results() as its sink.
+template <class T> struct Decoding {
+  Decoding(const char* graph, std::uint64_t seq) noexcept : graph(graph), seq(seq) {}
+
+  const char* graph;
+  std::uint64_t seq;
+  bool delivered = false; // the outputs came: the result is taken, whatever they say
+  std::optional<T> value;
+  std::exception_ptr error;
+
+  static void decode(void* context, std::span<const ResultView> outputs) noexcept {
+    auto& self = *static_cast<Decoding*>(context);
+    self.delivered = true;
+    try {
+      self.value.emplace(decode_results<T>(outputs, self.graph, self.seq));
+    } catch (...) {
+      self.error = std::current_exception();
+    }
+  }
+  ResultsSink sink() noexcept { return {&Decoding::decode, this}; }
+  T result() {
+    if (error)
+      std::rethrow_exception(error);
+    return std::move(*value);
+  }
+};
 
 } // namespace detail
 
@@ -345,11 +411,15 @@ public:
   /// task of this execution failed, TimeoutError, ActorDiedError or
   /// ChannelClosedError otherwise. After a TimeoutError the ref is still
   /// valid: ask again.
-  T get() { return take(claimed().take_results(seq_)); }
+  T get() {
+    return take([&](detail::ResultsSink sink) { claimed().take_results(seq_, sink); });
+  }
 
   /// As get(), waiting up to `timeout` instead of the graph's get timeout
   /// (0: only take a result that is already in).
-  T get(std::chrono::milliseconds timeout) { return take(claimed().take_results(seq_, timeout)); }
+  T get(std::chrono::milliseconds timeout) {
+    return take([&](detail::ResultsSink sink) { claimed().take_results(seq_, timeout, sink); });
+  }
 
   /// True when get() would return (or throw) without waiting. Never blocks;
   /// false once the result was taken.
@@ -371,7 +441,7 @@ public:
         return;
       }
       try {
-        promise->set_value(detail::decode_results<T>(*results, graph, seq));
+        promise->set_value(detail::decode_results<T>(detail::views_of(*results), graph, seq));
       } catch (...) {
         promise->set_exception(std::current_exception());
       }
@@ -413,9 +483,15 @@ private:
     claim_.reset();
     return runtime;
   }
-  T take(std::vector<detail::Collected> results) {
-    auto runtime = claimed_runtime(); // taken, whatever decoding says
-    return detail::decode_results<T>(results, runtime->spec().name, seq_);
+  // Decodes the result as take_results() delivers it; a get() that throws
+  // before (TimeoutError) leaves it to be asked for again.
+  template <class TakeResults> T take(TakeResults take_results) {
+    detail::Decoding<T> decoding(claimed().spec().name, seq_);
+    take_results(decoding.sink());
+    if (!decoding.delivered)
+      throw Error("cg::Ref: execution " + std::to_string(seq_) + " ended without results");
+    (void)claimed_runtime(); // taken, whatever decoding says
+    return decoding.result();
   }
   [[noreturn]] void throw_taken() const {
     throw Error("cg::Ref: the result of execution " + std::to_string(seq_) +
@@ -454,10 +530,22 @@ public:
   /// thread's, then one per actor on this host; empty when nothing is bound.
   const std::vector<int>& bound_cpus() const { return runtime_->bound_cpus(); }
 
-  /// Stops the actors and releases the channels; idempotent.
+  /// Stops the actors and releases the channels; idempotent. In threads
+  /// mode, an actor still in a method is waited for (a thread cannot be
+  /// stopped): a method that never returns blocks this call, and the
+  /// destructor, for good.
   void teardown() {
     if (runtime_)
       runtime_->teardown();
+  }
+
+  /// As teardown(), waiting at most `timeout` for actor threads still in a
+  /// method; throws cg::TimeoutError naming them, and leaves them running
+  /// (with the graph's memory) rather than wait on. Processes mode: as
+  /// teardown() (an actor process is killed after 2 s).
+  void teardown(std::chrono::milliseconds timeout) {
+    if (runtime_)
+      runtime_->teardown(timeout);
   }
 
 protected:

@@ -225,8 +225,16 @@ template <class T> struct Codec<std::vector<T>, std::enable_if_t<is_serializable
   static std::vector<T> decode(Decoder& d) {
     if constexpr (detail::is_plain_scalar_v<T>) {
       const std::size_t n = detail::decode_length(d, sizeof(T));
-      std::vector<T> v(n);
-      d.read(v.data(), n * sizeof(T));
+      const std::span<const std::byte> bytes = d.take(n * sizeof(T));
+      // One pass over the bytes, not two (zero-filling a vector, then
+      // copying into it): what a large value costs is mostly this.
+      if (reinterpret_cast<std::uintptr_t>(bytes.data()) % alignof(T) == 0) {
+        const T* first = reinterpret_cast<const T*>(bytes.data());
+        return std::vector<T>(first, first + n);
+      }
+      std::vector<T> v(n); // misaligned: copy byte-wise into zeroed elements
+      if (n != 0)
+        std::memcpy(v.data(), bytes.data(), n * sizeof(T));
       return v;
     } else {
       const std::size_t n = detail::decode_length(d, 1);

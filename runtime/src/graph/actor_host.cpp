@@ -25,6 +25,7 @@
 #include "support/deadline.hpp"
 #include "support/text.hpp"
 
+#include <malloc.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -32,6 +33,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -227,9 +229,22 @@ int remote_host_main(int argc, char** argv, std::span<const GraphSpec* const> gr
   return 64;
 }
 
+// An actor allocates its large values afresh each execution (a by-value
+// std::vector argument, its result). glibc serves allocations above 32 MiB
+// with mmap and unmaps them on free, so every execution would fault in again,
+// and have the kernel zero, the whole value. Served from the heap, and the
+// heap kept when freed, the next execution reuses the same pages. The cost:
+// the process keeps the heap its largest values took (as a channel keeps its
+// buffers). Only in the actor executable: the driver's process is the user's.
+void reuse_freed_memory() noexcept {
+  ::mallopt(M_MMAP_MAX, 0);
+  ::mallopt(M_TRIM_THRESHOLD, INT_MAX);
+}
+
 } // namespace
 
 int actor_host_main(int argc, char** argv, std::span<const GraphSpec* const> graphs) {
+  reuse_freed_memory();
   if (argc == 2 || argc == 3)
     return remote_host_main(argc, argv, graphs);
   if (argc != 4) {

@@ -16,6 +16,7 @@
 
 #include "graph/runtime_state.hpp"
 #include "support/deadline.hpp"
+#include "support/text.hpp"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -157,8 +158,10 @@ ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline) {
     ChannelReader& reader = result_readers[partial.size()];
     ChannelReader::Message message;
     ChannelStatus status = reader.acquire(message, deadline);
-    if (status != ChannelStatus::ok)
+    if (status != ChannelStatus::ok) {
+      failed_reader = partial.size();
       return status;
+    }
     partial.push_back({message.kind, {message.payload.begin(), message.payload.end()}});
     reader.release();
   }
@@ -197,10 +200,43 @@ ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline) {
   return ChannelStatus::ok;
 }
 
+// Collects execution `collected` for a get() waiting for it: `sink` decodes
+// the outputs where they are (in the channels, or in `partial` for those an
+// earlier collection copied out), and only then are the messages released.
+// A timeout leaves the messages acquired: acquiring again, here or in
+// collect_next(), gives the same ones.
+ChannelStatus GraphRuntime::Impl::collect_in_place(Deadline deadline, ResultsSink sink) {
+  message_views.resize(result_readers.size());
+  for (std::size_t i = partial.size(); i < result_readers.size(); ++i) {
+    ChannelReader::Message message;
+    ChannelStatus status = result_readers[i].acquire(message, deadline);
+    if (status != ChannelStatus::ok) {
+      failed_reader = i;
+      return status;
+    }
+    message_views[i] = {message.kind, message.payload};
+  }
+  for (std::size_t i = 0; i < partial.size(); ++i)
+    message_views[i] = {partial[i].kind, partial[i].bytes};
+  output_views.resize(output_source.size());
+  for (std::size_t i = 0; i < output_source.size(); ++i)
+    output_views[i] = message_views[output_source[i]];
+  sink.decode(sink.context, output_views);
+  for (std::size_t i = partial.size(); i < result_readers.size(); ++i)
+    result_readers[i].release();
+  partial.clear();
+  {
+    std::lock_guard lock(mutex);
+    ++collected;
+  }
+  changed.notify_all();
+  return ChannelStatus::ok;
+}
+
 // A result channel answered something other than ok or timeout.
 void GraphRuntime::Impl::throw_result_failure(ChannelStatus status) {
   if (status == ChannelStatus::corrupt || status == ChannelStatus::unmappable) {
-    std::uint32_t channel = result_channels[std::min(partial.size(), result_channels.size() - 1)];
+    std::uint32_t channel = result_channels[std::min(failed_reader, result_channels.size() - 1)];
     std::string what =
         status == ChannelStatus::corrupt
             ? "result channel " + std::to_string(channel) + " of " + describe(spec) +
@@ -339,6 +375,15 @@ GraphRuntime::~GraphRuntime() {
   teardown();
   if (impl_->results_fd >= 0)
     ::close(impl_->results_fd);
+  // An actor thread teardown(timeout) left running still uses the runtime
+  // (its segment, its records): it is kept for good, where a leak checker
+  // sees it is still in use.
+  if (!impl_->left_running.empty()) {
+    static std::mutex kept_mutex;
+    static auto* kept = new std::vector<std::unique_ptr<Impl>>;
+    std::lock_guard lock(kept_mutex);
+    kept->push_back(std::move(impl_));
+  }
 }
 
 std::uint64_t GraphRuntime::begin_execution() {
@@ -447,12 +492,12 @@ void GraphRuntime::publish_input(std::size_t input, std::size_t bytes) {
   impl_->inputs.at(input).publish(MessageKind::value, bytes);
 }
 
-std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq) {
-  return take_results(seq, impl_->options.get_timeout);
+void GraphRuntime::take_results(std::uint64_t seq, ResultsSink sink) {
+  take_results(seq, impl_->options.get_timeout, sink);
 }
 
-std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq,
-                                                  std::chrono::milliseconds timeout) {
+void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds timeout,
+                                ResultsSink sink) {
   Impl& s = *impl_;
   Deadline deadline = deadline_or_look_once(timeout);
   std::unique_lock lock(s.mutex);
@@ -497,10 +542,15 @@ std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq,
     return s.stalled(seq, timeout, before, std::chrono::steady_clock::now() - watched_from);
   };
   if (!s.async) {
-    // Collect in this thread, up to and including execution `seq`.
+    // Collect in this thread, up to and including execution `seq`: that one
+    // straight into the sink.
     while (s.collected <= seq) {
+      const bool wanted = s.collected == seq;
       lock.unlock();
-      ChannelStatus status = s.collect_next(phase_end);
+      ChannelStatus status =
+          wanted ? s.collect_in_place(phase_end, sink) : s.collect_next(phase_end);
+      if (wanted && status == ChannelStatus::ok)
+        return;
       lock.lock();
       if (status == ChannelStatus::timeout && watch_on())
         continue;
@@ -513,8 +563,12 @@ std::vector<Collected> GraphRuntime::take_results(std::uint64_t seq,
     }
   }
   for (;;) {
-    if (auto node = s.results.extract(seq); !node.empty())
-      return std::move(node.mapped());
+    if (auto node = s.results.extract(seq); !node.empty()) {
+      lock.unlock();
+      const std::vector<ResultView> views = views_of(node.mapped());
+      sink.decode(sink.context, views);
+      return;
+    }
     if (seq < s.collected)
       throw Error("the result of execution " + std::to_string(seq) + " of " + describe(spec_) +
                   " was already taken");
@@ -597,12 +651,55 @@ int GraphRuntime::results_fd() {
   return s.results_fd;
 }
 
-void GraphRuntime::teardown() noexcept {
+void GraphRuntime::teardown() noexcept { finish(Deadline::max()); }
+
+void GraphRuntime::teardown(std::chrono::milliseconds timeout) {
+  if (!finish(deadline_or_look_once(timeout)))
+    return;
+  std::vector<std::string> quoted;
+  for (const std::string& name : impl_->left_running)
+    quoted.push_back("'" + name + "'");
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f", std::chrono::duration<double>(timeout).count());
+  throw TimeoutError("teardown of " + describe(spec_) + ": actor " + join(quoted, ", actor ") +
+                     " (a thread of this process) is still in a method after " + seconds +
+                     " s. A thread cannot be stopped: it is left running, and the graph's memory "
+                     "is kept for it");
+}
+
+// Actor threads leave their loop when their channels close; one still in a
+// method is waited for until `deadline` (a thread cannot be stopped), then
+// left running, detached, with everything it may touch: see ~GraphRuntime.
+void GraphRuntime::Impl::join_actor_threads(Deadline deadline) {
+  std::unique_lock lock(mutex);
+  auto none_running = [&] {
+    return std::none_of(thread_running.begin(), thread_running.end(), [](char r) { return r; });
+  };
+  if (deadline == Deadline::max())
+    changed.wait(lock, none_running);
+  else
+    changed.wait_until(lock, deadline, none_running);
+  for (std::size_t i = 0; i < actor_threads.size(); ++i) {
+    if (thread_running[thread_actor[i]]) {
+      left_running.push_back(spec.actors[thread_actor[i]].name);
+      actor_threads[i].detach();
+    }
+  }
+  lock.unlock();
+  for (std::thread& thread : actor_threads)
+    if (thread.joinable())
+      thread.join();
+  actor_threads.clear();
+}
+
+// Stops the graph, waiting for actor threads until `deadline`; true when
+// this call tore the graph down and left an actor thread running.
+bool GraphRuntime::finish(Deadline deadline) noexcept {
   Impl& s = *impl_;
   {
     std::lock_guard lock(s.mutex);
     if (s.torn_down)
-      return;
+      return false;
     s.torn_down = true;
     s.stop_collector = true;
   }
@@ -623,15 +720,11 @@ void GraphRuntime::teardown() noexcept {
   if (s.collector.joinable())
     s.collector.join();
   s.fail_callbacks();
-  // Actor threads leave their loop when their channels close (a method still
-  // running is waited for: a thread cannot be killed).
-  for (std::thread& thread : s.actor_threads)
-    thread.join();
-  s.actor_threads.clear();
+  s.join_actor_threads(deadline);
   // Actor processes do too; give them a moment to exit cleanly, then make sure.
-  auto deadline = Clock::now() + std::chrono::seconds(2);
+  const auto grace = Clock::now() + std::chrono::seconds(2);
   for (ChildProcess& child : s.actors) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(grace - Clock::now());
     if (!child.wait_for(std::max(left, std::chrono::milliseconds(0)))) {
       child.kill(SIGKILL);
       child.wait_for(std::chrono::seconds(1));
@@ -645,6 +738,7 @@ void GraphRuntime::teardown() noexcept {
       set_cpus(0, s.thread_cpus_before);
     set_has_own_cpu(false);
   }
+  return !s.left_running.empty();
 }
 
 } // namespace cg::detail

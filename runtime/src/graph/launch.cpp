@@ -380,9 +380,12 @@ void GraphRuntime::Impl::start_actors(const std::string& actor_host,
   for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor) {
     if (!local[actor])
       continue;
-    if (mode == Mode::threads)
+    if (mode == Mode::threads) {
+      thread_running.resize(spec.actors.size());
+      thread_running[actor] = 1;
+      thread_actor.push_back(actor);
       actor_threads.emplace_back([this, actor] { run_actor_thread(actor); });
-    else
+    } else
       spawn_actor_process(actor_host, actor);
   }
   if (remote_count > 0)
@@ -409,6 +412,18 @@ void GraphRuntime::Impl::spawn_actor_process(const std::string& actor_host, std:
 // Leaving it any other way (its constructor threw, a channel broke) stops the
 // graph, as an actor process's death does.
 void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
+  // Says so however the thread ends (teardown waits for it).
+  struct Finished {
+    Impl& runtime;
+    std::uint32_t actor;
+    ~Finished() {
+      {
+        std::lock_guard lock(runtime.mutex);
+        runtime.thread_running[actor] = 0;
+      }
+      runtime.changed.notify_all();
+    }
+  } finished{*this, actor};
   const std::string name = spec.actors[actor].name;
   std::string why;
   try {

@@ -56,9 +56,10 @@ struct GraphRuntime::Impl {
   std::vector<ChannelReader> result_readers;  // parallel to result_channels
   std::vector<std::size_t> output_source;     // output position -> result index
   Mode mode = Mode::processes;
-  std::vector<ChildProcess> actors;       // processes mode
-  std::vector<std::string> child_names;   // per entry of `actors`: whom it runs
-  std::vector<std::thread> actor_threads; // threads mode
+  std::vector<ChildProcess> actors;        // processes mode
+  std::vector<std::string> child_names;    // per entry of `actors`: whom it runs
+  std::vector<std::thread> actor_threads;  // threads mode
+  std::vector<std::uint32_t> thread_actor; // per entry of `actor_threads`: whom it runs
 
   // CPU binding and waiting (cg/cpu_binding.hpp).
   std::vector<int> bound_cpus;         // the launching thread's, then each local actor's
@@ -85,6 +86,11 @@ struct GraphRuntime::Impl {
   // collects: the caller of get() before async collection starts, the
   // collector thread only after.
   std::vector<Collected> partial;
+  // The result reader that answered something other than ok last.
+  std::size_t failed_reader = 0;
+  // Where collect_in_place() keeps its views (sized once, then reused).
+  std::vector<ResultView> message_views;
+  std::vector<ResultView> output_views;
 
   std::mutex mutex;                // guards everything below
   std::condition_variable changed; // collected, submitted, failure or stop_collector changed
@@ -93,6 +99,10 @@ struct GraphRuntime::Impl {
   std::map<std::uint64_t, std::vector<Collected>> results; // collected, not yet taken
   std::map<std::uint64_t, ResultsCallback> callbacks;      // futures waiting
   std::set<std::uint64_t> abandoned; // not yet collected, no ref left: discarded when collected
+  // Threads mode: per actor, whether its thread is still running; and the
+  // actors whose threads teardown(timeout) left running, still in a method.
+  std::vector<char> thread_running;
+  std::vector<std::string> left_running;
   // A stopped actor process (SIGSTOP, a debugger) found by a get() that
   // timed out, with its executions then: while it stays stopped and they
   // stay so, later get()s fail at once with the same cause. (An actor that
@@ -123,6 +133,7 @@ struct GraphRuntime::Impl {
 
   // Parts of those steps.
   void run_actor_thread(std::uint32_t actor);
+  void join_actor_threads(Deadline deadline);
   void spawn_actor_process(const std::string& actor_host, std::uint32_t actor);
   void start_scale_out(const std::string& actor_host, const ActorPlacement& placement);
   void connect_remote(Deadline deadline);
@@ -133,6 +144,7 @@ struct GraphRuntime::Impl {
   void relay_fault(const std::string& why, bool corrupt);
   void collect_loop();
   ChannelStatus collect_next(Deadline deadline);
+  ChannelStatus collect_in_place(Deadline deadline, ResultsSink sink);
   [[noreturn]] void throw_result_failure(ChannelStatus status);
   void fail(std::exception_ptr why);
   void fail_callbacks();

@@ -49,23 +49,29 @@ namespace cg {
 
 namespace detail {
 
-// The writer's overflow buffer of one slot.
+// One of the writer's overflow buffers. The writer keeps a pool of them, not
+// one per slot: a buffer is free for the next large value as soon as every
+// reader has released the message it last carried, so a channel holds as many
+// buffers as it has large values in flight (at most its K slots), not K.
 struct OverflowBuffer {
   int fd = -1;               // kept open: readers open /proc/<owner>/fd/<fd>
   std::byte* data = nullptr; // the whole mapping: OverflowHeader, then the payload
   std::size_t mapped = 0;
   std::uint64_t capacity = 0; // payload bytes
   std::uint64_t generation = 0;
-  pid_t owner = 0; // the process that made it (a fork()ed copy is not the owner)
+  std::uint64_t carried_until = 0; // 1 + the sequence of the last message it carried (0: none)
+  pid_t owner = 0;                 // the process that made it (a fork()ed copy is not the owner)
 };
 
-// A reader's mapping of the buffer one slot last referred to.
+// A reader's mapping of one of the writer's buffers, kept for the next
+// message that buffer carries.
 struct OverflowMapping {
   const std::byte* data = nullptr; // the whole mapping
   std::size_t mapped = 0;
   std::int32_t pid = 0;
   std::int32_t fd = -1;
   std::uint64_t generation = 0;
+  std::uint64_t last_used = 0; // the sequence of the last message read from it
 };
 
 } // namespace detail
@@ -106,8 +112,7 @@ ChannelStatus wait_for_channel(ChannelHeader& h, detail::WaitWords words, Deadli
   return last == Probe::corrupt ? ChannelStatus::corrupt : ChannelStatus::ok;
 }
 
-// Overflow buffers grow in steps of this many bytes (and by half at least, so
-// a value growing a little at a time does not remake the buffer every time).
+// Overflow buffers grow in steps of this many bytes.
 constexpr std::uint64_t overflow_granule = 64 * 1024;
 
 void unmap_buffer(OverflowBuffer& b) noexcept {
@@ -336,6 +341,7 @@ ChannelWriter& ChannelWriter::operator=(ChannelWriter&& other) noexcept {
     acquired_ = std::exchange(other.acquired_, 0);
     holding_ = std::exchange(other.holding_, false);
     overflowing_ = std::exchange(other.overflowing_, false);
+    acquired_buffer_ = std::exchange(other.acquired_buffer_, 0);
     overflow_ = std::exchange(other.overflow_, nullptr);
   }
   return *this;
@@ -383,35 +389,70 @@ ChannelStatus ChannelWriter::acquire(std::size_t bytes, std::span<std::byte>& pa
         detail::slot_payload(detail::slot_header(header_, readers_, stride_, index)), bytes);
     overflowing_ = false;
   } else {
-    // The slot is free, so every reader is done with its buffer too: reuse it if
-    // it is large enough, else replace it (readers still mapping the old one
-    // keep it alive until they unmap).
-    if (overflow_ == nullptr) {
-      overflow_ = new (std::nothrow) OverflowBuffer[slots_];
-      if (overflow_ == nullptr)
-        return ChannelStatus::too_large;
-    }
-    OverflowBuffer& buffer = overflow_[index];
-    if (buffer.data != nullptr && buffer.owner != ::getpid())
-      unmap_buffer(buffer); // inherited over fork()
-    if (buffer.data == nullptr || buffer.capacity < bytes) {
-      std::uint64_t capacity =
-          std::max<std::uint64_t>(bytes, buffer.capacity + buffer.capacity / 2);
-      if (capacity <= UINT64_MAX - overflow_granule)
-        capacity = round_up(capacity, overflow_granule);
-      const std::uint64_t generation =
-          header_->overflow_generations.fetch_add(1, std::memory_order_relaxed) + 1;
-      OverflowBuffer fresh;
-      if (!make_buffer(fresh, capacity, generation))
-        return ChannelStatus::too_large;
-      unmap_buffer(buffer);
-      buffer = fresh;
-    }
-    payload = std::span<std::byte>(buffer.data + detail::overflow_payload_offset, bytes);
+    const ChannelStatus found = acquire_overflow(bytes, payload);
+    if (found != ChannelStatus::ok)
+      return found;
     overflowing_ = true;
   }
   acquired_ = bytes;
   holding_ = true;
+  return ChannelStatus::ok;
+}
+
+// A buffer of the pool for a value of `bytes` bytes: the smallest free one
+// that holds it; else a free one too small, remade larger; else a new one.
+// One is always free or unused: the slot being written is free, so at most
+// K - 1 messages (and buffers) are still being read.
+ChannelStatus ChannelWriter::acquire_overflow(std::size_t bytes,
+                                              std::span<std::byte>& payload) noexcept {
+  if (overflow_ == nullptr) {
+    overflow_ = new (std::nothrow) OverflowBuffer[slots_];
+    if (overflow_ == nullptr)
+      return ChannelStatus::too_large;
+  }
+  std::uint64_t released = UINT64_MAX; // messages every reader has released
+  for (std::uint32_t r = 0; r < readers_; ++r) {
+    released = std::min(released,
+                        detail::reader_state(header_, r)->consumed.load(std::memory_order_acquire));
+  }
+  OverflowBuffer* fit = nullptr;       // free, large enough, the smallest such
+  OverflowBuffer* too_small = nullptr; // free, too small, the largest such
+  OverflowBuffer* unused = nullptr;    // an entry without a buffer
+  for (std::uint32_t b = 0; b < slots_; ++b) {
+    OverflowBuffer& buffer = overflow_[b];
+    if (buffer.data != nullptr && buffer.owner != ::getpid())
+      unmap_buffer(buffer); // inherited over fork()
+    if (buffer.data == nullptr) {
+      unused = unused != nullptr ? unused : &buffer;
+    } else if (buffer.carried_until <= released) {
+      if (buffer.capacity >= bytes) {
+        if (fit == nullptr || buffer.capacity < fit->capacity)
+          fit = &buffer;
+      } else if (too_small == nullptr || buffer.capacity > too_small->capacity) {
+        too_small = &buffer;
+      }
+    }
+  }
+  OverflowBuffer* chosen = fit != nullptr ? fit : too_small != nullptr ? too_small : unused;
+  if (chosen == nullptr)
+    return ChannelStatus::corrupt; // readers claim releases that cannot be
+  if (chosen != fit) {
+    // Grow by half at least, so that a value growing a little at a time does
+    // not remake the buffer every time. The old one goes first, so that its
+    // descriptor number is likely the new one's: readers then know at once
+    // that the mapping they keep of it is stale.
+    std::uint64_t capacity =
+        std::max<std::uint64_t>(bytes, chosen->capacity + chosen->capacity / 2);
+    if (capacity <= UINT64_MAX - overflow_granule)
+      capacity = round_up(capacity, overflow_granule);
+    unmap_buffer(*chosen);
+    const std::uint64_t generation =
+        header_->overflow_generations.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (!make_buffer(*chosen, capacity, generation))
+      return ChannelStatus::too_large;
+  }
+  acquired_buffer_ = static_cast<std::uint32_t>(chosen - overflow_);
+  payload = std::span<std::byte>(chosen->data + detail::overflow_payload_offset, bytes);
   return ChannelStatus::ok;
 }
 
@@ -425,7 +466,8 @@ void ChannelWriter::publish(MessageKind kind, std::size_t bytes) noexcept {
   bytes = std::min(bytes, acquired_);
   slot->kind.store(static_cast<std::uint32_t>(kind), std::memory_order_relaxed);
   if (overflowing_) {
-    const OverflowBuffer& buffer = overflow_[index];
+    OverflowBuffer& buffer = overflow_[acquired_buffer_];
+    buffer.carried_until = next_ + 1;
     slot->storage.store(static_cast<std::uint32_t>(Storage::overflow), std::memory_order_relaxed);
     slot->size.store(0, std::memory_order_relaxed);
     slot->overflow_pid.store(static_cast<std::int32_t>(buffer.owner), std::memory_order_relaxed);
@@ -475,6 +517,7 @@ ChannelReader& ChannelReader::operator=(ChannelReader&& other) noexcept {
     next_ = std::exchange(other.next_, 0);
     holding_ = std::exchange(other.holding_, false);
     overflow_ = std::exchange(other.overflow_, nullptr);
+    stale_after_ = std::exchange(other.stale_after_, UINT64_MAX);
   }
   return *this;
 }
@@ -488,6 +531,7 @@ void ChannelReader::reset() noexcept {
     delete[] overflow_;
     overflow_ = nullptr;
   }
+  stale_after_ = UINT64_MAX;
 }
 
 ChannelStatus ChannelReader::acquire(Message& message, Deadline deadline) noexcept {
@@ -522,38 +566,82 @@ ChannelStatus ChannelReader::acquire(Message& message, Deadline deadline) noexce
       return ChannelStatus::corrupt;
     message.payload = std::span<const std::byte>(detail::slot_payload(slot), size);
   } else if (storage == static_cast<std::uint32_t>(Storage::overflow)) {
-    const std::int32_t pid = slot->overflow_pid.load(std::memory_order_relaxed);
-    const std::int32_t fd = slot->overflow_fd.load(std::memory_order_relaxed);
-    const std::uint64_t bytes = slot->overflow_bytes.load(std::memory_order_relaxed);
-    const std::uint64_t generation = slot->overflow_generation.load(std::memory_order_relaxed);
-    if (overflow_ == nullptr) {
-      overflow_ = new (std::nothrow) OverflowMapping[slots_];
-      if (overflow_ == nullptr)
-        return ChannelStatus::unmappable;
-    }
-    OverflowMapping& mapping = overflow_[index];
-    if (mapping.data == nullptr || mapping.pid != pid || mapping.fd != fd ||
-        mapping.generation != generation) {
-      // The slot refers to a buffer we have not mapped: the writer made or grew
-      // it since. Map the new one before dropping the old.
-      OverflowMapping fresh;
-      const ChannelStatus mapped = map_buffer(fresh, pid, fd, generation);
-      if (mapped != ChannelStatus::ok)
-        return mapped;
-      unmap_mapping(mapping);
-      mapping = fresh;
-    }
-    if (bytes > mapping.mapped - detail::overflow_payload_offset)
-      return ChannelStatus::corrupt;
-    message.payload = std::span<const std::byte>(mapping.data + detail::overflow_payload_offset,
-                                                 static_cast<std::size_t>(bytes));
+    const ChannelStatus mapped = map_overflow(*slot, message.payload);
+    if (mapped != ChannelStatus::ok)
+      return mapped;
   } else {
     return ChannelStatus::corrupt;
   }
   message.kind = static_cast<MessageKind>(kind);
   message.sequence = next_;
   holding_ = true;
+  if (next_ >= stale_after_)
+    drop_stale_mappings();
   return ChannelStatus::ok;
+}
+
+// The payload of an overflow message: in a buffer mapped before, or mapped
+// now in place of the mapping of a buffer the writer retired (same
+// descriptor, another generation), of an unused entry, or of the buffer read
+// least recently.
+ChannelStatus ChannelReader::map_overflow(const SlotHeader& slot,
+                                          std::span<const std::byte>& payload) noexcept {
+  const std::int32_t pid = slot.overflow_pid.load(std::memory_order_relaxed);
+  const std::int32_t fd = slot.overflow_fd.load(std::memory_order_relaxed);
+  const std::uint64_t bytes = slot.overflow_bytes.load(std::memory_order_relaxed);
+  const std::uint64_t generation = slot.overflow_generation.load(std::memory_order_relaxed);
+  if (overflow_ == nullptr) {
+    overflow_ = new (std::nothrow) OverflowMapping[slots_];
+    if (overflow_ == nullptr)
+      return ChannelStatus::unmappable;
+  }
+  OverflowMapping* mapping = nullptr;
+  for (std::uint32_t m = 0; m < slots_ && mapping == nullptr; ++m) {
+    const OverflowMapping& known = overflow_[m];
+    if (known.data != nullptr && known.pid == pid && known.fd == fd &&
+        known.generation == generation)
+      mapping = &overflow_[m];
+  }
+  if (mapping == nullptr) {
+    OverflowMapping fresh;
+    const ChannelStatus mapped = map_buffer(fresh, pid, fd, generation);
+    if (mapped != ChannelStatus::ok)
+      return mapped;
+    for (std::uint32_t m = 0; m < slots_; ++m) {
+      OverflowMapping& entry = overflow_[m];
+      if (entry.data != nullptr && entry.pid == pid && entry.fd == fd) {
+        mapping = &entry;
+        break;
+      }
+      if (mapping == nullptr || (mapping->data != nullptr &&
+                                 (entry.data == nullptr || entry.last_used < mapping->last_used)))
+        mapping = &entry;
+    }
+    unmap_mapping(*mapping);
+    *mapping = fresh;
+  }
+  if (bytes > mapping->mapped - detail::overflow_payload_offset)
+    return ChannelStatus::corrupt;
+  mapping->last_used = next_;
+  stale_after_ = std::min(stale_after_, next_ + slots_ + 1);
+  payload = std::span<const std::byte>(mapping->data + detail::overflow_payload_offset,
+                                       static_cast<std::size_t>(bytes));
+  return ChannelStatus::ok;
+}
+
+// Unmaps the buffers not read for K messages: the writer has most likely
+// retired them (remade larger, or gone), and a mapping keeps a buffer alive.
+void ChannelReader::drop_stale_mappings() noexcept {
+  stale_after_ = UINT64_MAX;
+  for (std::uint32_t m = 0; m < slots_; ++m) {
+    OverflowMapping& entry = overflow_[m];
+    if (entry.data == nullptr)
+      continue;
+    if (entry.last_used + slots_ < next_)
+      unmap_mapping(entry);
+    else
+      stale_after_ = std::min(stale_after_, entry.last_used + slots_ + 1);
+  }
 }
 
 void ChannelReader::release() noexcept {

@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <thread>
@@ -386,6 +387,75 @@ TEST(Channel, SlotKeepsItsOverflowBufferWhileLargeEnoughAndReplacesItWithALarger
   EXPECT_EQ(header->overflow_generations.load(), 2u) << "replaced by a larger one";
   round_trip(2 * kMiB, 7);
   EXPECT_EQ(header->overflow_generations.load(), 2u);
+}
+
+// Mappings of overflow buffers in this process (writer's and readers' alike).
+int overflow_mappings() {
+  std::ifstream maps("/proc/self/maps");
+  int count = 0;
+  for (std::string line; std::getline(maps, line);)
+    count += line.find("/memfd:cg.overflow") != std::string::npos;
+  return count;
+}
+
+TEST(Channel, OneLargeValueAtATimeReusesOneBufferWhicheverSlotItGoesTo) {
+  TestChannel t({10, 256, 1});
+  auto* header = static_cast<cg::detail::ChannelHeader*>(t.memory.data());
+  cg::ChannelWriter writer(t.channel);
+  cg::ChannelReader reader(t.channel, 0);
+  for (std::uint32_t i = 0; i < 25; ++i) {
+    ASSERT_EQ(write_pattern(writer, 1 * kMiB, i), cg::ChannelStatus::ok);
+    cg::ChannelReader::Message m{};
+    ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok);
+    EXPECT_EQ(first_mismatch(m.payload, i), -1) << "message " << i;
+    reader.release();
+  }
+  EXPECT_EQ(header->overflow_generations.load(), 1u) << "one buffer, not one per slot";
+  EXPECT_EQ(overflow_mappings(), 2) << "the writer's and the reader's";
+}
+
+TEST(Channel, EveryLargeValueInFlightHasItsOwnBufferAndTheyAreReused) {
+  TestChannel t({4, 256, 1});
+  auto* header = static_cast<cg::detail::ChannelHeader*>(t.memory.data());
+  cg::ChannelWriter writer(t.channel);
+  cg::ChannelReader reader(t.channel, 0);
+  for (std::uint32_t round = 0; round < 3; ++round) {
+    for (std::uint32_t i = 0; i < 3; ++i)
+      ASSERT_EQ(write_pattern(writer, 1 * kMiB, 10 * round + i), cg::ChannelStatus::ok);
+    ASSERT_EQ(write_text(writer, "small"), cg::ChannelStatus::ok);
+    for (std::uint32_t i = 0; i < 3; ++i) {
+      cg::ChannelReader::Message m{};
+      ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok);
+      EXPECT_EQ(first_mismatch(m.payload, 10 * round + i), -1) << round << "." << i;
+      reader.release();
+    }
+    cg::ChannelReader::Message m{};
+    ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok);
+    EXPECT_EQ(text_of(m), "small");
+    reader.release();
+  }
+  EXPECT_EQ(header->overflow_generations.load(), 3u) << "three in flight at most";
+}
+
+TEST(Channel, AReaderLetsGoOfBuffersTheWriterRemadeOrNoLongerUses) {
+  TestChannel t({4, 256, 1});
+  cg::ChannelWriter writer(t.channel);
+  cg::ChannelReader reader(t.channel, 0);
+  auto round_trip = [&](std::size_t bytes, std::uint32_t seed) {
+    ASSERT_EQ(write_pattern(writer, bytes, seed), cg::ChannelStatus::ok);
+    cg::ChannelReader::Message m{};
+    ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok);
+    EXPECT_EQ(first_mismatch(m.payload, seed), -1) << bytes << " bytes";
+    reader.release();
+  };
+  round_trip(1 * kMiB, 1);
+  round_trip(3 * kMiB, 2); // the writer remakes its one buffer larger
+  EXPECT_EQ(overflow_mappings(), 2) << "the reader no longer maps the first buffer";
+  for (std::uint32_t i = 0; i < 5; ++i)
+    round_trip(100, 3 + i);
+  EXPECT_EQ(overflow_mappings(), 1) << "nor, a ring of messages later, the second: the writer's";
+  round_trip(2 * kMiB, 9);
+  EXPECT_EQ(overflow_mappings(), 2) << "mapped again when used again";
 }
 
 TEST(Channel, WriterDoesNotReuseAnOverflowBufferUntilEveryReaderReleasedIt) {

@@ -7,6 +7,7 @@
 // contract — per-call timeouts, futures, the results descriptor, values larger
 // than a slot, corrupted shared memory — is tested without cgc, and under the
 // thread sanitizer with the collector and monitor threads running.
+#include "../../support/durations.hpp"
 #include "graph/segment.hpp"
 #include <cg/driver.hpp>
 
@@ -202,9 +203,9 @@ TEST(Driver, GetWithATimeoutWaitsThatLongInsteadOfTheGraphsGetTimeout) {
   } catch (const cg::TimeoutError& e) {
     // The busy actor is named; being busy, not stopped, it is waited for again.
     const std::string pid = std::to_string(child_pids().at(0));
-    EXPECT_EQ(e.what(), "no result of execution 0 of graph 'cg_test_echo' within 100 ms: actor "
-                        "'a' (pid " +
-                            pid + ") has made no progress for 0.1 s");
+    EXPECT_EQ(cg_test::seconds_as_x(e.what(), 0.1),
+              "no result of execution 0 of graph 'cg_test_echo' within 100 ms: actor 'a' (pid " +
+                  pid + ") has made no progress for X s");
   }
   EXPECT_LT(Clock::now() - start, 1s);
   EXPECT_EQ(ref.get(10s), "sleep:1500") << "a timed-out ref stays valid";
@@ -557,6 +558,35 @@ TEST(Driver, ThreadsModeImpossibleInputSlotEndsTheActorThreadAndGetSaysSo) {
   EXPECT_EQ(actor_death_on_a_broken_input_slot(threads_mode()),
             "a: actor 'a' of graph 'cg_test_echo' (a thread) failed: "
             "cg::detail::ActorFailure: channel 0: read (corrupt)");
+}
+
+TEST(Driver, ThreadsModeTeardownWithATimeoutNamesAnActorStuckInAMethodAndLeavesItRunning) {
+  std::thread([] {}).join(); // a sanitizer's own thread, if any, before counting
+  const std::size_t threads_before = thread_count();
+  auto graph = launch(threads_mode());
+  cg::Ref<std::string> ref = execute(graph, "sleep:1500");
+  std::this_thread::sleep_for(100ms); // the actor is in the method
+  const auto start = Clock::now();
+  try {
+    graph->teardown(200ms);
+    FAIL() << "expected cg::TimeoutError";
+  } catch (const cg::TimeoutError& e) {
+    EXPECT_STREQ(e.what(), "teardown of graph 'cg_test_echo': actor 'a' (a thread of this "
+                           "process) is still in a method after 0.2 s. A thread cannot be "
+                           "stopped: it is left running, and the graph's memory is kept for it");
+  }
+  EXPECT_LT(Clock::now() - start, 1s);
+  EXPECT_THROW(ref.get(), cg::Error) << "torn down";
+  graph->teardown(200ms); // done already: returns
+  graph.reset();          // the thread still runs: what it uses stays
+  EXPECT_TRUE(thread_count_becomes(threads_before)) << "the method returned; the thread ended";
+}
+
+TEST(Driver, ThreadsModeTeardownWithATimeoutReturnsWhenTheActorsLeaveInTime) {
+  auto graph = launch(threads_mode());
+  cg::Ref<std::string> ref = execute(graph, "sleep:100");
+  std::this_thread::sleep_for(20ms);
+  EXPECT_NO_THROW(graph->teardown(5s));
 }
 
 TEST(Driver, ModeComesFromTheEnvironmentUnlessTheOptionsSayIt) {

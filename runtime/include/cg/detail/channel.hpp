@@ -13,18 +13,21 @@
 // message kind and its byte size. Each reader owns a "consumed" counter. The
 // structures themselves are in shm/channel_layout.hpp.
 //
-// Values larger than a slot: the writer puts them in the slot's *overflow
-// buffer*, an anonymous shared-memory file it creates on first need and
-// replaces only with a larger one; the slot then refers to it. Readers map it
-// on demand (read-only) and keep the mapping for the next message of that slot,
-// so a large value is still written once and read in place by every reader. A
-// slot's buffer is reused under the slot's own rule (every reader released the
-// message), so large values need no extra waiting and the ring keeps its depth:
-// K large values may be in flight, as K small ones. (One buffer per channel
-// would let one unread large value stall the writer, and a driver blocked
-// submitting an input cannot collect the result an actor is blocked on.)
-// Memory: at most one buffer per slot, as large as the largest value that slot
-// carried, until the writer goes away. Nothing is ever named in /dev/shm.
+// Values larger than a slot: the writer puts them in an *overflow buffer*, an
+// anonymous shared-memory file, and the slot refers to it. Readers map it on
+// demand (read-only) and keep the mapping for the next message that buffer
+// carries, so a large value is still written once and read in place by every
+// reader. The writer keeps a pool of buffers: one is free again once every
+// reader has released the message it carried, and the next large value takes
+// the smallest free one that holds it (a free one too small is remade larger;
+// a new one is made only when none is free). So large values need no extra
+// waiting and the ring keeps its depth: K large values may be in flight, as K
+// small ones. (One buffer per channel would let one unread large value stall
+// the writer, and a driver blocked submitting an input cannot collect the
+// result an actor is blocked on.) Memory: one buffer per large value in flight
+// (at most K), each as large as the largest value it carried, until the writer
+// goes away; one large value at a time is one buffer. A reader unmaps a buffer
+// it has not read for K messages. Nothing is ever named in /dev/shm.
 //
 // Threading contract: at most one ChannelWriter per channel and at most one
 // ChannelReader per reader index, each used by one thread at a time. close() and
@@ -40,6 +43,7 @@ namespace cg {
 
 namespace detail {
 struct ChannelHeader;
+struct SlotHeader;
 struct OverflowBuffer;
 struct OverflowMapping;
 } // namespace detail
@@ -139,6 +143,7 @@ public:
 
 private:
   void reset() noexcept;
+  ChannelStatus acquire_overflow(std::size_t bytes, std::span<std::byte>& payload) noexcept;
 
   detail::ChannelHeader* header_ = nullptr;
   std::uint32_t slots_ = 0;
@@ -150,7 +155,8 @@ private:
   std::size_t acquired_ = 0;     // bytes of the acquired, unpublished slot
   bool holding_ = false;
   bool overflowing_ = false;                   // the acquired payload is in an overflow buffer
-  detail::OverflowBuffer* overflow_ = nullptr; // per slot; allocated on the first large value
+  std::uint32_t acquired_buffer_ = 0;          // which one
+  detail::OverflowBuffer* overflow_ = nullptr; // the pool: K entries, made on the first large value
 };
 
 // One reader index of a channel. A default-constructed reader (or one made from
@@ -185,6 +191,9 @@ public:
 
 private:
   void reset() noexcept;
+  ChannelStatus map_overflow(const detail::SlotHeader& slot,
+                             std::span<const std::byte>& payload) noexcept;
+  void drop_stale_mappings() noexcept;
 
   detail::ChannelHeader* header_ = nullptr;
   std::uint32_t slots_ = 0;
@@ -194,7 +203,9 @@ private:
   std::uint64_t stride_ = 0;
   std::uint64_t next_ = 0; // sequence number of the next message to read
   bool holding_ = false;
-  detail::OverflowMapping* overflow_ = nullptr; // per slot; allocated on the first large value
+  // Mappings of the writer's buffers: K entries, made on the first large value.
+  detail::OverflowMapping* overflow_ = nullptr;
+  std::uint64_t stale_after_ = UINT64_MAX; // a mapping may be unused for a ring from here on
 };
 
 } // namespace cg

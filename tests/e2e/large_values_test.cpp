@@ -1,0 +1,87 @@
+// large_values_test.cpp - what a large value costs the driver: memory bounded
+// by the values in flight, and buffers reused from one execution to the next.
+//
+// Each test measures this process's peak resident memory (VmHWM) from a
+// reset (writing 5 to /proc/self/clear_refs), so the tests before it do not
+// count. Not under ASan: its quarantine keeps freed memory (256 MiB).
+#include "e2e_graphs.cg.hpp"
+#include "leftovers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using LargeValues = cg_test::NoLeftovers;
+
+constexpr long kMiB = 1024; // in KiB, what /proc/self/status counts in
+
+// A field of /proc/self/status, in KiB.
+long status_kib(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind(field + ":", 0) == 0)
+      return std::stol(line.substr(field.size() + 1));
+  return -1;
+}
+
+// Starts a new peak: VmHWM is VmRSS from here on.
+void reset_peak() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+std::vector<std::uint8_t> pattern(std::size_t bytes) {
+  std::vector<std::uint8_t> v(bytes);
+  for (std::size_t i = 0; i < bytes; ++i)
+    v[i] = static_cast<std::uint8_t>(i * 131 + (i >> 12));
+  return v;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kPeakIsMeaningful = false;
+#else
+constexpr bool kPeakIsMeaningful = true;
+#endif
+
+// 200 MiB echoed through a chain of two actors. Beyond the input it was
+// given, the driver holds the input's encoded copy (in its channel), the
+// result as it arrived (in the last actor's channel, mapped to be read) and
+// the decoded result: three copies; it was four (the result was copied out
+// of its channel before being decoded). In threads mode the actors are in
+// the process too, and each channel is mapped by its writer and its reader:
+// seven (eight before).
+TEST_F(LargeValues, TheDriverHoldsThreeCopiesOfALargeValueBeyondItsInput) {
+  auto graph = cg::launch<&bytes_chain>();
+  (void)graph.execute(pattern(16)).get();
+  const std::vector<std::uint8_t> input = pattern(std::size_t{200} << 20);
+  reset_peak();
+  const long before = status_kib("VmRSS");
+  std::vector<std::uint8_t> output = graph.execute(input).get();
+  const long peak = status_kib("VmHWM") - before;
+  EXPECT_TRUE(output == input);
+  const long copies = cg_test::threads_mode() ? 7 : 3;
+  if (kPeakIsMeaningful)
+    EXPECT_LE(peak, copies * 200 * kMiB + 32 * kMiB)
+      << "200 MiB through a chain: the driver's peak grew by " << peak / kMiB << " MiB";
+}
+
+// Twelve large values one after the other: the channels reuse one buffer
+// each instead of filling every slot of their rings with one.
+TEST_F(LargeValues, OneLargeValueAtATimeKeepsOneBufferPerChannel) {
+  auto graph = cg::launch<&bytes_chain>();
+  const std::vector<std::uint8_t> input = pattern(std::size_t{32} << 20);
+  (void)graph.execute(input).get();
+  reset_peak();
+  const long before = status_kib("VmRSS");
+  for (int i = 0; i < 12; ++i)
+    ASSERT_TRUE(graph.execute(input).get() == input) << "execution " << i;
+  const long grown = status_kib("VmHWM") - before;
+  if (kPeakIsMeaningful)
+    EXPECT_LE(grown, 2 * 32 * kMiB) << "12 x 32 MiB through a chain: the driver's peak grew by "
+                                    << grown / kMiB << " MiB (one buffer per slot: 640 MiB)";
+}
+
+} // namespace
