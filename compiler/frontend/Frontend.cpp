@@ -35,6 +35,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendActions.h"
+#include "clang/Lex/PPCallbacks.h"
 #include "clang/Parse/Parser.h"
 #include "clang/Sema/Sema.h"
 #include "clang/Tooling/CompilationDatabase.h"
@@ -243,6 +244,35 @@ bool selectGraphs(Session& session) {
   return true;
 }
 
+/// Refuses an #include of anything but a regular file: Clang reads a device
+/// such as /dev/zero as an empty file, and a pipe or a terminal would block.
+class RegularFilesOnly : public clang::PPCallbacks {
+public:
+  explicit RegularFilesOnly(clang::DiagnosticsEngine& diagnostics)
+      : diagnostics_(diagnostics),
+        notRegular_(diagnostics.getCustomDiagID(
+            clang::DiagnosticsEngine::Error,
+            "'%0' is not a regular file (a device, a pipe or a socket): it cannot be included")) {}
+
+  void InclusionDirective(clang::SourceLocation, const clang::Token&, llvm::StringRef fileName,
+                          bool, clang::CharSourceRange range, clang::OptionalFileEntryRef file,
+                          llvm::StringRef, llvm::StringRef, const clang::Module*,
+                          clang::SrcMgr::CharacteristicKind) override {
+    if (!file)
+      return;
+    llvm::sys::fs::file_status status;
+    if (llvm::sys::fs::status(file->getName(), status))
+      return; // Clang has read it: its own errors, if any
+    if (status.type() != llvm::sys::fs::file_type::regular_file &&
+        status.type() != llvm::sys::fs::file_type::directory_file)
+      diagnostics_.Report(range.getBegin(), notRegular_) << fileName;
+  }
+
+private:
+  clang::DiagnosticsEngine& diagnostics_;
+  unsigned notRegular_;
+};
+
 /// Runs Clang over the source and then the probe, as one translation unit.
 class GraphAction : public clang::ASTFrontendAction {
 public:
@@ -267,6 +297,7 @@ public:
       ci.createSema(getTranslationUnitKind(), nullptr);
     clang::Sema& sema = ci.getSema();
     clang::Parser parser(pp, sema, /*SkipFunctionBodies=*/false);
+    pp.addPPCallbacks(std::make_unique<RegularFilesOnly>(pp.getDiagnostics()));
     pp.EnterMainSourceFile();
     if (!pp.getCurrentLexer()) {
       session_.parseFailed = true;

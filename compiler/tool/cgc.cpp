@@ -176,6 +176,38 @@ bool wants(Emit kind) {
   return emits.empty() || listed;
 }
 
+// cgc writes a source file per actor, so a graph of tens of thousands of
+// actors (a generator gone wrong, a raised step limit) is as many files: say
+// so above these sizes, far beyond any graph we know of (a pipeline over a
+// thousand GPUs has about a thousand actors), rather than fill a disk quietly.
+constexpr size_t kManyFiles = 2000;
+constexpr size_t kManyBytes = size_t{64} << 20;
+
+void warnIfFarBeyondSense(const std::vector<cg::ir::Graph>& graphs,
+                          const std::vector<std::pair<std::string, std::string>>& files) {
+  size_t bytes = 0;
+  for (const auto& file : files)
+    bytes += file.second.size();
+  if (files.size() <= kManyFiles && bytes <= kManyBytes)
+    return;
+  const cg::ir::Graph* largest = nullptr;
+  for (const cg::ir::Graph& graph : graphs)
+    if (largest == nullptr || graph.actors.size() > largest->actors.size())
+      largest = &graph;
+  std::string where = "cgc: ";
+  std::string what;
+  if (largest != nullptr) {
+    where = largest->loc.file + ":" + std::to_string(largest->loc.line) + ":" +
+            std::to_string(largest->loc.column) + ": ";
+    what =
+        "graph '" + largest->name + "' has " + std::to_string(largest->actors.size()) + " actors: ";
+  }
+  std::cerr << where << "warning: " << what << "cgc writes " << files.size() << " files ("
+            << (bytes + (size_t{1} << 20) - 1) / (size_t{1} << 20)
+            << " MiB), one source file per actor; more than " << kManyFiles << " files or "
+            << (kManyBytes >> 20) << " MiB is far beyond a graph we know of\n";
+}
+
 // Rewrites a file only when its contents change, so builds stay incremental.
 bool writeIfChanged(const std::string& path, const std::string& contents) {
   {
@@ -411,6 +443,7 @@ int run(int argc, const char** argv) {
     files.emplace_back(depfilePath, deps + "\n");
   }
 
+  warnIfFarBeyondSense(parsed->graphs, files);
   cg::support::PhaseTimer timer("write");
   bool ok = true;
   for (const auto& [path, contents] : files)

@@ -65,7 +65,7 @@ TEST_F(LargeValues, TheDriverHoldsThreeCopiesOfALargeValueBeyondItsInput) {
   const long copies = cg_test::threads_mode() ? 7 : 3;
   if (kPeakIsMeaningful)
     EXPECT_LE(peak, copies * 200 * kMiB + 32 * kMiB)
-      << "200 MiB through a chain: the driver's peak grew by " << peak / kMiB << " MiB";
+        << "200 MiB through a chain: the driver's peak grew by " << peak / kMiB << " MiB";
 }
 
 // Twelve large values one after the other: the channels reuse one buffer
