@@ -377,14 +377,19 @@ void GraphRuntime::Impl::place_on_cpus() {
 // memory with us) the rendezvous and the remote actor processes we start.
 void GraphRuntime::Impl::start_actors(const std::string& actor_host,
                                       const ActorPlacement& placement) {
+  thread_running.assign(spec.actors.size(), 0);
+  actor_threads.reserve(spec.actors.size());
+  thread_actor.reserve(spec.actors.size()); // so that push_back below cannot throw
   for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor) {
     if (!local[actor])
       continue;
     if (mode == Mode::threads) {
-      thread_running.resize(spec.actors.size());
-      thread_running[actor] = 1;
-      thread_actor.push_back(actor);
+      // Under the lock the thread marks itself finished with, so that it is
+      // marked running first; and only once it exists (creating it may throw).
+      std::lock_guard lock(mutex);
       actor_threads.emplace_back([this, actor] { run_actor_thread(actor); });
+      thread_actor.push_back(actor);
+      thread_running[actor] = 1;
     } else
       spawn_actor_process(actor_host, actor);
   }
