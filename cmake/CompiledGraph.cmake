@@ -7,8 +7,10 @@
 #                                                   # --overlap-gpu-communication)
 #                      [SCHEDULE bind|cost]         # task order (cgc --schedule)
 #                      [COSTS <profile.json>]       # method costs (cgc --costs)
-#                      [TRANSPORT tcp])             # every channel between processes
+#                      [TRANSPORT tcp]              # every channel between processes
 #                                                   # over TCP (cgc --transport=tcp)
+#                      [CONSTEXPR_STEPS <n>])       # evaluation step limit of a graph
+#                                                   # (cgc --constexpr-steps)
 #
 # Makes:
 #   <target>             a static library carrying the typed driver; link it and
@@ -27,7 +29,7 @@
 include_guard(GLOBAL)
 
 function(add_compiled_graph target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "OVERLAP_GPU_COMMUNICATION" "SOURCE;SCHEDULE;COSTS;TRANSPORT"
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "OVERLAP_GPU_COMMUNICATION" "SOURCE;SCHEDULE;COSTS;TRANSPORT;CONSTEXPR_STEPS"
                         "GRAPHS;LINK_LIBRARIES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "add_compiled_graph(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
@@ -78,6 +80,13 @@ function(add_compiled_graph target)
                           "not '${ARG_TRANSPORT}'")
     endif()
     list(APPEND schedule_flags --transport=tcp)
+  endif()
+  if(DEFINED ARG_CONSTEXPR_STEPS)
+    if(NOT ARG_CONSTEXPR_STEPS MATCHES "^[1-9][0-9]*$")
+      message(FATAL_ERROR "add_compiled_graph(${target}): CONSTEXPR_STEPS must be a positive "
+                          "number, not '${ARG_CONSTEXPR_STEPS}'")
+    endif()
+    list(APPEND schedule_flags --constexpr-steps=${ARG_CONSTEXPR_STEPS})
   endif()
   if(ARG_COSTS)
     cmake_path(ABSOLUTE_PATH ARG_COSTS BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"

@@ -9,9 +9,13 @@
 //      evaluated surfaces as Sema's "must be initialized by a constant
 //      expression" error on the probe, which we re-locate to the graph
 //      function, keeping Clang's notes that point into the user's code.
-// The preprocessor runs in incremental mode, so that the end of the source is
-// not the end of the translation unit and the probe can follow it without
-// parsing the source (and the standard library it includes) a second time.
+// The probe follows the source without parsing the source (and the standard
+// library it includes) a second time: the translation unit's main file is a
+// one-line file of ours that includes the source, and once the source has
+// ended the preprocessor turns incremental, so that the main file's end is
+// not the unit's. The source itself is parsed as a compiler parses it (in
+// incremental mode Clang 16 would take statements at file scope, and crash on
+// some).
 // R and T are capacities large enough for any graph in practice (the
 // evaluator materializes only what is written); a graph larger still is
 // probed once more with its exact sizes.
@@ -23,7 +27,9 @@
 #include "frontend/Frontend.h"
 #include "support/InternalError.h"
 
+#include "frontend/BindMismatch.h"
 #include "frontend/GraphDecoder.h"
+#include "frontend/Locations.h"
 #include "frontend/Prelude.h"
 #include "ir/Diagnostic.h"
 #include "support/PhaseTimes.h"
@@ -47,7 +53,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <iostream>
 #include <set>
 #include <stdexcept>
 
@@ -55,13 +60,6 @@ namespace cg::frontend {
 namespace {
 
 constexpr llvm::StringLiteral kProbeNamespace = "cgc_probe";
-
-ir::SourceLoc toLoc(const clang::SourceManager& sm, clang::SourceLocation loc) {
-  clang::PresumedLoc presumed = sm.getPresumedLoc(sm.getExpansionLoc(loc));
-  if (presumed.isInvalid())
-    return {};
-  return {presumed.getFilename(), presumed.getLine(), presumed.getColumn()};
-}
 
 bool isAnnotated(const clang::Decl* decl, llvm::StringRef annotation) {
   for (const auto* attr : decl->specific_attrs<clang::AnnotateAttr>())
@@ -78,6 +76,9 @@ public:
     clang::DiagnosticsEngine::Level level;
     ir::SourceLoc loc;
     std::string message;
+    std::vector<ir::SourceRange> ranges = {}; // those in files (not in macros' bodies)
+    std::vector<ir::FixIt> fixits = {};
+    std::optional<BindMismatch> bind = {}; // a note about a bind's argument
   };
 
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
@@ -88,25 +89,48 @@ public:
     llvm::SmallString<256> text;
     info.FormatDiagnostic(text);
     ir::SourceLoc loc;
-    if (info.hasSourceManager() && info.getLocation().isValid())
-      loc = toLoc(info.getSourceManager(), info.getLocation());
+    Entry entry{level, {}, std::string(text)};
+    if (info.hasSourceManager() && info.getLocation().isValid()) {
+      const clang::SourceManager& sm = info.getSourceManager();
+      entry.loc = toLoc(sm, info.getLocation());
+      for (const clang::CharSourceRange& range : info.getRanges())
+        if (auto kept = rangeOf(sm, range))
+          entry.ranges.push_back(*kept);
+      for (const clang::FixItHint& fix : info.getFixItHints())
+        if (auto kept = rangeOf(sm, fix.RemoveRange))
+          entry.fixits.push_back({*kept,
+                                  fix.RemoveRange.getBegin() == fix.RemoveRange.getEnd() &&
+                                      fix.RemoveRange.isCharRange(),
+                                  fix.CodeToInsert});
+      if (level == clang::DiagnosticsEngine::Note)
+        entry.bind = bindMismatchOf(info);
+    }
     // A note belongs to the error before it; drop notes of dropped warnings.
     if (level == clang::DiagnosticsEngine::Note && entries.empty())
       return;
-    entries.push_back({level, std::move(loc), std::string(text)});
+    entries.push_back(std::move(entry));
   }
 
   std::vector<Entry> entries;
 };
 
-void printEntry(const CollectingConsumer::Entry& entry) {
-  const char* kind = entry.level == clang::DiagnosticsEngine::Note ? "note" : "error";
-  if (entry.loc.file.empty())
-    std::cerr << "cgc: " << kind << ": " << entry.message << "\n";
-  else
-    std::cerr << entry.loc.file << ":" << entry.loc.line << ":" << entry.loc.column << ": " << kind
-              << ": " << entry.message << "\n";
-}
+/// The diagnostics a run reports: an error starts one, a note joins the last.
+class Report {
+public:
+  explicit Report(std::vector<ir::Diagnostic>& out) : out_(out) {}
+
+  void add(const CollectingConsumer::Entry& entry) {
+    if (entry.level != clang::DiagnosticsEngine::Note || out_.empty())
+      out_.push_back(
+          {entry.loc, entry.message, {}, ir::Severity::error, entry.ranges, entry.fixits});
+    else
+      out_.back().notes.push_back({entry.loc, entry.message, entry.ranges});
+  }
+  void add(ir::Diagnostic diagnostic) { out_.push_back(std::move(diagnostic)); }
+
+private:
+  std::vector<ir::Diagnostic>& out_;
+};
 
 /// The Clang driver's arguments for a parse, without the action and the file.
 std::vector<std::string> parseFlags(const FrontendOptions& options) {
@@ -192,17 +216,21 @@ struct ProbeLine {
 
 /// Everything one run of the frontend finds, filled in by GraphAction.
 struct Session {
-  Session(const FrontendOptions& options, std::string source, std::string probePath)
-      : options(options), source(std::move(source)), probePath(std::move(probePath)) {}
+  Session(const FrontendOptions& options, std::string source, std::string probePath,
+          std::string mainPath)
+      : options(options), source(std::move(source)), probePath(std::move(probePath)),
+        mainPath(std::move(mainPath)) {}
 
   const FrontendOptions& options;
   std::string source;    // absolute path
   std::string probePath; // the name the probe's lines are reported under
+  std::string mainPath;  // the main file that includes the source (in memory)
   CollectingConsumer diagnostics;
   size_t probeDiagnostics = 0; // diagnostics.entries from here on are the probe's
 
   Discovery discovery;
-  std::string selectionError; // printed as is
+  std::optional<ir::Diagnostic> selectionError;
+  std::vector<FailedCall> failedCalls; // when the source has errors
   std::vector<GraphFunction> graphs;
   std::vector<ProbeLine> probeLines;
   std::vector<std::optional<ir::Graph>> decoded; // per graph
@@ -228,7 +256,7 @@ bool selectGraphs(Session& session) {
                            [&](const GraphFunction& g) { return g.name == wanted; });
     if (it == found.end()) {
       session.selectionError =
-          "cgc: error: no CG_GRAPH function named '" + wanted + "' in " + session.source + "\n";
+          ir::Diagnostic{{}, "no CG_GRAPH function named '" + wanted + "' in " + session.source};
       return false;
     }
     session.graphs.push_back(*it);
@@ -236,9 +264,10 @@ bool selectGraphs(Session& session) {
   if (session.options.onlyGraphs.empty())
     session.graphs = found;
   if (session.graphs.empty()) {
-    session.selectionError = session.source +
-                             ":1:1: error: no CG_GRAPH function found; mark a "
-                             "'void graph(cg::GraphBuilder&)' function with CG_GRAPH\n";
+    session.selectionError =
+        ir::Diagnostic{{session.source, 1, 1},
+                       "no CG_GRAPH function found; mark a 'void graph(cg::GraphBuilder&)' "
+                       "function with CG_GRAPH"};
     return false;
   }
   return true;
@@ -273,6 +302,26 @@ private:
   unsigned notRegular_;
 };
 
+/// Turns the preprocessor incremental once the source has ended and the main
+/// file that included it is lexed again: its end then leaves the translation
+/// unit open for the probe.
+class IncrementalAfterSource : public clang::PPCallbacks {
+public:
+  explicit IncrementalAfterSource(clang::Preprocessor& pp) : pp_(pp) {}
+
+  void FileChanged(clang::SourceLocation loc, FileChangeReason reason,
+                   clang::SrcMgr::CharacteristicKind, clang::FileID exited) override {
+    // Back in the main file from a file, not from the predefines buffer.
+    const clang::SourceManager& sm = pp_.getSourceManager();
+    if (reason == ExitFile && sm.getFileID(loc) == sm.getMainFileID() &&
+        sm.getFileEntryForID(exited))
+      pp_.enableIncrementalProcessing();
+  }
+
+private:
+  clang::Preprocessor& pp_;
+};
+
 /// Runs Clang over the source and then the probe, as one translation unit.
 class GraphAction : public clang::ASTFrontendAction {
 public:
@@ -292,12 +341,12 @@ public:
       return;
     }
     clang::Preprocessor& pp = ci.getPreprocessor();
-    pp.enableIncrementalProcessing(); // the source's end is not the unit's
     if (!ci.hasSema())
       ci.createSema(getTranslationUnitKind(), nullptr);
     clang::Sema& sema = ci.getSema();
     clang::Parser parser(pp, sema, /*SkipFunctionBodies=*/false);
     pp.addPPCallbacks(std::make_unique<RegularFilesOnly>(pp.getDiagnostics()));
+    pp.addPPCallbacks(std::make_unique<IncrementalAfterSource>(pp));
     pp.EnterMainSourceFile();
     if (!pp.getCurrentLexer()) {
       session_.parseFailed = true;
@@ -319,9 +368,13 @@ public:
     {
       support::PhaseTimer timer("discover");
       session_.discovery = discover(ci.getASTContext());
+      std::erase(session_.discovery.files, session_.mainPath); // not a file
     }
     if (hasErrors(session_.diagnostics) || !session_.discovery.problems.empty()) {
       session_.parseFailed = true;
+      clang::DeclContext* unit = ci.getASTContext().getTranslationUnitDecl();
+      std::vector<clang::Decl*> parsed(unit->noload_decls_begin(), unit->noload_decls_end());
+      session_.failedCalls = failedCalls(ci.getASTContext(), parsed);
       return;
     }
     if (!selectGraphs(session_))
@@ -438,12 +491,22 @@ private:
   Session& session_;
 };
 
+/// Runs `action` over the session's main file: a line in memory, beside the
+/// source, that includes it.
 bool runAction(std::unique_ptr<clang::FrontendAction> action, std::vector<std::string> args,
-               CollectingConsumer& diagnostics) {
-  auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(),
-                                                             llvm::vfs::getRealFileSystem());
+               Session& session) {
+  auto real = llvm::vfs::getRealFileSystem();
+  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  if (auto cwd = real->getCurrentWorkingDirectory())
+    memory->setCurrentWorkingDirectory(*cwd);
+  std::string include = "#include \"" + llvm::sys::path::filename(session.source).str() + "\"\n";
+  memory->addFile(session.mainPath, 0,
+                  llvm::MemoryBuffer::getMemBufferCopy(include, session.mainPath));
+  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(real);
+  overlay->pushOverlay(memory);
+  auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(), overlay);
   clang::tooling::ToolInvocation invocation(std::move(args), std::move(action), files.get());
-  invocation.setDiagnosticConsumer(&diagnostics);
+  invocation.setDiagnosticConsumer(&session.diagnostics);
   return invocation.run();
 }
 
@@ -478,11 +541,18 @@ brokenRule(const std::vector<CollectingConsumer::Entry>& entries, size_t begin, 
   return std::nullopt;
 }
 
+// What to do about a graph whose evaluation needs what only a run has.
+CollectingConsumer::Entry notConstantHint(const ir::SourceLoc& graph) {
+  return {clang::DiagnosticsEngine::Note, graph,
+          "a graph's shape is fixed when cgc compiles it: take its sizes and names from "
+          "constexpr values, template parameters or -D definitions, not from run-time data"};
+}
+
 // Prints the probe's diagnostics. An error on the probe is about a graph: it
 // moves to the graph function, keeping Clang's notes that point at the user's
 // code and dropping those inside the probe or the builder. A broken builder
 // rule (graph_error) becomes an error with its own message at the user's line.
-void reportEvaluationErrors(const Session& session) {
+void reportEvaluationErrors(const Session& session, Report& report) {
   std::set<size_t> reported; // one error per graph
   const auto& entries = session.diagnostics.entries;
   for (size_t i = session.probeDiagnostics; i < entries.size(); ++i) {
@@ -492,6 +562,7 @@ void reportEvaluationErrors(const Session& session) {
     while (end < entries.size() && entries[end].level == clang::DiagnosticsEngine::Note)
       ++end;
     CollectingConsumer::Entry shown = entries[i];
+    bool aboutGraph = false;
     if (shown.loc.file == session.probePath) {
       auto probe = std::find_if(session.probeLines.begin(), session.probeLines.end(),
                                 [&](const ProbeLine& p) { return p.line == shown.loc.line; });
@@ -499,27 +570,35 @@ void reportEvaluationErrors(const Session& session) {
         if (!reported.insert(probe->graph).second)
           continue;
         if (auto rule = brokenRule(entries, i + 1, end, session.probePath)) {
-          printEntry(*rule);
+          report.add(*rule);
           continue;
         }
         const GraphFunction& graph = session.graphs[probe->graph];
         shown.loc = graph.loc;
         shown.message = "graph '" + graph.name + "' cannot be evaluated at compile time";
+        shown.ranges.clear(); // they were the probe's
+        shown.fixits.clear();
+        aboutGraph = true;
       }
     }
-    printEntry(shown);
+    report.add(shown);
     for (size_t n = i + 1; n < end; ++n) {
       if (!isUserLocation(entries[n].loc, session.probePath))
         continue;
-      printEntry(entries[n]);
+      report.add(entries[n]);
     }
+    bool stepLimit = false;
     for (size_t n = i + 1; n < end; ++n)
-      if (llvm::StringRef(entries[n].message).contains("maximum step limit"))
-        printEntry({clang::DiagnosticsEngine::Note, shown.loc,
-                    "cgc evaluates graphs with -fconstexpr-steps=" +
-                        std::to_string(session.options.constexprSteps) +
-                        "; raise it with 'cgc --constexpr-steps=N' (add_compiled_graph(... "
-                        "CONSTEXPR_STEPS N))"});
+      stepLimit |= llvm::StringRef(entries[n].message).contains("maximum step limit");
+    if (stepLimit)
+      report.add(CollectingConsumer::Entry{
+          clang::DiagnosticsEngine::Note, shown.loc,
+          "cgc evaluates graphs with -fconstexpr-steps=" +
+              std::to_string(session.options.constexprSteps) +
+              "; raise it with 'cgc --constexpr-steps=N' (add_compiled_graph(... "
+              "CONSTEXPR_STEPS N))"});
+    else if (aboutGraph)
+      report.add(notConstantHint(shown.loc));
   }
 }
 
@@ -538,14 +617,85 @@ std::string assertionText(const std::string& message) {
 // Prints pass-1 diagnostics. Errors raised inside the runtime headers (the
 // builder's static_asserts: a static method, a method of another class...)
 // are moved to the user's innermost line that led there, with their message.
-void reportParseErrors(const CollectingConsumer& diagnostics) {
-  const auto& entries = diagnostics.entries;
+// A bind whose argument has the wrong type, as one error at the argument and
+// a note at the method: from Clang's overload failure and its notes.
+std::optional<ir::Diagnostic> bindArgumentError(const Session& session, size_t error, size_t end) {
+  const auto& entries = session.diagnostics.entries;
+  for (size_t n = error + 1; n < end; ++n) {
+    if (!entries[n].bind)
+      continue;
+    const BindMismatch& bind = *entries[n].bind;
+    ir::Diagnostic out{entries[error].loc, "argument " + std::to_string(bind.argument + 1) +
+                                               " of '" + bind.method + "' is " + bind.given +
+                                               "; the parameter is '" + bind.parameter + "'"};
+    for (const FailedCall& call : session.failedCalls)
+      if (call.callee == entries[error].loc && bind.argument < call.arguments.size() &&
+          !call.arguments[bind.argument].begin.file.empty()) {
+        out.loc = call.arguments[bind.argument].begin;
+        out.ranges.push_back(call.arguments[bind.argument]);
+      }
+    ir::Note declared{bind.declared, "'" + bind.method + "' is declared here"};
+    if (bind.parameterRange)
+      declared.ranges.push_back(*bind.parameterRange);
+    out.notes.push_back(std::move(declared));
+    return out;
+  }
+  return std::nullopt;
+}
+
+// A bind given more or fewer arguments than its method takes.
+std::optional<ir::Diagnostic> bindArityError(const Session& session, size_t error) {
+  const CollectingConsumer::Entry& entry = session.diagnostics.entries[error];
+  if (entry.message != "no matching member function for call to 'bind'")
+    return std::nullopt;
+  for (const FailedCall& call : session.failedCalls) {
+    if (call.callee != entry.loc || !call.bound || call.bound->parameters == call.arguments.size())
+      continue;
+    auto count = [](size_t n) { return std::to_string(n) + (n == 1 ? " argument" : " arguments"); };
+    ir::Diagnostic out{entry.loc,
+                       "'" + call.bound->name + "' takes " + count(call.bound->parameters) +
+                           ", but bind was given " + std::to_string(call.arguments.size()),
+                       {{call.bound->declared, "'" + call.bound->name + "' is declared here"}},
+                       ir::Severity::error,
+                       entry.ranges};
+    return out;
+  }
+  return std::nullopt;
+}
+
+void reportParseErrors(const Session& session, Report& report) {
+  const auto& entries = session.diagnostics.entries;
   for (size_t i = 0; i < entries.size(); ++i) {
     if (entries[i].level == clang::DiagnosticsEngine::Note)
       continue;
     size_t end = i + 1;
     while (end < entries.size() && entries[end].level == clang::DiagnosticsEngine::Note)
       ++end;
+    if (std::optional<ir::Diagnostic> bind = bindArityError(session, i)) {
+      report.add(std::move(*bind));
+      continue;
+    }
+    if (std::optional<ir::Diagnostic> bind = bindArgumentError(session, i, end)) {
+      report.add(std::move(*bind));
+      continue;
+    }
+    // A CG_GRAPH function that reads run-time data: Clang checks constexpr
+    // functions as it parses them, before cgc's probe would.
+    auto graph = std::find_if(
+        session.discovery.graphs.begin(), session.discovery.graphs.end(),
+        [&](const GraphFunction& g) {
+          return g.loc == entries[i].loc &&
+                 entries[i].message == "constexpr function never produces a constant expression";
+        });
+    if (graph != session.discovery.graphs.end()) {
+      report.add(CollectingConsumer::Entry{
+          entries[i].level, graph->loc,
+          "graph '" + graph->name + "' cannot be evaluated at compile time", entries[i].ranges});
+      for (size_t n = i + 1; n < end; ++n)
+        report.add(entries[n]);
+      report.add(notConstantHint(graph->loc));
+      continue;
+    }
     size_t user = end;
     if (llvm::StringRef(entries[i].loc.file).starts_with(CG_RUNTIME_INCLUDE_DIR))
       for (size_t n = i + 1; n < end && user == end; ++n)
@@ -553,13 +703,14 @@ void reportParseErrors(const CollectingConsumer& diagnostics) {
           user = n;
     if (user == end) {
       for (size_t n = i; n < end; ++n)
-        printEntry(entries[n]);
+        report.add(entries[n]);
       continue;
     }
-    printEntry({entries[i].level, entries[user].loc, assertionText(entries[i].message)});
+    report.add(CollectingConsumer::Entry{entries[i].level, entries[user].loc,
+                                         assertionText(entries[i].message), entries[user].ranges});
     for (size_t n = user + 1; n < end; ++n)
       if (isUserLocation(entries[n].loc, ""))
-        printEntry(entries[n]);
+        report.add(entries[n]);
   }
 }
 
@@ -628,6 +779,7 @@ FrontendResult resultOf(Session& session, const Prelude* prelude = nullptr) {
 std::optional<FrontendResult> runWithPrelude(const FrontendOptions& options,
                                              const std::string& source,
                                              const std::string& probePath,
+                                             const std::string& mainPath,
                                              std::optional<Prelude>& prelude) {
   auto text = llvm::MemoryBuffer::getFile(source);
   if (!text || !startsWithPrelude((*text)->getBuffer()))
@@ -635,15 +787,15 @@ std::optional<FrontendResult> runWithPrelude(const FrontendOptions& options,
   prelude = findOrBuildPrelude(options.preludeCache, parseFlags(options), source);
   if (!prelude)
     return std::nullopt;
-  Session session(options, source, probePath);
+  Session session(options, source, probePath, mainPath);
   bool ran = false;
   try {
     ran = runAction(std::make_unique<GraphAction>(session),
-                    clangArgs(options, session.source, &*prelude), session.diagnostics);
+                    clangArgs(options, session.mainPath, &*prelude), session);
   } catch (const InternalError&) {
     return std::nullopt; // the parse without the prelude says it again, if it is so
   }
-  if (!ran || !session.probed || session.parseFailed || !session.selectionError.empty() ||
+  if (!ran || !session.probed || session.parseFailed || session.selectionError ||
       session.evaluationFailed || !session.problems.empty() || hasErrors(session.diagnostics) ||
       std::find(session.decoded.begin(), session.decoded.end(), std::nullopt) !=
           session.decoded.end())
@@ -653,47 +805,58 @@ std::optional<FrontendResult> runWithPrelude(const FrontendOptions& options,
 
 } // namespace
 
-std::optional<FrontendResult> runFrontend(const FrontendOptions& options) {
+std::optional<FrontendResult> runFrontend(const FrontendOptions& options,
+                                          std::vector<ir::Diagnostic>& diagnostics) {
+  Report report(diagnostics);
   llvm::SmallString<256> source(options.source);
   if (std::error_code ec = llvm::sys::fs::make_absolute(source)) {
-    std::cerr << "cgc: error: " << options.source << ": " << ec.message() << "\n";
+    report.add(ir::Diagnostic{{}, options.source + ": " + ec.message()});
     return std::nullopt;
   }
   llvm::sys::path::remove_dots(source, /*remove_dot_dot=*/true);
   if (!llvm::sys::fs::exists(source)) {
-    std::cerr << "cgc: error: no such file: " << options.source << "\n";
+    report.add(ir::Diagnostic{{}, "no such file: " + options.source});
+    return std::nullopt;
+  }
+  if (llvm::sys::path::filename(source).find_first_of("\"\n") != llvm::StringRef::npos) {
+    report.add(ir::Diagnostic{{},
+                              options.source +
+                                  ": a graph source's file name cannot hold '\"' or a line "
+                                  "break"});
     return std::nullopt;
   }
 
-  // The probe is reported under a name beside the source.
+  // The probe and the main file that includes the source have names beside it.
   llvm::SmallString<256> probePath(source);
   llvm::sys::path::replace_extension(probePath, "cgc-probe.cpp");
+  llvm::SmallString<256> mainPath(source);
+  llvm::sys::path::replace_extension(mainPath, "cgc-main.cpp");
   // With the precompiled prelude when there is one; when anything goes wrong
   // with it, the parse without it is the one that reports.
   std::optional<Prelude> prelude;
   if (!options.preludeCache.empty())
-    if (std::optional<FrontendResult> result =
-            runWithPrelude(options, source.str().str(), probePath.str().str(), prelude))
+    if (std::optional<FrontendResult> result = runWithPrelude(
+            options, source.str().str(), probePath.str().str(), mainPath.str().str(), prelude))
       return result;
-  Session session(options, source.str().str(), probePath.str().str());
-  bool ran = runAction(std::make_unique<GraphAction>(session), clangArgs(options, session.source),
-                       session.diagnostics);
-  if (!ran && !session.probed && session.selectionError.empty())
+  Session session(options, source.str().str(), probePath.str().str(), mainPath.str().str());
+  bool ran = runAction(std::make_unique<GraphAction>(session), clangArgs(options, session.mainPath),
+                       session);
+  if (!ran && !session.probed && !session.selectionError)
     session.parseFailed = true; // Clang stopped before the probe
   if (session.parseFailed) {
-    reportParseErrors(session.diagnostics);
+    reportParseErrors(session, report);
     for (const auto& problem : session.discovery.problems)
-      std::cerr << ir::formatDiagnostic(problem);
+      report.add(problem);
     return std::nullopt;
   }
-  if (!session.selectionError.empty()) {
-    std::cerr << session.selectionError;
+  if (session.selectionError) {
+    report.add(*session.selectionError);
     return std::nullopt;
   }
   if (!ran || session.evaluationFailed || !session.problems.empty()) {
-    reportEvaluationErrors(session);
+    reportEvaluationErrors(session, report);
     for (const auto& problem : session.problems)
-      std::cerr << ir::formatDiagnostic(problem);
+      report.add(problem);
     return std::nullopt;
   }
 

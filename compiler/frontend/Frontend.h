@@ -3,13 +3,14 @@
 // Runs Clang (libTooling) over the user's graph source with the target's real
 // compile flags, finds the CG_ACTOR classes and CG_GRAPH functions, evaluates
 // each graph function with Clang's constant evaluator and decodes the result
-// into ir::Graph. Problems in the user's source are printed as Clang-style
-// diagnostics (`file:line:col: error: ...`); the caller just exits 1.
+// into ir::Graph. Problems in the user's source come back as diagnostics for
+// the caller to print (DiagnosticPrinter.h) before it exits 1.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "ir/AggregateCodec.h"
+#include "ir/Diagnostic.h"
 #include "ir/Graph.h"
 
 #include <cstdint>
@@ -51,9 +52,11 @@ struct FrontendResult {
   std::vector<std::string> dependencies;  // every file the source read
 };
 
-/// Returns the graphs, or nullopt once every problem has been printed to
-/// stderr as a diagnostic.
-std::optional<FrontendResult> runFrontend(const FrontendOptions& options);
+/// Returns the graphs; or nullopt, with every problem in `diagnostics` (the
+/// user's C++ errors as Clang reported them, re-located where they are about
+/// a graph, then cgc's own).
+std::optional<FrontendResult> runFrontend(const FrontendOptions& options,
+                                          std::vector<ir::Diagnostic>& diagnostics);
 
 /// The compile flags of `source` in the compile database in `buildDir`
 /// (without the compiler, the source, -c and -o), or an error message.

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/GraphDecoder.h"
+
+#include "frontend/Locations.h"
 #include "support/InternalError.h"
 
 #include <cg/detail/graph_records.hpp>
@@ -21,6 +23,7 @@
 #include <cstring>
 #include <iterator>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -242,11 +245,20 @@ private:
     const clang::TemplateArgument& arg = tagArgument(record);
     ir::Actor actor{text(record), typeName(arg.getAsType()).spelling, {}, locOf(record)};
     const auto* cls = arg.getAsType()->getAsCXXRecordDecl();
-    if (!cls || !isAnnotated(cls, "cg::actor"))
-      diagnostics_.push_back({actor.loc,
-                              "class '" + qualified(arg.getAsType()) +
-                                  "' is used as an actor but is not marked CG_ACTOR",
-                              {}});
+    if (!cls || !isAnnotated(cls, "cg::actor")) {
+      ir::Diagnostic diagnostic{actor.loc, "class '" + qualified(arg.getAsType()) +
+                                               "' is used as an actor but is not marked CG_ACTOR"};
+      if (cls) {
+        // The fix: `struct CG_ACTOR Echo`, the macro before the class's name.
+        ir::SourceLoc name = toLoc(cls->getASTContext().getSourceManager(), cls->getLocation());
+        diagnostic.notes.push_back(
+            {name,
+             "mark '" + cls->getNameAsString() + "' CG_ACTOR where it is declared",
+             {},
+             {{{name, name}, true, "CG_ACTOR "}}});
+      }
+      diagnostics_.push_back(std::move(diagnostic));
+    }
     graph_.actors.push_back(std::move(actor));
   }
 
@@ -507,9 +519,17 @@ private:
     return literal->getString().str();
   }
 
+  // One error per type that cannot be sent, at its first use, with a note at
+  // the member to blame.
   void requireSerializable(clang::QualType type, const ir::SourceLoc& loc) {
-    if (std::optional<std::string> problem = serializers_.require(type))
-      diagnostics_.push_back({loc, *problem, {}});
+    std::optional<Unsendable> problem = serializers_.require(type);
+    if (!problem || !unsendable_.insert(problem->message).second)
+      return;
+    ir::Diagnostic diagnostic{loc, problem->message};
+    if (!problem->member.file.empty())
+      diagnostic.notes.push_back(
+          {problem->member, "'" + problem->memberName + "' is declared here"});
+    diagnostics_.push_back(std::move(diagnostic));
   }
 
   std::string qualified(clang::QualType type) const { return serializers_.spell(type); }
@@ -524,6 +544,7 @@ private:
 
   const GraphFunction& function_;
   SerializerPlanner& serializers_;
+  std::set<std::string> unsendable_; // messages of types already reported
   std::string text_;
   RecordKind owner_ = RecordKind::output;                // what the last actor/task/... record was
   clang::QualType collectiveType_;                       // the value type of the last collective

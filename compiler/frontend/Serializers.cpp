@@ -1,6 +1,8 @@
 //===- Serializers.cpp - Which types can cross an actor boundary ---------===//
 #include "frontend/Serializers.h"
 
+#include "frontend/Locations.h"
+
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/DeclTemplate.h"
 
@@ -37,11 +39,17 @@ std::string SerializerPlanner::spell(clang::QualType type) const {
   return spelling;
 }
 
-std::optional<std::string> SerializerPlanner::require(clang::QualType type) {
+std::optional<Unsendable> SerializerPlanner::require(clang::QualType type) {
+  blamed_ = nullptr;
   std::optional<std::string> problem = visit(type, spell(type), /*root=*/true);
   if (!problem)
     return std::nullopt;
-  return "type '" + spell(type) + "' cannot be sent between actors: " + *problem;
+  Unsendable out{"type '" + spell(type) + "' cannot be sent between actors: " + *problem, {}, {}};
+  if (blamed_) {
+    out.member = toLoc(context_.getSourceManager(), blamed_->getLocation());
+    out.memberName = blamed_->getParent()->getNameAsString() + "::" + blamed_->getNameAsString();
+  }
+  return out;
 }
 
 // `path` names where the type sits, as "Request::meta.handle"; `root` says it
@@ -60,6 +68,17 @@ std::optional<std::string> SerializerPlanner::visit(clang::QualType type, const 
            "specialize cg::Codec<" +
            written + ">";
   };
+  // Advice that fits the type: no codec could send these.
+  if (canonical->isPointerType() || canonical->isMemberPointerType())
+    return "'" + path + "' is a '" + written +
+           "': a pointer cannot be sent, its address means nothing in another process; send "
+           "what it points to (a std::vector or a std::string; a method reads one in place "
+           "through a std::span or std::string_view parameter)";
+  if (const auto* record = canonical->getAsCXXRecordDecl();
+      record && inStd(record) && record->getName() == "function")
+    return "'" + path + "' is a '" + written +
+           "': code cannot be sent between processes; send the data it needs, and call the "
+           "function in the method that receives it";
 
   if (canonical->isArithmeticType() || canonical->isEnumeralType())
     return std::nullopt;
@@ -96,10 +115,13 @@ std::optional<std::string> SerializerPlanner::visit(clang::QualType type, const 
     std::string fieldPath = path + (root ? "::" : ".") + field->getNameAsString();
     if (field->getType()->isReferenceType()) {
       done_.erase(canonical.getTypePtr());
+      blamed_ = field;
       return "'" + fieldPath + "' is a reference member, which cannot be sent";
     }
     if (auto problem = visit(field->getType(), fieldPath, false)) {
       done_.erase(canonical.getTypePtr());
+      if (!blamed_)
+        blamed_ = field; // the innermost: the first to return
       return problem;
     }
     codec.fields.push_back({field->getNameAsString(), spell(field->getType())});

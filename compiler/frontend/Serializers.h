@@ -11,6 +11,7 @@
 #pragma once
 
 #include "ir/AggregateCodec.h"
+#include "ir/Graph.h"
 
 #include "clang/AST/ASTContext.h"
 
@@ -23,13 +24,20 @@ namespace cg::frontend {
 
 using ir::AggregateCodec;
 
+/// Why a type cannot be sent: the message, and the member to blame (none
+/// when it is the type itself).
+struct Unsendable {
+  std::string message;
+  ir::SourceLoc member;   // where the member is declared
+  std::string memberName; // "Meta::handle"
+};
+
 class SerializerPlanner {
 public:
   explicit SerializerPlanner(clang::ASTContext& context);
 
-  /// Checks that values of `type` can be sent; returns why not, as a
-  /// diagnostic message, or nothing.
-  std::optional<std::string> require(clang::QualType type);
+  /// Checks that values of `type` can be sent; returns why not, or nothing.
+  std::optional<Unsendable> require(clang::QualType type);
 
   /// The aggregates to generate codecs for, each after those of its fields.
   const std::vector<AggregateCodec>& codecs() const { return codecs_; }
@@ -48,6 +56,7 @@ private:
   std::map<const clang::Type*, bool> done_; // canonical type -> fully checked
                                             // (false: being checked)
   std::vector<AggregateCodec> codecs_;
+  const clang::FieldDecl* blamed_ = nullptr; // the innermost member that failed
 };
 
 } // namespace cg::frontend

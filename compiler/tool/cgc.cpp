@@ -15,6 +15,7 @@
 #include "codegen/Codegen.h"
 #include "codegen/Recipes.h"
 #include "codegen/Supported.h"
+#include "frontend/DiagnosticPrinter.h"
 #include "frontend/Frontend.h"
 #include "ir/GraphJson.h"
 #include "ir/Validate.h"
@@ -28,6 +29,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/PrettyStackTrace.h"
+#include "llvm/Support/Signals.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -35,6 +38,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <unistd.h>
 
 namespace {
 
@@ -126,6 +130,20 @@ cl::opt<std::string>
                          ")"),
                 cl::value_desc("dir"), cl::cat(category));
 
+cl::opt<bool> colorDiagnostics("fcolor-diagnostics",
+                               cl::desc("Colour diagnostics (default: when stderr is a terminal "
+                                        "and NO_COLOR is not set)"),
+                               cl::cat(category));
+cl::opt<bool> noColorDiagnostics("fno-color-diagnostics", cl::desc("Do not colour diagnostics"),
+                                 cl::cat(category));
+cl::opt<cg::frontend::DiagnosticFormat> diagnosticsFormat(
+    "diagnostics-format", cl::desc("How diagnostics are written to stderr"),
+    cl::values(clEnumValN(cg::frontend::DiagnosticFormat::text, "text",
+                          "as Clang's: the location, the source line and a caret (default)"),
+               clEnumValN(cg::frontend::DiagnosticFormat::json, "json",
+                          "one JSON array of every diagnostic, for tools and CI annotations")),
+    cl::init(cg::frontend::DiagnosticFormat::text), cl::cat(category));
+
 // For tests of the frontend's second evaluation (see kProbeRecords).
 cl::opt<uint64_t> probeRecords("probe-records", cl::Hidden,
                                cl::desc("Records a graph is first evaluated into"),
@@ -184,7 +202,8 @@ constexpr size_t kManyFiles = 2000;
 constexpr size_t kManyBytes = size_t{64} << 20;
 
 void warnIfFarBeyondSense(const std::vector<cg::ir::Graph>& graphs,
-                          const std::vector<std::pair<std::string, std::string>>& files) {
+                          const std::vector<std::pair<std::string, std::string>>& files,
+                          cg::frontend::DiagnosticPrinter& diagnostics) {
   size_t bytes = 0;
   for (const auto& file : files)
     bytes += file.second.size();
@@ -194,18 +213,18 @@ void warnIfFarBeyondSense(const std::vector<cg::ir::Graph>& graphs,
   for (const cg::ir::Graph& graph : graphs)
     if (largest == nullptr || graph.actors.size() > largest->actors.size())
       largest = &graph;
-  std::string where = "cgc: ";
-  std::string what;
+  cg::ir::Diagnostic warning{{}, "", {}, cg::ir::Severity::warning};
   if (largest != nullptr) {
-    where = largest->loc.file + ":" + std::to_string(largest->loc.line) + ":" +
-            std::to_string(largest->loc.column) + ": ";
-    what =
+    warning.loc = largest->loc;
+    warning.message =
         "graph '" + largest->name + "' has " + std::to_string(largest->actors.size()) + " actors: ";
   }
-  std::cerr << where << "warning: " << what << "cgc writes " << files.size() << " files ("
-            << (bytes + (size_t{1} << 20) - 1) / (size_t{1} << 20)
-            << " MiB), one source file per actor; more than " << kManyFiles << " files or "
-            << (kManyBytes >> 20) << " MiB is far beyond a graph we know of\n";
+  warning.message += "cgc writes " + std::to_string(files.size()) + " files (" +
+                     std::to_string((bytes + (size_t{1} << 20) - 1) / (size_t{1} << 20)) +
+                     " MiB), one source file per actor; more than " + std::to_string(kManyFiles) +
+                     " files or " + std::to_string(kManyBytes >> 20) +
+                     " MiB is far beyond a graph we know of";
+  diagnostics.print(warning);
 }
 
 // Rewrites a file only when its contents change, so builds stay incremental.
@@ -339,7 +358,21 @@ int run(int argc, const char** argv) {
     }
   }
 
-  std::optional<cg::frontend::FrontendResult> parsed = cg::frontend::runFrontend(options);
+  std::optional<bool> colors;
+  if (colorDiagnostics || noColorDiagnostics)
+    colors = colorDiagnostics && !noColorDiagnostics;
+  cg::frontend::DiagnosticPrinter diagnostics(diagnosticsFormat, cg::frontend::colorsWanted(colors),
+                                              llvm::errs());
+  // Every exit from here on writes what was printed (JSON: the array).
+  struct Finish {
+    cg::frontend::DiagnosticPrinter& printer;
+    ~Finish() { printer.finish(); }
+  } finish{diagnostics};
+
+  std::vector<cg::ir::Diagnostic> sourceProblems;
+  std::optional<cg::frontend::FrontendResult> parsed =
+      cg::frontend::runFrontend(options, sourceProblems);
+  diagnostics.print(sourceProblems);
   if (!parsed)
     return 1;
   if (profile)
@@ -368,8 +401,7 @@ int run(int argc, const char** argv) {
     // schedule and the IR can still be emitted, the program cannot.
     if (problems.empty() && wants(Emit::Cpp))
       problems = cg::codegen::unsupportedTransports(graph);
-    for (const auto& problem : problems)
-      std::cerr << cg::ir::formatDiagnostic(problem);
+    diagnostics.print(problems);
     failed |= !problems.empty();
   }
   scheduleTimer.reset();
@@ -396,6 +428,8 @@ int run(int argc, const char** argv) {
   codegen.sourceInclude = relativePath(codegen.source, absoluteOutputDir());
   codegen.tcpEverywhere = tcpEverywhere;
   codegen.command = "cgc " + llvm::sys::path::filename(sourcePath).str() + " --target " + target;
+  if (constexprSteps != cg::frontend::kDefaultConstexprSteps)
+    codegen.command += " --constexpr-steps=" + std::to_string(constexprSteps);
   {
     cg::support::PhaseTimer timer("artefacts");
     for (size_t i = 0; i < parsed->graphs.size(); ++i) {
@@ -443,7 +477,7 @@ int run(int argc, const char** argv) {
     files.emplace_back(depfilePath, deps + "\n");
   }
 
-  warnIfFarBeyondSense(parsed->graphs, files);
+  warnIfFarBeyondSense(parsed->graphs, files, diagnostics);
   cg::support::PhaseTimer timer("write");
   bool ok = true;
   for (const auto& [path, contents] : files)
@@ -479,7 +513,23 @@ static void reportInternalError(const std::string& what) {
             << "command line.\n";
 }
 
+// A crash (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) is a bug of ours too:
+// after LLVM's handlers have printed the stack and what Clang was doing (the
+// file and line it was parsing), say so and exit 70 rather than die by the
+// signal. Runs in the signal handler: write() and _exit() only.
+static void reportCrash(void*) {
+  static const char message[] =
+      "cgc: internal compiler error: cgc crashed (the stack and what it was doing are above)\n"
+      "Please report this with the graph source and the command line.\n";
+  [[maybe_unused]] ssize_t written = write(STDERR_FILENO, message, sizeof message - 1);
+  _exit(70);
+}
+
 int main(int argc, const char** argv) {
+  llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
+  llvm::EnablePrettyStackTrace();
+  llvm::setBugReportMsg(nullptr);                    // LLVM's own asks for reports to LLVM
+  llvm::sys::AddSignalHandler(reportCrash, nullptr); // last: after the stack
   try {
     int status = run(argc, argv);
     if (timePhases)

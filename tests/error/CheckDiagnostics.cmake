@@ -11,12 +11,21 @@
 # `// cgc-expect-in: file` checks the expectations in that file (beside the
 # source) as well.
 #
+# And the whole output, as a user reads it (the source lines, carets, ranges
+# and fix-its Clang's renderer prints under each diagnostic): it must equal
+# `<source>.stderr` beside the source, byte for byte, with the source's
+# directory left out of paths and the runtime's include directory written
+# `<runtime>`. After a deliberate change, rewrite it with
+#   cgc x.cg.cpp -o /tmp/out -fno-color-diagnostics -- -I runtime/include 2>&1 |
+#     sed -e "s|$PWD/tests/error/||g" -e "s|$PWD/runtime/include|<runtime>|g" > x.cg.cpp.stderr
+# and read the difference before committing it.
+#
 # cmake -DCGC=<cgc> -DSOURCE=<file> -DOUT=<dir> -DINCLUDE=<runtime include> -P CheckDiagnostics.cmake
 file(STRINGS "${SOURCE}" extra_args REGEX "^// cgc-args: ")
 list(TRANSFORM extra_args REPLACE "^// cgc-args: " "")
 separate_arguments(extra_args UNIX_COMMAND "${extra_args}")
 execute_process(
-  COMMAND "${CGC}" "${SOURCE}" -o "${OUT}" ${extra_args} -- "-I${INCLUDE}"
+  COMMAND "${CGC}" "${SOURCE}" -o "${OUT}" -fno-color-diagnostics ${extra_args} -- "-I${INCLUDE}"
   RESULT_VARIABLE rc
   ERROR_VARIABLE stderr)
 message("cgc exit code ${rc}; stderr:\n${stderr}")
@@ -97,6 +106,18 @@ if(expected_errors EQUAL 0)
 endif()
 if(NOT printed_errors EQUAL expected_errors)
   string(APPEND failures "  ${printed_errors} errors printed, ${expected_errors} expected\n")
+endif()
+
+set(expected_output "${SOURCE}.stderr")
+if(NOT EXISTS "${expected_output}")
+  string(APPEND failures "  ${expected_output} is missing: every error test checks the whole output\n")
+else()
+  file(READ "${expected_output}" expected_text)
+  string(REPLACE "${source_dir}/" "" printed_text "${stderr}")
+  string(REPLACE "${INCLUDE}" "<runtime>" printed_text "${printed_text}")
+  if(NOT printed_text STREQUAL expected_text)
+    string(APPEND failures "  the output differs from ${expected_output}; it was:\n${printed_text}")
+  endif()
 endif()
 if(failures)
   message(FATAL_ERROR "diagnostics of ${SOURCE} differ from its expectations:\n${failures}")

@@ -1,20 +1,31 @@
 // cgc_fuzz_test.cpp - cgc never crashes on malformed input.
 //
-// Mutates the example graph sources (deletes, duplicates and swaps lines and
-// tokens, drops characters) with a fixed seed and runs cgc on each mutant:
-// it must exit 0, or 1 after printing a `file:line:col: error:`; never die
-// by a signal, hang, or report an internal compiler error.
+// Mutates the example graph sources with a fixed seed, by lines and tokens
+// (deletes, duplicates and swaps lines and tokens, drops characters, adds a
+// statement at file scope) and by bytes (truncates, inserts random bytes,
+// or random bytes alone), and runs cgc on each mutant: it must exit 0, or 1
+// after printing a `file:line:col: error:`; never die by a signal, hang, or
+// report an internal compiler error. And a crash, should one happen, is an
+// internal compiler error (exit 70), never a death by the signal.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
+
+extern char** environ;
 
 namespace {
 
@@ -35,11 +46,43 @@ std::vector<std::string> splitLines(const std::string& text) {
   return lines;
 }
 
+// Statements a compiler rejects at file scope; Clang's incremental mode, which
+// cgc's frontend uses for its probe, crashed on most of them.
+const char* const kFileScopeStatements[] = {
+    "{}",        "for (;;) {}",     "if (1) {}", "return;", "while (0);",
+    "goto end;", "end: ;",          "x = 1;",    "f();",    "try {} catch (...) {}",
+    "[[]] {}",   "do {} while (0);"};
+
+size_t pickBelow(size_t n, std::mt19937& random) {
+  return std::uniform_int_distribution<size_t>(0, n - 1)(random);
+}
+
+std::string randomBytes(size_t count, std::mt19937& random) {
+  std::string bytes(count, '\0');
+  for (char& byte : bytes)
+    byte = static_cast<char>(pickBelow(256, random));
+  return bytes;
+}
+
+// A byte-level mutant: truncated, random bytes inserted, or random bytes alone.
+std::string mutateBytes(const std::string& source, std::mt19937& random) {
+  size_t at = pickBelow(source.size(), random);
+  switch (pickBelow(3, random)) {
+  case 0:
+    return source.substr(0, at);
+  case 1:
+    return source.substr(0, at) + randomBytes(1 + pickBelow(64, random), random) +
+           source.substr(at);
+  default:
+    return randomBytes(pickBelow(4096, random), random);
+  }
+}
+
 std::string mutate(const std::string& source, std::mt19937& random) {
   std::vector<std::string> lines = splitLines(source);
-  auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(random); };
+  auto pick = [&](size_t n) { return pickBelow(n, random); };
   size_t at = pick(lines.size());
-  switch (pick(5)) {
+  switch (pick(6)) {
   case 0: // delete a line
     lines.erase(lines.begin() + at);
     break;
@@ -65,6 +108,9 @@ std::string mutate(const std::string& source, std::mt19937& random) {
     if (!lines[at].empty())
       lines[at].erase(pick(lines[at].size()), 1);
     break;
+  case 4: // a statement between two lines: at file scope, unless in a body
+    lines.insert(lines.begin() + at, kFileScopeStatements[pick(std::size(kFileScopeStatements))]);
+    break;
   default: // swap two lines
     std::swap(lines[at], lines[pick(lines.size())]);
     break;
@@ -75,14 +121,17 @@ std::string mutate(const std::string& source, std::mt19937& random) {
   return out;
 }
 
-void fuzz(const fs::path& source, int mutants, unsigned seed) {
+enum class Level { lines, bytes };
+
+void fuzz(const fs::path& source, int mutants, unsigned seed, Level level = Level::lines) {
   std::mt19937 random(seed);
   std::string original = readFile(source);
   fs::path work = fs::temp_directory_path() / ("cgc-fuzz-" + std::to_string(getpid()));
   fs::create_directories(work);
   for (int i = 0; i < mutants; ++i) {
     fs::path mutant = work / source.filename();
-    std::ofstream(mutant) << mutate(original, random);
+    std::ofstream(mutant) << (level == Level::lines ? mutate(original, random)
+                                                    : mutateBytes(original, random));
     fs::path log = work / "stderr.txt";
     // A small step limit bounds runaway evaluation; `timeout` catches hangs.
     std::string command = "timeout 120 '" CG_CGC "' '" + mutant.string() + "' -o '" +
@@ -112,6 +161,66 @@ TEST(CgcFuzz, MutatedQuickstartNeverCrashesTheCompiler) {
 
 TEST(CgcFuzz, MutatedLanguageTourNeverCrashesTheCompiler) {
   fuzz(CG_EXAMPLES "/language/tour.cg.cpp", 15, 2);
+}
+
+TEST(CgcFuzz, ByteLevelMutantsNeverCrashTheCompiler) {
+  fuzz(CG_EXAMPLES "/quickstart/quickstart.cg.cpp", 20, 3, Level::bytes);
+}
+
+TEST(CgcFuzz, EveryStatementAtFileScopeIsAnErrorAtItsLine) {
+  fs::path work = fs::temp_directory_path() / ("cgc-statements-" + std::to_string(getpid()));
+  fs::create_directories(work);
+  fs::path source = work / "statement.cg.cpp";
+  for (const char* statement : kFileScopeStatements) {
+    std::ofstream(source) << "#include <cg/cg.hpp>\nint x;\nint f();\n" << statement << "\n";
+    std::string command = "'" CG_CGC "' '" + source.string() + "' -o '" + (work / "out").string() +
+                          "' -- -I'" CG_RUNTIME_INCLUDE "' 2> '" + (work / "err").string() + "'";
+    int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << statement;
+    EXPECT_EQ(WEXITSTATUS(status), 1) << statement;
+    EXPECT_NE(readFile(work / "err").find(source.string() + ":4:"), std::string::npos)
+        << statement << ": " << readFile(work / "err");
+  }
+  fs::remove_all(work);
+}
+
+// A crash signal (here sent from outside, while cgc evaluates a graph that
+// never ends) is reported as an internal compiler error: exit 70, saying
+// where cgc was, never a death by the signal.
+TEST(CgcCrash, ACrashIsAnInternalCompilerErrorWithExitCode70) {
+  fs::path work = fs::temp_directory_path() / ("cgc-crash-" + std::to_string(getpid()));
+  fs::create_directories(work);
+  fs::path source = work / "spin.cg.cpp";
+  std::ofstream(source) << "#include <cg/cg.hpp>\n"
+                           "constexpr int spin() { int n = 0; for (;;) ++n; return n; }\n"
+                           "struct CG_ACTOR A { int f(int x) { return x; } };\n"
+                           "CG_GRAPH void g(cg::GraphBuilder& b) {\n"
+                           "  auto a = b.actor<A>(cg::indexed_name(\"a\", spin()));\n"
+                           "  b.output(a.bind<&A::f>(b.input<int>()));\n"
+                           "}\n";
+  std::string out = (work / "out").string(), include = "-I" CG_RUNTIME_INCLUDE,
+              path = source.string();
+  const char* argv[] = {
+      CG_CGC, path.c_str(),    "-o",   out.c_str(), "--constexpr-steps=4000000000",
+      "--",   include.c_str(), nullptr};
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  std::string log = (work / "stderr.txt").string();
+  posix_spawn_file_actions_addopen(&files, STDERR_FILENO, log.c_str(), O_WRONLY | O_CREAT, 0644);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, CG_CGC, &files, nullptr, const_cast<char**>(argv), environ), 0);
+  posix_spawn_file_actions_destroy(&files);
+  std::this_thread::sleep_for(std::chrono::seconds(2)); // well inside main
+  kill(pid, SIGSEGV);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  std::string errors = readFile(log);
+  ASSERT_TRUE(WIFEXITED(status)) << "cgc died by signal " << WTERMSIG(status) << ":\n" << errors;
+  EXPECT_EQ(WEXITSTATUS(status), 70) << errors;
+  EXPECT_NE(errors.find("cgc: internal compiler error: cgc crashed"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("Stack dump:"), std::string::npos) << errors;
+  EXPECT_NE(errors.find(path), std::string::npos) << "where it was: " << errors;
+  fs::remove_all(work);
 }
 
 } // namespace

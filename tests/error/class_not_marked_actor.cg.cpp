@@ -3,7 +3,7 @@
 
 #include <string>
 
-struct Echo {
+struct Echo {  // expected-note {{mark 'Echo' CG_ACTOR where it is declared}}
   std::string echo(std::string msg) { return msg; }
 };
 

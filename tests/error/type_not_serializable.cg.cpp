@@ -1,25 +1,52 @@
-// A type crossing actors must be serializable: cgc names the member that is not.
+// A type crossing actors must be serializable: cgc names the member that is
+// not, once per type, with advice that fits it, and a note at the member.
 #include <cg/cg.hpp>
 
 #include <cstdio>
+#include <functional>
 #include <string>
 
 struct Meta {
   int version;
-  std::FILE* handle;
+  std::FILE* handle;  // expected-note {{'Meta::handle' is declared here}}
 };
 struct Request {
   std::string id;
   Meta meta;
 };
 
+struct Frame {
+  const float* pixels;  // expected-note {{'Frame::pixels' is declared here}}
+  int size;
+};
+
+struct Job {
+  std::function<int(int)> step;  // expected-note {{'Job::step' is declared here}}
+};
+
 struct CG_ACTOR Loader {
   Request load(int n) { return {std::to_string(n), {1, nullptr}}; }
   int size(Request r) { return static_cast<int>(r.id.size()); }
+  int frame_size(Frame f) { return f.size; }
+  int run(Job job) { return job.step(1); }
 };
 
 CG_GRAPH void loading(cg::GraphBuilder& g) {
   auto a = g.actor<Loader>("a");
   auto b = g.actor<Loader>("b");
-  g.output(b.bind<&Loader::size>(a.bind<&Loader::load>(g.input<int>())));  // expected-error {{type 'Request' cannot be sent between actors: 'Request::meta.handle' is a 'std::FILE *', which has no serializer; make it an aggregate of serializable members or specialize cg::Codec<std::FILE *>}}
+  g.output(b.bind<&Loader::size>(a.bind<&Loader::load>(g.input<int>())));  // expected-error {{type 'Request' cannot be sent between actors: 'Request::meta.handle' is a 'std::FILE *': a pointer cannot be sent, its address means nothing in another process; send what it points to (a std::vector or a std::string; a method reads one in place through a std::span or std::string_view parameter)}}
+}
+
+// The same type used twice is one mistake: one error, at its first use.
+CG_GRAPH void twice(cg::GraphBuilder& g) {
+  auto a = g.actor<Loader>("a");
+  auto frame = g.input<Frame>();  // expected-error {{type 'Frame' cannot be sent between actors: 'Frame::pixels' is a 'const float *': a pointer cannot be sent, its address means nothing in another process; send what it points to (a std::vector or a std::string; a method reads one in place through a std::span or std::string_view parameter)}}
+  auto once = a.bind<&Loader::frame_size>(frame);
+  auto again = a.bind<&Loader::frame_size>(frame);
+  g.output(once, again);
+}
+
+CG_GRAPH void code(cg::GraphBuilder& g) {
+  auto a = g.actor<Loader>("a");
+  g.output(a.bind<&Loader::run>(g.input<Job>()));  // expected-error {{type 'Job' cannot be sent between actors: 'Job::step' is a 'std::function<int (int)>': code cannot be sent between processes; send the data it needs, and call the function in the method that receives it}}
 }

@@ -127,14 +127,19 @@ template <class T, class U> constexpr Constant make_constant(const U& value) {
 
 /// An actor instance's name: a string literal, or cg::indexed_name(...).
 /// It refers to the characters it is made from (a literal lives for ever);
-/// g.actor() copies them.
+/// g.actor() copies them. A name is an identifier (letters, digits and '_',
+/// not starting with a digit): it names the actor in generated code, in file
+/// names, placement files and messages, where any other character would need
+/// quoting or could collide ('a-b' and 'a_b').
 class ActorName {
 public:
   static constexpr std::size_t max_length = 63;
   constexpr ActorName(const char* name) : text_(name) {
-    for (; name[size_] != '\0'; ++size_)
+    for (; name[size_] != '\0'; ++size_) {
       if (size_ == max_length)
         detail::graph_error("actor name is longer than 63 characters");
+      check_character(name[size_], size_ == 0);
+    }
     if (size_ == 0)
       detail::graph_error("actor name is empty");
   }
@@ -142,6 +147,14 @@ public:
 private:
   friend class GraphBuilder;
   friend constexpr ActorName indexed_name(const char* prefix, int index);
+
+  static constexpr void check_character(char c, bool first) {
+    bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    bool digit = c >= '0' && c <= '9';
+    if (!letter && !(digit && !first))
+      detail::graph_error("an actor name may hold only letters, digits and '_', "
+                          "and cannot start with a digit");
+  }
   constexpr ActorName(const char* prefix, std::size_t size, int index)
       : text_(prefix), size_(size), index_(index) {}
 
@@ -153,8 +166,8 @@ private:
 /// `prefix` followed by `index` in decimal: indexed_name("worker", 3) is "worker3".
 constexpr ActorName indexed_name(const char* prefix, int index) {
   std::size_t n = 0;
-  while (prefix[n] != '\0' && n < ActorName::max_length)
-    ++n;
+  for (; prefix[n] != '\0' && n < ActorName::max_length; ++n)
+    ActorName::check_character(prefix[n], n == 0);
   if (index < 0)
     detail::graph_error("indexed_name: the index must not be negative");
   return ActorName(prefix, n, index);
@@ -243,8 +256,17 @@ private:
 // value: it reads it in place at run time (cg/detail/in_place.hpp). Through a
 // class template, whose instantiation Clang keeps: an alias chain alone is
 // substituted again at every bind.
-template <auto M, std::size_t I> struct arg_of {
+// Beyond the method's parameters (an overload of bind with more of them than
+// the method has, tried and refused by its arity constraint) the parameter is
+// a type nothing converts to, rather than a hard error inside std::tuple.
+struct NoSuchParameter {
+  NoSuchParameter() = delete;
+};
+template <auto M, std::size_t I, bool exists = (I < arity_v<M>)> struct arg_of {
   using type = BindArg<graph_value_t<param_t<M, I>>>;
+};
+template <auto M, std::size_t I> struct arg_of<M, I, false> {
+  using type = NoSuchParameter;
 };
 template <auto M, std::size_t I> using arg_t = typename arg_of<M, I>::type;
 

@@ -1,0 +1,176 @@
+//===- BindMismatch.cpp - A bind argument of the wrong type, in graph terms ===//
+#include "frontend/BindMismatch.h"
+
+#include "frontend/Locations.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/Type.h"
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Basic/SourceManager.h"
+
+namespace cg::frontend {
+namespace {
+
+// An expression naming a template argument, without the wrapping that
+// substitution and implicit conversions add.
+const clang::Expr* bare(const clang::Expr* e) {
+  while (e) {
+    if (auto* subst = llvm::dyn_cast<clang::SubstNonTypeTemplateParmExpr>(e))
+      e = subst->getReplacement();
+    else if (auto* stripped = e->IgnoreParenImpCasts(); stripped != e)
+      e = stripped;
+    else
+      break;
+  }
+  return e;
+}
+
+const clang::CXXMethodDecl* methodOf(const clang::TemplateArgument& arg) {
+  if (arg.getKind() == clang::TemplateArgument::Declaration)
+    return llvm::dyn_cast<clang::CXXMethodDecl>(arg.getAsDecl());
+  if (arg.getKind() != clang::TemplateArgument::Expression)
+    return nullptr;
+  const clang::Expr* e = bare(arg.getAsExpr());
+  if (auto* address = llvm::dyn_cast_or_null<clang::UnaryOperator>(e))
+    e = bare(address->getSubExpr());
+  if (auto* ref = llvm::dyn_cast_or_null<clang::DeclRefExpr>(e))
+    return llvm::dyn_cast<clang::CXXMethodDecl>(ref->getDecl());
+  return nullptr;
+}
+
+std::optional<unsigned> indexOf(const clang::TemplateArgument& arg) {
+  if (arg.getKind() == clang::TemplateArgument::Integral)
+    return static_cast<unsigned>(arg.getAsIntegral().getZExtValue());
+  if (arg.getKind() == clang::TemplateArgument::Expression)
+    if (auto* literal = llvm::dyn_cast_or_null<clang::IntegerLiteral>(bare(arg.getAsExpr())))
+      return static_cast<unsigned>(literal->getValue().getZExtValue());
+  return std::nullopt;
+}
+
+// `cg::detail::arg_t<M, I>`, the type of bind's I-th parameter, if `type` is.
+const clang::TemplateSpecializationType* bindParameter(clang::QualType type) {
+  auto* specialization = type->getAs<clang::TemplateSpecializationType>();
+  if (!specialization || specialization->template_arguments().size() != 2)
+    return nullptr;
+  auto* alias = specialization->getTemplateName().getAsTemplateDecl();
+  if (!alias || alias->getQualifiedNameAsString() != "cg::detail::arg_t")
+    return nullptr;
+  return specialization;
+}
+
+// A type as the user would write it: Clang prints std::string, once
+// substituted into a template, as the specialization it is.
+std::string spelled(clang::QualType type, const clang::PrintingPolicy& policy) {
+  std::string text = type.getAsString(policy);
+  for (size_t at; (at = text.find("std::basic_string<char>")) != std::string::npos;)
+    text.replace(at, 23, "std::string");
+  return text;
+}
+
+// How the argument given is described: "a cg::Value<T>" or "a constant of type 'T'".
+std::string describeGiven(clang::QualType type, const clang::PrintingPolicy& policy) {
+  clang::QualType bareType = type.getNonReferenceType().getUnqualifiedType();
+  // The type argument as the user spelled it (std::string, not its template).
+  if (auto* written = bareType->getAs<clang::TemplateSpecializationType>())
+    if (auto* named = written->getTemplateName().getAsTemplateDecl();
+        named && named->getQualifiedNameAsString() == "cg::Value" &&
+        written->template_arguments().size() == 1 &&
+        written->template_arguments()[0].getKind() == clang::TemplateArgument::Type)
+      return "a cg::Value<" + spelled(written->template_arguments()[0].getAsType(), policy) + ">";
+  if (auto* record = bareType->getAsCXXRecordDecl())
+    if (auto* value = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(record);
+        value && value->getQualifiedNameAsString() == "cg::Value" &&
+        value->getTemplateArgs().size() == 1)
+      return "a cg::Value<" + spelled(value->getTemplateArgs()[0].getAsType(), policy) + ">";
+  return "a constant of type '" + spelled(type, policy) + "'";
+}
+
+std::string qualifiedName(const clang::CXXMethodDecl* method) {
+  return method->getParent()->getNameAsString() + "::" + method->getNameAsString();
+}
+
+} // namespace
+
+std::optional<BindMismatch> bindMismatchOf(const clang::Diagnostic& note) {
+  if (!note.hasSourceManager())
+    return std::nullopt;
+  const clang::TemplateSpecializationType* parameter = nullptr;
+  std::optional<clang::QualType> given;
+  for (unsigned i = 0; i < note.getNumArgs(); ++i) {
+    if (note.getArgKind(i) != clang::DiagnosticsEngine::ak_qualtype)
+      continue;
+    clang::QualType type =
+        clang::QualType::getFromOpaquePtr(reinterpret_cast<void*>(note.getRawArg(i)));
+    if (type.isNull())
+      continue;
+    if (auto* bind = bindParameter(type))
+      parameter = bind;
+    else if (!given)
+      given = type;
+  }
+  if (!parameter || !given)
+    return std::nullopt;
+  const clang::CXXMethodDecl* method = methodOf(parameter->template_arguments()[0]);
+  std::optional<unsigned> index = indexOf(parameter->template_arguments()[1]);
+  if (!method || !index || *index >= method->getNumParams())
+    return std::nullopt;
+  clang::PrintingPolicy policy(method->getASTContext().getLangOpts());
+  policy.SuppressScope = false;
+  const clang::SourceManager& sm = note.getSourceManager();
+  const clang::ParmVarDecl* declared = method->getParamDecl(*index);
+  BindMismatch out;
+  out.argument = *index;
+  out.method = qualifiedName(method);
+  out.given = describeGiven(*given, policy);
+  out.parameter = spelled(declared->getType(), policy);
+  out.declared = toLoc(sm, method->getLocation());
+  out.parameterRange = rangeOf(sm, clang::CharSourceRange::getTokenRange(declared->getSourceRange()));
+  return out;
+}
+
+namespace {
+
+struct FailedCallVisitor : clang::RecursiveASTVisitor<FailedCallVisitor> {
+  explicit FailedCallVisitor(const clang::SourceManager& sm) : sm(sm) {}
+  bool VisitRecoveryExpr(clang::RecoveryExpr* recovery) {
+    auto parts = recovery->subExpressions();
+    if (parts.empty() || !parts.front())
+      return true;
+    std::vector<ir::SourceRange> arguments;
+    for (const clang::Expr* argument : parts.drop_front()) {
+      auto range =
+          argument ? rangeOf(sm, clang::CharSourceRange::getTokenRange(argument->getSourceRange()))
+                   : std::nullopt;
+      arguments.push_back(range.value_or(ir::SourceRange{}));
+    }
+    FailedCall call{toLoc(sm, parts.front()->getExprLoc()), std::move(arguments), std::nullopt};
+    // a.bind<&C::m>(...): one explicit template argument naming the method.
+    if (auto* member = llvm::dyn_cast<clang::UnresolvedMemberExpr>(parts.front());
+        member && member->getMemberName().getAsString() == "bind" &&
+        member->getNumTemplateArgs() == 1)
+      if (const clang::CXXMethodDecl* method =
+              methodOf(member->getTemplateArgs()[0].getArgument()))
+        call.bound = FailedCall::Method{qualifiedName(method), method->getNumParams(),
+                                        toLoc(sm, method->getLocation())};
+    calls.push_back(std::move(call));
+    return true;
+  }
+  const clang::SourceManager& sm;
+  std::vector<FailedCall> calls;
+};
+
+} // namespace
+
+std::vector<FailedCall> failedCalls(clang::ASTContext& context,
+                                    const std::vector<clang::Decl*>& decls) {
+  FailedCallVisitor visitor(context.getSourceManager());
+  for (clang::Decl* decl : decls)
+    visitor.TraverseDecl(decl);
+  return std::move(visitor.calls);
+}
+
+} // namespace cg::frontend
