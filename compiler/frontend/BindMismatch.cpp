@@ -128,7 +128,8 @@ std::optional<BindMismatch> bindMismatchOf(const clang::Diagnostic& note) {
   out.given = describeGiven(*given, policy);
   out.parameter = spelled(declared->getType(), policy);
   out.declared = toLoc(sm, method->getLocation());
-  out.parameterRange = rangeOf(sm, clang::CharSourceRange::getTokenRange(declared->getSourceRange()));
+  out.parameterRange =
+      rangeOf(sm, clang::CharSourceRange::getTokenRange(declared->getSourceRange()));
   return out;
 }
 
@@ -152,8 +153,7 @@ struct FailedCallVisitor : clang::RecursiveASTVisitor<FailedCallVisitor> {
     if (auto* member = llvm::dyn_cast<clang::UnresolvedMemberExpr>(parts.front());
         member && member->getMemberName().getAsString() == "bind" &&
         member->getNumTemplateArgs() == 1)
-      if (const clang::CXXMethodDecl* method =
-              methodOf(member->getTemplateArgs()[0].getArgument()))
+      if (const clang::CXXMethodDecl* method = methodOf(member->getTemplateArgs()[0].getArgument()))
         call.bound = FailedCall::Method{qualifiedName(method), method->getNumParams(),
                                         toLoc(sm, method->getLocation())};
     calls.push_back(std::move(call));

@@ -28,11 +28,11 @@ class Diagnostic;
 namespace cg::frontend {
 
 struct BindMismatch {
-  unsigned argument = 0;   // 0-based
-  std::string method;      // "Post::combine"
-  std::string given;       // "a cg::Value<Request>", "a constant of type 'const char *'"
-  std::string parameter;   // "Prediction", as declared
-  ir::SourceLoc declared;  // the method's name
+  unsigned argument = 0;  // 0-based
+  std::string method;     // "Post::combine"
+  std::string given;      // "a cg::Value<Request>", "a constant of type 'const char *'"
+  std::string parameter;  // "Prediction", as declared
+  ir::SourceLoc declared; // the method's name
   std::optional<ir::SourceRange> parameterRange;
 };
 
@@ -47,8 +47,8 @@ struct FailedCall {
   ir::SourceLoc callee;
   std::vector<ir::SourceRange> arguments;
   struct Method {
-    std::string name;      // "Post::combine"
-    unsigned parameters;   // how many it takes
+    std::string name;    // "Post::combine"
+    unsigned parameters; // how many it takes
     ir::SourceLoc declared;
   };
   std::optional<Method> bound; // a bind<&C::m> call

@@ -136,8 +136,7 @@ struct DiagnosticPrinter::Renderer {
   llvm::raw_ostream& out;
 };
 
-DiagnosticPrinter::DiagnosticPrinter(DiagnosticFormat format, bool colors,
-                                     llvm::raw_ostream& out)
+DiagnosticPrinter::DiagnosticPrinter(DiagnosticFormat format, bool colors, llvm::raw_ostream& out)
     : format_(format), out_(out), renderer_(std::make_unique<Renderer>(out, colors)) {}
 
 DiagnosticPrinter::~DiagnosticPrinter() = default;

@@ -78,8 +78,8 @@ TEST(Diagnostics, JsonHasEveryDiagnosticWithItsRangesNotesAndFixIts) {
 
 TEST(Diagnostics, JsonOfASourceWithoutProblemsIsAnEmptyArray) {
   Outcome json = run("'" CG_CGC "' '" CG_EXAMPLES "/quickstart/quickstart.cg.cpp' -o '" CG_OUT
-                 "' --diagnostics-format=json -- -I'" CG_RUNTIME_INCLUDE "' -I'" CG_EXAMPLES
-                 "/quickstart'");
+                     "' --diagnostics-format=json -- -I'" CG_RUNTIME_INCLUDE "' -I'" CG_EXAMPLES
+                     "/quickstart'");
   EXPECT_EQ(json.status, 0) << json.output;
   EXPECT_EQ(nlohmann::json::parse(json.output), nlohmann::json::array());
 }
