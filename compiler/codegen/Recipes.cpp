@@ -33,11 +33,16 @@ std::string header(const ir::Graph& graph, const RecipeInput& input, const char*
       "# rendezvous at CG_RENDEZVOUS (default: this host, port 29517). Ranks 1..{n}\n"
       "# run the actor executable CG_ACTORS, one actor each; every channel between\n"
       "# two of them is a TCP stream. An actor placed on host i (actor.host(i)) runs\n"
-      "# on CG_HOST_<i> where that is set.\n"
+      "# on CG_HOST_<i> where that is set. Every process proves it belongs to this\n"
+      "# run with the secret CG_SECRET: a fresh one unless CG_SECRET or\n"
+      "# CG_SECRET_FILE is set, handed on in the environment, never printed.\n"
       "set -eu\n"
       ": \"${{CG_RENDEZVOUS:=$(hostname):29517}}\"\n"
       ": \"${{CG_ACTORS:={actors}}}\"\n"
-      "export CG_RENDEZVOUS\n",
+      "if [ -z \"${{CG_SECRET:-}}\" ] && [ -z \"${{CG_SECRET_FILE:-}}\" ]; then\n"
+      "  CG_SECRET=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \\n')\n"
+      "fi\n"
+      "export CG_RENDEZVOUS CG_SECRET\n",
       fmt::arg("graph", graph.name), fmt::arg("file", graph.loc.file),
       fmt::arg("line", graph.loc.line), fmt::arg("what", what), fmt::arg("command", input.command),
       fmt::arg("usage", usage), fmt::arg("n", graph.actors.size()),
@@ -50,7 +55,8 @@ std::string mpirunRecipe(const ir::Graph& graph, const RecipeInput& input) {
   std::string out =
       header(graph, input, "OpenMPI's mpirun (one app context per process)",
              "CG_RENDEZVOUS=node0:29517 sh " + input.graphId + ".mpirun.sh ./driver [args...]");
-  out += "exec mpirun ${CG_MPIRUN_FLAGS:-} -x CG_RENDEZVOUS \\\n"
+  out += "exec mpirun ${CG_MPIRUN_FLAGS:-} -x CG_RENDEZVOUS ${CG_SECRET:+-x CG_SECRET} \\\n"
+         "  ${CG_SECRET_FILE:+-x CG_SECRET_FILE} \\\n"
          "  -np 1 ${CG_HOST_0:+--host \"$CG_HOST_0\"} \"$@\"";
   for (const ir::Actor& actor : graph.actors)
     out += fmt::format(

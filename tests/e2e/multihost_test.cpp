@@ -13,6 +13,7 @@
 
 #include "net/rendezvous.hpp"
 #include "net/scale_out.hpp"
+#include "net/secret.hpp"
 #include "net/tcp_frame.hpp"
 #include "os/process.hpp"
 
@@ -31,6 +32,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -80,6 +82,30 @@ std::uint16_t own_port() {
     ::close(fd);
   return port != 0 ? port : static_cast<std::uint16_t>(20000 + ::getpid() % 10000);
 }
+
+// The launch's secret for the scope: in CG_SECRET, where the driver takes it
+// from when actor processes are started by hand (as these tests do).
+class ScopedSecret {
+public:
+  ScopedSecret() {
+    if (const char* old = std::getenv(cg::detail::secret_variable))
+      old_ = old;
+    setenv(cg::detail::secret_variable, secret_.hex().c_str(), 1);
+  }
+  ~ScopedSecret() {
+    old_ ? setenv(cg::detail::secret_variable, old_->c_str(), 1)
+         : unsetenv(cg::detail::secret_variable);
+  }
+  const cg::detail::Secret& get() const { return secret_; }
+  // "CG_SECRET=<hex>", for a child's environment.
+  std::string entry() const {
+    return std::string(cg::detail::secret_variable) + "=" + secret_.hex();
+  }
+
+private:
+  cg::detail::Secret secret_ = cg::detail::Secret::generate();
+  std::optional<std::string> old_;
+};
 
 std::string joined(const std::vector<std::string>& items) {
   std::string out;
@@ -248,6 +274,7 @@ TEST(TcpForced, AKilledActorProcessIsReportedWithinTwoSeconds) {
 // it publishes them, connects their channels, says READY, and then sends the
 // driver b.add's result in a frame whose sequence number skips one.
 TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
+  const ScopedSecret secret;
   const std::string rendezvous = "127.0.0.1:" + std::to_string(own_port());
   const cg::detail::GraphSpec& spec = cg_generated::e2e_multihost::multihost_spec;
   std::string fake_error;
@@ -257,9 +284,9 @@ TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
   std::thread remote([&] {
     const auto deadline = Clock::now() + 20s;
     cg::TcpChannelListener listener;
-    if (client.connect(*cg::parse_endpoint(rendezvous), "multihost", deadline) !=
+    if (client.connect(*cg::parse_endpoint(rendezvous), "multihost", secret.get(), deadline) !=
             cg::NetStatus::ok ||
-        listener.listen({"127.0.0.1", 0}) != cg::NetStatus::ok) {
+        listener.listen(secret.get(), {"127.0.0.1", 0}) != cg::NetStatus::ok) {
       fake_error = client.error() + listener.error();
       return;
     }
@@ -325,6 +352,54 @@ TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
               "TCP channel c3 (b -> driver) of graph 'multihost': lost frame: expected sequence "
               "0, got 1 (1 missing); the graph cannot execute any more");
   }
+}
+
+// ---- Strangers: processes without the launch's secret -----------------------------
+
+TEST(Strangers, AnActorProcessWithoutTheSecretExitsNonZeroSayingWhy) {
+  std::string output;
+  const int code =
+      run(std::string("env -u CG_SECRET -u CG_SECRET_FILE CG_RENDEZVOUS=127.0.0.1:1 ") +
+              CG_MULTIHOST_ACTORS + " multihost b,c",
+          output);
+  EXPECT_EQ(code, 64) << output;
+  EXPECT_EQ(output, "cg actor multihost/b,c: neither CG_SECRET nor CG_SECRET_FILE is set: this "
+                    "process cannot prove it belongs to the launch (see net/secret.hpp, or the "
+                    "README on several hosts)\n");
+}
+
+// The attack this closes: a foreign process registering as the remote actors,
+// receiving every input and sending forged results back as genuine.
+TEST(Strangers, AForgedActorProcessIsTurnedAwayAndTheRealOneServesTheGraph) {
+  const ScopedSecret secret;
+  const std::string rendezvous = "127.0.0.1:" + std::to_string(own_port());
+  // The forger knows everything but the secret; it retries until the
+  // rendezvous listens, as the real actors do.
+  std::string forged;
+  int forged_code = -1;
+  std::thread forger([&] {
+    forged_code =
+        run("CG_RENDEZVOUS=" + rendezvous + " CG_SECRET=" + cg::detail::Secret::generate().hex() +
+                " " + CG_MULTIHOST_ACTORS + " multihost b,c",
+            forged);
+  });
+  // Spawned and launched from this thread: children die with the thread
+  // that started them (os/process.hpp).
+  cg::ChildProcess real = cg::ChildProcess::spawn(CG_MULTIHOST_ACTORS, {"multihost", "b,c"},
+                                                  {"CG_RENDEZVOUS=" + rendezvous, secret.entry()});
+  cg::LaunchOptions options;
+  options.rendezvous = rendezvous;
+  {
+    auto graph = cg::launch<&multihost>(options);
+    forger.join();
+    auto [yc, yb, w] = graph.execute(5, "driver").get();
+    EXPECT_EQ(yc, 116);
+    EXPECT_EQ(yb, 16);
+  }
+  EXPECT_EQ(forged_code, 2) << forged;
+  EXPECT_EQ(forged, "cg actor multihost/b,c: rendezvous at " + rendezvous +
+                        " refused: authentication failed\n");
+  EXPECT_TRUE(real.wait_for(5s)) << "the real actors did not exit after teardown";
 }
 
 // ---- Two hosts: network namespaces -----------------------------------------------
@@ -393,13 +468,14 @@ TEST_F(TwoHosts, TwoActorsInASecondNamespaceAnswerOverTcp) {
 }
 
 TEST_F(TwoHosts, ALaunchersActorsFindTheDriverThroughTheRendezvousVariable) {
-  // Started as a launcher would: CG_RENDEZVOUS, the graph and its actors.
+  // Started as a launcher would: CG_RENDEZVOUS, CG_SECRET, the graph and its actors.
+  const ScopedSecret secret;
   const std::string rendezvous = "10.77.0.1:" + std::to_string(own_port());
   cg::ChildProcess remote = cg::ChildProcess::spawn("/usr/bin/env",
                                                     {"ip", "netns", "exec", "cgtest-b", "env",
                                                      "CG_RENDEZVOUS=" + rendezvous,
                                                      CG_MULTIHOST_ACTORS, "multihost", "b,c"},
-                                                    {});
+                                                    {secret.entry()});
   cg::LaunchOptions options;
   options.rendezvous = rendezvous;
   auto graph = cg::launch<&multihost>(options);
@@ -411,12 +487,13 @@ TEST_F(TwoHosts, ALaunchersActorsFindTheDriverThroughTheRendezvousVariable) {
 }
 
 TEST_F(TwoHosts, AKilledRemoteActorIsReportedAsDeadWithinTwoSeconds) {
+  const ScopedSecret secret;
   const std::string rendezvous = "10.77.0.1:" + std::to_string(own_port());
   cg::ChildProcess remote = cg::ChildProcess::spawn("/usr/bin/env",
                                                     {"ip", "netns", "exec", "cgtest-b", "env",
                                                      "CG_RENDEZVOUS=" + rendezvous,
                                                      CG_MULTIHOST_ACTORS, "multihost", "b,c"},
-                                                    {});
+                                                    {secret.entry()});
   cg::LaunchOptions options;
   options.rendezvous = rendezvous;
   auto graph = cg::launch<&multihost>(options);
@@ -472,7 +549,8 @@ TEST(Mpirun, TheGraphRunsUnderMpirunWithEveryChannelOverTcp) {
 TEST(Recipes, TheMpirunAndSrunRecipesStartOneProcessPerActor) {
   const std::string mpirun = read_file(std::string(CG_MULTIHOST_RECIPES) + "/multihost.mpirun.sh");
   EXPECT_NE(mpirun.find(
-                "exec mpirun ${CG_MPIRUN_FLAGS:-} -x CG_RENDEZVOUS \\\n"
+                "exec mpirun ${CG_MPIRUN_FLAGS:-} -x CG_RENDEZVOUS ${CG_SECRET:+-x CG_SECRET} \\\n"
+                "  ${CG_SECRET_FILE:+-x CG_SECRET_FILE} \\\n"
                 "  -np 1 ${CG_HOST_0:+--host \"$CG_HOST_0\"} \"$@\" \\\n"
                 "  : -np 1 ${CG_HOST_0:+--host \"$CG_HOST_0\"} \"$CG_ACTORS\" 'multihost' 'a' \\\n"
                 "  : -np 1 ${CG_HOST_1:+--host \"$CG_HOST_1\"} \"$CG_ACTORS\" 'multihost' 'b' \\\n"

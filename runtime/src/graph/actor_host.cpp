@@ -8,7 +8,8 @@
 //   <exe> <graph> <actor>[,<actor>...]    another host, or TCP forced
 //   <exe> <graph>                         under mpirun/srun: the actor of its rank
 //       remote_actor_main(): find the driver through the rendezvous
-//       (CG_RENDEZVOUS), make a private segment laid out as the driver's,
+//       (CG_RENDEZVOUS), prove the launch's secret (CG_SECRET or
+//       CG_SECRET_FILE, net/secret.hpp), make a private segment laid out as the driver's,
 //       relay the channels that cross to other processes over TCP
 //       (net/scale_out.hpp), run the actors as threads, and live until the
 //       driver's rendezvous connection closes.
@@ -69,19 +70,25 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
                     " is not set to host:port (the driver's rendezvous); the driver's launcher, "
                     "mpirun -x or srun --export sets it",
                 64);
+  std::string no_secret;
+  const std::optional<Secret> secret = Secret::from_environment(no_secret);
+  if (!secret)
+    return fail(no_secret, 64);
   if (!spec.communicators.empty())
     return fail("graphs with NCCL edges or collectives cannot run on several hosts yet");
   const Deadline deadline = Clock::now() + std::chrono::seconds(60);
 
   RendezvousClient client;
-  if (client.connect(*server, spec.name, deadline) != NetStatus::ok)
+  if (client.connect(*server, spec.name, *secret, deadline) != NetStatus::ok)
     return fail(client.error());
   std::uint32_t slots = 0, slot_bytes = 0;
   if (!parse_greeting(client.greeting(), slots, slot_bytes))
     return fail("the rendezvous at " + to_string(*server) + " sent no channel geometry ('" +
                 client.greeting() + "')");
+  // Listened on the address that reaches the driver (the one published), not
+  // on every interface.
   TcpChannelListener listener;
-  if (listener.listen({"0.0.0.0", 0}) != NetStatus::ok)
+  if (listener.listen(*secret, {client.local_host(), 0}) != NetStatus::ok)
     return fail(listener.error());
   const Endpoint self{client.local_host(), listener.endpoint().port};
   for (const std::string& name : names)

@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -525,16 +526,38 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
     listen.port = at->port;
     if (at->host != "0.0.0.0" && at->host != "::")
       host = at->host;
+    // An address (not a name, which may resolve to a loopback alias such as
+    // Debian's 127.0.1.1) is also the only one listened on.
+    if (is_numeric_address(at->host))
+      listen.host = at->host;
+  }
+  // The launch's secret: the one in the environment under a launcher (or
+  // when the user starts actor processes by hand), else a fresh one.
+  std::optional<Secret> secret;
+  if (under_launcher || std::getenv(secret_variable) || std::getenv(secret_file_variable)) {
+    std::string why;
+    secret = Secret::from_environment(why);
+    if (!secret)
+      throw LaunchError(describe(spec) + ": " + why);
+  } else {
+    secret = Secret::generate();
   }
   // The driver's own entry is expected too: no table goes out without it.
   std::vector<std::string> expected = remote;
   expected.push_back(driver_rendezvous_name);
-  if (listener.listen({listen.host, 0}) != NetStatus::ok)
+  if (listener.listen(*secret, {listen.host, 0}) != NetStatus::ok)
     throw LaunchError(describe(spec) + ": cannot listen for TCP channels: " + listener.error());
   RendezvousServer::Options server_options{
-      spec.name, expected, listen, geometry_greeting(options.max_in_flight, options.slot_bytes),
+      spec.name,
+      expected,
+      listen,
+      geometry_greeting(options.max_in_flight, options.slot_bytes),
+      secret,
       [this](const std::vector<std::string>& actors, const std::string& reason) {
         remote_lost(actors, reason);
+      },
+      [name = spec.name](const std::string& why) {
+        std::fprintf(stderr, "cg: graph '%s': rendezvous dropped a %s\n", name, why.c_str());
       }};
   if (server.start(std::move(server_options)) != NetStatus::ok)
     throw LaunchError(describe(spec) + ": cannot start the rendezvous: " + server.error());
@@ -546,8 +569,10 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
   if (under_launcher)
     return; // mpirun/srun starts every actor
   if (tcp && options.host_commands.empty()) {
+    const std::string secret_entry = std::string(secret_variable) + "=" + secret->hex();
     for (const std::string& name : remote) {
-      actors.push_back(ChildProcess::spawn(actor_host, {spec.name, name}, {variable}));
+      actors.push_back(
+          ChildProcess::spawn(actor_host, {spec.name, name}, {variable, secret_entry}));
       child_names.push_back(name);
     }
     return;
@@ -560,8 +585,12 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
     if (names.empty() || command.empty())
       continue;
     std::vector<std::string> args(command.begin() + 1, command.end());
-    args.insert(args.end(), {"env", variable, actor_host, spec.name, names});
-    actors.push_back(ChildProcess::spawn(find_program(command[0]), args, {}));
+    // The secret goes through the command's standard input (ssh passes it
+    // on), never its command line, which other users of a host can read.
+    args.insert(args.end(), {"env", variable, std::string(secret_variable) + "=stdin", actor_host,
+                             spec.name, names});
+    actors.push_back(
+        ChildProcess::spawn(find_program(command[0]), args, {}, {}, secret->hex() + "\n"));
     child_names.push_back(names.substr(0, names.find(',')));
   }
 }
@@ -581,7 +610,8 @@ void GraphRuntime::Impl::connect_remote(Deadline deadline) {
       throw LaunchError(describe(spec) + ": actors on other hosts did not connect within " +
                         std::to_string(options.start_timeout.count()) + " ms: " + server.error() +
                         " (start them with " + rendezvous_variable + "=" +
-                        to_string(server.address_for_actors()) + ", or give host_commands)");
+                        to_string(server.address_for_actors()) + " and the driver's " +
+                        secret_variable + " (set it for both), or give host_commands)");
   }
   participants = participants_from_table(spec, server.table());
   for (std::uint32_t a = 0; a < spec.actors.size(); ++a)

@@ -1,9 +1,17 @@
 // net.cpp — parsing and printing endpoints, naming set-up statuses.
 #include "net/net.hpp"
 
+#include <arpa/inet.h>
+
 #include <charconv>
 
 namespace cg {
+
+bool is_numeric_address(const std::string& host) noexcept {
+  unsigned char address[sizeof(in6_addr)];
+  return ::inet_pton(AF_INET, host.c_str(), address) == 1 ||
+         ::inet_pton(AF_INET6, host.c_str(), address) == 1;
+}
 
 std::optional<Endpoint> parse_endpoint(std::string_view text) {
   std::string_view host;

@@ -35,6 +35,9 @@ std::optional<Endpoint> parse_endpoint(std::string_view text);
 // "host:port", or "[host]:port" when the host contains ':' (IPv6).
 std::string to_string(const Endpoint& endpoint);
 
+// Whether `host` is a numeric IPv4 or IPv6 address (not a name to resolve).
+bool is_numeric_address(const std::string& host) noexcept;
+
 enum class NetStatus {
   ok,
   timeout,          // the deadline passed (the error names what never happened)

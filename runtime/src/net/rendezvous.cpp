@@ -33,12 +33,22 @@ using detail::Clock;
 using detail::deadline_after;
 using detail::join;
 
-constexpr std::string_view protocol = "cg-rendezvous/1";
+constexpr std::string_view protocol = "cg-rendezvous/2";
 constexpr std::size_t max_line = 4096;
 constexpr std::size_t max_name = 128;
 // How long a client waits for the server's answer beyond its own deadline:
 // the server answers a LOOKUP at that deadline, and the answer has to travel.
 constexpr std::chrono::seconds answer_grace{2};
+// How long a connection may take to authenticate before it is dropped.
+constexpr std::chrono::seconds hello_limit{5};
+
+// What each side of a HELLO proves: the graph, both nonces and its role, so a
+// proof is good for one connection and one direction only.
+std::string proof_message(std::string_view role, std::string_view graph,
+                          std::string_view server_nonce, std::string_view client_nonce) {
+  return std::string(protocol) + " " + std::string(role) + " " + std::string(graph) + " " +
+         std::string(server_nonce) + " " + std::string(client_nonce);
+}
 
 std::vector<std::string_view> split(std::string_view line) {
   std::vector<std::string_view> fields;
@@ -103,9 +113,11 @@ struct RendezvousServer::State {
     Endpoint peer;
     std::string input;
     std::string output;
-    bool greeted = false;
-    bool closing = false; // close once the output is flushed
-    bool lookup = false;  // a LOOKUP waits for its answer
+    bool greeted = false;      // authenticated by its HELLO
+    std::string nonce;         // the challenge sent to it
+    Deadline hello_deadline{}; // dropped if not greeted by then
+    bool closing = false;      // close once the output is flushed
+    bool lookup = false;       // a LOOKUP waits for its answer
     Deadline lookup_deadline{};
     std::vector<std::string> published; // actors it published
     std::string failure;                // its FAILED reason
@@ -117,6 +129,8 @@ struct RendezvousServer::State {
   std::set<std::string> expected;
   std::string greeting;
   std::function<void(const std::vector<std::string>&, const std::string&)> on_lost;
+  std::function<void(const std::string&)> on_rejected;
+  std::optional<detail::Secret> secret;
   detail::UniqueFd listener;
   detail::UniqueFd wake; // eventfd: stop() or publish_local()
   Endpoint bound;
@@ -126,6 +140,7 @@ struct RendezvousServer::State {
   std::map<std::string, Endpoint> table;
   std::set<std::string> ready;
   std::string error;
+  std::vector<std::string> rejections;
   bool stopped = false;
 
   std::thread thread;
@@ -144,6 +159,11 @@ struct RendezvousServer::State {
   void read_from(Connection& c);
   void handle(Connection& c, std::string_view line);
   void answer_lookups(bool stopping);
+  // Drops a connection that did not authenticate, and says so.
+  void reject(Connection& c, const std::string& why);
+  // The published actors of a connection that ends before they said READY
+  // leave the table, so their names can be published again.
+  void forget_unready(const Connection& c);
   // Makes the serving thread go round its loop once more (safe from any thread).
   void wake_loop() const {
     const std::uint64_t one = 1;
@@ -165,6 +185,8 @@ NetStatus RendezvousServer::start(Options options) {
   };
   if (s.thread.joinable())
     return refuse(NetStatus::invalid_argument, "the rendezvous server is already running");
+  if (!options.secret)
+    return refuse(NetStatus::invalid_argument, "a rendezvous server needs the launch's secret");
   if (!detail::valid_rendezvous_name(options.graph)) {
     return refuse(NetStatus::invalid_argument,
                   "graph name '" + options.graph +
@@ -196,6 +218,8 @@ NetStatus RendezvousServer::start(Options options) {
   s.expected = std::move(expected);
   s.greeting = std::move(options.greeting);
   s.on_lost = std::move(options.on_lost);
+  s.on_rejected = std::move(options.on_rejected);
+  s.secret = std::move(options.secret);
   s.listener = std::move(listener);
   s.wake = std::move(wake);
   s.bound = bound;
@@ -259,6 +283,33 @@ std::string RendezvousServer::error() const {
   return state_->error;
 }
 
+std::vector<std::string> RendezvousServer::rejections() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->rejections;
+}
+
+void RendezvousServer::State::reject(Connection& c, const std::string& why) {
+  const std::string what = "connection from " + to_string(c.peer) + ": " + why;
+  {
+    std::lock_guard lock(mutex);
+    rejections.push_back(what);
+  }
+  if (on_rejected)
+    on_rejected(what);
+  c.closing = true;
+}
+
+void RendezvousServer::State::forget_unready(const Connection& c) {
+  {
+    std::lock_guard lock(mutex);
+    for (const std::string& actor : c.published) {
+      if (ready.find(actor) == ready.end())
+        table.erase(actor);
+    }
+  }
+  changed.notify_all();
+}
+
 void RendezvousServer::stop() {
   State& s = *state_;
   if (!s.thread.joinable())
@@ -296,19 +347,28 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
   const std::vector<std::string_view> f = split(line);
   const auto reply = [&](std::string text) { c.output += text + "\n"; };
   if (!c.greeted) {
-    if (f.size() != 3 || f[0] != "HELLO") {
-      reply("ERROR expected 'HELLO " + std::string(protocol) + " <graph>', got '" +
-            std::string(line) + "'");
+    // Nothing but "authentication failed" or a protocol mismatch is told to
+    // a peer that has not proved the secret: not even which graph is served.
+    if (f.size() != 5 || f[0] != "HELLO") {
+      reply("ERROR authentication failed");
+      reject(c, "authentication failed (not a HELLO)");
     } else if (f[1] != protocol) {
       reply("ERROR protocol '" + std::string(f[1]) + "' is not " + std::string(protocol));
+      reject(c, "protocol '" + std::string(f[1]) + "' is not " + std::string(protocol));
+    } else if (!secret->verify(proof_message("client", f[2], c.nonce, f[3]), f[4])) {
+      reply("ERROR authentication failed");
+      reject(c, "authentication failed (wrong secret, or a HELLO answering another challenge)");
     } else if (f[2] != graph) {
       reply("ERROR this rendezvous serves graph '" + graph + "', not '" + std::string(f[2]) + "'");
+      c.closing = true;
+    } else if (f[3].size() != 32) {
+      reply("ERROR the client nonce must be 32 hexadecimal digits");
+      c.closing = true;
     } else {
       c.greeted = true;
-      reply(greeting.empty() ? "OK" : "OK " + greeting);
-      return;
+      const std::string proof = secret->prove(proof_message("server", graph, c.nonce, f[3]));
+      reply(greeting.empty() ? "OK " + proof : "OK " + proof + " " + greeting);
     }
-    c.closing = true;
     return;
   }
   if (f[0] == "PUBLISH" && f.size() == 3) {
@@ -382,8 +442,14 @@ void RendezvousServer::State::read_from(Connection& c) {
         handle(c, line);
       }
       if (!c.closing && c.input.size() > max_line) {
-        c.output += "ERROR line longer than " + std::to_string(max_line) + " bytes\n";
-        c.closing = true;
+        if (c.greeted) {
+          c.output += "ERROR line longer than " + std::to_string(max_line) + " bytes\n";
+          c.closing = true;
+        } else {
+          c.output += "ERROR authentication failed\n";
+          reject(c, "authentication failed (a line longer than " + std::to_string(max_line) +
+                        " bytes)");
+        }
       }
       if (c.closing)
         return;
@@ -393,6 +459,9 @@ void RendezvousServer::State::read_from(Connection& c) {
       continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       return;
+    if (!c.greeted && !c.closing)
+      reject(c, n == 0 ? "closed before it authenticated"
+                       : "failed before it authenticated: " + detail::errno_text(errno));
     c.closing = true; // end of stream or a failed connection
     c.output.clear();
     c.lookup = false;
@@ -429,15 +498,24 @@ void RendezvousServer::State::answer_lookups(bool stopping) {
 void RendezvousServer::State::serve() {
   std::vector<pollfd> polled;
   for (;;) {
+    const auto now = Clock::now();
+    for (Connection& c : connections) {
+      if (!c.greeted && !c.closing && now >= c.hello_deadline) {
+        reject(c, "did not authenticate within " + std::to_string(hello_limit.count()) + " s");
+        c.output.clear();
+      }
+    }
     answer_lookups(false);
     for (Connection& c : connections)
       flush(c);
     // A client that published is gone (end of stream, a failed read or write):
     // its actors are lost.
     for (Connection& c : connections) {
-      if (c.closing && c.output.empty() && !c.published.empty() && !c.lost && on_lost) {
+      if (c.closing && c.output.empty() && !c.published.empty() && !c.lost) {
         c.lost = true;
-        on_lost(c.published, c.failure);
+        forget_unready(c);
+        if (on_lost)
+          on_lost(c.published, c.failure);
       }
     }
     std::erase_if(connections, [](const Connection& c) { return c.closing && c.output.empty(); });
@@ -452,6 +530,8 @@ void RendezvousServer::State::serve() {
       polled.push_back({c.fd.get(), events, 0});
       if (c.lookup)
         next = std::min(next, c.lookup_deadline);
+      if (!c.greeted && !c.closing)
+        next = std::min(next, c.hello_deadline);
     }
     const int timeout = detail::milliseconds_until(next);
     const int ready = ::poll(polled.data(), polled.size(), next == Deadline::max() ? -1 : timeout);
@@ -475,6 +555,9 @@ void RendezvousServer::State::serve() {
         Connection c;
         c.fd.reset(fd);
         c.peer = detail::peer_endpoint(fd);
+        c.nonce = detail::fresh_nonce();
+        c.hello_deadline = Clock::now() + hello_limit;
+        c.output = "CHALLENGE " + c.nonce + "\n";
         connections.push_back(std::move(c));
       }
     }
@@ -546,7 +629,7 @@ NetStatus RendezvousClient::request(const std::string& line, Deadline deadline,
 }
 
 NetStatus RendezvousClient::connect(const Endpoint& server, std::string_view graph,
-                                    Deadline deadline) {
+                                    const detail::Secret& secret, Deadline deadline) {
   if (!detail::valid_rendezvous_name(graph)) {
     error_ = "graph name '" + std::string(graph) +
              "' is not 1 to 128 printable characters without spaces";
@@ -561,24 +644,36 @@ NetStatus RendezvousClient::connect(const Endpoint& server, std::string_view gra
     error_ = "rendezvous: " + why;
     return s;
   }
+  const auto fail = [&](NetStatus status, std::string text) {
+    fd_.reset();
+    error_ = "rendezvous at " + to_string(server_) + " " + text;
+    return status;
+  };
+  std::string challenge;
+  if (const NetStatus s = read_line(deadline, challenge); s != NetStatus::ok)
+    return s;
+  const std::vector<std::string_view> c = split(challenge);
+  if (c.size() != 2 || c[0] != "CHALLENGE" || c[1].size() != 32)
+    return fail(NetStatus::protocol_error, "did not send a challenge ('" + challenge + "')");
+  const std::string nonce = detail::fresh_nonce();
+  const std::string proof = secret.prove(proof_message("client", graph_, c[1], nonce));
   std::string reply;
-  const NetStatus s = request("HELLO " + std::string(protocol) + " " + graph_, deadline, reply);
+  const NetStatus s = request(
+      "HELLO " + std::string(protocol) + " " + graph_ + " " + nonce + " " + proof, deadline, reply);
   if (s != NetStatus::ok)
     return s;
-  greeting_.clear();
-  if (reply == "OK")
-    return NetStatus::ok;
-  if (reply.rfind("OK ", 0) == 0) {
-    greeting_ = reply.substr(3);
-    return NetStatus::ok;
+  if (reply.rfind("ERROR ", 0) == 0)
+    return fail(NetStatus::rejected, "refused: " + reply.substr(6));
+  const std::vector<std::string_view> r = split(reply);
+  if (r.size() < 2 || r[0] != "OK")
+    return fail(NetStatus::protocol_error, "answered HELLO with '" + reply + "'");
+  if (!secret.verify(proof_message("server", graph_, c[1], nonce), r[1])) {
+    return fail(NetStatus::protocol_error,
+                "could not prove it knows the launch's secret: it is not this launch's driver");
   }
-  fd_.reset();
-  if (reply.rfind("ERROR ", 0) == 0) {
-    error_ = "rendezvous at " + to_string(server_) + " refused: " + reply.substr(6);
-    return NetStatus::rejected;
-  }
-  error_ = "rendezvous at " + to_string(server_) + " answered HELLO with '" + reply + "'";
-  return NetStatus::protocol_error;
+  const std::size_t greeting_at = 3 + r[1].size() + 1;
+  greeting_ = greeting_at < reply.size() ? reply.substr(greeting_at) : std::string();
+  return NetStatus::ok;
 }
 
 NetStatus RendezvousClient::publish(std::string_view actor, const Endpoint& data_plane,

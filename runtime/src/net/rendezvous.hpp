@@ -7,27 +7,34 @@
 // table; once every expected actor has published, everyone gets the table.
 //
 //   // Driver:
+//   cg::detail::Secret secret = cg::detail::Secret::generate();   // net/secret.hpp
 //   cg::RendezvousServer server;
-//   if (server.start({.graph = "pipeline", .actors = {"a", "b"}}) != cg::NetStatus::ok)
-//   fail(server.error()); setenv(cg::rendezvous_variable,
-//   cg::to_string(server.address_for_actors()).c_str(), 1);  // then start the actors if
-//   (server.wait_for_all(deadline) != cg::NetStatus::ok) fail(server.error());  // names who never
-//   came
+//   if (server.start({.graph = "pipeline", .actors = {"a", "b"}, .secret = secret}) !=
+//       cg::NetStatus::ok)
+//     fail(server.error());
+//   // start the actors with CG_RENDEZVOUS=server.address_for_actors() and the secret
+//   if (server.wait_for_all(deadline) != cg::NetStatus::ok)
+//     fail(server.error());  // names who never came
 //
 //   // Actor "a":
 //   cg::RendezvousClient client;
-//   client.connect(*cg::rendezvous_from_env(), "pipeline", deadline);  // retries until the server
-//   listens client.publish("a", {client.local_host(), listener.endpoint().port}, deadline);
+//   client.connect(*cg::rendezvous_from_env(), "pipeline", secret, deadline);  // retries
+//   client.publish("a", {client.local_host(), listener.endpoint().port}, deadline);
 //   client.wait_for_table(deadline);  // timeout: error() names the actors that never published
 //   cg::Endpoint b = *client.lookup("b");
 //
-// Protocol (cg-rendezvous/1). One TCP connection per client; lines of ASCII
+// Protocol (cg-rendezvous/2). One TCP connection per client; lines of ASCII
 // ended by '\n', at most 4096 bytes, fields separated by one space. Names
 // (graph, actor) are 1 to 128 printable characters other than space; endpoints
-// are written as cg::to_string(Endpoint) writes them.
+// are written as cg::to_string(Endpoint) writes them; nonces are 32 and
+// proofs 64 hexadecimal digits.
 //
 //   client                              server
-//   HELLO cg-rendezvous/1 <graph>   ->  OK | ERROR <reason> (and closes: wrong graph or protocol)
+//                                   <-  CHALLENGE <server nonce>   (on connecting)
+//   HELLO cg-rendezvous/2 <graph> <client nonce> <client proof>
+//                                   ->  OK <server proof>[ <greeting>]
+//                                       | ERROR <reason> (and closes: wrong protocol,
+//                                         authentication failed, wrong graph)
 //   PUBLISH <actor> <host:port>     ->  OK | ERROR <reason> (not an expected actor, bad endpoint,
 //                                                           already published elsewhere)
 //   READY <actor>                   ->  OK (the actor is constructed and runs)
@@ -39,16 +46,28 @@
 //                                         MISSING <k> <actor> ... (the k absent actors, sorted)
 //                                       or ERROR <reason>
 //
+// Authentication: the client proof is the HMAC of
+// "cg-rendezvous/2 client <graph> <server nonce> <client nonce>" under the
+// launch's secret, the server proof that of the same with "server"
+// (net/secret.hpp). Nothing but the CHALLENGE is sent to a connection before
+// its HELLO proved the secret; one that fails (wrong or missing secret,
+// garbage, a line too long, a replayed HELLO, whose proof answers another
+// nonce) or stays silent for 5 s is answered at most "ERROR authentication
+// failed", closed, and reported through Options::on_rejected. The client
+// checks the server's proof too, so it never publishes to an impostor.
+//
 // Publishing the same endpoint again is allowed (a retrying client); any
 // command before HELLO is an error. A published entry stays when its client
-// disconnects. The server serves every client from one thread of its own.
-// The server's HELLO answer may carry a greeting after "OK " (the driver's
-// channel geometry). A client that published stays connected while its actors
-// run: when its connection ends (the process died, its host went away, or it
-// said FAILED first) the server calls Options::on_lost with its actors.
+// disconnects after READY; one whose client goes before READY is forgotten
+// (so an actor that failed early can be started again). The server serves
+// every client from one thread of its own. A client that published stays
+// connected while its actors run: when its connection ends (the process
+// died, its host went away, or it said FAILED first) the server calls
+// Options::on_lost with its actors.
 #pragma once
 
 #include "net/net.hpp"
+#include "net/secret.hpp"
 #include "net/socket.hpp"
 #include <cg/detail/channel.hpp>
 
@@ -73,14 +92,18 @@ std::optional<Endpoint> rendezvous_from_env();
 class RendezvousServer {
 public:
   struct Options {
-    std::string graph;               // clients must name the same graph
-    std::vector<std::string> actors; // every actor expected to publish (no duplicates)
-    Endpoint listen{"0.0.0.0", 0};   // port 0: an ephemeral port
-    std::string greeting{};          // sent as "OK <greeting>" to HELLO
+    std::string graph;                      // clients must name the same graph
+    std::vector<std::string> actors;        // every actor expected to publish (no duplicates)
+    Endpoint listen{"0.0.0.0", 0};          // port 0: an ephemeral port
+    std::string greeting{};                 // sent after "OK <proof> " to HELLO
+    std::optional<detail::Secret> secret{}; // the launch's; start() refuses to serve without
     // Called on the serving thread when the connection of a client that
     // published ends: its actors, and its FAILED reason ("" if none).
     std::function<void(const std::vector<std::string>& actors, const std::string& reason)>
         on_lost{};
+    // Called on the serving thread for each connection dropped before it
+    // authenticated: "connection from 10.0.0.9:51234: authentication failed".
+    std::function<void(const std::string& why)> on_rejected{};
   };
 
   RendezvousServer();
@@ -111,6 +134,7 @@ public:
   std::map<std::string, Endpoint> table() const; // published so far
   std::vector<std::string> missing() const;      // expected and not yet published, sorted
   std::string error() const;                     // why the last call failed
+  std::vector<std::string> rejections() const;   // connections dropped unauthenticated, so far
 
   // Stops serving: waiting lookups are answered MISSING, connections closed.
   void stop();
@@ -124,8 +148,11 @@ private:
 class RendezvousClient {
 public:
   // Connects to the server (retrying while nobody listens, until `deadline`)
-  // and says HELLO for `graph`. rejected: the server serves another graph.
-  NetStatus connect(const Endpoint& server, std::string_view graph, Deadline deadline);
+  // and says HELLO for `graph`, proving `secret`. rejected: the server serves
+  // another graph, or did not accept the proof; protocol_error also when the
+  // server could not prove the secret itself.
+  NetStatus connect(const Endpoint& server, std::string_view graph, const detail::Secret& secret,
+                    Deadline deadline);
 
   // Announces that `actor` accepts its channels at `data_plane`. rejected:
   // the server does not expect that actor, or it published elsewhere already.

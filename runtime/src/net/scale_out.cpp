@@ -125,6 +125,10 @@ std::string Relays::start(const GraphSpec& spec, const Participants& participant
   TcpChannels tcp;
   if (set_up_channels(listener, incoming, outgoing, deadline, tcp) != NetStatus::ok)
     return tcp.error;
+  // Connections dropped on the way (a stranger, a wrong secret) are logged;
+  // a failed set-up says them in its error instead.
+  for (const std::string& rejection : listener.rejections())
+    std::fprintf(stderr, "cg: graph '%s': dropped a %s\n", spec.name, rejection.c_str());
   auto describe = [&](const Stream& s) {
     return "TCP channel c" + std::to_string(s.channel) + " (" +
            participants.names.at(static_cast<std::size_t>(s.from)) + " -> " +

@@ -10,13 +10,14 @@
 //   offset size field
 //        0    4 magic     0x46544743, the bytes "CGTF"
 //        4    2 version   1
-//        6    2 kind      0 value, 1 error (cg::MessageKind); 2 hello, 3 verdict (set-up only)
+//        6    2 kind      0 value, 1 error (cg::MessageKind); 2 hello, 3 verdict,
+//                         4 challenge (set-up only)
 //        8    8 sequence  0 for a stream's first data frame, then +1 per frame
 //       16    8 length    payload bytes
 //       24    4 checksum  CRC-32C of the 32 header bytes (this field taken as 0), then the payload
 //       28    4 reserved  0
 //
-// Set-up frames (hello, verdict) always carry sequence 0 and are not counted:
+// Set-up frames (challenge, hello, verdict) always carry sequence 0 and are not counted:
 // the first data frame after a handshake is still sequence 0.
 #pragma once
 
@@ -31,7 +32,13 @@ inline constexpr std::uint16_t frame_version = 1;
 inline constexpr std::size_t frame_header_bytes = 32;
 inline constexpr std::size_t frame_checksum_offset = 24;
 
-enum class FrameKind : std::uint16_t { value = 0, error = 1, hello = 2, verdict = 3 };
+enum class FrameKind : std::uint16_t {
+  value = 0,
+  error = 1,
+  hello = 2,
+  verdict = 3,
+  challenge = 4
+};
 
 struct FrameHeader {
   std::uint32_t magic = frame_magic;

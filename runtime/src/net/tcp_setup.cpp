@@ -3,15 +3,24 @@
 // The handshake reuses the channel's frame format (magic, version, checksum),
 // so a stray connection from anything that is not a cg writer fails the same
 // checks a corrupted data frame would, and nothing else has to be parsed.
-// The listener handles one handshake at a time, each bounded by
-// handshake_limit, so a connection that never speaks cannot stall the others
-// for longer than that.
+// The listener authenticates each connection on a thread of its own (at most
+// max_pending at once, each bounded by handshake_limit), so connections that
+// never speak cannot stall the writers that do; the channels are matched on
+// the accepting thread alone, as the handshakes complete.
 #include "net/tcp_setup.hpp"
 
 #include "net/rendezvous.hpp"
 #include "net/tcp_frame.hpp"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <list>
+#include <mutex>
 #include <thread>
 
 namespace cg {
@@ -23,10 +32,23 @@ using detail::FrameKind;
 
 constexpr std::size_t max_handshake = 4096;
 constexpr std::chrono::seconds handshake_limit{5};
-constexpr std::string_view accepted = "ok";
+constexpr std::size_t max_pending = 64;
+constexpr std::string_view accepted = "ok ";
 constexpr std::string_view refused = "rejected: ";
+constexpr std::string_view unauthenticated = "authentication failed";
 
-const char* kind_name(FrameKind kind) { return kind == FrameKind::hello ? "hello" : "verdict"; }
+const char* kind_name(FrameKind kind) {
+  switch (kind) {
+  case FrameKind::hello:
+    return "hello";
+  case FrameKind::verdict:
+    return "verdict";
+  case FrameKind::challenge:
+    return "challenge";
+  default:
+    return "frame";
+  }
+}
 
 NetStatus send_setup_frame(int fd, FrameKind kind, std::string_view payload, Deadline deadline,
                            std::string& error) {
@@ -77,22 +99,39 @@ NetStatus receive_setup_frame(int fd, FrameKind kind, Deadline deadline, std::st
   return NetStatus::ok;
 }
 
-std::string hello_payload(const TcpChannelSpec& spec) {
-  return spec.graph + "\n" + spec.channel + "\n" + spec.writer + "\n" + spec.reader;
+// What a side of the handshake proves (see net/tcp_setup.hpp).
+std::string proof_message(std::string_view role, const TcpChannelSpec& spec,
+                          std::string_view reader_nonce, std::string_view writer_nonce) {
+  return "cg-channel/1 " + std::string(role) + " " + spec.graph + " " + spec.channel + " " +
+         spec.writer + " " + spec.reader + " " + std::string(reader_nonce) + " " +
+         std::string(writer_nonce);
 }
 
-std::optional<TcpChannelSpec> parse_hello(std::string_view payload) {
-  std::string fields[4];
-  for (int i = 0; i < 4; ++i) {
+struct Hello {
+  TcpChannelSpec spec;
+  std::string nonce; // the writer's
+  std::string proof;
+};
+
+std::string hello_payload(const Hello& hello) {
+  const TcpChannelSpec& spec = hello.spec;
+  return spec.graph + "\n" + spec.channel + "\n" + spec.writer + "\n" + spec.reader + "\n" +
+         hello.nonce + "\n" + hello.proof;
+}
+
+std::optional<Hello> parse_hello(std::string_view payload) {
+  constexpr int count = 6;
+  std::string fields[count];
+  for (int i = 0; i < count; ++i) {
     const std::size_t newline = payload.find('\n');
-    if ((newline == std::string_view::npos) != (i == 3))
+    if ((newline == std::string_view::npos) != (i == count - 1))
       return std::nullopt;
     fields[i] = std::string(payload.substr(0, newline));
     if (!detail::valid_rendezvous_name(fields[i]))
       return std::nullopt;
     payload.remove_prefix(newline == std::string_view::npos ? payload.size() : newline + 1);
   }
-  return TcpChannelSpec{fields[0], fields[1], fields[2], fields[3]};
+  return Hello{{fields[0], fields[1], fields[2], fields[3]}, fields[4], fields[5]};
 }
 
 bool valid_spec(const TcpChannelSpec& spec, std::string& error) {
@@ -138,10 +177,51 @@ std::string to_string(const TcpChannelSpec& spec) {
          spec.graph + "'";
 }
 
-NetStatus TcpChannelListener::listen(const Endpoint& where) {
+NetStatus TcpChannelListener::listen(const detail::Secret& secret, const Endpoint& where) {
   error_.clear();
+  secret_ = secret;
   return detail::listen_tcp(where, fd_, bound_, error_);
 }
+
+namespace {
+
+// One accepted connection being authenticated on a thread of its own.
+struct Handshake {
+  detail::UniqueFd fd;
+  std::string peer;
+  std::string nonce; // the reader's challenge
+  std::optional<Hello> hello;
+  std::string error; // why it failed, if it did
+  Deadline deadline;
+  std::thread thread;
+  bool finished = false; // guarded by the accepting loop's mutex
+};
+
+// Challenges the writer and checks its hello; leaves the result in `h`.
+void authenticate(Handshake& h, const detail::Secret& secret) {
+  std::string why;
+  std::string payload;
+  if (send_setup_frame(h.fd.get(), FrameKind::challenge, h.nonce, h.deadline, why) !=
+          NetStatus::ok ||
+      receive_setup_frame(h.fd.get(), FrameKind::hello, h.deadline, payload, why) !=
+          NetStatus::ok) {
+    h.error = why;
+    return;
+  }
+  std::optional<Hello> hello = parse_hello(payload);
+  if (!hello ||
+      !secret.verify(proof_message("writer", hello->spec, h.nonce, hello->nonce), hello->proof)) {
+    std::string ignored;
+    send_setup_frame(h.fd.get(), FrameKind::verdict,
+                     std::string(refused) + std::string(unauthenticated), h.deadline, ignored);
+    h.error = hello ? std::string(unauthenticated) + " (wrong secret, or a replayed handshake)"
+                    : std::string(unauthenticated) + " (malformed handshake)";
+    return;
+  }
+  h.hello = std::move(hello);
+}
+
+} // namespace
 
 NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
                                      std::vector<TcpReader>& readers, Deadline deadline,
@@ -155,17 +235,111 @@ NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
     if (!valid_spec(spec, error_))
       return NetStatus::invalid_argument;
   }
-  if (!fd_) {
+  if (!fd_ || !secret_) {
     error_ = "accept() before a successful listen()";
     return NetStatus::invalid_argument;
   }
+  const detail::UniqueFd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake) {
+    error_ = "eventfd failed: " + detail::errno_text(errno);
+    return NetStatus::system_error;
+  }
+  std::mutex mutex;             // guards Handshake::finished
+  std::list<Handshake> pending; // stable addresses for their threads
+  // However this returns, handshakes still running are cut short and joined.
+  struct Joiner {
+    std::list<Handshake>& pending;
+    std::mutex& mutex;
+    ~Joiner() {
+      for (Handshake& h : pending) {
+        {
+          std::lock_guard lock(mutex);
+          if (!h.finished)
+            ::shutdown(h.fd.get(), SHUT_RDWR);
+        }
+        h.thread.join();
+      }
+    }
+  } joiner{pending, mutex};
+
   std::vector<bool> done(expected.size(), false);
   std::size_t remaining = expected.size();
+  const auto judge_finished = [&] {
+    for (auto it = pending.begin(); it != pending.end();) {
+      {
+        std::lock_guard lock(mutex);
+        if (!it->finished) {
+          ++it;
+          continue;
+        }
+      }
+      it->thread.join();
+      Handshake& h = *it;
+      std::size_t match = expected.size();
+      const std::string reason =
+          h.hello ? judge(h.hello->spec, expected, done, match) : std::string();
+      std::string why;
+      if (!h.hello) {
+        rejections_.push_back("connection from " + h.peer + ": " + h.error);
+      } else if (!reason.empty()) {
+        send_setup_frame(h.fd.get(), FrameKind::verdict, std::string(refused) + reason, h.deadline,
+                         why);
+        rejections_.push_back("connection from " + h.peer + " for " + to_string(h.hello->spec) +
+                              " rejected: " + reason);
+      } else if (const std::string proof = secret_->prove(
+                     proof_message("reader", h.hello->spec, h.nonce, h.hello->nonce));
+                 send_setup_frame(h.fd.get(), FrameKind::verdict, std::string(accepted) + proof,
+                                  h.deadline, why) != NetStatus::ok) {
+        rejections_.push_back("connection from " + h.peer + " for " + to_string(h.hello->spec) +
+                              " dropped before the verdict: " + why);
+      } else {
+        readers[match] = TcpReader(h.fd.release(), max_payload);
+        done[match] = true;
+        --remaining;
+      }
+      it = pending.erase(it);
+    }
+  };
+
   while (remaining > 0) {
-    detail::UniqueFd connection;
-    std::string why;
-    const NetStatus s = detail::accept_tcp(fd_.get(), deadline, connection, why);
-    if (s == NetStatus::timeout) {
+    pollfd polled[2] = {{fd_.get(), POLLIN, 0}, {wake.get(), POLLIN, 0}};
+    const int ready = ::poll(polled, 2, detail::milliseconds_until(deadline));
+    if (ready < 0 && errno != EINTR) {
+      error_ = "poll on " + to_string(bound_) + " failed: " + detail::errno_text(errno);
+      return NetStatus::system_error;
+    }
+    if (polled[1].revents != 0) {
+      std::uint64_t count = 0;
+      [[maybe_unused]] const ssize_t n = ::read(wake.get(), &count, sizeof count);
+      judge_finished();
+      continue;
+    }
+    if (polled[0].revents != 0) {
+      const int fd = ::accept4(fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0)
+        continue; // the peer left already, or an interrupted call
+      detail::UniqueFd connection(fd);
+      const std::string peer = to_string(detail::peer_endpoint(fd));
+      if (pending.size() >= max_pending) {
+        rejections_.push_back("connection from " + peer + ": dropped, " +
+                              std::to_string(max_pending) + " handshakes are under way already");
+        continue;
+      }
+      Handshake& h = pending.emplace_back();
+      h.fd = std::move(connection);
+      h.peer = peer;
+      h.nonce = detail::fresh_nonce();
+      h.deadline = std::min<Deadline>(deadline, Clock::now() + handshake_limit);
+      h.thread = std::thread([&h, &mutex, &wake, this] {
+        authenticate(h, *secret_);
+        std::lock_guard lock(mutex);
+        h.finished = true;
+        const std::uint64_t one = 1;
+        [[maybe_unused]] const ssize_t n = ::write(wake.get(), &one, sizeof one);
+      });
+      continue;
+    }
+    if (ready == 0 && Clock::now() >= deadline) {
       error_ = "timed out waiting for the writers of ";
       bool first = true;
       for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -176,55 +350,28 @@ NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
       }
       for (std::size_t i = 0; i < rejections_.size(); ++i)
         error_ += (i == 0 ? "; rejected meanwhile: " : "; ") + rejections_[i];
-      return s;
+      return NetStatus::timeout;
     }
-    if (s != NetStatus::ok) {
-      error_ = why;
-      return s;
-    }
-    const std::string peer = to_string(detail::peer_endpoint(connection.get()));
-    const Deadline handshake_deadline =
-        std::min<Deadline>(deadline, Clock::now() + handshake_limit);
-    std::string payload;
-    if (receive_setup_frame(connection.get(), FrameKind::hello, handshake_deadline, payload, why) !=
-        NetStatus::ok) {
-      rejections_.push_back("connection from " + peer + ": " + why);
-      continue;
-    }
-    const std::optional<TcpChannelSpec> got = parse_hello(payload);
-    std::size_t match = expected.size();
-    const std::string reason = got ? judge(*got, expected, done, match) : "malformed handshake";
-    if (!reason.empty()) {
-      std::string ignored;
-      send_setup_frame(connection.get(), FrameKind::verdict, std::string(refused) + reason,
-                       handshake_deadline, ignored);
-      rejections_.push_back("connection from " + peer +
-                            (got ? " for " + to_string(*got) : std::string()) +
-                            " rejected: " + reason);
-      continue;
-    }
-    if (send_setup_frame(connection.get(), FrameKind::verdict, accepted, handshake_deadline, why) !=
-        NetStatus::ok) {
-      rejections_.push_back("connection from " + peer + " for " + to_string(*got) +
-                            " dropped before the verdict: " + why);
-      continue;
-    }
-    readers[match] = TcpReader(connection.release(), max_payload);
-    done[match] = true;
-    --remaining;
   }
   return NetStatus::ok;
 }
 
-NetStatus connect_channel(const Endpoint& reader, const TcpChannelSpec& spec, Deadline deadline,
-                          TcpWriter& writer, std::string& error, std::uint64_t max_payload) {
+NetStatus connect_channel(const Endpoint& reader, const TcpChannelSpec& spec,
+                          const detail::Secret& secret, Deadline deadline, TcpWriter& writer,
+                          std::string& error, std::uint64_t max_payload) {
   if (!valid_spec(spec, error))
     return NetStatus::invalid_argument;
   detail::UniqueFd connection;
   std::string why;
+  std::string challenge;
+  Hello hello{spec, detail::fresh_nonce(), {}};
   NetStatus s = detail::connect_tcp(reader, deadline, connection, why);
   if (s == NetStatus::ok)
-    s = send_setup_frame(connection.get(), FrameKind::hello, hello_payload(spec), deadline, why);
+    s = receive_setup_frame(connection.get(), FrameKind::challenge, deadline, challenge, why);
+  if (s == NetStatus::ok) {
+    hello.proof = secret.prove(proof_message("writer", spec, challenge, hello.nonce));
+    s = send_setup_frame(connection.get(), FrameKind::hello, hello_payload(hello), deadline, why);
+  }
   std::string verdict;
   if (s == NetStatus::ok)
     s = receive_setup_frame(connection.get(), FrameKind::verdict, deadline, verdict, why);
@@ -232,7 +379,13 @@ NetStatus connect_channel(const Endpoint& reader, const TcpChannelSpec& spec, De
     error = to_string(spec) + ": " + why;
     return s;
   }
-  if (verdict == accepted) {
+  if (verdict.rfind(accepted, 0) == 0) {
+    if (!secret.verify(proof_message("reader", spec, challenge, hello.nonce),
+                       std::string_view(verdict).substr(accepted.size()))) {
+      error = to_string(spec) + ": " + to_string(reader) +
+              " could not prove it knows the launch's secret: it is not the channel's reader";
+      return NetStatus::protocol_error;
+    }
     writer = TcpWriter(connection.release(), max_payload);
     return NetStatus::ok;
   }
@@ -255,10 +408,15 @@ NetStatus set_up_channels(TcpChannelListener& listener, std::span<const TcpChann
   std::vector<TcpWriter> writers(outgoing.size());
   NetStatus connected = NetStatus::ok;
   std::string connect_error;
+  const detail::Secret* secret = listener.secret();
+  if (secret == nullptr) {
+    out.error = "set_up_channels() before a successful listen()";
+    return NetStatus::invalid_argument;
+  }
   std::thread connector([&] {
     for (std::size_t i = 0; i < outgoing.size() && connected == NetStatus::ok; ++i) {
-      connected = connect_channel(outgoing[i].reader, outgoing[i].spec, deadline, writers[i],
-                                  connect_error, max_payload);
+      connected = connect_channel(outgoing[i].reader, outgoing[i].spec, *secret, deadline,
+                                  writers[i], connect_error, max_payload);
     }
   });
   std::vector<TcpReader> readers;

@@ -3,28 +3,41 @@
 // The reading actor of a channel listens (one ephemeral port per actor, for all
 // of its incoming channels) and publishes that port through the rendezvous
 // (net/rendezvous.hpp); the writing actor looks it up and connects, retrying
-// until the reader listens. The first frame on the connection is a handshake
-// naming the graph, the channel and its direction (writer -> reader); the
-// reader answers with a verdict, so a connection that reached the wrong actor,
-// the wrong graph or the wrong channel is refused with the reason instead of
-// carrying data into the wrong place.
+// until the reader listens. The reader challenges each connection with a
+// nonce; the writer's first frame is a handshake naming the graph, the channel
+// and its direction (writer -> reader) and proving the launch's secret
+// (net/secret.hpp); the reader answers with a verdict that proves the secret
+// back. So a connection from a process outside the launch carries nothing
+// into a channel, and one that reached the wrong actor, the wrong graph or the
+// wrong channel is refused with the reason instead of carrying data into the
+// wrong place.
 //
 //   cg::TcpChannelListener listener;
-//   listener.listen();                                     // 0.0.0.0, an ephemeral port
+//   listener.listen(secret, {client.local_host(), 0});     // an ephemeral port
 //   client.publish("b", {client.local_host(), listener.endpoint().port}, deadline);
 //   client.wait_for_table(deadline);
 //
 //   const cg::TcpChannelSpec in[] = {{"pipeline", "c1", "a", "b"}};          // a -> b, read here
 //   const cg::TcpOutgoing out[] = {{{"pipeline", "c2", "b", "c"}, *client.lookup("c")}};  // b -> c
 //   cg::TcpChannels channels;
-//   if (cg::set_up_channels(listener, in, out, deadline, channels) != cg::NetStatus::ok)
-//   fail(channels.error);
+//   if (cg::set_up_channels(listener, in, out, secret, deadline, channels) != cg::NetStatus::ok)
+//     fail(channels.error);
 //   // channels.readers[0] reads c1, channels.writers[0] writes c2.
 //
 // Handshake (frames as in net/tcp_frame.hpp, sequence 0, not counted):
-//   writer -> reader  kind hello:   payload "<graph>\n<channel>\n<writer actor>\n<reader actor>"
-//   reader -> writer  kind verdict: payload "ok", or "rejected: <reason>" and the reader closes.
+//   reader -> writer  kind challenge: payload "<reader nonce>" (on accepting)
+//   writer -> reader  kind hello:     payload "<graph>\n<channel>\n<writer actor>\n<reader actor>
+//                                              \n<writer nonce>\n<writer proof>"
+//   reader -> writer  kind verdict:   payload "ok <reader proof>", or "rejected: <reason>" and the
+//                                     reader closes ("rejected: authentication failed" is all a
+//                                     writer without the secret learns).
+// A proof is the HMAC, under the launch's secret, of "cg-channel/1 <role> <graph> <channel>
+// <writer actor> <reader actor> <reader nonce> <writer nonce>" with role "writer" or "reader":
+// good for one connection and one direction, so a recorded handshake replayed fails.
 // Then data frames flow writer -> reader from sequence 0; nothing flows back.
+//
+// The listener authenticates up to 64 connections at once, each within 5 s,
+// so connections that never speak delay nobody else.
 //
 // Contract: every call is bounded by its deadline and returns a NetStatus with
 // the reason in an error string. Two actors that each write to the other must
@@ -34,11 +47,13 @@
 #pragma once
 
 #include "net/net.hpp"
+#include "net/secret.hpp"
 #include "net/socket.hpp"
 #include "net/tcp_channel.hpp"
 #include <cg/detail/channel.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -60,15 +75,19 @@ std::string to_string(const TcpChannelSpec& spec);
 // The reading side: listens for the writers of this actor's incoming channels.
 class TcpChannelListener {
 public:
-  // Binds and listens; port 0 = an ephemeral port (see endpoint()).
-  NetStatus listen(const Endpoint& where = {"0.0.0.0", 0});
+  // Binds and listens; port 0 = an ephemeral port (see endpoint()). Writers
+  // must prove `secret`.
+  NetStatus listen(const detail::Secret& secret, const Endpoint& where = {"0.0.0.0", 0});
   const Endpoint& endpoint() const noexcept { return bound_; }
+  // The secret given to listen() (nullptr before).
+  const detail::Secret* secret() const noexcept { return secret_ ? &*secret_ : nullptr; }
 
   // Accepts connections until every channel in `expected` has its writer;
-  // readers[i] then reads expected[i]. A connection whose handshake names no
-  // expected channel (another graph, an unknown channel, the wrong direction,
-  // a channel already connected) is answered "rejected: <reason>", closed and
-  // listed in rejections(); accepting goes on. timeout: error() names the
+  // readers[i] then reads expected[i]. A connection that does not prove the
+  // secret, or whose handshake names no expected channel (another graph, an
+  // unknown channel, the wrong direction, a channel already connected), is
+  // answered "rejected: <reason>", closed and listed in rejections();
+  // accepting goes on. timeout: error() names the
   // channels whose writers never came (and the rejections, if any).
   NetStatus accept(std::span<const TcpChannelSpec> expected, std::vector<TcpReader>& readers,
                    Deadline deadline, std::uint64_t max_payload = tcp_default_max_payload);
@@ -78,19 +97,21 @@ public:
 
 private:
   detail::UniqueFd fd_;
+  std::optional<detail::Secret> secret_;
   Endpoint bound_;
   std::string error_;
   std::vector<std::string> rejections_;
 };
 
 // The writing side: connects to the reading actor's listener at `reader`
-// (retrying until it listens or `deadline` passes), sends the handshake and
-// waits for the verdict. rejected: `error` carries the reader's reason, e.g.
+// (retrying until it listens or `deadline` passes), answers its challenge
+// with the handshake and waits for the verdict; protocol_error if the reader
+// cannot prove `secret`. rejected: `error` carries the reader's reason, e.g.
 // "channel 'c9' (a -> b) of graph 'g' was rejected by 10.0.0.2:4100: no
 // channel 'c9' of graph 'g' is read here".
-NetStatus connect_channel(const Endpoint& reader, const TcpChannelSpec& spec, Deadline deadline,
-                          TcpWriter& writer, std::string& error,
-                          std::uint64_t max_payload = tcp_default_max_payload);
+NetStatus connect_channel(const Endpoint& reader, const TcpChannelSpec& spec,
+                          const detail::Secret& secret, Deadline deadline, TcpWriter& writer,
+                          std::string& error, std::uint64_t max_payload = tcp_default_max_payload);
 
 // A channel this actor writes, and where its reader listens.
 struct TcpOutgoing {
@@ -105,8 +126,8 @@ struct TcpChannels {
 };
 
 // Accepts `incoming` on `listener` while connecting `outgoing` on a second
-// thread; ok once all are established. On failure the first error is kept
-// (connections made so far are closed).
+// thread (proving the listener's secret); ok once all are established. On failure the first error
+// is kept (connections made so far are closed).
 NetStatus set_up_channels(TcpChannelListener& listener, std::span<const TcpChannelSpec> incoming,
                           std::span<const TcpOutgoing> outgoing, Deadline deadline,
                           TcpChannels& out, std::uint64_t max_payload = tcp_default_max_payload);

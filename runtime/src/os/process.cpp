@@ -74,9 +74,16 @@ int open_pidfd(pid_t pid) noexcept {
 
 // Runs in the forked child: async-signal-safe calls only, never returns.
 [[noreturn]] void exec_child(const char* path, char* const* argv, char* const* envp, pid_t parent,
-                             int error_fd, const int* inherit, std::size_t inherit_count) {
+                             int error_fd, const int* inherit, std::size_t inherit_count,
+                             int input_fd) {
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) {
     _exit(127); // the parent is already gone (we were re-parented): die with it
+  }
+  if (input_fd >= 0 && ::dup2(input_fd, STDIN_FILENO) < 0) {
+    const int error = errno;
+    ssize_t ignored = ::write(error_fd, &error, sizeof error);
+    (void)ignored;
+    _exit(127);
   }
   for (std::size_t i = 0; i < inherit_count; ++i) {
     if (::fcntl(inherit[i], F_SETFD, 0) != 0) {
@@ -107,7 +114,8 @@ int open_pidfd(pid_t pid) noexcept {
 
 ChildProcess ChildProcess::spawn(const std::string& path, const std::vector<std::string>& args,
                                  const std::vector<std::string>& env,
-                                 const std::vector<int>& inherit) {
+                                 const std::vector<int>& inherit,
+                                 std::optional<std::string_view> standard_input) {
   for (const std::string& entry : env) {
     if (entry.find('=') == std::string::npos || entry.front() == '=') {
       throw std::system_error(EINVAL, std::generic_category(),
@@ -123,9 +131,34 @@ ChildProcess ChildProcess::spawn(const std::string& path, const std::vector<std:
   const std::vector<char*> argv = pointer_array(argv_strings);
   const std::vector<char*> envp = pointer_array(env_strings);
 
+  // The child's standard input, filled before the fork (both ends are ours
+  // until then, so the write can neither block on a small text nor SIGPIPE).
+  int input_fds[2] = {-1, -1};
+  const auto close_input = [&] {
+    for (int& fd : input_fds)
+      if (fd >= 0)
+        ::close(std::exchange(fd, -1));
+  };
+  if (standard_input) {
+    if (standard_input->size() > 4096) {
+      throw std::system_error(EINVAL, std::generic_category(),
+                              "cg: standard input for '" + path + "' is over 4096 bytes");
+    }
+    if (::pipe2(input_fds, O_CLOEXEC) != 0 ||
+        ::write(input_fds[1], standard_input->data(), standard_input->size()) !=
+            static_cast<ssize_t>(standard_input->size())) {
+      const int error = errno;
+      close_input();
+      throw std::system_error(error, std::generic_category(),
+                              "cg: cannot fill the standard input of '" + path + "'");
+    }
+    ::close(std::exchange(input_fds[1], -1));
+  }
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    throw std::system_error(errno, std::generic_category(),
+    const int error = errno;
+    close_input();
+    throw std::system_error(error, std::generic_category(),
                             "cg: pipe2 failed while spawning '" + path + "'");
   }
   const pid_t parent = ::getpid();
@@ -134,15 +167,17 @@ ChildProcess ChildProcess::spawn(const std::string& path, const std::vector<std:
     const int error = errno;
     ::close(pipe_fds[0]);
     ::close(pipe_fds[1]);
+    close_input();
     throw std::system_error(error, std::generic_category(),
                             "cg: fork failed while spawning '" + path + "'");
   }
   if (pid == 0) {
     ::close(pipe_fds[0]);
     exec_child(path.c_str(), argv.data(), envp.data(), parent, pipe_fds[1], inherit.data(),
-               inherit.size());
+               inherit.size(), input_fds[0]);
   }
 
+  close_input();
   ::close(pipe_fds[1]);
   int exec_error = 0;
   std::size_t got = 0;

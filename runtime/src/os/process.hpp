@@ -13,6 +13,7 @@
 #include <csignal>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cg {
@@ -41,12 +42,19 @@ public:
   // child gets them under the same numbers (only the child's copy loses its
   // close-on-exec flag, so concurrent spawns elsewhere inherit nothing).
   //
+  // With `standard_input`, the child's standard input is a pipe holding that
+  // text (at most 4096 bytes, written before the fork, so a child that exits
+  // at once never makes the driver write to a closed pipe); without, it is
+  // the parent's. This is how a secret reaches a command without its
+  // command line or environment showing it (see net/secret.hpp).
+  //
   // Throws std::system_error naming `path` if fork or exec fails (exec's errno is
   // reported through a close-on-exec pipe, so the code is the real reason, e.g.
   // ENOENT), or naming the entry if an `env` entry has no '='.
   static ChildProcess spawn(const std::string& path, const std::vector<std::string>& args,
                             const std::vector<std::string>& env,
-                            const std::vector<int>& inherit = {});
+                            const std::vector<int>& inherit = {},
+                            std::optional<std::string_view> standard_input = std::nullopt);
 
   pid_t pid() const noexcept { return pid_; }
 

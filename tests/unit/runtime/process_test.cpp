@@ -87,6 +87,23 @@ TEST(ChildProcess, ArgumentsArePassedInOrder) {
   EXPECT_EQ(cg::describe_exit(swapped.exit_status().value_or(-1)), "exited with code 1");
 }
 
+TEST(ChildProcess, StandardInputCarriesTheGivenTextAndThenEnds) {
+  const std::string script = R"(read -r line && test "$line" = "0123abcd" && ! read -r more)";
+  cg::ChildProcess child =
+      cg::ChildProcess::spawn("/bin/sh", {"-c", script}, {}, {}, std::string_view("0123abcd\n"));
+  ASSERT_TRUE(child.wait_for(10s));
+  EXPECT_EQ(cg::describe_exit(child.exit_status().value_or(-1)), "exited with code 0");
+}
+
+TEST(ChildProcess, AChildThatNeverReadsItsStandardInputHarmsNobody) {
+  // Written before the fork: no SIGPIPE for us when the child is gone first.
+  cg::ChildProcess child = cg::ChildProcess::spawn("/bin/true", {}, {}, {}, std::string(4000, 'x'));
+  ASSERT_TRUE(child.wait_for(10s));
+  EXPECT_EQ(cg::describe_exit(child.exit_status().value_or(-1)), "exited with code 0");
+  EXPECT_THROW(cg::ChildProcess::spawn("/bin/true", {}, {}, {}, std::string(5000, 'x')),
+               std::system_error);
+}
+
 TEST(ChildProcess, OnlyTheDescriptorsAskedForAreInherited) {
   int kept[2];
   int other[2];

@@ -13,10 +13,13 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <latch>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -31,10 +34,17 @@ using cg::NetStatus;
 
 cg::Deadline in(std::chrono::milliseconds ms) { return Clock::now() + ms; }
 
+// This test's launch secret (every server and client here share it).
+const cg::detail::Secret& launch_secret() {
+  static const cg::detail::Secret secret = cg::detail::Secret::generate();
+  return secret;
+}
+
 // A server on loopback expecting `actors` of graph "g".
 struct LoopbackServer {
   explicit LoopbackServer(std::vector<std::string> actors) {
-    EXPECT_EQ(server.start({"g", std::move(actors), {"127.0.0.1", 0}}), NetStatus::ok)
+    EXPECT_EQ(server.start({"g", std::move(actors), {"127.0.0.1", 0}, {}, launch_secret()}),
+              NetStatus::ok)
         << server.error();
     address = server.endpoint();
   }
@@ -90,11 +100,13 @@ TEST(Rendezvous, FiveActorsOnThreadsAllGetTheFullTable) {
     actors.emplace_back([&, i] {
       std::this_thread::sleep_for(std::chrono::milliseconds(20 * i)); // arrive one by one
       cg::RendezvousClient client;
-      NetStatus status = client.connect(s.address, "g", in(10s));
+      NetStatus status = client.connect(s.address, "g", launch_secret(), in(10s));
       if (status == NetStatus::ok)
         status = client.publish(names[i], expected[names[i]], in(10s));
       if (status == NetStatus::ok)
         status = client.wait_for_table(in(10s));
+      if (status == NetStatus::ok) // or its entry is forgotten when it goes
+        status = client.ready(names[i], in(10s));
       if (status == NetStatus::ok) {
         tables[i] = client.table();
         EXPECT_EQ(client.local_host(), "127.0.0.1");
@@ -118,14 +130,18 @@ TEST(Rendezvous, FiveActorsOnThreadsAllGetTheFullTable) {
 
 TEST(Rendezvous, ActorThatNeverPublishesIsNamedInTheTimeoutOnBothSides) {
   LoopbackServer s({"a", "b", "c", "d"});
+  // Both stay connected until both have their answer: one that left before
+  // READY would be forgotten, and then missing in the other's answer.
+  std::latch answered(2);
   const auto run = [&](const std::string& name, NetStatus& status, std::string& error) {
     cg::RendezvousClient client;
-    status = client.connect(s.address, "g", in(5s));
+    status = client.connect(s.address, "g", launch_secret(), in(5s));
     if (status == NetStatus::ok)
       status = client.publish(name, {"10.0.0.1", 1234}, in(5s));
     if (status == NetStatus::ok)
       status = client.wait_for_table(in(300ms));
     error = client.error();
+    answered.arrive_and_wait();
   };
   NetStatus status_a, status_b;
   std::string error_a, error_b;
@@ -142,9 +158,11 @@ TEST(Rendezvous, ActorThatNeverPublishesIsNamedInTheTimeoutOnBothSides) {
   EXPECT_EQ(status_b, NetStatus::timeout);
   EXPECT_EQ(error_b, expected);
 
-  EXPECT_EQ(s.server.wait_for_all(in(50ms)), NetStatus::timeout);
-  EXPECT_EQ(s.server.error(), expected);
-  EXPECT_EQ(s.server.missing(), (std::vector<std::string>{"c", "d"}));
+  // a and b went before READY: the server forgot them.
+  EXPECT_EQ(s.server.wait_for_all(in(500ms)), NetStatus::timeout);
+  EXPECT_EQ(s.server.error(),
+            "rendezvous for graph 'g': timed out; actors that never published: a, b, c, d");
+  EXPECT_EQ(s.server.missing(), (std::vector<std::string>{"a", "b", "c", "d"}));
 }
 
 TEST(Rendezvous, LateActorCompletesTheTableForThoseAlreadyWaiting) {
@@ -153,14 +171,15 @@ TEST(Rendezvous, LateActorCompletesTheTableForThoseAlreadyWaiting) {
   std::map<std::string, cg::Endpoint> table;
   std::thread early([&] {
     cg::RendezvousClient client;
-    ASSERT_EQ(client.connect(s.address, "g", in(5s)), NetStatus::ok) << client.error();
+    ASSERT_EQ(client.connect(s.address, "g", launch_secret(), in(5s)), NetStatus::ok)
+        << client.error();
     ASSERT_EQ(client.publish("early", {"h1", 1}, in(5s)), NetStatus::ok) << client.error();
     waited = client.wait_for_table(in(10s));
     table = client.table();
   });
   std::this_thread::sleep_for(200ms);
   cg::RendezvousClient late;
-  ASSERT_EQ(late.connect(s.address, "g", in(5s)), NetStatus::ok) << late.error();
+  ASSERT_EQ(late.connect(s.address, "g", launch_secret(), in(5s)), NetStatus::ok) << late.error();
   ASSERT_EQ(late.publish("late", {"h2", 2}, in(5s)), NetStatus::ok) << late.error();
   early.join();
   EXPECT_EQ(waited, NetStatus::ok);
@@ -174,12 +193,13 @@ TEST(Rendezvous, ClientStartedBeforeTheServerRetriesUntilItListens) {
   std::string error;
   std::thread actor([&] {
     cg::RendezvousClient client;
-    connected = client.connect({"127.0.0.1", port}, "g", in(10s));
+    connected = client.connect({"127.0.0.1", port}, "g", launch_secret(), in(10s));
     error = client.error();
   });
   std::this_thread::sleep_for(300ms);
   cg::RendezvousServer server;
-  ASSERT_EQ(server.start({"g", {"a"}, {"127.0.0.1", port}}), NetStatus::ok) << server.error();
+  ASSERT_EQ(server.start({"g", {"a"}, {"127.0.0.1", port}, {}, launch_secret()}), NetStatus::ok)
+      << server.error();
   actor.join();
   EXPECT_EQ(connected, NetStatus::ok) << error;
 }
@@ -188,7 +208,8 @@ TEST(Rendezvous, ConnectGivesUpAtItsDeadlineNamingTheAddress) {
   const std::uint16_t port = free_port();
   cg::RendezvousClient client;
   const auto start = Clock::now();
-  EXPECT_EQ(client.connect({"127.0.0.1", port}, "g", in(200ms)), NetStatus::timeout);
+  EXPECT_EQ(client.connect({"127.0.0.1", port}, "g", launch_secret(), in(200ms)),
+            NetStatus::timeout);
   EXPECT_GE(Clock::now() - start, 200ms);
   EXPECT_LT(Clock::now() - start, 2s);
   EXPECT_EQ(client.error(), "rendezvous: cannot connect to 127.0.0.1:" + std::to_string(port) +
@@ -200,11 +221,12 @@ TEST(Rendezvous, WrongGraphUnknownActorAndAMovedEndpointAreRefusedWithTheReason)
   const std::string at = "rendezvous at " + cg::to_string(s.address) + " refused: ";
 
   cg::RendezvousClient stranger;
-  EXPECT_EQ(stranger.connect(s.address, "other", in(5s)), NetStatus::rejected);
+  EXPECT_EQ(stranger.connect(s.address, "other", launch_secret(), in(5s)), NetStatus::rejected);
   EXPECT_EQ(stranger.error(), at + "this rendezvous serves graph 'g', not 'other'");
 
   cg::RendezvousClient client;
-  ASSERT_EQ(client.connect(s.address, "g", in(5s)), NetStatus::ok) << client.error();
+  ASSERT_EQ(client.connect(s.address, "g", launch_secret(), in(5s)), NetStatus::ok)
+      << client.error();
   EXPECT_EQ(client.publish("z", {"h", 1}, in(5s)), NetStatus::rejected);
   EXPECT_EQ(client.error(), at + "graph 'g' has no actor 'z' (expected: a, b)");
   EXPECT_EQ(client.publish("a", {"h", 1}, in(5s)), NetStatus::ok);
@@ -221,33 +243,271 @@ TEST(Rendezvous, WrongGraphUnknownActorAndAMovedEndpointAreRefusedWithTheReason)
 
 TEST(Rendezvous, ServerRefusesDuplicateOrMalformedActorNames) {
   cg::RendezvousServer server;
-  EXPECT_EQ(server.start({"g", {"a", "b", "a"}, {"127.0.0.1", 0}}), NetStatus::invalid_argument);
+  EXPECT_EQ(server.start({"g", {"a", "b", "a"}, {"127.0.0.1", 0}, {}, launch_secret()}),
+            NetStatus::invalid_argument);
   EXPECT_EQ(server.error(), "actor 'a' is listed twice");
-  EXPECT_EQ(server.start({"g", {"a b"}, {"127.0.0.1", 0}}), NetStatus::invalid_argument);
+  EXPECT_EQ(server.start({"g", {"a b"}, {"127.0.0.1", 0}, {}, launch_secret()}),
+            NetStatus::invalid_argument);
   EXPECT_EQ(server.error(), "actor name 'a b' is not 1 to 128 printable characters without spaces");
-  EXPECT_EQ(server.start({"", {"a"}, {"127.0.0.1", 0}}), NetStatus::invalid_argument);
+  EXPECT_EQ(server.start({"", {"a"}, {"127.0.0.1", 0}, {}, launch_secret()}),
+            NetStatus::invalid_argument);
 }
+
+// A connection to a rendezvous, spoken to line by line as a test (or an
+// attacker) would.
+struct RawConnection {
+  explicit RawConnection(const cg::Endpoint& to) {
+    EXPECT_EQ(cg::detail::connect_tcp(to, in(5s), fd, error), NetStatus::ok) << error;
+  }
+  void send(const std::string& text) {
+    EXPECT_EQ(cg::detail::send_all(fd.get(), text.data(), text.size(), in(5s), error),
+              NetStatus::ok)
+        << error;
+  }
+  // The next line, without its '\n'; "<closed>" if the server closed first.
+  std::string line() {
+    std::string out;
+    char c = 0;
+    for (;;) {
+      if (cg::detail::receive_exact(fd.get(), &c, 1, in(10s), error) != NetStatus::ok)
+        return out.empty() ? "<closed>" : out + "<closed>";
+      if (c == '\n')
+        return out;
+      out += c;
+    }
+  }
+  // Whether the server closed the connection (nothing more arrives).
+  bool closed() {
+    char c = 0;
+    return cg::detail::receive_exact(fd.get(), &c, 1, in(10s), error) == NetStatus::closed;
+  }
+  // Reads the CHALLENGE and answers it as a client of graph `graph` knowing `secret`.
+  void hello(const cg::detail::Secret& secret, const std::string& graph = "g") {
+    const std::string challenge = line();
+    ASSERT_EQ(challenge.rfind("CHALLENGE ", 0), 0u) << challenge;
+    server_nonce = challenge.substr(10);
+    hello_line = hello_for(secret, graph, server_nonce);
+    send(hello_line);
+  }
+  std::string hello_for(const cg::detail::Secret& secret, const std::string& graph,
+                        const std::string& nonce) {
+    client_nonce = cg::detail::fresh_nonce();
+    return "HELLO cg-rendezvous/2 " + graph + " " + client_nonce + " " +
+           secret.prove("cg-rendezvous/2 client " + graph + " " + nonce + " " + client_nonce) +
+           "\n";
+  }
+  cg::detail::UniqueFd fd;
+  std::string error;
+  std::string server_nonce, client_nonce, hello_line;
+};
 
 TEST(Rendezvous, ServerSpeaksTheDocumentedLineProtocol) {
   LoopbackServer s({"a"});
-  cg::detail::UniqueFd fd;
-  std::string error;
-  ASSERT_EQ(cg::detail::connect_tcp(s.address, in(5s), fd, error), NetStatus::ok) << error;
-  // Sends `request` and expects exactly `reply` back.
+  RawConnection c(s.address);
+  c.hello(launch_secret());
+  EXPECT_EQ(c.line(), "OK " + launch_secret().prove("cg-rendezvous/2 server g " + c.server_nonce +
+                                                    " " + c.client_nonce));
   const auto exchange = [&](const std::string& request, const std::string& reply) {
-    EXPECT_EQ(cg::detail::send_all(fd.get(), request.data(), request.size(), in(5s), error),
-              NetStatus::ok);
-    std::string got(reply.size(), '\0');
-    EXPECT_EQ(cg::detail::receive_exact(fd.get(), got.data(), got.size(), in(5s), error),
-              NetStatus::ok)
-        << error;
-    EXPECT_EQ(got, reply) << request;
+    c.send(request);
+    std::string got = c.line();
+    for (std::size_t lines = std::count(reply.begin(), reply.end(), '\n'); lines > 1; --lines)
+      got += "\n" + c.line();
+    EXPECT_EQ(got + "\n", reply) << request;
   };
-  exchange("HELLO cg-rendezvous/1 g\n", "OK\n");
   exchange("LOOKUP 0\n", "MISSING 1 a\n");
   exchange("PUBLISH a 10.1.2.3:99\n", "OK\n");
   exchange("LOOKUP 0\n", "TABLE 1\na 10.1.2.3:99\n");
   exchange("FROB\n", "ERROR unknown request 'FROB'\n");
+  EXPECT_TRUE(s.server.rejections().empty());
+}
+
+// ---- Authentication: every way in without the secret is closed ---------------
+
+// A server whose rejections are also collected through on_rejected.
+struct GuardedServer {
+  GuardedServer() {
+    EXPECT_EQ(server.start({.graph = "g",
+                            .actors = {"a"},
+                            .listen = {"127.0.0.1", 0},
+                            .secret = launch_secret(),
+                            .on_rejected =
+                                [this](const std::string& why) {
+                                  std::lock_guard lock(mutex);
+                                  logged.push_back(why);
+                                }}),
+              NetStatus::ok)
+        << server.error();
+  }
+  std::vector<std::string> log() {
+    std::lock_guard lock(mutex);
+    return logged;
+  }
+  // Waits until `n` rejections were logged; the log then.
+  std::vector<std::string> wait_for_log(std::size_t n) {
+    const auto until = Clock::now() + 10s;
+    while (log().size() < n && Clock::now() < until)
+      std::this_thread::sleep_for(10ms);
+    return log();
+  }
+  // Whether an honest client still gets in and publishes.
+  bool still_serves() {
+    cg::RendezvousClient client;
+    return client.connect(server.endpoint(), "g", launch_secret(), in(5s)) == NetStatus::ok &&
+           client.publish("a", {"10.0.0.1", 1}, in(5s)) == NetStatus::ok;
+  }
+  cg::RendezvousServer server;
+  std::mutex mutex;
+  std::vector<std::string> logged;
+};
+
+std::string after_peer(const std::string& rejection) {
+  const std::string prefix = "connection from 127.0.0.1:";
+  EXPECT_EQ(rejection.rfind(prefix, 0), 0u) << rejection;
+  return rejection.substr(rejection.find(": ") + 2);
+}
+
+TEST(RendezvousAuth, AClientWithAnotherSecretIsRefusedAndLogged) {
+  GuardedServer s;
+  cg::RendezvousClient stranger;
+  EXPECT_EQ(stranger.connect(s.server.endpoint(), "g", cg::detail::Secret::generate(), in(5s)),
+            NetStatus::rejected);
+  EXPECT_EQ(stranger.error(), "rendezvous at " + cg::to_string(s.server.endpoint()) +
+                                  " refused: authentication failed");
+  ASSERT_EQ(s.wait_for_log(1).size(), 1u);
+  EXPECT_EQ(after_peer(s.log()[0]),
+            "authentication failed (wrong secret, or a HELLO answering another challenge)");
+  EXPECT_EQ(s.server.rejections(), s.log());
+  EXPECT_TRUE(s.still_serves());
+}
+
+TEST(RendezvousAuth, NothingButTheChallengeIsAnsweredBeforeAHello) {
+  GuardedServer s;
+  for (const std::string request :
+       {"LOOKUP 0\n", "PUBLISH a 10.6.6.6:1\n", "READY a\n", "GET / HTTP/1.1\r\n\r\n"}) {
+    RawConnection c(s.server.endpoint());
+    EXPECT_EQ(c.line().rfind("CHALLENGE ", 0), 0u);
+    c.send(request);
+    EXPECT_EQ(c.line(), "ERROR authentication failed") << request;
+    EXPECT_TRUE(c.closed()) << request;
+  }
+  ASSERT_EQ(s.wait_for_log(4).size(), 4u);
+  EXPECT_EQ(after_peer(s.log()[0]), "authentication failed (not a HELLO)");
+  EXPECT_TRUE(s.server.table().empty()) << "a stranger published";
+  EXPECT_TRUE(s.still_serves());
+}
+
+TEST(RendezvousAuth, AReplayedHelloAnswersTheOldChallengeAndFails) {
+  GuardedServer s;
+  RawConnection first(s.server.endpoint());
+  first.hello(launch_secret());
+  EXPECT_EQ(first.line().rfind("OK ", 0), 0u);
+  RawConnection replay(s.server.endpoint());
+  EXPECT_EQ(replay.line().rfind("CHALLENGE ", 0), 0u);
+  replay.send(first.hello_line); // recorded on the wire, sent again
+  EXPECT_EQ(replay.line(), "ERROR authentication failed");
+  EXPECT_TRUE(replay.closed());
+  ASSERT_EQ(s.wait_for_log(1).size(), 1u);
+  EXPECT_EQ(after_peer(s.log()[0]),
+            "authentication failed (wrong secret, or a HELLO answering another challenge)");
+}
+
+TEST(RendezvousAuth, GarbageTruncatedAndOversizedHellosAreDroppedAndLogged) {
+  GuardedServer s;
+  {
+    RawConnection garbage(s.server.endpoint());
+    garbage.line();
+    garbage.send(std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\n", 12)); // TLS
+    EXPECT_EQ(garbage.line(), "ERROR authentication failed");
+  }
+  {
+    RawConnection oversized(s.server.endpoint());
+    oversized.line();
+    oversized.send("HELLO cg-rendezvous/2 g " + std::string(5000, 'x'));
+    EXPECT_EQ(oversized.line(), "ERROR authentication failed");
+    EXPECT_TRUE(oversized.closed());
+  }
+  {
+    RawConnection truncated(s.server.endpoint());
+    truncated.line();
+    truncated.send("HELLO cg-rendezvous/2 g 0123"); // and the connection ends
+  }
+  const std::vector<std::string> log = s.wait_for_log(3);
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_EQ(after_peer(log[0]), "authentication failed (not a HELLO)");
+  EXPECT_EQ(after_peer(log[1]), "authentication failed (a line longer than 4096 bytes)");
+  EXPECT_EQ(after_peer(log[2]), "closed before it authenticated");
+  EXPECT_TRUE(s.still_serves());
+}
+
+TEST(RendezvousAuth, SilentConnectionsAreDroppedAfterFiveSecondsAndStallNobody) {
+  GuardedServer s;
+  std::vector<std::unique_ptr<RawConnection>> silent;
+  for (int i = 0; i < 3; ++i)
+    silent.push_back(std::make_unique<RawConnection>(s.server.endpoint()));
+  const auto start = Clock::now();
+  EXPECT_TRUE(s.still_serves());
+  EXPECT_LT(Clock::now() - start, 1s) << "silent connections delayed an honest client";
+  const std::vector<std::string> log = s.wait_for_log(3);
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_GE(Clock::now() - start, 4s);
+  for (const std::string& rejection : log)
+    EXPECT_EQ(after_peer(rejection), "did not authenticate within 5 s");
+  for (auto& c : silent) {
+    EXPECT_EQ(c->line().rfind("CHALLENGE ", 0), 0u);
+    EXPECT_TRUE(c->closed());
+  }
+}
+
+TEST(RendezvousAuth, TheClientRefusesAServerThatCannotProveTheSecret) {
+  // An impostor: it challenges and says OK, but cannot prove the secret.
+  cg::detail::UniqueFd listener;
+  cg::Endpoint bound;
+  std::string error;
+  ASSERT_EQ(cg::detail::listen_tcp({"127.0.0.1", 0}, listener, bound, error), NetStatus::ok);
+  std::thread impostor([&] {
+    cg::detail::UniqueFd fd;
+    std::string why;
+    if (cg::detail::accept_tcp(listener.get(), in(5s), fd, why) != NetStatus::ok)
+      return;
+    const std::string challenge = "CHALLENGE " + cg::detail::fresh_nonce() + "\n";
+    cg::detail::send_all(fd.get(), challenge.data(), challenge.size(), in(5s), why);
+    char c = 0;
+    while (cg::detail::receive_exact(fd.get(), &c, 1, in(5s), why) == NetStatus::ok && c != '\n') {
+    }
+    const std::string ok = "OK " + std::string(64, '0') + " slots=4 slot_bytes=512\n";
+    cg::detail::send_all(fd.get(), ok.data(), ok.size(), in(5s), why);
+    std::this_thread::sleep_for(200ms);
+  });
+  cg::RendezvousClient client;
+  EXPECT_EQ(client.connect(bound, "g", launch_secret(), in(5s)), NetStatus::protocol_error);
+  EXPECT_EQ(client.error(), "rendezvous at " + cg::to_string(bound) +
+                                " could not prove it knows the launch's secret: it is not this "
+                                "launch's driver");
+  impostor.join();
+}
+
+TEST(RendezvousAuth, AnActorGoneBeforeReadyLeavesTheTableSoItsNameCanBePublishedAgain) {
+  GuardedServer s;
+  {
+    cg::RendezvousClient early;
+    ASSERT_EQ(early.connect(s.server.endpoint(), "g", launch_secret(), in(5s)), NetStatus::ok);
+    ASSERT_EQ(early.publish("a", {"10.0.0.9", 9}, in(5s)), NetStatus::ok);
+  } // gone before READY
+  const auto until = Clock::now() + 5s;
+  while (!s.server.table().empty() && Clock::now() < until)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(s.server.table().empty());
+  cg::RendezvousClient again;
+  ASSERT_EQ(again.connect(s.server.endpoint(), "g", launch_secret(), in(5s)), NetStatus::ok);
+  EXPECT_EQ(again.publish("a", {"10.0.0.1", 1}, in(5s)), NetStatus::ok) << again.error();
+  ASSERT_EQ(again.ready("a", in(5s)), NetStatus::ok);
+  EXPECT_EQ(s.server.table().at("a"), (cg::Endpoint{"10.0.0.1", 1}));
+}
+
+TEST(RendezvousAuth, AServerWithoutASecretDoesNotStart) {
+  cg::RendezvousServer server;
+  EXPECT_EQ(server.start({"g", {"a"}, {"127.0.0.1", 0}}), NetStatus::invalid_argument);
+  EXPECT_EQ(server.error(), "a rendezvous server needs the launch's secret");
 }
 
 TEST(Rendezvous, AddressComesFromTheEnvironment) {
@@ -299,12 +559,13 @@ TEST(Rendezvous, LauncherRankComesFromTheFirstVariableSet) {
 
 TEST(Rendezvous, GreetingReadyAndADriverEntryReachTheClients) {
   cg::RendezvousServer server;
-  ASSERT_EQ(server.start({"g", {"b"}, {"127.0.0.1", 0}, "slots=4 slot_bytes=512", {}}),
+  ASSERT_EQ(server.start({"g", {"b"}, {"127.0.0.1", 0}, "slots=4 slot_bytes=512", launch_secret()}),
             NetStatus::ok)
       << server.error();
   server.publish_local("@driver", {"127.0.0.1", 4100});
   cg::RendezvousClient client;
-  ASSERT_EQ(client.connect(server.endpoint(), "g", in(5s)), NetStatus::ok) << client.error();
+  ASSERT_EQ(client.connect(server.endpoint(), "g", launch_secret(), in(5s)), NetStatus::ok)
+      << client.error();
   EXPECT_EQ(client.greeting(), "slots=4 slot_bytes=512");
   ASSERT_EQ(client.publish("b", {"127.0.0.2", 4200}, in(5s)), NetStatus::ok) << client.error();
   ASSERT_EQ(client.wait_for_table(in(5s)), NetStatus::ok) << client.error();
@@ -324,11 +585,14 @@ TEST(Rendezvous, GreetingReadyAndADriverEntryReachTheClients) {
 // LOOKUP at once, not at the LOOKUP's deadline (a launch then timed out).
 TEST(Rendezvous, TheDriverEntryAnswersALookupAlreadyWaiting) {
   cg::RendezvousServer server;
-  ASSERT_EQ(server.start({"g", {"b", "@driver"}, {"127.0.0.1", 0}, "slots=4 slot_bytes=512", {}}),
-            NetStatus::ok)
+  ASSERT_EQ(
+      server.start(
+          {"g", {"b", "@driver"}, {"127.0.0.1", 0}, "slots=4 slot_bytes=512", launch_secret()}),
+      NetStatus::ok)
       << server.error();
   cg::RendezvousClient client;
-  ASSERT_EQ(client.connect(server.endpoint(), "g", in(5s)), NetStatus::ok) << client.error();
+  ASSERT_EQ(client.connect(server.endpoint(), "g", launch_secret(), in(5s)), NetStatus::ok)
+      << client.error();
   ASSERT_EQ(client.publish("b", {"127.0.0.2", 4200}, in(5s)), NetStatus::ok) << client.error();
   NetStatus looked_up = NetStatus::system_error;
   Clock::duration waited{};
@@ -357,6 +621,7 @@ TEST(Rendezvous, AClientThatGoesAwayIsReportedWithItsActorsAndReason) {
                           {"b", "c"},
                           {"127.0.0.1", 0},
                           "",
+                          launch_secret(),
                           [&](const std::vector<std::string>& actors, const std::string& why) {
                             std::lock_guard lock(mutex);
                             lost = actors;
@@ -367,7 +632,8 @@ TEST(Rendezvous, AClientThatGoesAwayIsReportedWithItsActorsAndReason) {
             NetStatus::ok);
   {
     cg::RendezvousClient client;
-    ASSERT_EQ(client.connect(server.endpoint(), "g", in(5s)), NetStatus::ok) << client.error();
+    ASSERT_EQ(client.connect(server.endpoint(), "g", launch_secret(), in(5s)), NetStatus::ok)
+        << client.error();
     ASSERT_EQ(client.publish("b", {"127.0.0.2", 4200}, in(5s)), NetStatus::ok);
     ASSERT_EQ(client.publish("c", {"127.0.0.2", 4200}, in(5s)), NetStatus::ok);
     client.report_failure("channel lost frame: expected sequence 3, got 5 (2 missing)");

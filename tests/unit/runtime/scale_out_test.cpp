@@ -24,6 +24,12 @@
 
 namespace {
 
+// This test's launch secret (every listener and writer here share it).
+const cg::detail::Secret& launch_secret() {
+  static const cg::detail::Secret secret = cg::detail::Secret::generate();
+  return secret;
+}
+
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using cg::detail::Participants;
@@ -91,7 +97,7 @@ struct Side {
     auto* base = reinterpret_cast<std::byte*>(
         (reinterpret_cast<std::uintptr_t>(memory.data()) + 63) / 64 * 64);
     channels = cg::detail::write_segment({base, bytes}, kSpec, contents).channels;
-    EXPECT_EQ(listener.listen({"127.0.0.1", 0}), cg::NetStatus::ok);
+    EXPECT_EQ(listener.listen(launch_secret(), {"127.0.0.1", 0}), cg::NetStatus::ok);
   }
   cg::detail::Relays::Fault on_fault() {
     return [this](const std::string& why, bool bad) {
@@ -171,7 +177,7 @@ TEST(ScaleOut, AFrameWithASkippedSequenceNumberIsReportedNotDelivered) {
   // Only the driver's side relays; the test plays b's side by hand on c2.
   Side driver;
   cg::TcpChannelListener b_listener;
-  ASSERT_EQ(b_listener.listen({"127.0.0.1", 0}), cg::NetStatus::ok);
+  ASSERT_EQ(b_listener.listen(launch_secret(), {"127.0.0.1", 0}), cg::NetStatus::ok);
   const std::map<std::string, cg::Endpoint> table{{"@driver", driver.listener.endpoint()},
                                                   {"b", b_listener.endpoint()},
                                                   {"c", b_listener.endpoint()}};

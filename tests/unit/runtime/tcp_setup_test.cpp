@@ -10,6 +10,7 @@
 // where namespaces cannot be made.
 #include "net/rendezvous.hpp"
 #include "net/socket.hpp"
+#include "net/tcp_frame.hpp"
 #include "net/tcp_setup.hpp"
 
 #include <gtest/gtest.h>
@@ -24,11 +25,19 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace {
+
+// This test's launch secret (every listener and writer here share it).
+const cg::detail::Secret& launch_secret() {
+  static const cg::detail::Secret secret = cg::detail::Secret::generate();
+  return secret;
+}
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -47,7 +56,7 @@ std::string text_of(const cg::TcpReader::Message& m) {
 
 cg::TcpChannelListener loopback_listener() {
   cg::TcpChannelListener listener;
-  EXPECT_EQ(listener.listen({"127.0.0.1", 0}), NetStatus::ok) << listener.error();
+  EXPECT_EQ(listener.listen(launch_secret(), {"127.0.0.1", 0}), NetStatus::ok) << listener.error();
   return listener;
 }
 
@@ -55,8 +64,9 @@ cg::TcpChannelListener loopback_listener() {
 struct AsyncConnect {
   AsyncConnect(const cg::Endpoint& reader, TcpChannelSpec spec,
                std::chrono::milliseconds within = 5s)
-      : thread(
-            [=, this] { status = cg::connect_channel(reader, spec, in(within), writer, error); }) {}
+      : thread([=, this] {
+          status = cg::connect_channel(reader, spec, launch_secret(), in(within), writer, error);
+        }) {}
   ~AsyncConnect() {
     if (thread.joinable())
       thread.join();
@@ -112,8 +122,8 @@ TEST(TcpSetup, HandshakeForAWrongChannelIsRejectedWithTheReasonAndTheRightOnesSt
   std::vector<cg::TcpWriter> writers(attempts.size());
   std::thread connecting([&] {
     for (std::size_t i = 0; i < attempts.size(); ++i) {
-      statuses[i] =
-          cg::connect_channel(listener.endpoint(), attempts[i].spec, in(5s), writers[i], errors[i]);
+      statuses[i] = cg::connect_channel(listener.endpoint(), attempts[i].spec, launch_secret(),
+                                        in(5s), writers[i], errors[i]);
     }
   });
   std::vector<cg::TcpReader> readers;
@@ -181,6 +191,160 @@ TEST(TcpSetup, ConnectionThatIsNotAWriterIsTurnedAwayWithoutStoppingTheListener)
   EXPECT_EQ(r.substr(r.size() - std::min(r.size(), suffix.size())), suffix) << r;
 }
 
+// ---- Authentication -------------------------------------------------------------
+
+// A set-up frame as net/tcp_frame.hpp lays it out; `length` overrides the
+// payload length the header claims.
+std::string setup_frame(cg::detail::FrameKind kind, const std::string& payload,
+                        std::optional<std::uint64_t> length = std::nullopt) {
+  cg::detail::FrameHeader header;
+  header.kind = static_cast<std::uint16_t>(kind);
+  header.length = length.value_or(payload.size());
+  header.checksum = cg::detail::frame_checksum(header, bytes_of(payload));
+  std::string frame(cg::detail::frame_header_bytes, '\0');
+  cg::detail::encode_frame_header(header, reinterpret_cast<std::byte*>(frame.data()));
+  return frame + payload;
+}
+
+// The hello a writer knowing `secret` sends for `spec` in answer to `challenge`.
+std::string hello_frame(const cg::detail::Secret& secret, const TcpChannelSpec& spec,
+                        const std::string& challenge) {
+  const std::string nonce = cg::detail::fresh_nonce();
+  const std::string proof =
+      secret.prove("cg-channel/1 writer " + spec.graph + " " + spec.channel + " " + spec.writer +
+                   " " + spec.reader + " " + challenge + " " + nonce);
+  return setup_frame(cg::detail::FrameKind::hello, spec.graph + "\n" + spec.channel + "\n" +
+                                                       spec.writer + "\n" + spec.reader + "\n" +
+                                                       nonce + "\n" + proof);
+}
+
+// A connection to a listener that sends `bytes` (after reading its challenge)
+// and keeps the connection open for `linger`.
+void send_raw(const cg::Endpoint& to, const std::string& bytes,
+              std::chrono::milliseconds linger = 100ms) {
+  cg::detail::UniqueFd fd;
+  std::string error;
+  ASSERT_EQ(cg::detail::connect_tcp(to, in(5s), fd, error), NetStatus::ok) << error;
+  std::byte header[cg::detail::frame_header_bytes];
+  ASSERT_EQ(cg::detail::receive_exact(fd.get(), header, sizeof header, in(5s), error),
+            NetStatus::ok);
+  std::string challenge(cg::detail::decode_frame_header(header).length, '\0');
+  ASSERT_EQ(cg::detail::receive_exact(fd.get(), challenge.data(), challenge.size(), in(5s), error),
+            NetStatus::ok);
+  ASSERT_EQ(cg::detail::send_all(fd.get(), bytes.data(), bytes.size(), in(5s), error),
+            NetStatus::ok);
+  std::this_thread::sleep_for(linger);
+}
+
+// Accepts `spec` while `strangers` run first, then a writer with the secret:
+// the writer must get in, whatever the strangers did. The rejections.
+std::vector<std::string> accept_after(const std::function<void(const cg::Endpoint&)>& strangers) {
+  cg::TcpChannelListener listener = loopback_listener();
+  const TcpChannelSpec spec{"g", "c1", "a", "b"};
+  std::vector<cg::TcpReader> readers;
+  NetStatus accepted = NetStatus::system_error;
+  std::thread accepting([&] { accepted = listener.accept({&spec, 1}, readers, in(10s)); });
+  strangers(listener.endpoint());
+  std::this_thread::sleep_for(100ms);
+  {
+    AsyncConnect writer(listener.endpoint(), spec);
+    writer.join();
+    EXPECT_EQ(writer.status, NetStatus::ok) << writer.error;
+  }
+  accepting.join();
+  EXPECT_EQ(accepted, NetStatus::ok) << listener.error();
+  std::vector<std::string> reasons;
+  for (const std::string& r : listener.rejections()) {
+    EXPECT_EQ(r.rfind("connection from 127.0.0.1:", 0), 0u) << r;
+    reasons.push_back(r.substr(r.find(": ") + 2));
+  }
+  return reasons;
+}
+
+TEST(TcpSetupAuth, AWriterWithAnotherSecretIsRejectedLearningNothingMore) {
+  const TcpChannelSpec spec{"g", "c1", "a", "b"};
+  std::string error;
+  NetStatus status = NetStatus::system_error;
+  const std::vector<std::string> reasons = accept_after([&](const cg::Endpoint& at) {
+    cg::TcpWriter writer;
+    status = cg::connect_channel(at, spec, cg::detail::Secret::generate(), in(5s), writer, error);
+    EXPECT_EQ(error, cg::to_string(spec) + " was rejected by " + cg::to_string(at) +
+                         ": authentication failed");
+  });
+  EXPECT_EQ(status, NetStatus::rejected);
+  EXPECT_EQ(reasons, (std::vector<std::string>{
+                         "authentication failed (wrong secret, or a replayed handshake)"}));
+}
+
+TEST(TcpSetupAuth, AReplayedHandshakeAnswersAnotherChallengeAndIsRejected) {
+  const TcpChannelSpec spec{"g", "c1", "a", "b"};
+  // A genuine hello, recorded from a connection whose challenge was another.
+  const std::string recorded = hello_frame(launch_secret(), spec, cg::detail::fresh_nonce());
+  const std::vector<std::string> reasons =
+      accept_after([&](const cg::Endpoint& at) { send_raw(at, recorded); });
+  EXPECT_EQ(reasons, (std::vector<std::string>{
+                         "authentication failed (wrong secret, or a replayed handshake)"}));
+}
+
+TEST(TcpSetupAuth, GarbageTruncatedAndOversizedFramesAreRejected) {
+  const TcpChannelSpec spec{"g", "c1", "a", "b"};
+  const std::string whole = hello_frame(launch_secret(), spec, "");
+  const std::vector<std::string> reasons = accept_after([&](const cg::Endpoint& at) {
+    send_raw(at, "GET / HTTP/1.1\r\nHost: example\r\n\r\n");
+    send_raw(at, whole.substr(0, whole.size() - 10), 0ms); // cut off
+    send_raw(at, setup_frame(cg::detail::FrameKind::hello, "g", 1u << 20));
+  });
+  ASSERT_EQ(reasons.size(), 3u);
+  EXPECT_EQ(reasons[0], "not a channel hello: bad magic");
+  EXPECT_NE(reasons[1].find("closed the connection"), std::string::npos) << reasons[1];
+  EXPECT_EQ(reasons[2], "not a channel hello: 1048576 bytes");
+}
+
+TEST(TcpSetupAuth, SilentConnectionsDoNotDelayTheWriters) {
+  std::vector<cg::detail::UniqueFd> silent(3);
+  Clock::time_point start{};
+  accept_after([&](const cg::Endpoint& at) {
+    std::string error;
+    for (cg::detail::UniqueFd& fd : silent)
+      ASSERT_EQ(cg::detail::connect_tcp(at, in(5s), fd, error), NetStatus::ok);
+    start = Clock::now();
+  });
+  const Clock::duration took = Clock::now() - start;
+  EXPECT_LT(took, 2s) << "the writer waited behind connections that never spoke";
+}
+
+TEST(TcpSetupAuth, TheWriterRefusesAReaderThatCannotProveTheSecret) {
+  cg::detail::UniqueFd listener;
+  cg::Endpoint bound;
+  std::string error;
+  ASSERT_EQ(cg::detail::listen_tcp({"127.0.0.1", 0}, listener, bound, error), NetStatus::ok);
+  std::thread impostor([&] {
+    cg::detail::UniqueFd fd;
+    std::string why;
+    if (cg::detail::accept_tcp(listener.get(), in(5s), fd, why) != NetStatus::ok)
+      return;
+    const std::string challenge =
+        setup_frame(cg::detail::FrameKind::challenge, cg::detail::fresh_nonce());
+    cg::detail::send_all(fd.get(), challenge.data(), challenge.size(), in(5s), why);
+    std::byte header[cg::detail::frame_header_bytes];
+    cg::detail::receive_exact(fd.get(), header, sizeof header, in(5s), why);
+    std::string hello(cg::detail::decode_frame_header(header).length, '\0');
+    cg::detail::receive_exact(fd.get(), hello.data(), hello.size(), in(5s), why);
+    const std::string verdict =
+        setup_frame(cg::detail::FrameKind::verdict, "ok " + std::string(64, '0'));
+    cg::detail::send_all(fd.get(), verdict.data(), verdict.size(), in(5s), why);
+    std::this_thread::sleep_for(200ms);
+  });
+  const TcpChannelSpec spec{"g", "c1", "a", "b"};
+  cg::TcpWriter writer;
+  EXPECT_EQ(cg::connect_channel(bound, spec, launch_secret(), in(5s), writer, error),
+            NetStatus::protocol_error);
+  EXPECT_EQ(error, cg::to_string(spec) + ": " + cg::to_string(bound) +
+                       " could not prove it knows the launch's secret: it is not the channel's "
+                       "reader");
+  impostor.join();
+}
+
 TEST(TcpSetup, AcceptTimesOutNamingTheChannelsWhoseWritersNeverCame) {
   cg::TcpChannelListener listener = loopback_listener();
   const TcpChannelSpec expected[] = {
@@ -204,7 +368,8 @@ TEST(TcpSetup, WriterStartedBeforeTheReaderListensRetriesUntilItDoes) {
   AsyncConnect writer({"127.0.0.1", port}, spec, 10s);
   std::this_thread::sleep_for(300ms);
   cg::TcpChannelListener listener;
-  ASSERT_EQ(listener.listen({"127.0.0.1", port}), NetStatus::ok) << listener.error();
+  ASSERT_EQ(listener.listen(launch_secret(), {"127.0.0.1", port}), NetStatus::ok)
+      << listener.error();
   std::vector<cg::TcpReader> readers;
   ASSERT_EQ(listener.accept({&spec, 1}, readers, in(10s)), NetStatus::ok) << listener.error();
   writer.join();
@@ -305,10 +470,10 @@ int run_actor(const std::string& name, const cg::Endpoint& rendezvous,
               const std::string& own_address) {
   const bool pinger = name == "a";
   cg::TcpChannelListener listener;
-  if (listener.listen() != NetStatus::ok)
+  if (listener.listen(launch_secret()) != NetStatus::ok)
     return std::fprintf(stderr, "%s: %s\n", name.c_str(), listener.error().c_str()), 20;
   cg::RendezvousClient client;
-  if (client.connect(rendezvous, netns_graph, in(20s)) != NetStatus::ok ||
+  if (client.connect(rendezvous, netns_graph, launch_secret(), in(20s)) != NetStatus::ok ||
       client.publish(name, {client.local_host(), listener.endpoint().port}, in(20s)) !=
           NetStatus::ok ||
       client.wait_for_table(in(20s)) != NetStatus::ok) {
@@ -359,7 +524,8 @@ int host_a(int port_pipe) {
   if (!enter_namespace("cgtest-a"))
     return 10;
   cg::RendezvousServer server;
-  if (server.start({netns_graph, {"a", "b"}, {"10.77.0.1", 0}}) != NetStatus::ok) {
+  if (server.start({netns_graph, {"a", "b"}, {"10.77.0.1", 0}, {}, launch_secret()}) !=
+      NetStatus::ok) {
     return std::fprintf(stderr, "rendezvous: %s\n", server.error().c_str()), 11;
   }
   const std::uint16_t port = server.endpoint().port;
@@ -390,6 +556,7 @@ int reap(pid_t pid, cg::Deadline deadline) {
 }
 
 TEST(TcpSetup, ActorsOnTwoHostsFindEachOtherThroughTheRendezvousAndRoundTrip) {
+  launch_secret(); // made here, so both forked hosts share it
   TestNamespaces namespaces;
   if (namespaces.skipped())
     GTEST_SKIP() << namespaces.output();
