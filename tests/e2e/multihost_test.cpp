@@ -513,6 +513,31 @@ TEST_F(TwoHosts, AKilledRemoteActorIsReportedAsDeadWithinTwoSeconds) {
   remote.wait_for(1s);
 }
 
+// A partition: host b's link goes down, nothing is closed, nobody sends a
+// FIN or RST. The driver must not wait forever for b's answers.
+TEST_F(TwoHosts, AHostThatGoesSilentIsReportedAsDeadWithinThePartitionTimeout) {
+  cg::LaunchOptions options;
+  options.rendezvous = "10.77.0.1:0";
+  options.host_commands[1] = {"ip", "netns", "exec", "cgtest-b"};
+  options.partition_timeout = 2s;
+  auto graph = cg::launch<&multihost>(options);
+  EXPECT_EQ(std::get<1>(graph.execute(1, "").get()), 12);
+  std::string output;
+  ASSERT_EQ(run("ip -n cgtest-b link set cgtest-vb down", output), 0) << output;
+  const auto silent = Clock::now();
+  try {
+    graph.execute(2, "").get(30s);
+    ADD_FAILURE() << "no ActorDiedError";
+  } catch (const cg::ActorDiedError& e) {
+    EXPECT_LT(Clock::now() - silent, 2s + 2s) << "detected later than the timeout allows";
+    EXPECT_EQ(e.actor(), "b");
+    EXPECT_EQ(std::string(e.what()),
+              "actor 'b' of graph 'multihost' (a process running b c) is unreachable: its host "
+              "answered nothing for 2000 ms (a network partition, or the host is down)");
+  }
+  run("ip -n cgtest-b link set cgtest-vb up", output);
+}
+
 TEST_F(TwoHosts, ActorsThatNeverComeAreNamedByTheLaunchError) {
   cg::LaunchOptions options;
   options.rendezvous = "10.77.0.1:0";

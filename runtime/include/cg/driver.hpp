@@ -139,20 +139,30 @@ struct LaunchOptions {
   /// actor.host(i); empty: the environment variable CG_PLACEMENT, if set.
   std::string placement;
   /// The rendezvous actors connect to, "host:port": the driver listens on
-  /// that port (0: any) on every interface and tells the actors it starts
-  /// this host. Empty: CG_RENDEZVOUS if set, else an ephemeral port and
-  /// this host's name (127.0.0.1 when every actor process is local).
+  /// that port (0: any), on that address when it is a numeric one (else on
+  /// every interface), and tells the actors it starts this host. Empty:
+  /// CG_RENDEZVOUS if set, else an ephemeral port and this host's name
+  /// (127.0.0.1 when every actor process is local).
   std::string rendezvous;
   /// Every channel between processes is TCP, on one host too; each actor is
   /// a process of its own (also: cgc --transport=tcp, CG_TRANSPORT=tcp).
   bool tcp_everywhere = false;
   /// How the driver starts the actors of host i: a command prefix, e.g.
   /// {"ssh", "node1"} or {"ip", "netns", "exec", "ns1"}, followed by
-  /// `env CG_RENDEZVOUS=host:port <actor executable> <graph> <actor>,...`.
+  /// `env CG_RENDEZVOUS=host:port CG_SECRET=stdin <actor executable> <graph>
+  /// <actor>,...`, with the launch's secret on the command's standard input.
   /// Hosts without one are started by someone else (mpirun, srun, by hand:
-  /// `CG_RENDEZVOUS=host:port <actor executable> <graph> <actor>,...`), and
-  /// launch() waits start_timeout for them to connect.
+  /// `CG_RENDEZVOUS=host:port <actor executable> <graph> <actor>,...`, with
+  /// the driver's CG_SECRET or CG_SECRET_FILE), and launch() waits
+  /// start_timeout for them to connect.
   std::map<std::uint32_t, std::vector<std::string>> host_commands;
+  /// How long a host with actors of the graph may answer nothing at all (a
+  /// network partition, a host powered off: no connection is closed) before
+  /// its actors are reported dead (cg::ActorDiedError, "... is unreachable").
+  /// Its kernel answers the probes however busy its processes are, so only
+  /// a silent host or network counts. Actor processes stop after twice this
+  /// silence from the driver's host (the driver decides first).
+  std::chrono::milliseconds partition_timeout{5'000};
 };
 
 /// The mode `options` ask for (resolving CG_MODE); LaunchError if CG_MODE

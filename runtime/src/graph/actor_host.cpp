@@ -82,9 +82,14 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   if (client.connect(*server, spec.name, *secret, deadline) != NetStatus::ok)
     return fail(client.error());
   std::uint32_t slots = 0, slot_bytes = 0;
-  if (!parse_greeting(client.greeting(), slots, slot_bytes))
+  std::chrono::milliseconds silence{};
+  if (!parse_greeting(client.greeting(), slots, slot_bytes, silence))
     return fail("the rendezvous at " + to_string(*server) + " sent no channel geometry ('" +
                 client.greeting() + "')");
+  // A driver whose host goes silent (a partition) ends us after twice the
+  // silence it allows our host: the driver, deciding first, names the cause.
+  silence *= 2;
+  set_liveness_timeout(client.fd(), silence);
   // Listened on the address that reaches the driver (the one published), not
   // on every interface.
   TcpChannelListener listener;
@@ -166,6 +171,7 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
 
   // Run until the driver closes the connection (teardown, or it died), or a fault.
   bool driver_gone = false;
+  bool driver_silent = false;
   while (!driver_gone && !failed()) {
     pollfd fds[2] = {{client.fd(), POLLIN, 0}, {wake, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0)
@@ -174,7 +180,13 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
       char buffer[256];
       ssize_t n = ::recv(client.fd(), buffer, sizeof buffer, MSG_DONTWAIT);
       driver_gone = n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+      driver_silent = n < 0 && errno == ETIMEDOUT;
     }
+  }
+  if (driver_silent) {
+    stop();
+    return fail("the driver's host answered nothing for " + std::to_string(silence.count()) +
+                " ms (a network partition, or the host is down); stopping");
   }
   if (driver_gone) {
     stop();

@@ -126,6 +126,8 @@ void GraphRuntime::Impl::remote_lost(const std::vector<std::string>& lost,
     fail(std::make_exception_ptr(ChannelError(reason.substr(8) + " (reported by " + who + ")")));
   else if (reason.rfind("actor ", 0) == 0)
     fail(std::make_exception_ptr(ActorDiedError(name, who + " failed: " + reason.substr(6))));
+  else if (reason.rfind("unreachable: ", 0) == 0)
+    fail(std::make_exception_ptr(ActorDiedError(name, who + " is " + reason)));
   else
     fail(std::make_exception_ptr(ActorDiedError(
         name, who + " lost its connection to the driver: its process died or its host is "

@@ -129,6 +129,9 @@ void check_launch_options(const GraphSpec& spec, const LaunchOptions& options) {
                       std::to_string(kMinSlotBytes));
   if (!spec.communicators.empty() && options.communicator_bytes == 0)
     throw LaunchError("cg::LaunchOptions::communicator_bytes must be at least 1");
+  if (options.partition_timeout < std::chrono::milliseconds(1) ||
+      options.partition_timeout > std::chrono::hours(1))
+    throw LaunchError("cg::LaunchOptions::partition_timeout must be from 1 ms to 1 hour");
 }
 
 std::string actor_executable(const GraphSpec& spec, Mode mode, const LaunchOptions& options,
@@ -551,14 +554,15 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
       spec.name,
       expected,
       listen,
-      geometry_greeting(options.max_in_flight, options.slot_bytes),
+      geometry_greeting(options.max_in_flight, options.slot_bytes, options.partition_timeout),
       secret,
       [this](const std::vector<std::string>& actors, const std::string& reason) {
         remote_lost(actors, reason);
       },
       [name = spec.name](const std::string& why) {
         std::fprintf(stderr, "cg: graph '%s': rendezvous dropped a %s\n", name, why.c_str());
-      }};
+      },
+      options.partition_timeout};
   if (server.start(std::move(server_options)) != NetStatus::ok)
     throw LaunchError(describe(spec) + ": cannot start the rendezvous: " + server.error());
   if (host.empty())

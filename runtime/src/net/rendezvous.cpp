@@ -130,6 +130,7 @@ struct RendezvousServer::State {
   std::string greeting;
   std::function<void(const std::vector<std::string>&, const std::string&)> on_lost;
   std::function<void(const std::string&)> on_rejected;
+  std::chrono::milliseconds silence{};
   std::optional<detail::Secret> secret;
   detail::UniqueFd listener;
   detail::UniqueFd wake; // eventfd: stop() or publish_local()
@@ -219,6 +220,7 @@ NetStatus RendezvousServer::start(Options options) {
   s.greeting = std::move(options.greeting);
   s.on_lost = std::move(options.on_lost);
   s.on_rejected = std::move(options.on_rejected);
+  s.silence = options.silence;
   s.secret = std::move(options.secret);
   s.listener = std::move(listener);
   s.wake = std::move(wake);
@@ -459,9 +461,14 @@ void RendezvousServer::State::read_from(Connection& c) {
       continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       return;
+    const int error = errno;
     if (!c.greeted && !c.closing)
       reject(c, n == 0 ? "closed before it authenticated"
-                       : "failed before it authenticated: " + detail::errno_text(errno));
+                       : "failed before it authenticated: " + detail::errno_text(error));
+    if (n < 0 && error == ETIMEDOUT && c.failure.empty()) {
+      c.failure = "unreachable: its host answered nothing for " + std::to_string(silence.count()) +
+                  " ms (a network partition, or the host is down)";
+    }
     c.closing = true; // end of stream or a failed connection
     c.output.clear();
     c.lookup = false;
@@ -555,6 +562,7 @@ void RendezvousServer::State::serve() {
         Connection c;
         c.fd.reset(fd);
         c.peer = detail::peer_endpoint(fd);
+        detail::set_liveness_timeout(fd, silence);
         c.nonce = detail::fresh_nonce();
         c.hello_deadline = Clock::now() + hello_limit;
         c.output = "CHALLENGE " + c.nonce + "\n";

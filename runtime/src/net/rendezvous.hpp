@@ -62,8 +62,8 @@
 // (so an actor that failed early can be started again). The server serves
 // every client from one thread of its own. A client that published stays
 // connected while its actors run: when its connection ends (the process
-// died, its host went away, or it said FAILED first) the server calls
-// Options::on_lost with its actors.
+// died, its host went away, it said FAILED first, or its host went silent for
+// Options::silence) the server calls Options::on_lost with its actors.
 #pragma once
 
 #include "net/net.hpp"
@@ -104,6 +104,10 @@ public:
     // Called on the serving thread for each connection dropped before it
     // authenticated: "connection from 10.0.0.9:51234: authentication failed".
     std::function<void(const std::string& why)> on_rejected{};
+    // A client whose host answers nothing this long (a partition, a host
+    // powered off: its connection stays open) is lost as if it had closed,
+    // with the reason "unreachable: ..." (see detail::set_liveness_timeout).
+    std::chrono::milliseconds silence{5000};
   };
 
   RendezvousServer();

@@ -32,17 +32,21 @@ using Clock = std::chrono::steady_clock;
 
 } // namespace
 
-std::string geometry_greeting(std::uint32_t slots, std::uint32_t slot_bytes) {
-  return "slots=" + std::to_string(slots) + " slot_bytes=" + std::to_string(slot_bytes);
+std::string geometry_greeting(std::uint32_t slots, std::uint32_t slot_bytes,
+                              std::chrono::milliseconds silence) {
+  return "slots=" + std::to_string(slots) + " slot_bytes=" + std::to_string(slot_bytes) +
+         " silence_ms=" + std::to_string(silence.count());
 }
 
-bool parse_greeting(const std::string& text, std::uint32_t& slots, std::uint32_t& slot_bytes) {
-  unsigned long a = 0, b = 0;
-  if (std::sscanf(text.c_str(), "slots=%lu slot_bytes=%lu", &a, &b) != 2 || a == 0 ||
-      a > 1u << 20 || b < kMinSlotBytes || b > 1ul << 30)
+bool parse_greeting(const std::string& text, std::uint32_t& slots, std::uint32_t& slot_bytes,
+                    std::chrono::milliseconds& silence) {
+  unsigned long a = 0, b = 0, c = 0;
+  if (std::sscanf(text.c_str(), "slots=%lu slot_bytes=%lu silence_ms=%lu", &a, &b, &c) != 3 ||
+      a == 0 || a > 1u << 20 || b < kMinSlotBytes || b > 1ul << 30 || c == 0 || c > 3'600'000)
     return false;
   slots = static_cast<std::uint32_t>(a);
   slot_bytes = static_cast<std::uint32_t>(b);
+  silence = std::chrono::milliseconds(c);
   return true;
 }
 

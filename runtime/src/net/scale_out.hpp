@@ -27,6 +27,7 @@
 #include <cg/detail/graph_spec.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -121,9 +122,12 @@ private:
   Fault fault_;
 };
 
-/// The "slots=K slot_bytes=B" greeting the driver's rendezvous sends.
-std::string geometry_greeting(std::uint32_t slots, std::uint32_t slot_bytes);
-/// Reads a geometry greeting back; false if it is malformed or out of range.
-bool parse_greeting(const std::string& text, std::uint32_t& slots, std::uint32_t& slot_bytes);
+/// The "slots=K slot_bytes=B silence_ms=T" greeting the driver's rendezvous
+/// sends: the channel geometry, and how long a silent host is given.
+std::string geometry_greeting(std::uint32_t slots, std::uint32_t slot_bytes,
+                              std::chrono::milliseconds silence);
+/// Reads a greeting back; false if it is malformed or out of range.
+bool parse_greeting(const std::string& text, std::uint32_t& slots, std::uint32_t& slot_bytes,
+                    std::chrono::milliseconds& silence);
 
 } // namespace cg::detail

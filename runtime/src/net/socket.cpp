@@ -182,6 +182,20 @@ bool set_nodelay(int fd) noexcept {
   return ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) == 0;
 }
 
+bool set_liveness_timeout(int fd, std::chrono::milliseconds silence) noexcept {
+  const int on = 1;
+  const int idle = 1;     // seconds without traffic before the first probe
+  const int interval = 1; // seconds between probes
+  const int probes = 127; // the most Linux allows: TCP_USER_TIMEOUT decides, not the count
+  const auto limit = static_cast<unsigned>(
+      std::clamp<std::chrono::milliseconds::rep>(silence.count(), 1, 3'600'000));
+  return ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on) == 0 &&
+         ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle) == 0 &&
+         ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval) == 0 &&
+         ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes) == 0 &&
+         ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &limit, sizeof limit) == 0;
+}
+
 // GNU strerror_r returns the message (maybe not in the buffer); XSI returns 0.
 [[maybe_unused]] static std::string strerror_result(const char* message, const char*) {
   return message;

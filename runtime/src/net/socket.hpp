@@ -9,6 +9,7 @@
 #include "net/net.hpp"
 #include <cg/detail/channel.hpp>
 
+#include <chrono>
 #include <string>
 
 namespace cg::detail {
@@ -44,6 +45,13 @@ int milliseconds_until(Deadline deadline) noexcept;
 bool set_nonblocking(int fd) noexcept;
 bool set_blocking(int fd) noexcept;
 bool set_nodelay(int fd) noexcept; // TCP_NODELAY: every frame goes out at once
+
+// Makes the kernel end the connection (reads and writes then fail with
+// ETIMEDOUT) once the peer's host has answered nothing for about `silence`:
+// keepalive probes every second while the connection is idle, and
+// TCP_USER_TIMEOUT for both probes and unacknowledged data. A busy peer
+// process is no silent host: its kernel answers the probes.
+bool set_liveness_timeout(int fd, std::chrono::milliseconds silence) noexcept;
 
 // Binds and listens on `where` (port 0 = ephemeral); `bound` gets the address
 // actually bound, with the real port.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,8 @@
 #include <vector>
 
 namespace {
+
+using namespace std::chrono_literals;
 
 int run_nothing(cg::ActorProcess&) { return 0; }
 
@@ -64,6 +67,13 @@ TEST(Launch, OptionsNoGraphCanLaunchWithAreRefusedByName) {
   none_in_flight.max_in_flight = 0;
   EXPECT_EQ(launch_error([&] { cg::detail::check_launch_options(kSpec, none_in_flight); }),
             "cg::LaunchOptions::max_in_flight must be at least 1");
+  for (const std::chrono::milliseconds silence : {0ms, 3'600'001ms}) {
+    cg::LaunchOptions partition;
+    partition.partition_timeout = silence;
+    EXPECT_EQ(launch_error([&] { cg::detail::check_launch_options(kSpec, partition); }),
+              "cg::LaunchOptions::partition_timeout must be from 1 ms to 1 hour");
+  }
+  EXPECT_EQ(cg::LaunchOptions{}.partition_timeout, 5s);
   cg::LaunchOptions small_slots;
   small_slots.slot_bytes = 255;
   EXPECT_EQ(launch_error([&] { cg::detail::check_launch_options(kSpec, small_slots); }),

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -502,6 +504,20 @@ TEST(RendezvousAuth, AnActorGoneBeforeReadyLeavesTheTableSoItsNameCanBePublished
   EXPECT_EQ(again.publish("a", {"10.0.0.1", 1}, in(5s)), NetStatus::ok) << again.error();
   ASSERT_EQ(again.ready("a", in(5s)), NetStatus::ok);
   EXPECT_EQ(s.server.table().at("a"), (cg::Endpoint{"10.0.0.1", 1}));
+}
+
+TEST(Liveness, ASocketIsGivenKeepaliveAndTheUserTimeout) {
+  cg::detail::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(fd);
+  ASSERT_TRUE(cg::detail::set_liveness_timeout(fd.get(), 2500ms));
+  int keepalive = 0;
+  unsigned user_timeout = 0;
+  socklen_t size = sizeof keepalive;
+  ASSERT_EQ(::getsockopt(fd.get(), SOL_SOCKET, SO_KEEPALIVE, &keepalive, &size), 0);
+  size = sizeof user_timeout;
+  ASSERT_EQ(::getsockopt(fd.get(), IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, &size), 0);
+  EXPECT_EQ(keepalive, 1);
+  EXPECT_EQ(user_timeout, 2500u);
 }
 
 TEST(RendezvousAuth, AServerWithoutASecretDoesNotStart) {
