@@ -242,6 +242,18 @@ TEST(TcpForced, EveryChannelIsTcpAndTheResultsAreTheSame) {
   EXPECT_TRUE(cg_test::child_pids().empty());
 }
 
+TEST(TcpForced, ConstructorArgumentsGivenToLaunchReachActorsInProcessesOfTheirOwn) {
+  cg::LaunchOptions options;
+  options.tcp_everywhere = true;
+  cg::Graph<&multihost>::Constructors constructors;
+  constructors.b = std::tuple{20};
+  constructors.c = std::tuple{300};
+  auto graph = cg::launch<&multihost>(constructors, options);
+  auto [yc, yb, w] = graph.execute(5, "").get();
+  EXPECT_EQ(yb, 5 + 1 + 20) << "b was not constructed with launch()'s argument";
+  EXPECT_EQ(yc, 5 + 1 + 20 + 300);
+}
+
 TEST(TcpForced, AKilledActorProcessIsReportedWithinTwoSeconds) {
   cg::LaunchOptions options;
   options.tcp_everywhere = true;

@@ -200,6 +200,18 @@ TEST(CgcCrash, ACrashIsAnInternalCompilerErrorWithExitCode70) {
                            "}\n";
   std::string out = (work / "out").string(), include = "-I" CG_RUNTIME_INCLUDE,
               path = source.string();
+  // The precompiled prelude first (work/.cgc-prelude), so that the signal
+  // below finds cgc evaluating the graph, not building the prelude.
+  fs::path warm = work / "warm.cg.cpp";
+  std::ofstream(warm) << "#include <cg/cg.hpp>\n"
+                         "struct CG_ACTOR A { int f(int x) { return x; } };\n"
+                         "CG_GRAPH void g(cg::GraphBuilder& b) {\n"
+                         "  b.output(b.actor<A>(\"a\").bind<&A::f>(b.input<int>()));\n"
+                         "}\n";
+  ASSERT_EQ(std::system((std::string(CG_CGC) + " " + warm.string() + " -o " + out +
+                         " --constexpr-steps=4000000000 -- " + include + " >/dev/null 2>&1")
+                            .c_str()),
+            0);
   const char* argv[] = {
       CG_CGC, path.c_str(),    "-o",   out.c_str(), "--constexpr-steps=4000000000",
       "--",   include.c_str(), nullptr};

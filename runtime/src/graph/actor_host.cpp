@@ -101,11 +101,21 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
       return fail(client.error());
   if (client.wait_for_table(deadline) != NetStatus::ok)
     return fail(client.error());
+  // The constructor arguments launch() was given for our actors, if any.
+  std::vector<std::optional<std::vector<std::byte>>> constructor_args(spec.actors.size());
+  bool any_constructor_args = false;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (client.constructor_args(names[i], deadline, constructor_args[mine[i]]) != NetStatus::ok)
+      return fail(client.error());
+    any_constructor_args = any_constructor_args || constructor_args[mine[i]].has_value();
+  }
   const Participants participants = participants_from_table(spec, client.table());
   const int me = participants.of_actor[mine[0]];
 
   // No communicator groups: graphs with NCCL edges or collectives were refused above.
-  const SegmentContents contents{.slots = slots, .slot_bytes = slot_bytes};
+  SegmentContents contents{.slots = slots, .slot_bytes = slot_bytes};
+  if (any_constructor_args)
+    contents.constructor_args = constructor_args;
   SharedSegment segment = SharedSegment::create_anonymous(std::string("cg.") + spec.name,
                                                           segment_bytes(spec, contents));
   std::span<std::byte> memory(static_cast<std::byte*>(segment.data()), segment.size());

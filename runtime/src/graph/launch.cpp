@@ -243,12 +243,11 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
   s.assign_gpus();
   const ActorPlacement placement = place_actors(spec, options);
   check_cuda_ipc_placement(spec, placement);
+  s.create_segment(constructor_args);
+  // Actors in processes of their own get theirs through the rendezvous.
   for (std::uint32_t actor = 0; actor < constructor_args.size(); ++actor)
     if (constructor_args[actor] && actor < placement.local.size() && !placement.local[actor])
-      throw LaunchError(describe(spec) + ": actor '" + spec.actors[actor].name +
-                        "' runs in a process of its own (another host, or TCP forced), which "
-                        "constructor arguments given to launch() cannot reach yet");
-  s.create_segment(constructor_args);
+      s.remote_constructor_args[spec.actors[actor].name] = *constructor_args[actor];
   s.open_driver_ports();
   s.place(placement);
   s.place_on_cpus();
@@ -562,7 +561,8 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
       [name = spec.name](const std::string& why) {
         std::fprintf(stderr, "cg: graph '%s': rendezvous dropped a %s\n", name, why.c_str());
       },
-      options.partition_timeout};
+      options.partition_timeout,
+      std::move(remote_constructor_args)};
   if (server.start(std::move(server_options)) != NetStatus::ok)
     throw LaunchError(describe(spec) + ": cannot start the rendezvous: " + server.error());
   if (host.empty())

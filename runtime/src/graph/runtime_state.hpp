@@ -73,6 +73,9 @@ struct GraphRuntime::Impl {
   std::uint32_t local_count = 0;
   std::uint32_t remote_count = 0;
   RendezvousServer server;
+  // Per actor in a process of its own, the constructor arguments launch()
+  // was given for it: what the rendezvous answers to its ARGS.
+  std::map<std::string, std::vector<std::byte>> remote_constructor_args;
   TcpChannelListener listener;
   Relays relays;
   Participants participants;

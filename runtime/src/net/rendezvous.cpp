@@ -21,6 +21,7 @@
 #include <climits>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -36,6 +37,8 @@ using detail::join;
 constexpr std::string_view protocol = "cg-rendezvous/2";
 constexpr std::size_t max_line = 4096;
 constexpr std::size_t max_name = 128;
+// The most constructor arguments an ARGS answer may carry.
+constexpr std::uint64_t max_constructor_args = std::uint64_t{1} << 30;
 // How long a client waits for the server's answer beyond its own deadline:
 // the server answers a LOOKUP at that deadline, and the answer has to travel.
 constexpr std::chrono::seconds answer_grace{2};
@@ -131,6 +134,7 @@ struct RendezvousServer::State {
   std::function<void(const std::vector<std::string>&, const std::string&)> on_lost;
   std::function<void(const std::string&)> on_rejected;
   std::chrono::milliseconds silence{};
+  std::map<std::string, std::vector<std::byte>> constructor_args;
   std::optional<detail::Secret> secret;
   detail::UniqueFd listener;
   detail::UniqueFd wake; // eventfd: stop() or publish_local()
@@ -221,6 +225,7 @@ NetStatus RendezvousServer::start(Options options) {
   s.on_lost = std::move(options.on_lost);
   s.on_rejected = std::move(options.on_rejected);
   s.silence = options.silence;
+  s.constructor_args = std::move(options.constructor_args);
   s.secret = std::move(options.secret);
   s.listener = std::move(listener);
   s.wake = std::move(wake);
@@ -411,6 +416,21 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
     }
     changed.notify_all();
     reply("OK");
+    return;
+  }
+  if (f[0] == "ARGS" && f.size() == 2) {
+    const std::string actor(f[1]);
+    if (std::find(c.published.begin(), c.published.end(), actor) == c.published.end()) {
+      reply("ERROR actor '" + actor + "' was not published on this connection");
+      return;
+    }
+    const auto args = constructor_args.find(actor);
+    if (args == constructor_args.end()) {
+      reply("NONE");
+      return;
+    }
+    reply("ARGS " + std::to_string(args->second.size()));
+    c.output.append(reinterpret_cast<const char*>(args->second.data()), args->second.size());
     return;
   }
   if (f[0] == "FAILED" && f.size() >= 2) {
@@ -752,6 +772,36 @@ NetStatus RendezvousClient::wait_for_table(Deadline deadline) {
     return NetStatus::rejected;
   }
   return malformed();
+}
+
+NetStatus RendezvousClient::constructor_args(std::string_view actor, Deadline deadline,
+                                             std::optional<std::vector<std::byte>>& out) {
+  std::string reply;
+  if (const NetStatus s = request("ARGS " + std::string(actor), deadline, reply);
+      s != NetStatus::ok)
+    return s;
+  out.reset();
+  if (reply == "NONE")
+    return NetStatus::ok;
+  const std::vector<std::string_view> f = split(reply);
+  const std::optional<std::uint64_t> size =
+      f.size() == 2 && f[0] == "ARGS" ? parse_number(f[1]) : std::nullopt;
+  if (!size || *size > max_constructor_args) {
+    error_ = "rendezvous at " + to_string(server_) + " answered ARGS with '" + reply + "'";
+    return reply.rfind("ERROR ", 0) == 0 ? NetStatus::rejected : NetStatus::protocol_error;
+  }
+  std::vector<std::byte> bytes(*size);
+  const std::size_t buffered = std::min<std::size_t>(input_.size(), bytes.size());
+  std::memcpy(bytes.data(), input_.data(), buffered);
+  input_.erase(0, buffered);
+  if (const NetStatus s = detail::receive_exact(fd_.get(), bytes.data() + buffered,
+                                                bytes.size() - buffered, deadline, error_);
+      s != NetStatus::ok) {
+    error_ = "rendezvous: " + error_;
+    return s;
+  }
+  out = std::move(bytes);
+  return NetStatus::ok;
 }
 
 NetStatus RendezvousClient::ready(std::string_view actor, Deadline deadline) {

@@ -39,6 +39,9 @@
 //                                                           already published elsewhere)
 //   READY <actor>                   ->  OK (the actor is constructed and runs)
 //   FAILED <reason ...>             ->  OK (why this client is about to go away)
+//   ARGS <actor>                    ->  ARGS <n>, then n bytes: the actor's encoded constructor
+//                                       arguments given to launch(); NONE if it was given none;
+//                                       ERROR if the actor was not published on this connection
 //   LOOKUP <wait-ms>                ->  once every expected actor has published:
 //                                         TABLE <n>, then n lines "<actor> <host:port>" sorted by
 //                                         name
@@ -108,6 +111,9 @@ public:
     // powered off: its connection stays open) is lost as if it had closed,
     // with the reason "unreachable: ..." (see detail::set_liveness_timeout).
     std::chrono::milliseconds silence{5000};
+    // Per actor, the encoded constructor arguments launch() was given for
+    // it (answered to ARGS).
+    std::map<std::string, std::vector<std::byte>> constructor_args{};
   };
 
   RendezvousServer();
@@ -173,6 +179,11 @@ public:
   // This end's address on the connection to the server: the address of the
   // interface that reaches the driver, so the one to publish for peers.
   std::string local_host() const;
+
+  // The constructor arguments launch() was given for `actor` (published on
+  // this connection), encoded; nullopt when it was given none.
+  NetStatus constructor_args(std::string_view actor, Deadline deadline,
+                             std::optional<std::vector<std::byte>>& out);
 
   // Says that `actor` is constructed and running.
   NetStatus ready(std::string_view actor, Deadline deadline);

@@ -506,6 +506,33 @@ TEST(RendezvousAuth, AnActorGoneBeforeReadyLeavesTheTableSoItsNameCanBePublished
   EXPECT_EQ(s.server.table().at("a"), (cg::Endpoint{"10.0.0.1", 1}));
 }
 
+TEST(Rendezvous, ConstructorArgumentsReachTheClientThatPublishedTheActor) {
+  std::vector<std::byte> args(10'000);
+  for (std::size_t i = 0; i < args.size(); ++i)
+    args[i] = static_cast<std::byte>(i * 7); // '\n' and NUL among them, longer than a line
+  cg::RendezvousServer server;
+  ASSERT_EQ(server.start({.graph = "g",
+                          .actors = {"a", "b"},
+                          .listen = {"127.0.0.1", 0},
+                          .secret = launch_secret(),
+                          .constructor_args = {{"a", args}}}),
+            NetStatus::ok);
+  cg::RendezvousClient client;
+  ASSERT_EQ(client.connect(server.endpoint(), "g", launch_secret(), in(5s)), NetStatus::ok);
+  std::optional<std::vector<std::byte>> got;
+  EXPECT_EQ(client.constructor_args("a", in(5s), got), NetStatus::rejected);
+  EXPECT_EQ(client.error(), "rendezvous at " + cg::to_string(server.endpoint()) +
+                                " answered ARGS with 'ERROR actor 'a' was not published on this "
+                                "connection'");
+  ASSERT_EQ(client.publish("a", {"10.0.0.1", 1}, in(5s)), NetStatus::ok);
+  ASSERT_EQ(client.publish("b", {"10.0.0.1", 1}, in(5s)), NetStatus::ok);
+  ASSERT_EQ(client.constructor_args("a", in(5s), got), NetStatus::ok) << client.error();
+  EXPECT_EQ(got, args);
+  ASSERT_EQ(client.constructor_args("b", in(5s), got), NetStatus::ok) << client.error();
+  EXPECT_EQ(got, std::nullopt);
+  EXPECT_EQ(client.wait_for_table(in(5s)), NetStatus::ok) << "the stream is in step after ARGS";
+}
+
 TEST(Liveness, ASocketIsGivenKeepaliveAndTheUserTimeout) {
   cg::detail::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   ASSERT_TRUE(fd);
