@@ -44,6 +44,19 @@ function(add_compiled_graph target)
 
   cmake_path(ABSOLUTE_PATH ARG_SOURCE BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
              NORMALIZE OUTPUT_VARIABLE source)
+  # The generated code includes the source by its path within the project
+  # (CMAKE_SOURCE_DIR on the include path): no path of this machine is
+  # written, and two graph sources of one name in different folders are
+  # told apart. A source outside the project: by its name, from its folder.
+  cmake_path(IS_PREFIX CMAKE_SOURCE_DIR "${source}" NORMALIZE source_in_project)
+  if(source_in_project)
+    set(source_dir "${CMAKE_SOURCE_DIR}")
+    cmake_path(RELATIVE_PATH source BASE_DIRECTORY "${CMAKE_SOURCE_DIR}"
+               OUTPUT_VARIABLE source_name)
+  else()
+    cmake_path(GET source PARENT_PATH source_dir)
+    cmake_path(GET source FILENAME source_name)
+  endif()
   set(out "${CMAKE_CURRENT_BINARY_DIR}/${target}.cg")
   set(driver_header "${out}/${target}.cg.hpp")
   set(driver_source "${out}/${target}.driver.cpp")
@@ -103,6 +116,7 @@ function(add_compiled_graph target)
     OUTPUT "${driver_header}" "${driver_source}" "${actor_code}" "${actor_host_main}"
     BYPRODUCTS ${artefacts}
     COMMAND CompiledGraph::cgc "${source}" -o "${out}" --target ${target}
+            --include-source-as "${source_name}"
             --depfile "${out}/${target}.d" ${graph_flags} ${schedule_flags} --
             "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>"
             "$<$<BOOL:${defines}>:-D$<JOIN:${defines},;-D>>"
@@ -115,20 +129,20 @@ function(add_compiled_graph target)
   # The actors compile the graph source as the driver library does: with its
   # include directories, definitions and options, wherever they come from.
   add_library(${target}_actor_code STATIC "${actor_code}")
-  target_include_directories(${target}_actor_code PRIVATE "${out}" "${includes}")
+  target_include_directories(${target}_actor_code PRIVATE "${out}" "${source_dir}" "${includes}")
   target_compile_definitions(${target}_actor_code PRIVATE "${defines}")
   target_compile_options(${target}_actor_code PRIVATE
     "$<TARGET_PROPERTY:${target},COMPILE_OPTIONS>")
   target_link_libraries(${target}_actor_code PUBLIC CompiledGraph::runtime ${ARG_LINK_LIBRARIES})
 
   add_executable(${target}_actors "${actor_host_main}")
-  target_include_directories(${target}_actors PRIVATE "${out}" "${includes}")
+  target_include_directories(${target}_actors PRIVATE "${out}" "${source_dir}" "${includes}")
   target_compile_definitions(${target}_actors PRIVATE "${defines}")
   target_compile_options(${target}_actors PRIVATE "$<TARGET_PROPERTY:${target},COMPILE_OPTIONS>")
   target_link_libraries(${target}_actors PRIVATE ${target}_actor_code)
 
   add_library(${target} STATIC "${driver_source}" "${driver_header}")
-  target_include_directories(${target} PUBLIC "${out}")
+  target_include_directories(${target} PUBLIC "${out}" "${source_dir}")
   target_link_libraries(${target} PUBLIC CompiledGraph::runtime ${ARG_LINK_LIBRARIES}
                         PRIVATE ${target}_actor_code)
   target_compile_definitions(${target} PRIVATE

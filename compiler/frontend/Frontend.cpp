@@ -31,6 +31,7 @@
 #include "frontend/GraphDecoder.h"
 #include "frontend/Locations.h"
 #include "frontend/Prelude.h"
+#include "frontend/RuntimeHeaders.h"
 #include "ir/Diagnostic.h"
 #include "support/PhaseTimes.h"
 
@@ -142,7 +143,7 @@ std::vector<std::string> parseFlags(const FrontendOptions& options) {
                                          ? std::string(CG_CLANG_RESOURCE_DIR)
                                          : options.resourceDir));
   // The runtime headers are always reachable, after the target's own paths.
-  args.push_back("-idirafter" CG_RUNTIME_INCLUDE_DIR);
+  args.push_back("-idirafter" + runtimeIncludeDir());
   args.push_back("-fconstexpr-steps=" + std::to_string(options.constexprSteps));
   args.insert(args.end(), {"-fno-caret-diagnostics", "-w", "-Wno-unknown-warning-option",
                            "-Qunused-arguments", "-ferror-limit=20"});
@@ -512,7 +513,7 @@ bool runAction(std::unique_ptr<clang::FrontendAction> action, std::vector<std::s
 
 bool isUserLocation(const ir::SourceLoc& loc, const std::string& probePath) {
   return !loc.file.empty() && loc.file != probePath &&
-         !llvm::StringRef(loc.file).starts_with(CG_RUNTIME_INCLUDE_DIR);
+         !llvm::StringRef(loc.file).starts_with(runtimeIncludeDir());
 }
 
 // The message of a builder rule the graph broke: Clang's note for the failed
@@ -697,7 +698,7 @@ void reportParseErrors(const Session& session, Report& report) {
       continue;
     }
     size_t user = end;
-    if (llvm::StringRef(entries[i].loc.file).starts_with(CG_RUNTIME_INCLUDE_DIR))
+    if (llvm::StringRef(entries[i].loc.file).starts_with(runtimeIncludeDir()))
       for (size_t n = i + 1; n < end && user == end; ++n)
         if (isUserLocation(entries[n].loc, ""))
           user = n;

@@ -111,6 +111,13 @@ cl::opt<unsigned>
                 cl::desc("Executions in flight (and channel slots) the schedule is simulated with "
                          "(default: 10, the runtime's default)"),
                 cl::init(10), cl::value_desc("K"), cl::cat(category));
+cl::opt<std::string> includeSourceAs(
+    "include-source-as",
+    cl::desc("How the generated driver header includes the graph source (default: its path "
+             "relative to the output directory). add_compiled_graph() passes the file name and "
+             "puts the source's directory on the include path, so that no generated file "
+             "names a path of the build machine"),
+    cl::value_desc("name"), cl::cat(category));
 cl::opt<std::string> depfilePath("depfile",
                                  cl::desc("Write a Makefile-style depfile of the source's "
                                           "includes (for the build system)"),
@@ -425,7 +432,14 @@ int run(int argc, const char** argv) {
   llvm::sys::fs::make_absolute(absoluteSource);
   llvm::sys::path::remove_dots(absoluteSource, true);
   codegen.source = absoluteSource.str().str();
-  codegen.sourceInclude = relativePath(codegen.source, absoluteOutputDir());
+  codegen.sourceInclude = includeSourceAs.empty()
+                              ? relativePath(codegen.source, absoluteOutputDir())
+                              : includeSourceAs.getValue();
+  if (codegen.sourceInclude.find_first_of("\"\n") != std::string::npos) {
+    std::cerr << "cgc: error: --include-source-as '" << codegen.sourceInclude
+              << "' cannot be written in an #include \"...\"\n";
+    return 2;
+  }
   codegen.tcpEverywhere = tcpEverywhere;
   codegen.command = "cgc " + llvm::sys::path::filename(sourcePath).str() + " --target " + target;
   if (constexprSteps != cg::frontend::kDefaultConstexprSteps)

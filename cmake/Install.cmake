@@ -1,0 +1,50 @@
+# cmake --install: cgc, the runtime library and its public headers, and the
+# CMake package find_package(CompiledGraph) reads (cmake/CompiledGraphConfig.cmake.in).
+# Everything is found relative to the prefix, so a moved install still works.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(cg_package_dir "${CMAKE_INSTALL_LIBDIR}/cmake/CompiledGraph")
+
+install(TARGETS cg_runtime EXPORT CompiledGraphTargets
+        ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/include/cg"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+if(TARGET cgc)
+  set_target_properties(cgc PROPERTIES EXPORT_NAME cgc)
+  install(TARGETS cgc EXPORT CompiledGraphTargets RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+endif()
+install(EXPORT CompiledGraphTargets NAMESPACE CompiledGraph:: DESTINATION "${cg_package_dir}")
+
+configure_package_config_file(
+  "${PROJECT_SOURCE_DIR}/cmake/CompiledGraphConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/CompiledGraphConfig.cmake"
+  INSTALL_DESTINATION "${cg_package_dir}")
+# 0.x: a new minor version may break what the last one promised.
+write_basic_package_version_file(
+  "${PROJECT_BINARY_DIR}/CompiledGraphConfigVersion.cmake"
+  COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/CompiledGraphConfig.cmake"
+              "${PROJECT_BINARY_DIR}/CompiledGraphConfigVersion.cmake"
+              "${PROJECT_SOURCE_DIR}/cmake/CompiledGraph.cmake"
+        DESTINATION "${cg_package_dir}")
+
+# cpack -G DEB (from the build directory): compiled-graph_<version>_amd64.deb,
+# installing under /usr. Its Depends are Debian 12's names for what cgc runs
+# with (Clang 16's library, resource directory and driver), what the runtime
+# links (libsodium, DLPack) and what a consumer's build needs (a C++20
+# compiler, CMake 3.25).
+set(CPACK_PACKAGE_NAME compiled-graph)
+set(CPACK_PACKAGE_VENDOR "Compiled Graph for C++")
+set(CPACK_PACKAGE_CONTACT "Compiled Graph for C++ <compiled-graph@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "Ahead-of-time compiler and runtime for static graphs of C++ actor calls")
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+string(CONCAT CPACK_DEBIAN_PACKAGE_DEPENDS
+       "libc6, libstdc++6, libgcc-s1, libclang-cpp16, libllvm16, libclang-common-16-dev, "
+       "clang-16, libsodium-dev, libdlpack-dev, g++ (>= 4:12), cmake (>= 3.25)")
+include(CPack)
