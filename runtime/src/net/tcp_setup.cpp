@@ -246,10 +246,12 @@ NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
   }
   std::mutex mutex;             // guards Handshake::finished
   std::list<Handshake> pending; // stable addresses for their threads
-  // However this returns, handshakes still running are cut short and joined.
+  // However this returns, handshakes still running are cut short (and
+  // listed in rejections()) and joined.
   struct Joiner {
     std::list<Handshake>& pending;
     std::mutex& mutex;
+    std::vector<std::string>& rejections;
     ~Joiner() {
       for (Handshake& h : pending) {
         {
@@ -258,9 +260,11 @@ NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
             ::shutdown(h.fd.get(), SHUT_RDWR);
         }
         h.thread.join();
+        rejections.push_back("connection from " + h.peer +
+                             ": dropped unauthenticated when the set-up ended");
       }
     }
-  } joiner{pending, mutex};
+  } joiner{pending, mutex, rejections_};
 
   std::vector<bool> done(expected.size(), false);
   std::size_t remaining = expected.size();
