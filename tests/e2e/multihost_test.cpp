@@ -9,6 +9,7 @@
 // anywhere.
 #include "e2e_multihost.cg.hpp"
 
+#include "../support/scoped_env.hpp"
 #include "leftovers.hpp"
 
 #include "net/rendezvous.hpp"
@@ -87,15 +88,6 @@ std::uint16_t own_port() {
 // from when actor processes are started by hand (as these tests do).
 class ScopedSecret {
 public:
-  ScopedSecret() {
-    if (const char* old = std::getenv(cg::detail::secret_variable))
-      old_ = old;
-    setenv(cg::detail::secret_variable, secret_.hex().c_str(), 1);
-  }
-  ~ScopedSecret() {
-    old_ ? setenv(cg::detail::secret_variable, old_->c_str(), 1)
-         : unsetenv(cg::detail::secret_variable);
-  }
   const cg::detail::Secret& get() const { return secret_; }
   // "CG_SECRET=<hex>", for a child's environment.
   std::string entry() const {
@@ -104,7 +96,7 @@ public:
 
 private:
   cg::detail::Secret secret_ = cg::detail::Secret::generate();
-  std::optional<std::string> old_;
+  cg_test::ScopedEnv env_{cg::detail::secret_variable, secret_.hex().c_str()};
 };
 
 std::string joined(const std::vector<std::string>& items) {

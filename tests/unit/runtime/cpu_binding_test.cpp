@@ -1,4 +1,5 @@
 // cpu_binding_test.cpp - the binding plan, CPU sets of threads, CG_CPU_BINDING.
+#include "../../support/scoped_env.hpp"
 #include <cg/cpu_binding.hpp>
 #include <cg/errors.hpp>
 
@@ -18,20 +19,7 @@ using cg::detail::cpus_of;
 using cg::detail::plan_cpu_binding;
 using cg::detail::set_cpus;
 
-// Sets or unsets an environment variable for one scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name))
-      old_ = old;
-    value ? ::setenv(name, value, 1) : ::unsetenv(name);
-  }
-  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
-
-private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using cg_test::ScopedEnv;
 
 TEST(CpuBindingPlan, TheDriverThenEachActorTakeTheFirstCpusInOrder) {
   EXPECT_EQ(plan_cpu_binding(2, {0, 1, 2, 3}), (std::vector<int>{0, 1}));

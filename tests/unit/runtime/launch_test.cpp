@@ -1,5 +1,6 @@
 // launch_test.cpp - tests of the decisions cg::launch() makes before it starts
 // anything (graph/launch.hpp): options, the actor executable, GPUs, placement.
+#include "../../support/scoped_env.hpp"
 #include "graph/launch.hpp"
 
 #include <gtest/gtest.h>
@@ -30,28 +31,7 @@ constexpr std::array<std::uint32_t, 2> kRanks{0, 2};
 constexpr std::array<cg::detail::CommunicatorSpec, 1> kGroups{{{kRanks}}};
 constexpr cg::detail::GraphSpec kSpec{"launch_test", kActors, {}, {}, {}, kGroups};
 
-// Sets an environment variable for one test, and restores it.
-class ScopedEnv {
-public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name))
-      old_ = old;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-
-private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using cg_test::ScopedEnv;
 
 std::string launch_error(auto&& step) {
   try {

@@ -5,6 +5,7 @@
 // gets the same full table, an actor that never shows up is named in the
 // timeout (on both sides), a wrong graph or an unknown actor is refused with
 // the reason, and a client started before its server retries until it listens.
+#include "../../support/scoped_env.hpp"
 #include "net/rendezvous.hpp"
 #include "net/socket.hpp"
 #include "os/launcher.hpp"
@@ -63,30 +64,7 @@ std::uint16_t free_port() {
   return bound.port;
 }
 
-// Sets (or, with nullptr, unsets) an environment variable for the scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name))
-      old_ = old;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
-private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using cg_test::ScopedEnv;
 
 TEST(Rendezvous, FiveActorsOnThreadsAllGetTheFullTable) {
   const std::vector<std::string> names = {"a0", "a1", "a2", "a3", "a4"};

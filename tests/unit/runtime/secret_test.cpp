@@ -1,5 +1,6 @@
 // secret_test.cpp — tests of the launch's secret (net/secret.hpp): where an
 // actor process finds it, what it says when it cannot, and the proofs.
+#include "../../support/scoped_env.hpp"
 #include "net/secret.hpp"
 
 #include <gtest/gtest.h>
@@ -18,20 +19,7 @@ using cg::detail::Secret;
 
 const std::string hex64 = std::string(32, 'a') + std::string(32, '0');
 
-// Sets (or, with nullptr, unsets) an environment variable for the scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name))
-      old_ = old;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
-
-private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using cg_test::ScopedEnv;
 
 std::string written(const std::string& text, mode_t mode) {
   const std::string path = testing::TempDir() + "cg-secret-" + std::to_string(::getpid());
