@@ -32,7 +32,7 @@ install(FILES "${PROJECT_BINARY_DIR}/CompiledGraphConfig.cmake"
 # cpack -G DEB (from the build directory): compiled-graph_<version>_amd64.deb,
 # installing under /usr. Its Depends are Debian 12's names for what cgc runs
 # with (Clang 16's library, resource directory and driver), what the runtime
-# links (libsodium, DLPack) and what a consumer's build needs (a C++20
+# links (libsodium, UCX, DLPack) and what a consumer's build needs (a C++20
 # compiler, CMake 3.25).
 set(CPACK_PACKAGE_NAME compiled-graph)
 set(CPACK_PACKAGE_VENDOR "Compiled Graph for C++")
@@ -46,5 +46,5 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 string(CONCAT CPACK_DEBIAN_PACKAGE_DEPENDS
        "libc6, libstdc++6, libgcc-s1, libclang-cpp16, libllvm16, libclang-common-16-dev, "
-       "clang-16, libsodium-dev, libdlpack-dev, g++ (>= 4:12), cmake (>= 3.25)")
+       "clang-16, libsodium-dev, libucx-dev, libdlpack-dev, g++ (>= 4:12), cmake (>= 3.25)")
 include(CPack)

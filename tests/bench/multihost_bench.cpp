@@ -3,9 +3,12 @@
 // The hosts are the network namespaces cgtest-a and cgtest-b, joined by a
 // veth pair (tests/e2e/netns.sh; needs root). The driver runs in cgtest-a and
 // graph 'remote_size' (tests/e2e/multihost.cg.cpp) places its one actor, b,
-// in cgtest-b: every execution crosses the link twice, over the graph's TCP
-// channels (frames, sequence numbers, CRC-32C, the relays between rings and
-// streams). Two baselines, from the same run:
+// in cgtest-b: every execution crosses the link twice, over the graph's
+// channels between hosts (frames, sequence numbers, CRC-32C, the relays
+// between rings and streams), carried by UCX and then by our own TCP stream
+// (CG_HOST_TRANSPORT). UCX picks TCP here by itself: its shared-memory
+// transports cannot tell it when a peer dies, which the graph requires. Two
+// baselines, from the same run:
 //   - plain TCP, the least any TCP transport can do: blocking send()/recv()
 //     with TCP_NODELAY between a process in each namespace, the same sizes;
 //   - ucx_perftest (Debian ucx-utils, UCX's own benchmark): tag_lat with 8 B
@@ -21,6 +24,7 @@
 //   64 MiB one way:   64 MiB there, 8 bytes back; reported as GB/s
 //
 // Usage: multihost_bench [--rounds N] [--big N]
+#include "../support/netns.hpp"
 #include "bench_multihost.cg.hpp"
 #include "tcp_bench_support.hpp"
 
@@ -123,15 +127,16 @@ Samples plain_pass(int rounds, int big) {
 
 // The graph: the driver here, actor b in cgtest-b (started by the driver
 // through `ip netns exec`).
-Samples graph_pass(int rounds, int big) {
+Samples graph_pass(int rounds, int big, const char* transport) {
+  ::setenv("CG_HOST_TRANSPORT", transport, 1);
   cg::LaunchOptions options;
   options.mode = cg::Mode::processes;
   options.max_in_flight = 2; // one execution at a time: two slots are plenty
   options.rendezvous = "10.77.0.1:0";
   options.host_commands[1] = {"ip", "netns", "exec", "cgtest-b"};
   auto graph = cg::launch<&remote_size>(options);
-  if (graph.channel_transports() != std::vector<std::string>{"tcp", "tcp"})
-    die("the graph's channels are not TCP");
+  if (graph.channel_transports() != std::vector<std::string>{transport, transport})
+    die(std::string("the graph's channels are not ") + transport);
   Samples s;
   const std::vector<std::uint8_t> small(small_bytes, 'p');
   for (int i = 0; i < warm_up + rounds; ++i) {
@@ -247,17 +252,21 @@ int main(int argc, char** argv) {
   }
   if (code != 0)
     die("netns.sh up failed");
-  enter_namespace("cgtest-a");
+  cg_test::NetworkNamespace in_a("cgtest-a");
+  if (!in_a.ok())
+    die(in_a.error());
+  in_a.stay();
 
   const bool have_ucx = std::system("command -v ucx_perftest >/dev/null") == 0;
-  Samples plain, ucx, ours;
+  Samples plain, ucx, ours_ucx, ours_tcp;
   for (int pass = 0; pass < passes; ++pass) {
-    for (Samples* into : {&plain, &ucx, &ours}) {
+    for (Samples* into : {&plain, &ucx, &ours_ucx, &ours_tcp}) {
       if (into == &ucx && !have_ucx)
         continue;
-      Samples s = into == &plain ? plain_pass(rounds, big)
-                  : into == &ucx ? ucx_pass(rounds, big)
-                                 : graph_pass(rounds, big);
+      Samples s = into == &plain      ? plain_pass(rounds, big)
+                  : into == &ucx      ? ucx_pass(rounds, big)
+                  : into == &ours_ucx ? graph_pass(rounds, big, "ucx")
+                                      : graph_pass(rounds, big, "tcp");
       into->round_trip_us.insert(into->round_trip_us.end(), s.round_trip_us.begin(),
                                  s.round_trip_us.end());
       into->big_seconds.insert(into->big_seconds.end(), s.big_seconds.begin(), s.big_seconds.end());
@@ -274,8 +283,10 @@ int main(int argc, char** argv) {
   const auto rtt = [](const Samples& s) {
     return s.round_trip_us.empty() ? 0.0 : median(s.round_trip_us);
   };
-  const double rtt_plain = rtt(plain), rtt_ucx = rtt(ucx), rtt_ours = rtt(ours);
-  const double bw_plain = gbps(plain), bw_ucx = gbps(ucx), bw_ours = gbps(ours);
+  const double rtt_plain = rtt(plain), rtt_ucx = rtt(ucx), rtt_ours = rtt(ours_ucx),
+               rtt_ours_tcp = rtt(ours_tcp);
+  const double bw_plain = gbps(plain), bw_ucx = gbps(ucx), bw_ours = gbps(ours_ucx),
+               bw_ours_tcp = gbps(ours_tcp);
   // The targets compare with the better baseline: the lower round trip, the
   // higher bandwidth.
   const double rtt_best = rtt_ucx > 0 ? std::min(rtt_plain, rtt_ucx) : rtt_plain;
@@ -283,12 +294,14 @@ int main(int argc, char** argv) {
   std::printf("multihost_bench: driver in netns cgtest-a, actor in cgtest-b (veth); %d passes x "
               "(%d round trips of %zu B, %d transfers of 64 MiB), medians; load average %.1f\n",
               passes, rounds, small_bytes, big, load_average());
-  std::printf("%-26s %13s %17s %13s %12s\n", "", "plain TCP", "ucx_perftest(tcp)", "graph",
-              "graph/best");
-  std::printf("%-26s %10.1f us %14.1f us %10.1f us %11.2fx\n", "round trip 8 B", rtt_plain, rtt_ucx,
-              rtt_ours, rtt_ours / rtt_best);
-  std::printf("%-26s %8.2f GB/s %12.2f GB/s %8.2f GB/s %11.2fx\n", "64 MiB one way (+8 B back)",
-              bw_plain, bw_ucx, bw_ours, bw_ours / bw_best);
+  std::printf("%-26s %13s %17s %13s %13s %9s %9s\n", "", "plain TCP", "ucx_perftest(tcp)",
+              "graph (UCX)", "graph (TCP)", "UCX/best", "TCP/best");
+  std::printf("%-26s %10.1f us %14.1f us %10.1f us %10.1f us %8.2fx %8.2fx\n", "round trip 8 B",
+              rtt_plain, rtt_ucx, rtt_ours, rtt_ours_tcp, rtt_ours / rtt_best,
+              rtt_ours_tcp / rtt_best);
+  std::printf("%-26s %8.2f GB/s %12.2f GB/s %8.2f GB/s %8.2f GB/s %8.2fx %8.2fx\n",
+              "64 MiB one way (+8 B back)", bw_plain, bw_ucx, bw_ours, bw_ours_tcp,
+              bw_ours / bw_best, bw_ours_tcp / bw_best);
   if (!have_ucx)
     std::printf("(ucx_perftest is not installed: Debian ucx-utils, scripts/install-deps)\n");
   return 0;

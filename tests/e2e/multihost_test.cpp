@@ -9,6 +9,7 @@
 // anywhere.
 #include "e2e_multihost.cg.hpp"
 
+#include "../support/netns.hpp"
 #include "../support/scoped_env.hpp"
 #include "leftovers.hpp"
 
@@ -108,9 +109,31 @@ std::string joined(const std::vector<std::string>& items) {
 
 // Channels of graph 'multihost' (its schedule): c0 x, c1 s, c2 a.add, c3
 // b.add (the driver and c read it), c4 c.add, c5 a.where, c6 b.where, c7
-// c.where. With b and c on host 1, TCP where one end is there and the other here.
-const std::vector<std::string> kSplitTransports = {"shm", "shm", "tcp", "tcp",
-                                                   "tcp", "tcp", "shm", "tcp"};
+// c.where. With b and c on host 1, the transport between hosts where one end
+// is there and the other here: what the driver chooses (CG_HOST_TRANSPORT).
+std::string host_transport() {
+  cg::detail::HostTransport transport{};
+  std::string error;
+  EXPECT_TRUE(cg::detail::host_transport_from_environment(transport, error)) << error;
+  return cg::detail::to_string(transport);
+}
+std::vector<std::string> split_transports() {
+  const std::string h = host_transport();
+  return {"shm", "shm", h, h, h, h, "shm", h};
+}
+std::string all_host_transports() {
+  const std::string h = host_transport();
+  return h + "," + h + "," + h + "," + h + "," + h + "," + h + "," + h + "," + h;
+}
+
+// The transports between hosts this runtime has, for tests run over each.
+std::vector<const char*> host_transports() {
+#if CG_HAVE_UCX
+  return {"tcp", "ucx"};
+#else
+  return {"tcp"};
+#endif
+}
 
 void expect_results(cg::Graph<&multihost>& graph, const std::string& where) {
   auto [yc, yb, w] = graph.execute(5, "driver").get();
@@ -216,12 +239,15 @@ TEST_F(PlacementFile, PlacesActorsOverridingTheGraph) {
 
 // ---- TCP on one host -----------------------------------------------------------
 
-TEST(TcpForced, EveryChannelIsTcpAndTheResultsAreTheSame) {
+class NetworkForced : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(NetworkForced, EveryChannelCrossesTheNetworkAndTheResultsAreTheSame) {
+  const cg_test::ScopedEnv transport("CG_HOST_TRANSPORT", GetParam());
   cg::LaunchOptions options;
   options.tcp_everywhere = true;
   {
     auto graph = cg::launch<&multihost>(options);
-    EXPECT_EQ(joined(graph.channel_transports()), "tcp,tcp,tcp,tcp,tcp,tcp,tcp,tcp");
+    EXPECT_EQ(joined(graph.channel_transports()), all_host_transports());
     // Every actor is a process of its own, whatever the mode.
     EXPECT_EQ(cg_test::child_pids().size(), 3u);
     std::string ns;
@@ -233,6 +259,9 @@ TEST(TcpForced, EveryChannelIsTcpAndTheResultsAreTheSame) {
   }
   EXPECT_TRUE(cg_test::child_pids().empty());
 }
+
+INSTANTIATE_TEST_SUITE_P(Transports, NetworkForced, ::testing::ValuesIn(host_transports()),
+                         [](const auto& info) { return std::string(info.param); });
 
 TEST(TcpForced, ConstructorArgumentsGivenToLaunchReachActorsInProcessesOfTheirOwn) {
   cg::LaunchOptions options;
@@ -277,8 +306,11 @@ TEST(TcpForced, AKilledActorProcessIsReportedWithinTwoSeconds) {
 // The test plays the process of b and c (on host 1) by hand, over loopback:
 // it publishes them, connects their channels, says READY, and then sends the
 // driver b.add's result in a frame whose sequence number skips one.
+// (Over our own TCP stream, whose frames the test forges byte by byte; UCX
+// frames are forged in tests/unit/runtime/ucx_channel_test.cpp.)
 TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
   const ScopedSecret secret;
+  const cg_test::ScopedEnv tcp("CG_HOST_TRANSPORT", "tcp");
   const std::string rendezvous = "127.0.0.1:" + std::to_string(own_port());
   const cg::detail::GraphSpec& spec = cg_generated::e2e_multihost::multihost_spec;
   std::string fake_error;
@@ -408,12 +440,14 @@ TEST(Strangers, AForgedActorProcessIsTurnedAwayAndTheRealOneServesTheGraph) {
 
 // ---- Two hosts: network namespaces -----------------------------------------------
 
-// Brings cgtest-a and cgtest-b up and moves this thread into cgtest-a for
+// Brings cgtest-a and cgtest-b up and moves this thread into cgtest-a (as
+// `ip netns exec` would: tests/support/netns.hpp) for
 // the test, holding a lock so that concurrent users do not take the
 // namespaces down under each other. Skips, saying why, without root.
-class TwoHosts : public ::testing::Test {
+class TwoHosts : public ::testing::TestWithParam<const char*> {
 protected:
   void SetUp() override {
+    transport_.emplace("CG_HOST_TRANSPORT", GetParam());
     if (::geteuid() != 0)
       GTEST_SKIP() << "needs root: the two hosts are network namespaces (ip netns)";
     lock_ = ::open("/run/lock/cgtest-netns-user.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0644);
@@ -425,18 +459,13 @@ protected:
       GTEST_SKIP() << "ip netns is unavailable here: " << output;
     ASSERT_EQ(code, 0) << output;
     up_ = true;
-    home_ = ::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-    int a = ::open("/run/netns/cgtest-a", O_RDONLY | O_CLOEXEC);
-    ASSERT_EQ(::setns(a, CLONE_NEWNET), 0);
-    ::close(a);
+    in_a_.emplace("cgtest-a");
+    ASSERT_TRUE(in_a_->ok()) << in_a_->error();
     ns_a_ = namespace_of("/run/netns/cgtest-a");
     ns_b_ = namespace_of("/run/netns/cgtest-b");
   }
   void TearDown() override {
-    if (home_ >= 0) {
-      ::setns(home_, CLONE_NEWNET);
-      ::close(home_);
-    }
+    in_a_.reset();
     if (up_) {
       EXPECT_TRUE(cg_test::child_pids().empty());
       std::string ignored;
@@ -452,26 +481,40 @@ protected:
     return "net:[" + std::to_string(st.st_ino) + "]";
   }
 
+  std::optional<cg_test::ScopedEnv> transport_; // the transport under test
   int lock_ = -1;
-  int home_ = -1;
+  std::optional<cg_test::NetworkNamespace> in_a_;
   bool up_ = false;
   std::string ns_a_, ns_b_;
 };
 
-TEST_F(TwoHosts, TwoActorsInASecondNamespaceAnswerOverTcp) {
+TEST_P(TwoHosts, TwoActorsInASecondNamespaceAnswerAcrossTheLink) {
   cg::LaunchOptions options;
   options.rendezvous = "10.77.0.1:0";
   options.host_commands[1] = {"ip", "netns", "exec", "cgtest-b"};
   {
     auto graph = cg::launch<&multihost>(options);
-    EXPECT_EQ(graph.channel_transports(), kSplitTransports);
+    EXPECT_EQ(graph.channel_transports(), split_transports());
     // a here (a process or a thread), b and c in one process there.
     EXPECT_EQ(cg_test::child_pids().size(), cg_test::actor_processes(1) + 1);
     expect_results(graph, "driver " + ns_a_ + " " + ns_b_ + " " + ns_b_);
   }
 }
 
-TEST_F(TwoHosts, ALaunchersActorsFindTheDriverThroughTheRendezvousVariable) {
+TEST(HostTransport, AnUnknownChoiceIsALaunchErrorSayingWhatIsAccepted) {
+  const cg_test::ScopedEnv bad("CG_HOST_TRANSPORT", "rdma");
+  cg::LaunchOptions options;
+  options.tcp_everywhere = true;
+  try {
+    auto graph = cg::launch<&multihost>(options);
+    ADD_FAILURE() << "no LaunchError";
+  } catch (const cg::LaunchError& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot start the actors of graph 'multihost': "
+                                     "CG_HOST_TRANSPORT='rdma' is none of 'auto', 'ucx' and 'tcp'");
+  }
+}
+
+TEST_P(TwoHosts, ALaunchersActorsFindTheDriverThroughTheRendezvousVariable) {
   // Started as a launcher would: CG_RENDEZVOUS, CG_SECRET, the graph and its actors.
   const ScopedSecret secret;
   const std::string rendezvous = "10.77.0.1:" + std::to_string(own_port());
@@ -483,14 +526,14 @@ TEST_F(TwoHosts, ALaunchersActorsFindTheDriverThroughTheRendezvousVariable) {
   cg::LaunchOptions options;
   options.rendezvous = rendezvous;
   auto graph = cg::launch<&multihost>(options);
-  EXPECT_EQ(graph.channel_transports(), kSplitTransports);
+  EXPECT_EQ(graph.channel_transports(), split_transports());
   expect_results(graph, "driver " + ns_a_ + " " + ns_b_ + " " + ns_b_);
   graph.teardown();
   EXPECT_TRUE(remote.wait_for(5s)) << "the remote actors did not exit after teardown";
   EXPECT_EQ(remote.exit_status(), 0);
 }
 
-TEST_F(TwoHosts, AKilledRemoteActorIsReportedAsDeadWithinTwoSeconds) {
+TEST_P(TwoHosts, AKilledRemoteActorIsReportedAsDeadWithinTwoSeconds) {
   const ScopedSecret secret;
   const std::string rendezvous = "10.77.0.1:" + std::to_string(own_port());
   cg::ChildProcess remote = cg::ChildProcess::spawn("/usr/bin/env",
@@ -519,7 +562,7 @@ TEST_F(TwoHosts, AKilledRemoteActorIsReportedAsDeadWithinTwoSeconds) {
 
 // A partition: host b's link goes down, nothing is closed, nobody sends a
 // FIN or RST. The driver must not wait forever for b's answers.
-TEST_F(TwoHosts, AHostThatGoesSilentIsReportedAsDeadWithinThePartitionTimeout) {
+TEST_P(TwoHosts, AHostThatGoesSilentIsReportedAsDeadWithinThePartitionTimeout) {
   cg::LaunchOptions options;
   options.rendezvous = "10.77.0.1:0";
   options.host_commands[1] = {"ip", "netns", "exec", "cgtest-b"};
@@ -542,7 +585,7 @@ TEST_F(TwoHosts, AHostThatGoesSilentIsReportedAsDeadWithinThePartitionTimeout) {
   run("ip -n cgtest-b link set cgtest-vb up", output);
 }
 
-TEST_F(TwoHosts, ActorsThatNeverComeAreNamedByTheLaunchError) {
+TEST_P(TwoHosts, ActorsThatNeverComeAreNamedByTheLaunchError) {
   cg::LaunchOptions options;
   options.rendezvous = "10.77.0.1:0";
   options.start_timeout = 500ms;
@@ -554,6 +597,9 @@ TEST_F(TwoHosts, ActorsThatNeverComeAreNamedByTheLaunchError) {
         << e.what();
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Transports, TwoHosts, ::testing::ValuesIn(host_transports()),
+                         [](const auto& info) { return std::string(info.param); });
 
 // ---- mpirun ------------------------------------------------------------------------
 
@@ -570,8 +616,7 @@ TEST(Mpirun, TheGraphRunsUnderMpirunWithEveryChannelOverTcp) {
                  output);
   EXPECT_EQ(code, 0) << output;
   EXPECT_NE(output.find("results 116 16\n"), std::string::npos) << output;
-  EXPECT_NE(output.find("transports tcp,tcp,tcp,tcp,tcp,tcp,tcp,tcp\n"), std::string::npos)
-      << output;
+  EXPECT_NE(output.find("transports " + all_host_transports() + "\n"), std::string::npos) << output;
   EXPECT_NE(output.find("error a.add: negative input -1\n"), std::string::npos) << output;
 }
 

@@ -101,7 +101,7 @@ case "$step" in
     [[ -f $deb ]] || fail "no $deb: $(ls "$work/deb")"
     depends=$(dpkg-deb -f "$deb" Depends)
     names=$(tr ',' '\n' <<<"$depends" | awk '{print $1}')
-    for package in libclang-cpp16 libllvm16 libclang-common-16-dev libsodium-dev libdlpack-dev \
+    for package in libclang-cpp16 libllvm16 libclang-common-16-dev libsodium-dev libucx-dev libdlpack-dev \
                    g++ cmake; do
       grep -qxF "$package" <<<"$names" || fail "Depends lacks $package: $depends"
     done

@@ -81,11 +81,12 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   RendezvousClient client;
   if (client.connect(*server, spec.name, *secret, deadline) != NetStatus::ok)
     return fail(client.error());
-  std::uint32_t slots = 0, slot_bytes = 0;
-  std::chrono::milliseconds silence{};
-  if (!parse_greeting(client.greeting(), slots, slot_bytes, silence))
+  Greeting greeting;
+  if (!parse_greeting(client.greeting(), greeting))
     return fail("the rendezvous at " + to_string(*server) + " sent no channel geometry ('" +
                 client.greeting() + "')");
+  const std::uint32_t slots = greeting.slots, slot_bytes = greeting.slot_bytes;
+  std::chrono::milliseconds silence = greeting.silence;
   // A driver whose host goes silent (a partition) ends us after twice the
   // silence it allows our host: the driver, deciding first, names the cause.
   silence *= 2;
@@ -139,8 +140,8 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   };
 
   Relays relays;
-  std::string setup =
-      relays.start(spec, participants, me, listener, written.channels, deadline, report);
+  std::string setup = relays.start(spec, participants, me, listener, greeting.transport,
+                                   written.channels, deadline, report);
   if (!setup.empty())
     return fail(setup);
   std::vector<std::thread> threads;

@@ -533,6 +533,9 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
     if (is_numeric_address(at->host))
       listen.host = at->host;
   }
+  std::string transport_error;
+  if (!host_transport_from_environment(host_transport, transport_error))
+    throw LaunchError(transport_error); // said as "cannot start the actors of graph 'g': ..."
   // The launch's secret: the one in the environment under a launcher (or
   // when the user starts actor processes by hand), else a fresh one.
   std::optional<Secret> secret;
@@ -553,7 +556,8 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
       spec.name,
       expected,
       listen,
-      geometry_greeting(options.max_in_flight, options.slot_bytes, options.partition_timeout),
+      format_greeting(
+          {options.max_in_flight, options.slot_bytes, options.partition_timeout, host_transport}),
       secret,
       [this](const std::vector<std::string>& actors, const std::string& reason) {
         remote_lost(actors, reason);
@@ -623,12 +627,12 @@ void GraphRuntime::Impl::connect_remote(Deadline deadline) {
       throw LaunchError(describe(spec) + ": actor '" + spec.actors[a].name +
                         "' was published by a process on another host, but runs here");
   std::string error =
-      relays.start(spec, participants, 0, listener, channels, deadline,
+      relays.start(spec, participants, 0, listener, host_transport, channels, deadline,
                    [this](const std::string& why, bool corrupt) { relay_fault(why, corrupt); });
   if (!error.empty())
-    throw LaunchError(describe(spec) + ": cannot set up its TCP channels: " + error);
+    throw LaunchError(describe(spec) + ": cannot set up its channels between hosts: " + error);
   for (const Stream& stream : plan_streams(spec, participants))
-    transports[stream.channel] = "tcp";
+    transports[stream.channel] = to_string(host_transport);
 }
 
 } // namespace cg::detail

@@ -78,8 +78,9 @@ struct GraphRuntime::Impl {
   std::map<std::string, std::vector<std::byte>> remote_constructor_args;
   TcpChannelListener listener;
   Relays relays;
+  HostTransport host_transport = HostTransport::tcp; // what carries the streams between hosts
   Participants participants;
-  std::vector<std::string> transports; // per channel: "shm" or "tcp"
+  std::vector<std::string> transports; // per channel: "shm", "tcp" or "ucx"
 
   std::thread monitor;
   int stop_fd = -1;

@@ -6,6 +6,9 @@
 // ChannelWriter::acquire. Closing the rings and the streams ends them all.
 #include "net/scale_out.hpp"
 #include "net/rendezvous.hpp"
+#if CG_HAVE_UCX
+#include "net/ucx_channel.hpp"
+#endif
 #include "support/text.hpp"
 #include <cg/errors.hpp>
 
@@ -21,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <new>
 #include <set>
 #include <stdexcept>
@@ -32,21 +36,78 @@ using Clock = std::chrono::steady_clock;
 
 } // namespace
 
-std::string geometry_greeting(std::uint32_t slots, std::uint32_t slot_bytes,
-                              std::chrono::milliseconds silence) {
-  return "slots=" + std::to_string(slots) + " slot_bytes=" + std::to_string(slot_bytes) +
-         " silence_ms=" + std::to_string(silence.count());
+const char* to_string(HostTransport transport) noexcept {
+  return transport == HostTransport::ucx ? "ucx" : "tcp";
 }
 
-bool parse_greeting(const std::string& text, std::uint32_t& slots, std::uint32_t& slot_bytes,
-                    std::chrono::milliseconds& silence) {
-  unsigned long a = 0, b = 0, c = 0;
-  if (std::sscanf(text.c_str(), "slots=%lu slot_bytes=%lu silence_ms=%lu", &a, &b, &c) != 3 ||
-      a == 0 || a > 1u << 20 || b < kMinSlotBytes || b > 1ul << 30 || c == 0 || c > 3'600'000)
+namespace {
+
+// An RDMA device (InfiniBand, RoCE, iWARP) on this host: what UCX can use
+// and our TCP stream cannot.
+bool have_rdma_device() {
+  std::error_code ignored;
+  return std::filesystem::directory_iterator("/sys/class/infiniband", ignored) !=
+         std::filesystem::directory_iterator();
+}
+
+} // namespace
+
+bool host_transport_from_environment(HostTransport& transport, std::string& error) {
+  const char* chosen = std::getenv("CG_HOST_TRANSPORT");
+  const std::string value = chosen == nullptr ? "" : chosen;
+  if (value == "tcp") {
+    transport = HostTransport::tcp;
+    return true;
+  }
+  if (value == "ucx") {
+#if CG_HAVE_UCX
+    transport = HostTransport::ucx;
+    return true;
+#else
+    error = "CG_HOST_TRANSPORT=ucx, but this runtime was built without UCX (CG_WITH_UCX=OFF)";
     return false;
-  slots = static_cast<std::uint32_t>(a);
-  slot_bytes = static_cast<std::uint32_t>(b);
-  silence = std::chrono::milliseconds(c);
+#endif
+  }
+  if (value.empty() || value == "auto") {
+    // UCX where it can beat our TCP stream: with an RDMA device, or when the
+    // user picks UCX's transports (UCX_TLS). Over plain TCP our own stream
+    // measured faster (README, multihost_bench).
+#if CG_HAVE_UCX
+    transport = have_rdma_device() || std::getenv("UCX_TLS") != nullptr ? HostTransport::ucx
+                                                                        : HostTransport::tcp;
+#else
+    transport = HostTransport::tcp;
+#endif
+    return true;
+  }
+  error = "CG_HOST_TRANSPORT='" + value + "' is none of 'auto', 'ucx' and 'tcp'";
+  return false;
+}
+
+std::string format_greeting(const Greeting& g) {
+  return "slots=" + std::to_string(g.slots) + " slot_bytes=" + std::to_string(g.slot_bytes) +
+         " silence_ms=" + std::to_string(g.silence.count()) +
+         " transport=" + to_string(g.transport);
+}
+
+bool parse_greeting(const std::string& text, Greeting& g) {
+  unsigned long a = 0, b = 0, c = 0;
+  char transport[8] = {};
+  int end = 0;
+  if (std::sscanf(text.c_str(), "slots=%lu slot_bytes=%lu silence_ms=%lu transport=%3s%n", &a, &b,
+                  &c, transport, &end) != 4 ||
+      static_cast<std::size_t>(end) != text.size() || a == 0 || a > 1u << 20 || b < kMinSlotBytes ||
+      b > 1ul << 30 || c == 0 || c > 3'600'000)
+    return false;
+  if (std::strcmp(transport, "ucx") == 0)
+    g.transport = HostTransport::ucx;
+  else if (std::strcmp(transport, "tcp") == 0)
+    g.transport = HostTransport::tcp;
+  else
+    return false;
+  g.slots = static_cast<std::uint32_t>(a);
+  g.slot_bytes = static_cast<std::uint32_t>(b);
+  g.silence = std::chrono::milliseconds(c);
   return true;
 }
 
@@ -108,8 +169,8 @@ TcpChannelSpec stream_spec(const GraphSpec& spec, const Participants& participan
 Relays::~Relays() { join(); }
 
 std::string Relays::start(const GraphSpec& spec, const Participants& participants, int me,
-                          TcpChannelListener& listener, std::vector<Channel> local,
-                          Deadline deadline, Fault fault) {
+                          TcpChannelListener& listener, HostTransport transport,
+                          std::vector<Channel> local, Deadline deadline, Fault fault) {
   local_ = std::move(local);
   fault_ = std::move(fault);
   std::vector<Stream> streams = plan_streams(spec, participants);
@@ -133,15 +194,47 @@ std::string Relays::start(const GraphSpec& spec, const Participants& participant
   // a failed set-up says them in its error instead.
   for (const std::string& rejection : listener.rejections())
     std::fprintf(stderr, "cg: graph '%s': dropped a %s\n", spec.name, rejection.c_str());
+  const std::string kind = transport == HostTransport::ucx ? "UCX" : "TCP";
   auto describe = [&](const Stream& s) {
-    return "TCP channel c" + std::to_string(s.channel) + " (" +
+    return kind + " channel c" + std::to_string(s.channel) + " (" +
            participants.names.at(static_cast<std::size_t>(s.from)) + " -> " +
            participants.names.at(static_cast<std::size_t>(s.to)) + ") of graph '" + spec.name + "'";
   };
+  // UCX streams start on the set-up's connections: every reader offers its
+  // worker first, then every writer connects (so no two processes wait for
+  // each other).
+  std::vector<std::unique_ptr<HostReader>> readers;
+  std::vector<std::unique_ptr<HostWriter>> writers;
+  for (TcpReader& reader : tcp.readers) {
+    if (transport == HostTransport::tcp) {
+      readers.push_back(std::make_unique<TcpReader>(std::move(reader)));
+      continue;
+    }
+#if CG_HAVE_UCX
+    std::string error;
+    readers.push_back(UcxReader::offer(std::move(reader), deadline, error));
+    if (!readers.back())
+      return error;
+#endif
+  }
+  for (TcpWriter& writer : tcp.writers) {
+    if (transport == HostTransport::tcp) {
+      writers.push_back(std::make_unique<TcpWriter>(std::move(writer)));
+      continue;
+    }
+#if CG_HAVE_UCX
+    std::string error;
+    writers.push_back(UcxWriter::connect(std::move(writer), deadline, error));
+    if (!writers.back())
+      return error;
+#endif
+  }
+  if (readers.size() != in_streams.size() || writers.size() != out_streams.size())
+    return "this runtime was built without UCX (CG_WITH_UCX=OFF), but the driver chose it";
   for (std::size_t i = 0; i < out_streams.size(); ++i) {
     const Stream& s = *out_streams[i];
     auto sender = std::make_unique<Sender>();
-    sender->writer = std::move(tcp.writers[i]);
+    sender->writer = std::move(writers[i]);
     for (std::uint32_t slot : s.slots)
       sender->readers.emplace_back(local_.at(s.channel), slot);
     sender->what = describe(s);
@@ -150,7 +243,7 @@ std::string Relays::start(const GraphSpec& spec, const Participants& participant
   for (std::size_t i = 0; i < in_streams.size(); ++i) {
     const Stream& s = *in_streams[i];
     auto receiver = std::make_unique<Receiver>();
-    receiver->reader = std::move(tcp.readers[i]);
+    receiver->reader = std::move(readers[i]);
     receiver->writer = ChannelWriter(local_.at(s.channel));
     const ChannelSpec& channel = spec.channels[s.channel];
     for (std::uint32_t slot = 0; slot < channel.readers(); ++slot) {
@@ -183,9 +276,9 @@ void Relays::send_loop(Sender& s) {
       fault_(s.what + ": the local ring is " + to_string(status), true);
       return;
     }
-    if (s.writer.send(first.kind, first.payload, Deadline::max()) != ChannelStatus::ok) {
+    if (s.writer->send(first.kind, first.payload, Deadline::max()) != ChannelStatus::ok) {
       if (!closing_.load())
-        fault_(s.what + ": " + std::string(s.writer.error()), false);
+        fault_(s.what + ": " + std::string(s.writer->error()), false);
       return;
     }
     for (ChannelReader& reader : s.readers)
@@ -195,12 +288,12 @@ void Relays::send_loop(Sender& s) {
 
 void Relays::receive_loop(Receiver& r) {
   for (;;) {
-    TcpReader::Message message;
-    ChannelStatus status = r.reader.receive(message, Deadline::max());
+    HostReader::Message message;
+    ChannelStatus status = r.reader->receive(message, Deadline::max());
     if (closing_.load())
       return;
     if (status != ChannelStatus::ok) {
-      fault_(r.what + ": " + std::string(r.reader.error()), status != ChannelStatus::closed);
+      fault_(r.what + ": " + std::string(r.reader->error()), status != ChannelStatus::closed);
       return;
     }
     std::span<std::byte> slot;
@@ -227,9 +320,9 @@ void Relays::close() noexcept {
   for (Channel& channel : local_)
     channel.close();
   for (auto& sender : senders_)
-    sender->writer.close();
+    sender->writer->close();
   for (auto& receiver : receivers_)
-    receiver->reader.close();
+    receiver->reader->close();
 }
 
 void Relays::join() noexcept {

@@ -10,17 +10,22 @@
 // driver's. So the driver and every actor process compute the same plan.
 //
 // A channel whose writer and some readers are in different participants
-// becomes one TCP stream per reading participant. Nothing in the generated
+// becomes one stream per reading participant (net/host_stream.hpp), carried
+// by UCX or by our own TCP stream as the driver chooses
+// (host_transport_from_environment); its greeting tells every actor process
+// which. Either way the stream starts as an authenticated TCP
+// channel connection (net/tcp_setup.hpp). Nothing in the generated
 // actor programs changes: *relays* move messages between the local rings and
 // the streams. On the writer's side a sender relay reads the ring as the
 // reader slots of that participant and sends each message as one frame; on
 // the reader's side a receiver relay writes each frame into the local ring
 // (and consumes the slots of readers who live elsewhere, so the ring never
 // fills up with messages nobody here reads). Frames are sequence-numbered and
-// checksummed (net/tcp_channel.hpp): a lost, reordered or corrupted frame stops
+// checksummed (net/tcp_frame.hpp): a lost, reordered or corrupted frame stops
 // the graph with cg::ChannelError, never reaches a method.
 #pragma once
 
+#include "net/host_stream.hpp"
 #include "net/net.hpp"
 #include "net/tcp_setup.hpp"
 #include <cg/detail/channel.hpp>
@@ -38,6 +43,15 @@
 #include <vector>
 
 namespace cg::detail {
+
+/// What carries the streams between participants.
+enum class HostTransport { tcp, ucx };
+const char* to_string(HostTransport transport) noexcept;
+/// The driver's choice: CG_HOST_TRANSPORT=tcp or ucx; unset or auto: UCX
+/// where the runtime was built with it and this host has an RDMA device (or
+/// UCX_TLS is set), else TCP. A LaunchError-worthy sentence in `error` for a
+/// value this runtime cannot honour.
+bool host_transport_from_environment(HostTransport& transport, std::string& error);
 
 /// The rendezvous name under which the driver publishes its own listener.
 inline constexpr const char* driver_rendezvous_name = "@driver";
@@ -88,8 +102,8 @@ public:
   /// relaying between them and `local` (this participant's channels).
   /// Returns the set-up error, empty on success.
   std::string start(const GraphSpec& spec, const Participants& participants, int me,
-                    TcpChannelListener& listener, std::vector<Channel> local, Deadline deadline,
-                    Fault fault);
+                    TcpChannelListener& listener, HostTransport transport,
+                    std::vector<Channel> local, Deadline deadline, Fault fault);
 
   /// Closes every stream: blocked relays wake and end (any thread).
   void close() noexcept;
@@ -101,12 +115,12 @@ public:
 
 private:
   struct Sender {
-    TcpWriter writer;
+    std::unique_ptr<HostWriter> writer;
     std::vector<ChannelReader> readers;
     std::string what;
   };
   struct Receiver {
-    TcpReader reader;
+    std::unique_ptr<HostReader> reader;
     ChannelWriter writer;
     std::vector<ChannelReader> drains;
     std::string what;
@@ -122,12 +136,17 @@ private:
   Fault fault_;
 };
 
-/// The "slots=K slot_bytes=B silence_ms=T" greeting the driver's rendezvous
-/// sends: the channel geometry, and how long a silent host is given.
-std::string geometry_greeting(std::uint32_t slots, std::uint32_t slot_bytes,
-                              std::chrono::milliseconds silence);
+/// What the driver's rendezvous tells every actor process, as its greeting
+/// "slots=K slot_bytes=B silence_ms=T transport=ucx": the channel geometry,
+/// how long a silent host is given, and what carries the streams.
+struct Greeting {
+  std::uint32_t slots = 0;
+  std::uint32_t slot_bytes = 0;
+  std::chrono::milliseconds silence{0};
+  HostTransport transport = HostTransport::tcp;
+};
+std::string format_greeting(const Greeting& greeting);
 /// Reads a greeting back; false if it is malformed or out of range.
-bool parse_greeting(const std::string& text, std::uint32_t& slots, std::uint32_t& slot_bytes,
-                    std::chrono::milliseconds& silence);
+bool parse_greeting(const std::string& text, Greeting& greeting);
 
 } // namespace cg::detail

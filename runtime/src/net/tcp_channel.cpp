@@ -71,42 +71,6 @@ void prepare_socket(int fd) noexcept {
 
 } // namespace
 
-const char* to_string(TcpFault fault) noexcept {
-  switch (fault) {
-  case TcpFault::none:
-    return "none";
-  case TcpFault::peer_closed:
-    return "peer_closed";
-  case TcpFault::truncated:
-    return "truncated";
-  case TcpFault::connection_error:
-    return "connection_error";
-  case TcpFault::closed_locally:
-    return "closed_locally";
-  case TcpFault::send_timeout:
-    return "send_timeout";
-  case TcpFault::bad_magic:
-    return "bad_magic";
-  case TcpFault::bad_version:
-    return "bad_version";
-  case TcpFault::bad_header:
-    return "bad_header";
-  case TcpFault::too_large:
-    return "too_large";
-  case TcpFault::no_memory:
-    return "no_memory";
-  case TcpFault::checksum_mismatch:
-    return "checksum_mismatch";
-  case TcpFault::bad_kind:
-    return "bad_kind";
-  case TcpFault::lost_frame:
-    return "lost_frame";
-  case TcpFault::reordered_frame:
-    return "reordered_frame";
-  }
-  return "unknown";
-}
-
 // ---- TcpWriter -------------------------------------------------------------
 
 TcpWriter::TcpWriter(int fd, std::uint64_t max_payload) noexcept
@@ -136,6 +100,8 @@ TcpWriter::~TcpWriter() {
   if (fd_ >= 0)
     ::close(fd_);
 }
+
+int TcpWriter::release_fd() noexcept { return std::exchange(fd_, -1); }
 
 void TcpWriter::close() noexcept {
   closing_.store(true, std::memory_order_release);
@@ -296,6 +262,8 @@ TcpReader::~TcpReader() {
     ::operator delete[](buffer_, buffer_alignment);
 }
 
+int TcpReader::release_fd() noexcept { return std::exchange(fd_, -1); }
+
 void TcpReader::close() noexcept {
   closing_.store(true, std::memory_order_release);
   if (fd_ >= 0)
@@ -308,6 +276,12 @@ ChannelStatus TcpReader::fail(ChannelStatus status, TcpFault fault, const char* 
   va_start(args, format);
   std::vsnprintf(error_, sizeof error_, format, args);
   va_end(args);
+  fault_ = fault;
+  failed_ = status;
+  return status;
+}
+
+ChannelStatus TcpReader::fail(ChannelStatus status, TcpFault fault) noexcept {
   fault_ = fault;
   failed_ = status;
   return status;
@@ -410,27 +384,9 @@ ChannelStatus TcpReader::fill(std::size_t frame_bytes, Deadline deadline) noexce
 
 ChannelStatus TcpReader::check_header() noexcept {
   const detail::FrameHeader header = detail::decode_frame_header(buffer_ + begin_);
-  if (header.magic != detail::frame_magic) {
-    return fail(ChannelStatus::corrupt, TcpFault::bad_magic,
-                "frame %llu: bad magic 0x%08x (expected 0x%08x, \"CGTF\")", static_cast<ull>(next_),
-                header.magic, detail::frame_magic);
-  }
-  if (header.version != detail::frame_version) {
-    return fail(ChannelStatus::corrupt, TcpFault::bad_version,
-                "frame %llu: protocol version %u, expected %u", static_cast<ull>(next_),
-                unsigned{header.version}, unsigned{detail::frame_version});
-  }
-  if (header.reserved != 0) {
-    return fail(ChannelStatus::corrupt, TcpFault::bad_header,
-                "frame %llu: reserved header field is 0x%08x, expected 0", static_cast<ull>(next_),
-                header.reserved);
-  }
-  if (header.length > max_payload_) {
-    return fail(ChannelStatus::corrupt, TcpFault::too_large,
-                "frame %llu: payload of %llu bytes exceeds the limit of %llu",
-                static_cast<ull>(next_), static_cast<ull>(header.length),
-                static_cast<ull>(max_payload_));
-  }
+  if (const TcpFault fault = detail::check_frame_start(header, next_, max_payload_, error_);
+      fault != TcpFault::none)
+    return fail(ChannelStatus::corrupt, fault);
   have_header_ = true;
   frame_bytes_ = frame_header_bytes + static_cast<std::size_t>(header.length);
   crc_ = detail::frame_header_checksum(buffer_ + begin_);
@@ -458,28 +414,9 @@ ChannelStatus TcpReader::receive(Message& message, Deadline deadline) noexcept {
   advance_checksum();
 
   const detail::FrameHeader header = detail::decode_frame_header(buffer_ + begin_);
-  if (crc_ != header.checksum) {
-    return fail(ChannelStatus::corrupt, TcpFault::checksum_mismatch,
-                "frame %llu: checksum mismatch: the header says 0x%08x, its %zu bytes give 0x%08x",
-                static_cast<ull>(next_), header.checksum, frame_bytes_, crc_);
-  }
-  if (header.kind != static_cast<std::uint16_t>(MessageKind::value) &&
-      header.kind != static_cast<std::uint16_t>(MessageKind::error)) {
-    return fail(ChannelStatus::corrupt, TcpFault::bad_kind,
-                "frame %llu: unexpected kind %u (not a value or an error)", static_cast<ull>(next_),
-                unsigned{header.kind});
-  }
-  if (header.sequence > next_) {
-    return fail(ChannelStatus::corrupt, TcpFault::lost_frame,
-                "lost frame: expected sequence %llu, got %llu (%llu missing)",
-                static_cast<ull>(next_), static_cast<ull>(header.sequence),
-                static_cast<ull>(header.sequence - next_));
-  }
-  if (header.sequence < next_) {
-    return fail(ChannelStatus::corrupt, TcpFault::reordered_frame,
-                "reordered or repeated frame: expected sequence %llu, got %llu",
-                static_cast<ull>(next_), static_cast<ull>(header.sequence));
-  }
+  if (const TcpFault fault = detail::check_frame_end(header, crc_, frame_bytes_, next_, error_);
+      fault != TcpFault::none)
+    return fail(ChannelStatus::corrupt, fault);
 
   message.kind = static_cast<MessageKind>(header.kind);
   message.payload =

@@ -62,6 +62,8 @@
 //   called from any thread and wakes a blocked send() or receive().
 #pragma once
 
+#include "net/host_stream.hpp"
+#include "net/tcp_frame.hpp"
 #include <cg/detail/channel.hpp>
 
 #include <atomic>
@@ -75,29 +77,8 @@ namespace cg {
 // Frames larger than this are refused unless a writer and reader agree on more.
 inline constexpr std::uint64_t tcp_default_max_payload = std::uint64_t{1} << 30; // 1 GiB
 
-// Why a TCP channel call failed (beyond its ChannelStatus).
-enum class TcpFault {
-  none,
-  peer_closed,       // the peer closed the connection between frames
-  truncated,         // the peer closed the connection inside a frame
-  connection_error,  // the socket failed (reset, ...)
-  closed_locally,    // close() was called on this end
-  send_timeout,      // the send deadline passed mid-frame; the stream was shut down
-  bad_magic,         // the bytes where a header should start are not "CGTF"
-  bad_version,       // a frame of another protocol version
-  bad_header,        // the reserved header field is not 0
-  too_large,         // a payload exceeds max_payload
-  no_memory,         // no buffer for a frame within max_payload
-  checksum_mismatch, // the CRC-32C does not match the header and payload received
-  bad_kind,          // a kind that is neither value nor error
-  lost_frame,        // a sequence number ahead of the expected one
-  reordered_frame,   // a sequence number behind the expected one
-};
-
-const char* to_string(TcpFault fault) noexcept;
-
 // The writing end. Owns its socket. Movable (not while in use), not copyable.
-class TcpWriter {
+class TcpWriter final : public detail::HostWriter {
 public:
   TcpWriter() = default; // reports closed
   // Takes ownership of `fd`, a connected TCP socket.
@@ -106,19 +87,22 @@ public:
   TcpWriter& operator=(TcpWriter&& other) noexcept;
   TcpWriter(const TcpWriter&) = delete;
   TcpWriter& operator=(const TcpWriter&) = delete;
-  ~TcpWriter();
+  ~TcpWriter() override;
 
   // Sends `payload` as the next frame (see the contract above).
   ChannelStatus send(MessageKind kind, std::span<const std::byte> payload,
-                     Deadline deadline) noexcept;
+                     Deadline deadline) noexcept override;
 
   // Ends the stream: frames already sent still reach the reader, which then
   // sees closed (peer_closed). Wakes a send() blocked in another thread.
-  void close() noexcept;
+  void close() noexcept override;
+
+  // Gives up the socket (which the caller then owns); the writer reports closed.
+  int release_fd() noexcept;
 
   std::uint64_t sent() const noexcept { return next_; } // frames sent = the next sequence number
-  TcpFault fault() const noexcept { return fault_; }    // of the last failed send
-  std::string_view error() const noexcept { return error_; }
+  TcpFault fault() const noexcept override { return fault_; } // of the last failed send
+  std::string_view error() const noexcept override { return error_; }
   int fd() const noexcept { return fd_; }
 
 private:
@@ -136,10 +120,8 @@ private:
 
 // The reading end. Owns its socket and its receive buffer. Movable (not while
 // in use), not copyable.
-class TcpReader {
+class TcpReader final : public detail::HostReader {
 public:
-  using Message = ChannelReader::Message; // kind, payload, sequence (0-based)
-
   TcpReader() = default; // reports closed
   // Takes ownership of `fd`, a connected TCP socket.
   explicit TcpReader(int fd, std::uint64_t max_payload = tcp_default_max_payload) noexcept;
@@ -147,21 +129,24 @@ public:
   TcpReader& operator=(TcpReader&& other) noexcept;
   TcpReader(const TcpReader&) = delete;
   TcpReader& operator=(const TcpReader&) = delete;
-  ~TcpReader();
+  ~TcpReader() override;
 
   // Waits for the next frame and checks it (see the contract above). On ok,
   // `message.payload` points into the reader's buffer until the next receive().
-  ChannelStatus receive(Message& message, Deadline deadline) noexcept;
+  ChannelStatus receive(Message& message, Deadline deadline) noexcept override;
 
   // Stops reading: this and every later receive() return closed. Wakes a
   // receive() blocked in another thread.
-  void close() noexcept;
+  void close() noexcept override;
+
+  // Gives up the socket (which the caller then owns); the reader reports closed.
+  int release_fd() noexcept;
 
   std::uint64_t received() const noexcept {
     return next_;
   } // frames delivered = the next expected sequence
-  TcpFault fault() const noexcept { return fault_; }
-  std::string_view error() const noexcept { return error_; }
+  TcpFault fault() const noexcept override { return fault_; }
+  std::string_view error() const noexcept override { return error_; }
   int fd() const noexcept { return fd_; }
 
 private:
@@ -171,6 +156,7 @@ private:
   ChannelStatus check_header() noexcept;
   ChannelStatus fail(ChannelStatus status, TcpFault fault, const char* format, ...) noexcept
       __attribute__((format(printf, 4, 5)));
+  ChannelStatus fail(ChannelStatus status, TcpFault fault) noexcept; // error_ already says why
 
   int fd_ = -1;
   std::uint64_t max_payload_ = tcp_default_max_payload;

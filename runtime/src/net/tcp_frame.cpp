@@ -2,8 +2,51 @@
 #include "net/tcp_frame.hpp"
 
 #include "net/crc32c.hpp"
+#include <cg/detail/channel.hpp>
 
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
+
+namespace cg {
+
+const char* to_string(TcpFault fault) noexcept {
+  switch (fault) {
+  case TcpFault::none:
+    return "none";
+  case TcpFault::peer_closed:
+    return "peer_closed";
+  case TcpFault::truncated:
+    return "truncated";
+  case TcpFault::connection_error:
+    return "connection_error";
+  case TcpFault::closed_locally:
+    return "closed_locally";
+  case TcpFault::send_timeout:
+    return "send_timeout";
+  case TcpFault::bad_magic:
+    return "bad_magic";
+  case TcpFault::bad_version:
+    return "bad_version";
+  case TcpFault::bad_header:
+    return "bad_header";
+  case TcpFault::too_large:
+    return "too_large";
+  case TcpFault::no_memory:
+    return "no_memory";
+  case TcpFault::checksum_mismatch:
+    return "checksum_mismatch";
+  case TcpFault::bad_kind:
+    return "bad_kind";
+  case TcpFault::lost_frame:
+    return "lost_frame";
+  case TcpFault::reordered_frame:
+    return "reordered_frame";
+  }
+  return "unknown";
+}
+
+} // namespace cg
 
 namespace cg::detail {
 
@@ -19,6 +62,18 @@ template <class T> T load_le(const std::byte* in) noexcept {
   for (std::size_t i = 0; i < sizeof(T); ++i)
     value |= static_cast<T>(std::to_integer<T>(in[i]) << (8 * i));
   return value;
+}
+
+using ull = unsigned long long; // for printf
+
+TcpFault say(std::span<char> error, TcpFault fault, const char* format, ...) noexcept
+    __attribute__((format(printf, 3, 4)));
+TcpFault say(std::span<char> error, TcpFault fault, const char* format, ...) noexcept {
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(error.data(), error.size(), format, args);
+  va_end(args);
+  return fault;
 }
 
 } // namespace
@@ -57,6 +112,57 @@ std::uint32_t frame_checksum(const FrameHeader& header,
   std::byte encoded[frame_header_bytes];
   encode_frame_header(header, encoded);
   return crc32c(frame_header_checksum(encoded), payload.data(), payload.size());
+}
+
+TcpFault check_frame_start(const FrameHeader& header, std::uint64_t next, std::uint64_t max_payload,
+                           std::span<char> error) noexcept {
+  if (header.magic != frame_magic) {
+    return say(error, TcpFault::bad_magic,
+               "frame %llu: bad magic 0x%08x (expected 0x%08x, \"CGTF\")", static_cast<ull>(next),
+               header.magic, frame_magic);
+  }
+  if (header.version != frame_version) {
+    return say(error, TcpFault::bad_version, "frame %llu: protocol version %u, expected %u",
+               static_cast<ull>(next), unsigned{header.version}, unsigned{frame_version});
+  }
+  if (header.reserved != 0) {
+    return say(error, TcpFault::bad_header,
+               "frame %llu: reserved header field is 0x%08x, expected 0", static_cast<ull>(next),
+               header.reserved);
+  }
+  if (header.length > max_payload) {
+    return say(
+        error, TcpFault::too_large, "frame %llu: payload of %llu bytes exceeds the limit of %llu",
+        static_cast<ull>(next), static_cast<ull>(header.length), static_cast<ull>(max_payload));
+  }
+  return TcpFault::none;
+}
+
+TcpFault check_frame_end(const FrameHeader& header, std::uint32_t crc, std::size_t frame_bytes,
+                         std::uint64_t next, std::span<char> error) noexcept {
+  if (crc != header.checksum) {
+    return say(error, TcpFault::checksum_mismatch,
+               "frame %llu: checksum mismatch: the header says 0x%08x, its %zu bytes give 0x%08x",
+               static_cast<ull>(next), header.checksum, frame_bytes, crc);
+  }
+  if (header.kind != static_cast<std::uint16_t>(MessageKind::value) &&
+      header.kind != static_cast<std::uint16_t>(MessageKind::error)) {
+    return say(error, TcpFault::bad_kind,
+               "frame %llu: unexpected kind %u (not a value or an error)", static_cast<ull>(next),
+               unsigned{header.kind});
+  }
+  if (header.sequence > next) {
+    return say(error, TcpFault::lost_frame,
+               "lost frame: expected sequence %llu, got %llu (%llu missing)",
+               static_cast<ull>(next), static_cast<ull>(header.sequence),
+               static_cast<ull>(header.sequence - next));
+  }
+  if (header.sequence < next) {
+    return say(error, TcpFault::reordered_frame,
+               "reordered or repeated frame: expected sequence %llu, got %llu",
+               static_cast<ull>(next), static_cast<ull>(header.sequence));
+  }
+  return TcpFault::none;
 }
 
 } // namespace cg::detail

@@ -25,6 +25,32 @@
 #include <cstdint>
 #include <span>
 
+namespace cg {
+
+// Why a call on a framed stream (a TCP or UCX channel between hosts) failed,
+// beyond its ChannelStatus.
+enum class TcpFault {
+  none,
+  peer_closed,       // the peer closed the connection between frames
+  truncated,         // the peer closed the connection inside a frame
+  connection_error,  // the socket failed (reset, ...)
+  closed_locally,    // close() was called on this end
+  send_timeout,      // the send deadline passed mid-frame; the stream was shut down
+  bad_magic,         // the bytes where a header should start are not "CGTF"
+  bad_version,       // a frame of another protocol version
+  bad_header,        // the reserved header field is not 0
+  too_large,         // a payload exceeds max_payload
+  no_memory,         // no buffer for a frame within max_payload
+  checksum_mismatch, // the CRC-32C does not match the header and payload received
+  bad_kind,          // a kind that is neither value nor error
+  lost_frame,        // a sequence number ahead of the expected one
+  reordered_frame,   // a sequence number behind the expected one
+};
+
+const char* to_string(TcpFault fault) noexcept;
+
+} // namespace cg
+
 namespace cg::detail {
 
 inline constexpr std::uint32_t frame_magic = 0x4654'4743u; // "CGTF" as little-endian bytes
@@ -62,5 +88,20 @@ std::uint32_t frame_checksum(const FrameHeader& header,
 // The CRC-32C of an encoded header with its checksum field taken as 0: where a
 // frame's checksum starts before the payload is fed in.
 std::uint32_t frame_header_checksum(const std::byte* encoded) noexcept;
+
+// The checks every reader of frames makes, in this order, before it believes
+// a data frame. Each returns TcpFault::none, or the fault with one sentence in
+// `error` naming the frame (`next`: the sequence number expected).
+//
+// Once the header is in: magic, version, reserved field, and a length within
+// `max_payload` (the length says how much more to read).
+TcpFault check_frame_start(const FrameHeader& header, std::uint64_t next, std::uint64_t max_payload,
+                           std::span<char> error) noexcept;
+// Once the whole frame is in (`crc`: the CRC-32C of its `frame_bytes`, the
+// checksum field taken as 0): the checksum before the kind and the sequence
+// number, so that a corrupted sequence field is reported as the corruption it
+// is, not as a lost frame.
+TcpFault check_frame_end(const FrameHeader& header, std::uint32_t crc, std::size_t frame_bytes,
+                         std::uint64_t next, std::span<char> error) noexcept;
 
 } // namespace cg::detail

@@ -109,7 +109,10 @@ struct Side {
   }
 };
 
-TEST(ScaleOut, RelaysCarryEveryMessageToTheOtherSidesRing) {
+// Both transports, where the runtime has UCX.
+class Relaying : public ::testing::TestWithParam<cg::detail::HostTransport> {};
+
+TEST_P(Relaying, CarriesEveryMessageToTheOtherSidesRing) {
   Side driver, remote;
   const std::map<std::string, cg::Endpoint> table{{"@driver", driver.listener.endpoint()},
                                                   {"b", remote.listener.endpoint()},
@@ -118,10 +121,10 @@ TEST(ScaleOut, RelaysCarryEveryMessageToTheOtherSidesRing) {
   const auto deadline = Clock::now() + 10s;
   std::string remote_error;
   std::thread other([&] {
-    remote_error = remote.relays.start(kSpec, p, 1, remote.listener, remote.channels, deadline,
-                                       remote.on_fault());
+    remote_error = remote.relays.start(kSpec, p, 1, remote.listener, GetParam(), remote.channels,
+                                       deadline, remote.on_fault());
   });
-  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, driver.channels, deadline,
+  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, GetParam(), driver.channels, deadline,
                                 driver.on_fault()),
             "");
   other.join();
@@ -173,6 +176,32 @@ TEST(ScaleOut, RelaysCarryEveryMessageToTheOtherSidesRing) {
   EXPECT_EQ(driver.fault, "");
 }
 
+INSTANTIATE_TEST_SUITE_P(Transports, Relaying,
+                         ::testing::Values(cg::detail::HostTransport::tcp
+#if CG_HAVE_UCX
+                                           ,
+                                           cg::detail::HostTransport::ucx
+#endif
+                                           ),
+                         [](const auto& info) { return cg::detail::to_string(info.param); });
+
+TEST(ScaleOut, TheGreetingCarriesGeometrySilenceAndTransport) {
+  cg::detail::Greeting g{8, 4096, std::chrono::milliseconds(5000), cg::detail::HostTransport::ucx};
+  EXPECT_EQ(cg::detail::format_greeting(g),
+            "slots=8 slot_bytes=4096 silence_ms=5000 transport=ucx");
+  cg::detail::Greeting back;
+  ASSERT_TRUE(
+      cg::detail::parse_greeting("slots=3 slot_bytes=4096 silence_ms=9 transport=tcp", back));
+  EXPECT_EQ(back.slots, 3u);
+  EXPECT_EQ(back.silence, std::chrono::milliseconds(9));
+  EXPECT_EQ(back.transport, cg::detail::HostTransport::tcp);
+  for (const char* bad : {"slots=3 slot_bytes=4096 silence_ms=9", // from an older driver
+                          "slots=3 slot_bytes=4096 silence_ms=9 transport=rdma",
+                          "slots=3 slot_bytes=4096 silence_ms=9 transport=ucx extra",
+                          "slots=0 slot_bytes=4096 silence_ms=9 transport=ucx"})
+    EXPECT_FALSE(cg::detail::parse_greeting(bad, back)) << bad;
+}
+
 TEST(ScaleOut, AFrameWithASkippedSequenceNumberIsReportedNotDelivered) {
   // Only the driver's side relays; the test plays b's side by hand on c2.
   Side driver;
@@ -190,8 +219,8 @@ TEST(ScaleOut, AFrameWithASkippedSequenceNumberIsReportedNotDelivered) {
     EXPECT_EQ(cg::set_up_channels(b_listener, in, out, deadline, b_side), cg::NetStatus::ok)
         << b_side.error;
   });
-  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, driver.channels, deadline,
-                                driver.on_fault()),
+  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, cg::detail::HostTransport::tcp,
+                                driver.channels, deadline, driver.on_fault()),
             "");
   b.join();
   // Frame 0 is fine; then frame 2 arrives where frame 1 should.

@@ -1,0 +1,521 @@
+// ucx_channel.cpp — UcxWriter and UcxReader: frames over UCP tag messages.
+//
+// One UCP context per process (made on first use, honouring UCX_* variables),
+// one worker per stream end. Waiting follows UCX's own recipe: progress the
+// worker a little while (a frame is often there within microseconds), then
+// arm it and poll() its event descriptor together with the control
+// connection, so that a peer that goes away, or close() from another thread,
+// wakes the wait as promptly as a frame does.
+#include "net/ucx_channel.hpp"
+
+#include "net/crc32c.hpp"
+
+#include <poll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <ucp/api/ucp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+#include <utility>
+
+namespace cg::detail {
+namespace {
+
+using ull = unsigned long long; // for printf
+
+constexpr std::uint32_t offer_magic = 0x58554743u; // "CGUX" as little-endian bytes
+constexpr std::uint32_t max_address_bytes = 64 * 1024;
+constexpr int spin_progress_calls = 1; // then sleep: spinning steals the core a peer needs (see below)
+constexpr std::align_val_t buffer_alignment{64};
+constexpr std::size_t min_capacity = 64 * 1024;
+constexpr auto close_grace = std::chrono::seconds(1); // for the last frames at a clean close
+
+struct Context {
+  ucp_context_h handle = nullptr;
+  std::string error;
+};
+
+Context make_context() {
+  Context c;
+  ucp_config_t* config = nullptr;
+  if (ucs_status_t s = ucp_config_read(nullptr, nullptr, &config); s != UCS_OK) {
+    c.error = std::string("cannot read UCX's configuration: ") + ucs_status_string(s);
+    return c;
+  }
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
+  params.mt_workers_shared = 1;
+  if (ucs_status_t s = ucp_init(&params, config, &c.handle); s != UCS_OK)
+    c.error = std::string("cannot initialise UCX: ") + ucs_status_string(s);
+  ucp_config_release(config);
+  return c;
+}
+
+// The process's UCP context (tag messages and wake-up events; workers of
+// different threads share it), made on first use. UCX lists the network
+// devices when it makes a context, so a process that has moved to another
+// network namespace since (as the two-host tests do) gets a new one; the old
+// one stays, for the workers that may still use it.
+const Context& context() {
+  static std::mutex mutex;
+  static std::map<std::string, Context> by_namespace;
+  char link[64] = {};
+  const ssize_t n = ::readlink("/proc/self/ns/net", link, sizeof link - 1);
+  const std::string here = n > 0 ? std::string(link, static_cast<std::size_t>(n)) : "";
+  std::lock_guard lock(mutex);
+  auto found = by_namespace.find(here);
+  if (found == by_namespace.end())
+    found = by_namespace.emplace(here, make_context()).first;
+  return found->second;
+}
+
+// Why UcxEnd::wait() returned.
+enum class Wake { again, timeout, hung_up, closing };
+
+} // namespace
+
+// A worker of its own, its event descriptor, and the stream's control connection.
+class UcxEnd {
+public:
+  static std::unique_ptr<UcxEnd> make(UniqueFd control, std::string& error) {
+    const Context& c = context();
+    if (c.handle == nullptr) {
+      error = c.error;
+      return nullptr;
+    }
+    auto end = std::unique_ptr<UcxEnd>(new UcxEnd);
+    end->control_ = std::move(control);
+    ucp_worker_params_t params{};
+    params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE | UCP_WORKER_PARAM_FIELD_EVENTS;
+    params.thread_mode = UCS_THREAD_MODE_SINGLE;
+    params.events = UCP_WAKEUP_TAG_SEND | UCP_WAKEUP_TAG_RECV | UCP_WAKEUP_TX | UCP_WAKEUP_RX;
+    if (ucs_status_t s = ucp_worker_create(c.handle, &params, &end->worker_); s != UCS_OK) {
+      error = std::string("cannot make a UCX worker: ") + ucs_status_string(s);
+      return nullptr;
+    }
+    if (ucs_status_t s = ucp_worker_get_efd(end->worker_, &end->efd_); s != UCS_OK) {
+      error = std::string("cannot get the UCX worker's event descriptor: ") + ucs_status_string(s);
+      return nullptr;
+    }
+    return end;
+  }
+
+  ~UcxEnd() {
+    if (worker_ != nullptr)
+      ucp_worker_destroy(worker_);
+  }
+
+  ucp_worker_h worker() const noexcept { return worker_; }
+  int control() const noexcept { return control_.get(); }
+  bool closing() const noexcept { return closing_.load(std::memory_order_acquire); }
+
+  // Any thread: wakes the owner's wait (through the control connection, which
+  // the peer then sees closed too).
+  void close() noexcept {
+    closing_.store(true, std::memory_order_release);
+    if (control_)
+      ::shutdown(control_.get(), SHUT_RDWR);
+  }
+
+  // Progresses the worker until something happened (again: the caller checks
+  // its condition), the deadline passed, the control connection hung up, or
+  // close() was called.
+  Wake wait(Deadline deadline) noexcept {
+    for (int i = 0; i < spin_progress_calls; ++i) {
+      if (ucp_worker_progress(worker_) != 0)
+        return Wake::again;
+      if (closing())
+        return Wake::closing;
+    }
+    if (ucp_worker_arm(worker_) == UCS_ERR_BUSY)
+      return Wake::again; // events arrived meanwhile
+    pollfd fds[2] = {{efd_, POLLIN, 0}, {control_.get(), POLLIN | POLLRDHUP, 0}};
+    const int timeout = deadline == Deadline::max() ? -1 : milliseconds_until(deadline);
+    const int ready = ::poll(fds, 2, timeout);
+    if (closing())
+      return Wake::closing;
+    if (ready > 0 && fds[1].revents != 0)
+      return Wake::hung_up; // the peer sends nothing on it: readable means gone
+    if (ready == 0 && std::chrono::steady_clock::now() >= deadline)
+      return Wake::timeout;
+    return Wake::again;
+  }
+
+  // Waits for `request` (null: it completed at once) and frees it. Returns
+  // UCS_INPROGRESS when the wait ended first (`why` says how; the request is
+  // then left to the worker's destruction).
+  ucs_status_t finish(void* request, Deadline deadline, Wake& why) noexcept {
+    if (request == nullptr)
+      return UCS_OK;
+    if (UCS_PTR_IS_ERR(request))
+      return UCS_PTR_STATUS(request);
+    for (;;) {
+      const ucs_status_t s = ucp_request_check_status(request);
+      if (s != UCS_INPROGRESS) {
+        ucp_request_free(request);
+        return s;
+      }
+      why = wait(deadline);
+      if (why != Wake::again)
+        return UCS_INPROGRESS;
+    }
+  }
+
+private:
+  UcxEnd() = default;
+  ucp_worker_h worker_ = nullptr;
+  int efd_ = -1;
+  UniqueFd control_;
+  std::atomic<bool> closing_{false};
+};
+
+std::string ucx_version() { return std::string("UCX ") + ucp_get_version_string(); }
+
+// ---- UcxWriter --------------------------------------------------------------
+
+std::unique_ptr<UcxWriter> UcxWriter::connect(TcpWriter control, Deadline deadline,
+                                              std::string& error, std::uint64_t max_payload) {
+  UniqueFd fd(control.release_fd());
+  std::byte head[16];
+  if (receive_exact(fd.get(), head, sizeof head, deadline, error) != NetStatus::ok) {
+    error = "UCX stream: no worker address from the reader: " + error;
+    return nullptr;
+  }
+  std::uint32_t magic = 0, length = 0;
+  std::uint64_t tag = 0;
+  std::memcpy(&magic, head, 4);
+  std::memcpy(&length, head + 4, 4);
+  std::memcpy(&tag, head + 8, 8);
+  if (magic != offer_magic || length == 0 || length > max_address_bytes) {
+    error = "UCX stream: the reader's offer is malformed (is it built without UCX, or with "
+            "CG_HOST_TRANSPORT=tcp?)";
+    return nullptr;
+  }
+  std::string address(length, '\0');
+  if (receive_exact(fd.get(), address.data(), length, deadline, error) != NetStatus::ok) {
+    error = "UCX stream: the reader's worker address was cut short: " + error;
+    return nullptr;
+  }
+  auto writer = std::unique_ptr<UcxWriter>(new UcxWriter);
+  writer->end_ = UcxEnd::make(std::move(fd), error);
+  if (!writer->end_)
+    return nullptr;
+  writer->tag_ = tag;
+  writer->max_payload_ = max_payload;
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  params.address = reinterpret_cast<const ucp_address_t*>(address.data());
+  params.err_mode = UCP_ERR_HANDLING_MODE_PEER; // a dead peer fails requests instead of hanging
+  params.err_handler.cb = [](void*, ucp_ep_h, ucs_status_t) {}; // the requests say why
+  params.err_handler.arg = nullptr;
+  ucp_ep_h endpoint = nullptr;
+  if (ucs_status_t s = ucp_ep_create(writer->end_->worker(), &params, &endpoint); s != UCS_OK) {
+    error = std::string("UCX stream: cannot reach the reader's worker: ") + ucs_status_string(s);
+    return nullptr;
+  }
+  writer->endpoint_ = endpoint;
+  return writer;
+}
+
+UcxWriter::~UcxWriter() {
+  if (endpoint_ == nullptr)
+    return;
+  // A clean end lets the frames already sent reach the reader before the
+  // control connection closes; a broken one does not wait.
+  ucp_request_param_t param{};
+  if (broken_ || end_->closing()) {
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  }
+  Wake why = Wake::again;
+  void* request = ucp_ep_close_nbx(static_cast<ucp_ep_h>(endpoint_), &param);
+  end_->finish(request, std::chrono::steady_clock::now() + close_grace, why);
+}
+
+void UcxWriter::close() noexcept { end_->close(); }
+
+ChannelStatus UcxWriter::fail(ChannelStatus status, TcpFault fault, const char* format,
+                              ...) noexcept {
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(error_, sizeof error_, format, args);
+  va_end(args);
+  fault_ = fault;
+  if (status != ChannelStatus::timeout && status != ChannelStatus::too_large)
+    broken_ = true;
+  return status;
+}
+
+ChannelStatus UcxWriter::send(MessageKind kind, std::span<const std::byte> payload,
+                              Deadline deadline) noexcept {
+  if (broken_)
+    return ChannelStatus::closed; // error_ still says why
+  if (end_->closing()) {
+    return fail(ChannelStatus::closed, TcpFault::closed_locally,
+                "the stream was closed locally after %llu frames", static_cast<ull>(next_));
+  }
+  if (payload.size() > max_payload_) {
+    return fail(ChannelStatus::too_large, TcpFault::too_large,
+                "frame %llu: payload of %zu bytes exceeds the limit of %llu",
+                static_cast<ull>(next_), payload.size(), static_cast<ull>(max_payload_));
+  }
+  FrameHeader header;
+  header.kind = static_cast<std::uint16_t>(kind);
+  header.sequence = next_;
+  header.length = payload.size();
+  header.checksum = frame_checksum(header, payload);
+  encode_frame_header(header, head_);
+
+  // Header and payload as one message, gathered by UCX: the payload is not copied here.
+  std::size_t count = 2;
+  if (payload.size() <= sizeof small_ - frame_header_bytes) {
+    // A small frame is copied whole: one contiguous message goes out faster
+    // than a gathered one, and the copy costs less than the difference.
+    std::memcpy(small_, head_, frame_header_bytes);
+    if (!payload.empty())
+      std::memcpy(small_ + frame_header_bytes, payload.data(), payload.size());
+    pieces_[0] = {small_, frame_header_bytes + payload.size()};
+    count = 1;
+  } else {
+    pieces_[0] = {head_, frame_header_bytes};
+    pieces_[1] = {payload.data(), payload.size()};
+  }
+  const ChannelStatus status = send_pieces(count, deadline);
+  if (status == ChannelStatus::ok)
+    ++next_;
+  return status;
+}
+
+ChannelStatus UcxWriter::send_forged(std::span<const std::byte> frame,
+                                     Deadline deadline) noexcept {
+  if (broken_)
+    return ChannelStatus::closed;
+  pieces_[0] = {frame.data(), frame.size()};
+  return send_pieces(1, deadline);
+}
+
+// Sends the first `count` pieces as one tagged message and waits until UCX is
+// done with them.
+ChannelStatus UcxWriter::send_pieces(std::size_t count, Deadline deadline) noexcept {
+  static_assert(sizeof(Piece) == sizeof(ucp_dt_iov_t) &&
+                offsetof(Piece, buffer) == offsetof(ucp_dt_iov_t, buffer) &&
+                offsetof(Piece, length) == offsetof(ucp_dt_iov_t, length));
+  ucp_request_param_t param{};
+  void* request = nullptr;
+  if (count == 1) { // contiguous bytes: UCX's fastest (inline) path for a small frame
+    request = ucp_tag_send_nbx(static_cast<ucp_ep_h>(endpoint_), pieces_[0].buffer,
+                               pieces_[0].length, tag_, &param);
+  } else {
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+    param.datatype = ucp_dt_make_iov();
+    request = ucp_tag_send_nbx(static_cast<ucp_ep_h>(endpoint_), pieces_, count, tag_, &param);
+  }
+  Wake why = Wake::again;
+  const ucs_status_t s = end_->finish(request, deadline, why);
+  if (s == UCS_INPROGRESS) {
+    switch (why) {
+    case Wake::closing:
+      return fail(ChannelStatus::closed, TcpFault::closed_locally,
+                  "frame %llu: the stream was closed locally while it was being sent",
+                  static_cast<ull>(next_));
+    case Wake::hung_up:
+      return fail(ChannelStatus::closed, TcpFault::peer_closed,
+                  "frame %llu: the reader closed the stream while it was being sent",
+                  static_cast<ull>(next_));
+    default:
+      return fail(ChannelStatus::closed, TcpFault::send_timeout,
+                  "frame %llu: the deadline passed while UCX was sending it; the stream is "
+                  "broken (a send cannot be taken back)",
+                  static_cast<ull>(next_));
+    }
+  }
+  if (s != UCS_OK) {
+    return fail(ChannelStatus::closed,
+                s == UCS_ERR_CONNECTION_RESET || s == UCS_ERR_ENDPOINT_TIMEOUT
+                    ? TcpFault::peer_closed
+                    : TcpFault::connection_error,
+                "frame %llu: UCX could not send it: %s", static_cast<ull>(next_),
+                ucs_status_string(s));
+  }
+  return ChannelStatus::ok;
+}
+
+// ---- UcxReader --------------------------------------------------------------
+
+std::unique_ptr<UcxReader> UcxReader::offer(TcpReader control, Deadline deadline,
+                                            std::string& error, std::uint64_t max_payload) {
+  UniqueFd fd(control.release_fd());
+  const int control_fd = fd.get();
+  auto reader = std::unique_ptr<UcxReader>(new UcxReader);
+  reader->end_ = UcxEnd::make(std::move(fd), error);
+  if (!reader->end_)
+    return nullptr;
+  reader->max_payload_ = max_payload;
+  if (::getrandom(&reader->tag_, sizeof reader->tag_, 0) != sizeof reader->tag_) {
+    error = "UCX stream: no random bytes for its tag";
+    return nullptr;
+  }
+  ucp_address_t* address = nullptr;
+  std::size_t length = 0;
+  if (ucs_status_t s = ucp_worker_get_address(reader->end_->worker(), &address, &length);
+      s != UCS_OK) {
+    error = std::string("UCX stream: the worker has no address: ") + ucs_status_string(s);
+    return nullptr;
+  }
+  std::string message(16 + length, '\0');
+  const auto length32 = static_cast<std::uint32_t>(length);
+  std::memcpy(message.data(), &offer_magic, 4);
+  std::memcpy(message.data() + 4, &length32, 4);
+  std::memcpy(message.data() + 8, &reader->tag_, 8);
+  std::memcpy(message.data() + 16, address, length);
+  ucp_worker_release_address(reader->end_->worker(), address);
+  if (send_all(control_fd, message.data(), message.size(), deadline, error) != NetStatus::ok) {
+    error = "UCX stream: cannot send the worker address to the writer: " + error;
+    return nullptr;
+  }
+  return reader;
+}
+
+UcxReader::~UcxReader() {
+  if (buffer_ != nullptr)
+    ::operator delete[](buffer_, buffer_alignment);
+}
+
+void UcxReader::close() noexcept { end_->close(); }
+
+ChannelStatus UcxReader::fail(ChannelStatus status, TcpFault fault, const char* format,
+                              ...) noexcept {
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(error_, sizeof error_, format, args);
+  va_end(args);
+  fault_ = fault;
+  failed_ = status;
+  return status;
+}
+
+ChannelStatus UcxReader::fail(ChannelStatus status, TcpFault fault) noexcept {
+  fault_ = fault;
+  failed_ = status;
+  return status;
+}
+
+ChannelStatus UcxReader::receive(Message& message, Deadline deadline) noexcept {
+  if (failed_ != ChannelStatus::ok)
+    return failed_; // error_ still says why
+  bool writer_gone = false;
+  for (;;) {
+    if (end_->closing()) {
+      return fail(ChannelStatus::closed, TcpFault::closed_locally,
+                  "the stream was closed locally after %llu frames", static_cast<ull>(next_));
+    }
+    ucp_tag_recv_info_t info{};
+    if (ucp_tag_message_h m = ucp_tag_probe_nb(end_->worker(), tag_, ~ucp_tag_t{0}, 1, &info)) {
+      const ChannelStatus s = take(m, info.length);
+      if (s != ChannelStatus::ok)
+        return s;
+      const FrameHeader header = decode_frame_header(buffer_);
+      message.kind = static_cast<MessageKind>(header.kind);
+      message.payload = std::span<const std::byte>(buffer_ + frame_header_bytes, header.length);
+      message.sequence = next_++;
+      return ChannelStatus::ok;
+    }
+    if (writer_gone) {
+      // Frames the writer sent before it closed are delivered first.
+      if (ucp_worker_progress(end_->worker()) != 0)
+        continue;
+      return fail(ChannelStatus::closed, TcpFault::peer_closed,
+                  "the peer closed the connection after %llu frames", static_cast<ull>(next_));
+    }
+    switch (end_->wait(deadline)) {
+    case Wake::again:
+      break;
+    case Wake::timeout:
+      return ChannelStatus::timeout;
+    case Wake::hung_up:
+      writer_gone = true;
+      break;
+    case Wake::closing:
+      break; // said at the top
+    }
+  }
+}
+
+// Receives the probed message `m` of `bytes` bytes whole, and checks it.
+ChannelStatus UcxReader::take(void* m, std::size_t bytes) noexcept {
+  if (bytes < frame_header_bytes) {
+    return fail(ChannelStatus::corrupt, TcpFault::bad_header,
+                "frame %llu: a message of %zu bytes, shorter than a frame header",
+                static_cast<ull>(next_), bytes);
+  }
+  if (bytes - frame_header_bytes > max_payload_) {
+    return fail(ChannelStatus::corrupt, TcpFault::too_large,
+                "frame %llu: payload of %zu bytes exceeds the limit of %llu",
+                static_cast<ull>(next_), bytes - frame_header_bytes,
+                static_cast<ull>(max_payload_));
+  }
+  if (bytes > capacity_) {
+    std::size_t capacity = std::max({bytes, capacity_ + capacity_ / 2, min_capacity});
+    capacity = (capacity + 4095) / 4096 * 4096;
+    auto* fresh =
+        static_cast<std::byte*>(::operator new[](capacity, buffer_alignment, std::nothrow));
+    if (fresh == nullptr) {
+      return fail(ChannelStatus::too_large, TcpFault::no_memory,
+                  "frame %llu: no memory for a buffer of %zu bytes", static_cast<ull>(next_),
+                  bytes);
+    }
+    if (buffer_ != nullptr)
+      ::operator delete[](buffer_, buffer_alignment);
+    buffer_ = fresh;
+    capacity_ = capacity;
+  }
+  ucp_request_param_t param{};
+  void* request = ucp_tag_msg_recv_nbx(end_->worker(), buffer_, bytes,
+                                       static_cast<ucp_tag_message_h>(m), &param);
+  // A frame begun is received whole: only the writer's going away, or
+  // close(), ends the wait.
+  Wake why = Wake::again;
+  const ucs_status_t s = end_->finish(request, Deadline::max(), why);
+  if (s == UCS_INPROGRESS && why == Wake::closing) {
+    return fail(ChannelStatus::closed, TcpFault::closed_locally,
+                "the stream was closed locally inside frame %llu", static_cast<ull>(next_));
+  }
+  if (s == UCS_INPROGRESS) {
+    return fail(ChannelStatus::closed, TcpFault::truncated,
+                "the peer closed the connection inside frame %llu, of %zu bytes",
+                static_cast<ull>(next_), bytes);
+  }
+  if (s != UCS_OK) {
+    return fail(ChannelStatus::closed, TcpFault::connection_error,
+                "frame %llu: UCX could not receive it: %s", static_cast<ull>(next_),
+                ucs_status_string(s));
+  }
+  const FrameHeader header = decode_frame_header(buffer_);
+  if (const TcpFault f = check_frame_start(header, next_, max_payload_, error_);
+      f != TcpFault::none)
+    return fail(ChannelStatus::corrupt, f);
+  if (header.length != bytes - frame_header_bytes) {
+    return fail(ChannelStatus::corrupt, TcpFault::bad_header,
+                "frame %llu: the header says %llu payload bytes, the message carried %zu",
+                static_cast<ull>(next_), static_cast<ull>(header.length),
+                bytes - frame_header_bytes);
+  }
+  const std::uint32_t crc =
+      crc32c(frame_header_checksum(buffer_), buffer_ + frame_header_bytes, header.length);
+  if (const TcpFault f = check_frame_end(header, crc, bytes, next_, error_); f != TcpFault::none)
+    return fail(ChannelStatus::corrupt, f);
+  return ChannelStatus::ok;
+}
+
+} // namespace cg::detail
