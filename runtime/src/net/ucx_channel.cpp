@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstddef>
 #include <chrono>
 #include <cstdarg>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -34,7 +34,8 @@ using ull = unsigned long long; // for printf
 
 constexpr std::uint32_t offer_magic = 0x58554743u; // "CGUX" as little-endian bytes
 constexpr std::uint32_t max_address_bytes = 64 * 1024;
-constexpr int spin_progress_calls = 1; // then sleep: spinning steals the core a peer needs (see below)
+constexpr int spin_progress_calls =
+    1; // then sleep: spinning steals the core a peer needs (see below)
 constexpr std::align_val_t buffer_alignment{64};
 constexpr std::size_t min_capacity = 64 * 1024;
 constexpr auto close_grace = std::chrono::seconds(1); // for the last frames at a clean close
@@ -297,8 +298,7 @@ ChannelStatus UcxWriter::send(MessageKind kind, std::span<const std::byte> paylo
   return status;
 }
 
-ChannelStatus UcxWriter::send_forged(std::span<const std::byte> frame,
-                                     Deadline deadline) noexcept {
+ChannelStatus UcxWriter::send_forged(std::span<const std::byte> frame, Deadline deadline) noexcept {
   if (broken_)
     return ChannelStatus::closed;
   pieces_[0] = {frame.data(), frame.size()};
@@ -341,12 +341,11 @@ ChannelStatus UcxWriter::send_pieces(std::size_t count, Deadline deadline) noexc
     }
   }
   if (s != UCS_OK) {
-    return fail(ChannelStatus::closed,
-                s == UCS_ERR_CONNECTION_RESET || s == UCS_ERR_ENDPOINT_TIMEOUT
-                    ? TcpFault::peer_closed
-                    : TcpFault::connection_error,
-                "frame %llu: UCX could not send it: %s", static_cast<ull>(next_),
-                ucs_status_string(s));
+    return fail(
+        ChannelStatus::closed,
+        s == UCS_ERR_CONNECTION_RESET || s == UCS_ERR_ENDPOINT_TIMEOUT ? TcpFault::peer_closed
+                                                                       : TcpFault::connection_error,
+        "frame %llu: UCX could not send it: %s", static_cast<ull>(next_), ucs_status_string(s));
   }
   return ChannelStatus::ok;
 }

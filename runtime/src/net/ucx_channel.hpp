@@ -32,6 +32,10 @@
 //     (a frame over max_payload is refused before a byte of it is received).
 //   - Threading: one thread uses an end at a time (its worker is
 //     single-threaded); close() may be called from any thread.
+//
+// Under ASan or TSan, run with UCX_MEM_EVENTS=no in the environment (the
+// test presets do): UCX's memory hooks patch madvise, mmap and malloc beneath
+// the sanitizers' interceptors, and UCX reads the setting as its library loads.
 #pragma once
 
 #include "net/host_stream.hpp"
@@ -100,8 +104,7 @@ public:
   /// Makes the reader's worker and sends its address and a fresh tag over
   /// `control` (a reader's connection after the set-up's handshake; the
   /// stream takes it over). Null, with `error` saying why, on failure.
-  static std::unique_ptr<UcxReader> offer(TcpReader control, Deadline deadline,
-                                          std::string& error,
+  static std::unique_ptr<UcxReader> offer(TcpReader control, Deadline deadline, std::string& error,
                                           std::uint64_t max_payload = tcp_default_max_payload);
   ~UcxReader() override;
 

@@ -118,8 +118,9 @@ TEST(UcxChannel, AReceiveWaitsUntilItsDeadlineAndLosesNothing) {
   const auto start = Clock::now();
   EXPECT_EQ(s.reader->receive(m, in(100ms)), ChannelStatus::timeout);
   EXPECT_GE(Clock::now() - start, 90ms);
-  Background sends(
-      [&] { EXPECT_EQ(s.writer->send(MessageKind::value, bytes_of("late"), in(5s)), ChannelStatus::ok); });
+  Background sends([&] {
+    EXPECT_EQ(s.writer->send(MessageKind::value, bytes_of("late"), in(5s)), ChannelStatus::ok);
+  });
   ASSERT_EQ(s.reader->receive(m, in(5s)), ChannelStatus::ok);
   EXPECT_EQ(text_of(m), "late");
   EXPECT_EQ(m.sequence, 0u);
