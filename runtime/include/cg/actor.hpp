@@ -495,8 +495,11 @@ public:
   /// takes over, or a /dev/shm name).
   ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor, const std::string& segment);
   /// An actor thread: uses the driver's mapping of the segment, which must
-  /// outlive it.
-  ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor, std::span<std::byte> segment);
+  /// outlive it. Reader slots that `sources` names (an actor process on
+  /// another host: streams its actors read directly) read from there, not
+  /// from their rings; `sources` must outlive this.
+  ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor, std::span<std::byte> segment,
+               const detail::MessageSources* sources = nullptr);
   ~ActorProcess();
   ActorProcess(const ActorProcess&) = delete;
   ActorProcess& operator=(const ActorProcess&) = delete;
@@ -504,7 +507,7 @@ public:
   const std::string& actor_name() const noexcept { return name_; }
 
   template <class T> InputPort<T> input(std::uint32_t channel, std::uint32_t reader) {
-    return InputPort<T>(ChannelReader(channel_at(channel), reader), channel, name_);
+    return InputPort<T>(reader_of(channel, reader), channel, name_);
   }
   template <class T> OutputPort<T> output(std::uint32_t channel, const char* method) {
     return OutputPort<T>(ChannelWriter(channel_at(channel)), channel, slot_bytes_, name_, method);
@@ -541,8 +544,7 @@ public:
   /// the reading task's (the writing task's for an output).
   DeviceInputPort device_input(std::uint32_t channel, std::uint32_t reader, Device device,
                                const char* method) {
-    return DeviceInputPort(ChannelReader(channel_at(channel), reader), channel, device, name_,
-                           method);
+    return DeviceInputPort(reader_of(channel, reader), channel, device, name_, method);
   }
   DeviceOutputPort device_output(std::uint32_t channel, const char* method) {
     return DeviceOutputPort(output<detail::TensorToHost>(channel, method), name_, method);
@@ -556,8 +558,8 @@ public:
   }
   CudaIpcInputPort cuda_ipc_input(std::uint32_t channel, std::uint32_t reader, const char* method,
                                   Overlap overlap = Overlap::off) {
-    return CudaIpcInputPort(ChannelReader(channel_at(channel), reader), channel, slots_of(channel),
-                            cuda_device_, overlap, name_, method);
+    return CudaIpcInputPort(reader_of(channel, reader), channel, slots_of(channel), cuda_device_,
+                            overlap, name_, method);
   }
 
   /// A collective's rank on this actor: every rank of `communicator` calls
@@ -618,6 +620,8 @@ private:
   void attach(const detail::GraphSpec& spec, std::uint32_t actor, std::span<std::byte> memory,
               const std::string& segment);
   Channel channel_at(std::uint32_t channel) const;
+  // Reader slot `reader` of `channel`: from its source if it has one, else its ring.
+  ChannelReader reader_of(std::uint32_t channel, std::uint32_t reader) const;
   std::uint32_t slots_of(std::uint32_t channel) const { return channel_at(channel).config().slots; }
 
   struct Impl;
@@ -628,6 +632,7 @@ private:
   std::uint32_t slot_bytes_ = 0;
   std::optional<std::span<const std::byte>> constructor_args_; // given to launch()
   int cuda_device_ = 0;
+  const detail::MessageSources* sources_ = nullptr;
 };
 
 namespace detail {

@@ -103,9 +103,17 @@ ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
 }
 
 ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
-                           std::span<std::byte> segment)
-    : impl_(std::make_unique<Impl>()), spec_(&spec), actor_(actor), name_(spec.actors[actor].name) {
+                           std::span<std::byte> segment, const detail::MessageSources* sources)
+    : impl_(std::make_unique<Impl>()), spec_(&spec), actor_(actor), name_(spec.actors[actor].name),
+      sources_(sources) {
   attach(spec, actor, segment, "of the driver");
+}
+
+ChannelReader ActorProcess::reader_of(std::uint32_t channel, std::uint32_t reader) const {
+  if (sources_ != nullptr)
+    if (detail::MessageSource* source = sources_->source(channel, reader))
+      return ChannelReader(*source);
+  return ChannelReader(channel_at(channel), reader);
 }
 
 // Checks that the segment was made for this graph and this build, then finds

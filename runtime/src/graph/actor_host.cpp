@@ -148,7 +148,7 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   for (std::uint32_t actor : mine)
     threads.emplace_back([&, actor] {
       try {
-        ActorProcess process(spec, actor, memory);
+        ActorProcess process(spec, actor, memory, &relays); // reads direct streams itself
         spec.actors[actor].run(process);
       } catch (const GraphStopped&) {
       } catch (const std::exception& e) {

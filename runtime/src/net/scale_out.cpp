@@ -242,6 +242,17 @@ std::string Relays::start(const GraphSpec& spec, const Participants& participant
   }
   for (std::size_t i = 0; i < in_streams.size(); ++i) {
     const Stream& s = *in_streams[i];
+    const int reading_actor = spec.channels[s.channel].reader_actors[s.slots[0]];
+    if (me != 0 && s.slots.size() == 1 && reading_actor >= 0) {
+      auto direct = std::make_unique<Direct>();
+      direct->relays = this;
+      direct->reader = std::move(readers[i]);
+      direct->channel = s.channel;
+      direct->slot = s.slots[0];
+      direct->what = describe(s);
+      directs_.push_back(std::move(direct));
+      continue;
+    }
     auto receiver = std::make_unique<Receiver>();
     receiver->reader = std::move(readers[i]);
     receiver->writer = ChannelWriter(local_.at(s.channel));
@@ -315,6 +326,34 @@ void Relays::receive_loop(Receiver& r) {
   }
 }
 
+MessageSource* Relays::source(std::uint32_t channel, std::uint32_t slot) const noexcept {
+  for (const auto& direct : directs_)
+    if (direct->channel == channel && direct->slot == slot)
+      return direct.get();
+  return nullptr;
+}
+
+// On the reading actor's thread. A frame stays valid until the next receive,
+// so until release(); acquiring again before that gives the same one.
+ChannelStatus Relays::Direct::acquire(ChannelReader::Message& message, Deadline deadline) noexcept {
+  if (!holding) {
+    const ChannelStatus status = reader->receive(held, deadline);
+    if (status == ChannelStatus::timeout)
+      return status;
+    if (status != ChannelStatus::ok) {
+      // As a relay would: the fault says what happened to the stream (the
+      // actor's own report of a bad read comes second and is dropped).
+      if (relays->closing())
+        return ChannelStatus::closed;
+      relays->fault_(what + ": " + std::string(reader->error()), status != ChannelStatus::closed);
+      return status == ChannelStatus::too_large ? ChannelStatus::corrupt : status;
+    }
+    holding = true;
+  }
+  message = held;
+  return ChannelStatus::ok;
+}
+
 void Relays::close() noexcept {
   closing_.store(true);
   for (Channel& channel : local_)
@@ -323,6 +362,8 @@ void Relays::close() noexcept {
     sender->writer->close();
   for (auto& receiver : receivers_)
     receiver->reader->close();
+  for (auto& direct : directs_)
+    direct->reader->close();
 }
 
 void Relays::join() noexcept {

@@ -9,6 +9,11 @@
 // under one endpoint are one participant, those not published are the
 // driver's. So the driver and every actor process compute the same plan.
 //
+// A stream that brings a channel to one reading actor of an actor process
+// (not the driver's, whose actors may be processes sharing its segment) is
+// *direct*: that actor's reads take each frame from the stream itself, with
+// no relay thread and no copy into a ring (Relays::source).
+//
 // A channel whose writer and some readers are in different participants
 // becomes one stream per reading participant (net/host_stream.hpp), carried
 // by UCX or by our own TCP stream as the driver chooses
@@ -85,8 +90,9 @@ std::vector<Stream> plan_streams(const GraphSpec& spec, const Participants& part
 TcpChannelSpec stream_spec(const GraphSpec& spec, const Participants& participants,
                            const Stream& stream);
 
-/// The relays of one participant: a thread per stream it sends or receives.
-class Relays {
+/// The relays of one participant: a thread per stream it sends or receives,
+/// but for the direct streams it receives (above), which its actors read.
+class Relays final : public MessageSources {
 public:
   /// Why a relay stopped: `corrupt` for a bad frame (lost, reordered,
   /// checksum), false for a peer that went away. Called on the relay's thread.
@@ -110,8 +116,14 @@ public:
   /// close(), then waits for the relay threads.
   void join() noexcept;
 
-  std::size_t streams() const noexcept { return senders_.size() + receivers_.size(); }
+  std::size_t streams() const noexcept {
+    return senders_.size() + receivers_.size() + directs_.size();
+  }
+  std::size_t threads() const noexcept { return threads_.size(); }
   bool closing() const noexcept { return closing_.load(); }
+
+  /// The stream reader slot `slot` of `channel` reads directly; null if none.
+  MessageSource* source(std::uint32_t channel, std::uint32_t slot) const noexcept override;
 
 private:
   struct Sender {
@@ -125,11 +137,24 @@ private:
     std::vector<ChannelReader> drains;
     std::string what;
   };
+  // A direct stream: the reading actor's ChannelReader takes frames from it.
+  struct Direct final : MessageSource {
+    ChannelStatus acquire(ChannelReader::Message& message, Deadline deadline) noexcept override;
+    void release() noexcept override { holding = false; }
+    Relays* relays = nullptr;
+    std::unique_ptr<HostReader> reader;
+    std::uint32_t channel = 0;
+    std::uint32_t slot = 0;
+    std::string what;
+    ChannelReader::Message held{};
+    bool holding = false;
+  };
   void send_loop(Sender& s);
   void receive_loop(Receiver& r);
 
   std::vector<std::unique_ptr<Sender>> senders_;
   std::vector<std::unique_ptr<Receiver>> receivers_;
+  std::vector<std::unique_ptr<Direct>> directs_;
   std::vector<std::thread> threads_;
   std::vector<Channel> local_;
   std::atomic<bool> closing_{false};

@@ -518,6 +518,7 @@ ChannelReader& ChannelReader::operator=(ChannelReader&& other) noexcept {
     holding_ = std::exchange(other.holding_, false);
     overflow_ = std::exchange(other.overflow_, nullptr);
     stale_after_ = std::exchange(other.stale_after_, UINT64_MAX);
+    source_ = std::exchange(other.source_, nullptr);
   }
   return *this;
 }
@@ -535,8 +536,8 @@ void ChannelReader::reset() noexcept {
 }
 
 ChannelStatus ChannelReader::acquire(Message& message, Deadline deadline) noexcept {
-  if (header_ == nullptr)
-    return ChannelStatus::closed;
+  if (header_ == nullptr) // no ring: a source's reader, or a default-constructed one
+    return source_ != nullptr ? source_->acquire(message, deadline) : ChannelStatus::closed;
   const auto index = static_cast<std::uint32_t>(next_ % slots_);
   SlotHeader* slot = detail::slot_header(header_, readers_, stride_, index);
 
@@ -645,8 +646,11 @@ void ChannelReader::drop_stale_mappings() noexcept {
 }
 
 void ChannelReader::release() noexcept {
-  if (!holding_)
+  if (!holding_) {
+    if (source_ != nullptr)
+      source_->release();
     return;
+  }
   holding_ = false;
   ++next_;
   // Release: our reads of the payload happen-before the writer overwrites it.

@@ -143,7 +143,13 @@ TEST_P(Relaying, CarriesEveryMessageToTheOtherSidesRing) {
       w.publish(cg::MessageKind::value, text.size());
     }
   });
-  cg::ChannelReader r(remote.channels[1], 0);
+  // b, the one reader of c1 over there, reads the stream itself: no relay
+  // thread receives it (the driver's side relays: its actors may be processes).
+  ASSERT_NE(remote.relays.source(1, 0), nullptr);
+  EXPECT_EQ(remote.relays.source(2, 0), nullptr);
+  EXPECT_EQ(driver.relays.threads(), 2u); // sends c1, receives c2
+  EXPECT_EQ(remote.relays.threads(), 1u); // sends c2
+  cg::ChannelReader r(*remote.relays.source(1, 0));
   for (int i = 0; i < 20; ++i) {
     cg::ChannelReader::Message m;
     ASSERT_EQ(r.acquire(m, Clock::now() + 10s), cg::ChannelStatus::ok);
@@ -250,6 +256,60 @@ TEST(ScaleOut, AFrameWithASkippedSequenceNumberIsReportedNotDelivered) {
   EXPECT_EQ(driver_reader.acquire(m, Clock::now() + 200ms),
             cg::ChannelStatus::timeout); // never delivered
   driver.relays.join();
+}
+
+TEST(ScaleOut, ADirectStreamsBadFrameIsReportedAndNeverReachesTheActor) {
+  // Only the remote side (b and c) relays; the test plays the driver's side
+  // by hand on c1, which b, its one reader over there, reads directly.
+  Side remote;
+  cg::TcpChannelListener driver_listener;
+  ASSERT_EQ(driver_listener.listen(launch_secret(), {"127.0.0.1", 0}), cg::NetStatus::ok);
+  const std::map<std::string, cg::Endpoint> table{{"@driver", driver_listener.endpoint()},
+                                                  {"b", remote.listener.endpoint()},
+                                                  {"c", remote.listener.endpoint()}};
+  const Participants p = cg::detail::participants_from_table(kSpec, table);
+  const auto deadline = Clock::now() + 10s;
+  cg::TcpChannels driver_side;
+  std::thread driver([&] {
+    const cg::TcpChannelSpec in[] = {{"g", "c2", "b", "driver"}};
+    const cg::TcpOutgoing out[] = {{{"g", "c1", "driver", "b"}, remote.listener.endpoint()}};
+    EXPECT_EQ(cg::set_up_channels(driver_listener, in, out, deadline, driver_side),
+              cg::NetStatus::ok)
+        << driver_side.error;
+  });
+  ASSERT_EQ(remote.relays.start(kSpec, p, 1, remote.listener, cg::detail::HostTransport::tcp,
+                                remote.channels, deadline, remote.on_fault()),
+            "");
+  driver.join();
+  ASSERT_NE(remote.relays.source(1, 0), nullptr);
+  cg::ChannelReader b_reader(*remote.relays.source(1, 0));
+  // Frame 0 is fine; frame 1's payload is flipped on the way.
+  const std::byte one[] = {std::byte{1}};
+  ASSERT_EQ(driver_side.writers[0].send(cg::MessageKind::value, one, Clock::now() + 5s),
+            cg::ChannelStatus::ok);
+  cg::detail::FrameHeader header;
+  header.sequence = 1;
+  header.length = 1;
+  header.checksum = cg::detail::frame_checksum(header, one);
+  std::array<std::byte, cg::detail::frame_header_bytes + 1> frame;
+  cg::detail::encode_frame_header(header, frame.data());
+  frame.back() = std::byte{2};
+  ASSERT_EQ(::send(driver_side.writers[0].fd(), frame.data(), frame.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(frame.size()));
+
+  cg::ChannelReader::Message m;
+  ASSERT_EQ(b_reader.acquire(m, Clock::now() + 5s), cg::ChannelStatus::ok);
+  EXPECT_EQ(m.payload[0], std::byte{1});
+  EXPECT_EQ(b_reader.acquire(m, Clock::now() + 5s), cg::ChannelStatus::ok); // the same, unreleased
+  b_reader.release();
+  EXPECT_EQ(b_reader.acquire(m, Clock::now() + 5s), cg::ChannelStatus::corrupt);
+  std::lock_guard lock(remote.mutex);
+  EXPECT_TRUE(remote.corrupt);
+  EXPECT_EQ(remote.fault.rfind("TCP channel c1 (driver -> b) of graph 'g': frame 1: checksum "
+                               "mismatch",
+                               0),
+            0u)
+      << remote.fault;
 }
 
 } // namespace

@@ -46,6 +46,7 @@ struct ChannelHeader;
 struct SlotHeader;
 struct OverflowBuffer;
 struct OverflowMapping;
+class MessageSource;
 } // namespace detail
 
 // Absolute deadline for blocking calls; Deadline::max() waits forever and
@@ -172,6 +173,9 @@ public:
 
   ChannelReader() = default;
   ChannelReader(Channel channel, std::uint32_t reader_index) noexcept; // 0 <= index < readers
+  // A reader that takes its messages from `source` instead of a ring (a
+  // stream from another host, net/scale_out.hpp), which must outlive it.
+  explicit ChannelReader(detail::MessageSource& source) noexcept : source_(&source) {}
   ChannelReader(ChannelReader&& other) noexcept;
   ChannelReader& operator=(ChannelReader&& other) noexcept;
   ChannelReader(const ChannelReader&) = delete;
@@ -205,7 +209,32 @@ private:
   bool holding_ = false;
   // Mappings of the writer's buffers: K entries, made on the first large value.
   detail::OverflowMapping* overflow_ = nullptr;
-  std::uint64_t stale_after_ = UINT64_MAX; // a mapping may be unused for a ring from here on
+  std::uint64_t stale_after_ = UINT64_MAX;  // a mapping may be unused for a ring from here on
+  detail::MessageSource* source_ = nullptr; // instead of a ring (then header_ is null)
 };
+
+namespace detail {
+/// Where a ChannelReader made from it takes its messages instead of a ring,
+/// with the contract of ChannelReader::acquire and release.
+class MessageSource {
+public:
+  virtual ChannelStatus acquire(ChannelReader::Message& message, Deadline deadline) noexcept = 0;
+  virtual void release() noexcept = 0;
+
+protected:
+  ~MessageSource() = default;
+};
+
+/// The sources some reader slots of a graph's channels take their messages
+/// from (net/scale_out.hpp's relays for an actor process on another host).
+class MessageSources {
+public:
+  /// Reader slot `slot` of channel `channel`'s source; null: its ring.
+  virtual MessageSource* source(std::uint32_t channel, std::uint32_t slot) const noexcept = 0;
+
+protected:
+  ~MessageSources() = default;
+};
+} // namespace detail
 
 } // namespace cg
