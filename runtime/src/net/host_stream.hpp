@@ -32,8 +32,25 @@ public:
                              Deadline deadline) noexcept = 0;
   /// Ends the stream; wakes a send() blocked in another thread.
   virtual void close() noexcept = 0;
-  virtual TcpFault fault() const noexcept = 0;
-  virtual std::string_view error() const noexcept = 0;
+  /// Why the last send() failed.
+  TcpFault fault() const noexcept { return fault_; }
+  std::string_view error() const noexcept { return error_; }
+
+protected:
+  HostWriter() = default;
+  HostWriter(const HostWriter&) = default;
+  HostWriter& operator=(const HostWriter&) = default;
+
+  /// Records why a send failed and returns `status`. The stream is broken
+  /// from then on (every later send() returns closed) unless none of the
+  /// frame went out: a payload too large, or a deadline that passed before
+  /// its first byte (timeout with no fault).
+  ChannelStatus fail(ChannelStatus status, TcpFault fault, const char* format, ...) noexcept
+      __attribute__((format(printf, 4, 5)));
+
+  bool broken_ = false;
+  TcpFault fault_ = TcpFault::none;
+  char error_[256] = {};
 };
 
 /// The reading end of a stream between hosts.
@@ -46,8 +63,25 @@ public:
   virtual ChannelStatus receive(Message& message, Deadline deadline) noexcept = 0;
   /// Stops reading; wakes a receive() blocked in another thread.
   virtual void close() noexcept = 0;
-  virtual TcpFault fault() const noexcept = 0;
-  virtual std::string_view error() const noexcept = 0;
+  /// Why receive() failed; a failure is final.
+  TcpFault fault() const noexcept { return fault_; }
+  std::string_view error() const noexcept { return error_; }
+
+protected:
+  HostReader() = default;
+  HostReader(const HostReader&) = default;
+  HostReader& operator=(const HostReader&) = default;
+
+  /// Records why a receive failed and returns `status`, which every later
+  /// receive() returns too.
+  ChannelStatus fail(ChannelStatus status, TcpFault fault, const char* format, ...) noexcept
+      __attribute__((format(printf, 4, 5)));
+  /// The same, where error_ already says why (the frame checks wrote it).
+  ChannelStatus fail(ChannelStatus status, TcpFault fault) noexcept;
+
+  ChannelStatus failed_ = ChannelStatus::ok;
+  TcpFault fault_ = TcpFault::none;
+  char error_[256] = {};
 };
 
 } // namespace cg::detail

@@ -26,7 +26,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -110,31 +109,18 @@ void TcpWriter::close() noexcept {
     ::shutdown(fd_, SHUT_RDWR);
 }
 
-ChannelStatus TcpWriter::fail(ChannelStatus status, TcpFault fault, bool broken, const char* format,
-                              ...) noexcept {
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(error_, sizeof error_, format, args);
-  va_end(args);
-  fault_ = fault;
-  if (broken)
-    broken_ = true;
-  return status;
-}
-
 ChannelStatus TcpWriter::send(MessageKind kind, std::span<const std::byte> payload,
                               Deadline deadline) noexcept {
   if (fd_ < 0)
-    return fail(ChannelStatus::closed, TcpFault::closed_locally, true,
-                "the writer has no connection");
+    return fail(ChannelStatus::closed, TcpFault::closed_locally, "the writer has no connection");
   if (broken_)
     return ChannelStatus::closed; // error_ still says why
   if (closing_.load(std::memory_order_acquire)) {
-    return fail(ChannelStatus::closed, TcpFault::closed_locally, true,
+    return fail(ChannelStatus::closed, TcpFault::closed_locally,
                 "the stream was closed locally after %llu frames", static_cast<ull>(next_));
   }
   if (payload.size() > max_payload_) {
-    return fail(ChannelStatus::too_large, TcpFault::too_large, false,
+    return fail(ChannelStatus::too_large, TcpFault::too_large,
                 "frame %llu: payload of %zu bytes exceeds the limit of %llu",
                 static_cast<ull>(next_), payload.size(), static_cast<ull>(max_payload_));
   }
@@ -181,27 +167,27 @@ ChannelStatus TcpWriter::send(MessageKind kind, std::span<const std::byte> paylo
     if (e == EINTR)
       continue;
     if (closing_.load(std::memory_order_acquire)) {
-      return fail(ChannelStatus::closed, TcpFault::closed_locally, true,
+      return fail(ChannelStatus::closed, TcpFault::closed_locally,
                   "frame %llu: the stream was closed locally after %zu of its %zu bytes were sent",
                   static_cast<ull>(next_), done, total);
     }
     if (e == EAGAIN || e == EWOULDBLOCK) {
       const int ready = detail::wait_fd(fd_, POLLOUT, deadline);
       if (ready == 0 && done == 0) {
-        return fail(ChannelStatus::timeout, TcpFault::none, false,
+        return fail(ChannelStatus::timeout, TcpFault::none,
                     "frame %llu: not sent before the deadline", static_cast<ull>(next_));
       }
       if (ready == 0) {
         ::shutdown(fd_,
                    SHUT_RDWR); // the reader must not take what follows for the rest of this frame
-        return fail(ChannelStatus::timeout, TcpFault::send_timeout, true,
+        return fail(ChannelStatus::timeout, TcpFault::send_timeout,
                     "frame %llu: the deadline passed after %zu of its %zu bytes were sent; the "
                     "stream is shut down",
                     static_cast<ull>(next_), done, total);
       }
       if (ready < 0 && errno != EINTR) {
         const ErrnoText why(errno);
-        return fail(ChannelStatus::closed, TcpFault::connection_error, true,
+        return fail(ChannelStatus::closed, TcpFault::connection_error,
                     "frame %llu: poll failed: %s", static_cast<ull>(next_), why.text);
       }
       continue;
@@ -209,12 +195,12 @@ ChannelStatus TcpWriter::send(MessageKind kind, std::span<const std::byte> paylo
     const ErrnoText why(e);
     if (e == EPIPE || e == ECONNRESET) {
       return fail(
-          ChannelStatus::closed, TcpFault::peer_closed, true,
+          ChannelStatus::closed, TcpFault::peer_closed,
           "frame %llu: the peer closed the connection (%s) after %zu of its %zu bytes were sent",
           static_cast<ull>(next_), why.text, done, total);
     }
-    return fail(ChannelStatus::closed, TcpFault::connection_error, true,
-                "frame %llu: send failed: %s", static_cast<ull>(next_), why.text);
+    return fail(ChannelStatus::closed, TcpFault::connection_error, "frame %llu: send failed: %s",
+                static_cast<ull>(next_), why.text);
   }
   ++next_;
   return ChannelStatus::ok;
@@ -268,23 +254,6 @@ void TcpReader::close() noexcept {
   closing_.store(true, std::memory_order_release);
   if (fd_ >= 0)
     ::shutdown(fd_, SHUT_RDWR); // wakes a receive() blocked in poll() or recv()
-}
-
-ChannelStatus TcpReader::fail(ChannelStatus status, TcpFault fault, const char* format,
-                              ...) noexcept {
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(error_, sizeof error_, format, args);
-  va_end(args);
-  fault_ = fault;
-  failed_ = status;
-  return status;
-}
-
-ChannelStatus TcpReader::fail(ChannelStatus status, TcpFault fault) noexcept {
-  fault_ = fault;
-  failed_ = status;
-  return status;
 }
 
 bool TcpReader::make_room(std::size_t frame_bytes) noexcept {

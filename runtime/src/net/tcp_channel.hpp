@@ -101,21 +101,13 @@ public:
   int release_fd() noexcept;
 
   std::uint64_t sent() const noexcept { return next_; } // frames sent = the next sequence number
-  TcpFault fault() const noexcept override { return fault_; } // of the last failed send
-  std::string_view error() const noexcept override { return error_; }
   int fd() const noexcept { return fd_; }
 
 private:
-  ChannelStatus fail(ChannelStatus status, TcpFault fault, bool broken, const char* format,
-                     ...) noexcept __attribute__((format(printf, 5, 6)));
-
   int fd_ = -1;
   std::uint64_t max_payload_ = tcp_default_max_payload;
   std::uint64_t next_ = 0;
-  bool broken_ = false; // the stream is unusable: every later send() returns closed
   std::atomic<bool> closing_{false};
-  TcpFault fault_ = TcpFault::none;
-  char error_[256] = {};
 };
 
 // The reading end. Owns its socket and its receive buffer. Movable (not while
@@ -145,8 +137,6 @@ public:
   std::uint64_t received() const noexcept {
     return next_;
   } // frames delivered = the next expected sequence
-  TcpFault fault() const noexcept override { return fault_; }
-  std::string_view error() const noexcept override { return error_; }
   int fd() const noexcept { return fd_; }
 
 private:
@@ -154,17 +144,11 @@ private:
   bool make_room(std::size_t frame_bytes) noexcept;
   void advance_checksum() noexcept;
   ChannelStatus check_header() noexcept;
-  ChannelStatus fail(ChannelStatus status, TcpFault fault, const char* format, ...) noexcept
-      __attribute__((format(printf, 4, 5)));
-  ChannelStatus fail(ChannelStatus status, TcpFault fault) noexcept; // error_ already says why
 
   int fd_ = -1;
   std::uint64_t max_payload_ = tcp_default_max_payload;
   std::uint64_t next_ = 0; // sequence number of the next frame
   std::atomic<bool> closing_{false};
-  ChannelStatus failed_ = ChannelStatus::ok; // sticky once not ok
-  TcpFault fault_ = TcpFault::none;
-  char error_[256] = {};
 
   // Received bytes: buffer_[begin_, end_) is not yet delivered; the frame being
   // assembled starts at begin_.

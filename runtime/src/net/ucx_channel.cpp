@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdarg>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -248,18 +247,6 @@ UcxWriter::~UcxWriter() {
 
 void UcxWriter::close() noexcept { end_->close(); }
 
-ChannelStatus UcxWriter::fail(ChannelStatus status, TcpFault fault, const char* format,
-                              ...) noexcept {
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(error_, sizeof error_, format, args);
-  va_end(args);
-  fault_ = fault;
-  if (status != ChannelStatus::timeout && status != ChannelStatus::too_large)
-    broken_ = true;
-  return status;
-}
-
 ChannelStatus UcxWriter::send(MessageKind kind, std::span<const std::byte> payload,
                               Deadline deadline) noexcept {
   if (broken_)
@@ -394,23 +381,6 @@ UcxReader::~UcxReader() {
 }
 
 void UcxReader::close() noexcept { end_->close(); }
-
-ChannelStatus UcxReader::fail(ChannelStatus status, TcpFault fault, const char* format,
-                              ...) noexcept {
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(error_, sizeof error_, format, args);
-  va_end(args);
-  fault_ = fault;
-  failed_ = status;
-  return status;
-}
-
-ChannelStatus UcxReader::fail(ChannelStatus status, TcpFault fault) noexcept {
-  fault_ = fault;
-  failed_ = status;
-  return status;
-}
 
 ChannelStatus UcxReader::receive(Message& message, Deadline deadline) noexcept {
   if (failed_ != ChannelStatus::ok)

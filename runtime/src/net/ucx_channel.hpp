@@ -65,8 +65,6 @@ public:
   ChannelStatus send(MessageKind kind, std::span<const std::byte> payload,
                      Deadline deadline) noexcept override;
   void close() noexcept override;
-  TcpFault fault() const noexcept override { return fault_; }
-  std::string_view error() const noexcept override { return error_; }
   std::uint64_t sent() const noexcept { return next_; }
 
   /// Sends `frame` as one message exactly as it is: for tests that forge bad
@@ -75,8 +73,6 @@ public:
 
 private:
   UcxWriter() = default;
-  ChannelStatus fail(ChannelStatus status, TcpFault fault, const char* format, ...) noexcept
-      __attribute__((format(printf, 4, 5)));
   ChannelStatus send_pieces(std::size_t count, Deadline deadline) noexcept;
 
   std::unique_ptr<UcxEnd> end_;
@@ -84,9 +80,6 @@ private:
   std::uint64_t tag_ = 0;
   std::uint64_t max_payload_ = tcp_default_max_payload;
   std::uint64_t next_ = 0;
-  bool broken_ = false;
-  TcpFault fault_ = TcpFault::none;
-  char error_[256] = {};
   // The frame being sent, which UCX may read until it is done: its header,
   // and the pieces (laid out as UCX's ucp_dt_iov_t) of header and payload.
   std::byte head_[frame_header_bytes] = {};
@@ -110,24 +103,16 @@ public:
 
   ChannelStatus receive(Message& message, Deadline deadline) noexcept override;
   void close() noexcept override;
-  TcpFault fault() const noexcept override { return fault_; }
-  std::string_view error() const noexcept override { return error_; }
   std::uint64_t received() const noexcept { return next_; }
 
 private:
   UcxReader() = default;
-  ChannelStatus fail(ChannelStatus status, TcpFault fault, const char* format, ...) noexcept
-      __attribute__((format(printf, 4, 5)));
-  ChannelStatus fail(ChannelStatus status, TcpFault fault) noexcept; // error_ already says why
   ChannelStatus take(void* message, std::size_t bytes) noexcept;
 
   std::unique_ptr<UcxEnd> end_;
   std::uint64_t tag_ = 0;
   std::uint64_t max_payload_ = tcp_default_max_payload;
   std::uint64_t next_ = 0;
-  ChannelStatus failed_ = ChannelStatus::ok; // sticky once not ok
-  TcpFault fault_ = TcpFault::none;
-  char error_[256] = {};
   std::byte* buffer_ = nullptr;
   std::size_t capacity_ = 0;
 };
