@@ -35,6 +35,17 @@ std::string baseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// `text` as a C++ string literal.
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
 // The ActorSpec fields after name and program, positional and only as far as
 // one differs from its default: ", host" and ", host, gpus".
 std::string specTail(const ir::Actor& actor) {
@@ -145,19 +156,49 @@ public:
         fmt::arg("actor_specs", tables.add(alignTrailingComments(actorSpecs, 1))),
         fmt::arg("channel_count", schedule_.channels.size()),
         fmt::arg("channel_specs", tables.add(alignTrailingComments(channelSpecs, 1))),
-        fmt::arg("reader_actors", readerActors),
-        fmt::arg("spec_tcp", input_.tcpEverywhere ? ", true" : ""),
-        fmt::arg("input_count", graph_.inputs.size()),
+        fmt::arg("reader_actors", readerActors), fmt::arg("input_count", graph_.inputs.size()),
         fmt::arg("input_channels", fmt::format("{}", fmt::join(schedule_.inputChannels, ", "))),
         fmt::arg("output_count", graph_.outputs.size()),
         fmt::arg("output_channels", fmt::format("{}", fmt::join(schedule_.outputChannels, ", "))),
         fmt::arg("communicator_specs", communicatorSpecs),
-        fmt::arg("spec_communicators", specCommunicators), fmt::arg("result_type", resultType),
+        fmt::arg("spec_communicators", specCommunicators),
+        fmt::arg("spec_tcp", input_.tcpEverywhere ? "true" : "false"),
+        fmt::arg("operation_names", operationNames()), fmt::arg("result_type", resultType),
         fmt::arg("input_params", inputParams), fmt::arg("input_args", inputArgs),
         fmt::arg("constructor_members", constructorMembers),
         fmt::arg("encoded_constructors", encodedConstructors),
         fmt::arg("constructors_param", constructorsParam),
         fmt::arg("encode_function_private", encodeFunction), fmt::arg("input_writes", inputWrites));
+  }
+
+  // The names a profile gives the operations (cg::detail::OperationNames):
+  // each channel's value and each actor's COMPUTE operations, in program
+  // order, as the schedule names them.
+  std::string operationNames() const {
+    std::vector<std::string> values, computeTables;
+    for (const schedule::Channel& channel : schedule_.channels)
+      values.push_back(quoted(values_[channel.value]));
+    std::string out =
+        fmt::format("// Names of the operations, for profiles (cg::LaunchOptions::profile): each\n"
+                    "// channel's value, and each actor's COMPUTE operations in program order.\n"
+                    "inline constexpr std::array<const char*, {}> {}_values{{{}}};\n",
+                    values.size(), id_, fmt::join(values, ", "));
+    for (unsigned a = 0; a < graph_.actors.size(); ++a) {
+      std::vector<std::string> computes;
+      for (const Operation& op : schedule_.actors.at(a).operations)
+        if (op.kind == Operation::Kind::Compute)
+          computes.push_back(fmt::format("{{{}, {}}}", quoted(tasks_[op.task]),
+                                         quoted(ir::shortLoc(graph_.tasks.at(op.task).loc))));
+      const std::string table =
+          fmt::format("{}_{}_computes", id_, identifierFor(graph_.actors[a].name));
+      out += fmt::format("inline constexpr std::array<cg::detail::ComputeName, {}> {}{{{{{}}}}};\n",
+                         computes.size(), table, fmt::join(computes, ", "));
+      computeTables.push_back(table);
+    }
+    return out +
+           fmt::format("inline constexpr std::array<std::span<const cg::detail::ComputeName>, "
+                       "{}>\n    {}_computes{{{}}};\n",
+                       computeTables.size(), id_, fmt::join(computeTables, ", "));
   }
 
   std::string actorFunction(unsigned actor) const {

@@ -46,6 +46,7 @@
 #include <cg/detail/graph_records.hpp>
 #include <cg/detail/graph_spec.hpp>
 #include <cg/detail/in_place.hpp>
+#include <cg/detail/profile.hpp>
 #include <cg/detail/tensor_transport.hpp>
 #include <cg/serialize.hpp>
 
@@ -197,8 +198,11 @@ ErrorRecord undecodable(const std::string& actor, std::uint32_t channel, const D
 /// Reading end of a channel for one actor.
 template <class T> class InputPort {
 public:
-  InputPort(ChannelReader reader, std::uint32_t channel, std::string actor = {})
-      : reader_(std::move(reader)), channel_(channel), actor_(std::move(actor)) {}
+  /// `profile`: where each read is recorded, if the launch is profiled.
+  InputPort(ChannelReader reader, std::uint32_t channel, std::string actor = {},
+            detail::ActorProfile* profile = nullptr)
+      : reader_(std::move(reader)), channel_(channel), actor_(std::move(actor)), profile_(profile) {
+  }
 
   /// The next execution's value (or forwarded error); false once the driver
   /// has closed the channel (teardown). A message whose bytes do not decode
@@ -206,6 +210,7 @@ public:
   /// cg::DecodeError: the channel stays in step and the driver is told. A
   /// broken channel (impossible slot header) ends the process instead.
   bool read(Result<T>& out) {
+    const std::int64_t start = profile_ ? detail::profile_clock() : 0;
     ChannelReader::Message message;
     if (!next(message))
       return false;
@@ -219,6 +224,7 @@ public:
       }
     }
     reader_.release();
+    profiled(start, message);
     return true;
   }
 
@@ -229,6 +235,7 @@ public:
       return read(static_cast<Result<T>&>(out));
     } else {
       out.release();
+      const std::int64_t start = profile_ ? detail::profile_clock() : 0;
       ChannelReader::Message message;
       if (!next(message))
         return false;
@@ -236,6 +243,7 @@ public:
         try {
           detail::validate_in_place<T>(message.payload);
           out.hold(reader_, message.payload);
+          profiled(start, message);
           return true;
         } catch (const DecodeError& e) {
           static_cast<Result<T>&>(out) = Result<T>(undecodable(e));
@@ -244,11 +252,17 @@ public:
         static_cast<Result<T>&>(out) = read_error(message.payload);
       }
       reader_.release();
+      profiled(start, message);
       return true;
     }
   }
 
 private:
+  void profiled(std::int64_t start, const ChannelReader::Message& message) noexcept {
+    if (profile_)
+      profile_->record(detail::ProfiledOp::read, channel_, start, message.payload.size());
+  }
+
   // Waits for the next message; false once the channel is closed.
   bool next(ChannelReader::Message& message) {
     ChannelStatus status = reader_.acquire(message, Deadline::max());
@@ -273,21 +287,34 @@ private:
   ChannelReader reader_;
   std::uint32_t channel_;
   std::string actor_;
+  detail::ActorProfile* profile_;
 };
 
 /// Writing end of a channel for one actor.
 template <class T> class OutputPort {
 public:
+  /// `profile`: where each write is recorded, if the launch is profiled.
   OutputPort(ChannelWriter writer, std::uint32_t channel, std::uint32_t slot_bytes,
-             std::string actor, std::string method)
+             std::string actor, std::string method, detail::ActorProfile* profile = nullptr)
       : writer_(std::move(writer)), channel_(channel), slot_bytes_(slot_bytes),
-        actor_(std::move(actor)), method_(std::move(method)) {}
+        actor_(std::move(actor)), method_(std::move(method)), profile_(profile) {}
 
   /// Publishes this execution's result; false once the channel is closed.
   /// A value larger than a slot goes through the channel's overflow buffer;
   /// only if no buffer that large can be made is it replaced by an error
   /// record saying so (never truncated).
   bool write(const Result<T>& result) {
+    if (!profile_)
+      return write_unprofiled(result);
+    const std::int64_t start = detail::profile_clock();
+    const bool written = write_unprofiled(result);
+    if (written)
+      profile_->record(detail::ProfiledOp::write, channel_, start, written_bytes_);
+    return written;
+  }
+
+private:
+  bool write_unprofiled(const Result<T>& result) {
     if (!result.ok())
       return put(MessageKind::error, detail::fit_to_slot(result.error(), slot_bytes_));
     switch (ChannelStatus status = try_put(MessageKind::value, result.value())) {
@@ -308,7 +335,6 @@ public:
     }
   }
 
-private:
   template <class V> ChannelStatus try_put(MessageKind kind, const V& value) {
     std::size_t bytes = encoded_size(value);
     std::span<std::byte> slot;
@@ -318,6 +344,7 @@ private:
     Encoder encoder(slot);
     encode(encoder, value);
     writer_.publish(kind, encoder.written());
+    written_bytes_ = encoder.written();
     return ChannelStatus::ok;
   }
   template <class V> bool put(MessageKind kind, const V& value) {
@@ -333,6 +360,8 @@ private:
   std::uint32_t slot_bytes_;
   std::string actor_;
   std::string method_;
+  detail::ActorProfile* profile_;
+  std::size_t written_bytes_ = 0; // by the last write, for the profile
 };
 
 /// Writing end of an NCCL edge (cg/detail/tensor_transport.hpp): the header
@@ -507,10 +536,11 @@ public:
   const std::string& actor_name() const noexcept { return name_; }
 
   template <class T> InputPort<T> input(std::uint32_t channel, std::uint32_t reader) {
-    return InputPort<T>(reader_of(channel, reader), channel, name_);
+    return InputPort<T>(reader_of(channel, reader), channel, name_, profile());
   }
   template <class T> OutputPort<T> output(std::uint32_t channel, const char* method) {
-    return OutputPort<T>(ChannelWriter(channel_at(channel)), channel, slot_bytes_, name_, method);
+    return OutputPort<T>(ChannelWriter(channel_at(channel)), channel, slot_bytes_, name_, method,
+                         profile());
   }
 
   /// This actor's rank of the graph's communicator group `group`
@@ -597,6 +627,17 @@ public:
   /// Runs a task's method unless an input carries an error; a thrown
   /// exception becomes the task's error record.
   template <class F, class... In> auto call(const char* method, F&& fn, const In&... inputs) {
+    if (!profile_.recorder.on())
+      return call_unprofiled(method, std::forward<F>(fn), inputs...);
+    const std::int64_t start = detail::profile_clock();
+    auto result = call_unprofiled(method, std::forward<F>(fn), inputs...);
+    profile_.record(detail::ProfiledOp::compute, profile_.computes++, start);
+    return result;
+  }
+
+private:
+  template <class F, class... In>
+  auto call_unprofiled(const char* method, F&& fn, const In&... inputs) {
     using R = std::remove_cvref_t<decltype(fn())>;
     const ErrorRecord* upstream = nullptr;
     ((upstream = upstream ? upstream : (inputs.ok() ? nullptr : &inputs.error())), ...);
@@ -612,11 +653,13 @@ public:
     }
   }
 
-private:
   using CollectiveKind = detail::CollectiveKind;
+  detail::ActorProfile* profile() noexcept { return profile_.recorder.on() ? &profile_ : nullptr; }
   std::uint64_t communicator_bytes() const noexcept;
   Result<Tensor> collective(CollectiveKind kind, Communicator& communicator,
                             const Result<Tensor>& input, ReduceOp op);
+  Result<Tensor> profiled_collective(CollectiveKind kind, Communicator& communicator,
+                                     const Result<Tensor>& input, ReduceOp op);
   void attach(const detail::GraphSpec& spec, std::uint32_t actor, std::span<std::byte> memory,
               const std::string& segment);
   Channel channel_at(std::uint32_t channel) const;
@@ -633,6 +676,7 @@ private:
   std::optional<std::span<const std::byte>> constructor_args_; // given to launch()
   int cuda_device_ = 0;
   const detail::MessageSources* sources_ = nullptr;
+  detail::ActorProfile profile_; // records nothing unless the launch is profiled
 };
 
 namespace detail {

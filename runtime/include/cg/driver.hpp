@@ -163,6 +163,19 @@ struct LaunchOptions {
   /// a silent host or network counts. Actor processes stop after twice this
   /// silence from the driver's host (the driver decides first).
   std::chrono::milliseconds partition_timeout{5'000};
+
+  // Profiles (README "Profiles"; cg/detail/profile.hpp).
+
+  /// Where teardown writes a Chrome trace of every operation of the last
+  /// profile_executions executions (Perfetto and chrome://tracing open it);
+  /// empty: the environment variable CG_PROFILE if set, else nothing is
+  /// recorded. "{graph}" in it stands for the graph's name (a program that
+  /// launches several graphs writes one file each). Also
+  /// GraphHandle::write_profile(). Actors on other hosts are not in it yet.
+  std::string profile;
+  /// The executions a profile keeps: the last ones; older events are counted
+  /// as dropped in the trace.
+  std::uint32_t profile_executions = 10'000;
 };
 
 /// The mode `options` ask for (resolving CG_MODE); LaunchError if CG_MODE
@@ -284,6 +297,11 @@ public:
   /// Starts the collector thread. Owned by the runtime (do not close it); the
   /// same descriptor every call, valid as long as the runtime.
   int results_fd();
+
+  /// Writes the operations recorded so far as a Chrome trace to `path`
+  /// (graph/profile_trace.hpp); throws Error if the launch records no
+  /// profile (LaunchOptions::profile) or the file cannot be written.
+  void write_profile(const std::string& path) const;
 
   /// Closes every channel, stops the actors, unmaps; idempotent. Actor
   /// processes get 2 s to exit, then SIGKILL; an actor thread (threads mode)
@@ -539,6 +557,11 @@ public:
   /// The CPUs launch() bound (cg::LaunchOptions::cpu_binding): the launching
   /// thread's, then one per actor on this host; empty when nothing is bound.
   const std::vector<int>& bound_cpus() const { return runtime_->bound_cpus(); }
+
+  /// Writes what the profile has recorded so far as a Chrome trace to `path`
+  /// (teardown writes it to LaunchOptions::profile, or CG_PROFILE); throws
+  /// cg::Error when the launch records no profile.
+  void write_profile(const std::string& path) const { runtime_->write_profile(path); }
 
   /// Stops the actors and releases the channels; idempotent. In threads
   /// mode, an actor still in a method is waited for (a thread cannot be

@@ -128,6 +128,8 @@ void ActorProcess::attach(const detail::GraphSpec& spec, std::uint32_t actor,
   impl_->communicators.resize(spec.communicators.size());
   slot_bytes_ = view.header->slot_bytes;
   constructor_args_ = view.constructor_args;
+  profile_.recorder =
+      detail::ProfileRecorder(detail::profile_ring(memory, spec, *view.header, actor));
 }
 
 ActorProcess::~ActorProcess() = default;
@@ -205,6 +207,8 @@ void ActorProcess::say_last_words(std::string_view words) noexcept {
 void ActorProcess::executed() noexcept {
   if (impl_->record)
     impl_->record->executions.store(++impl_->executions, std::memory_order_relaxed);
+  ++profile_.execution;
+  profile_.computes = 0;
 }
 
 namespace detail {

@@ -28,6 +28,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -158,6 +159,7 @@ void GraphRuntime::Impl::relay_fault(const std::string& why, bool corrupt) {
 ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline) {
   while (partial.size() < result_readers.size()) {
     ChannelReader& reader = result_readers[partial.size()];
+    const std::int64_t start = profile.on() ? profile_clock() : 0;
     ChannelReader::Message message;
     ChannelStatus status = reader.acquire(message, deadline);
     if (status != ChannelStatus::ok) {
@@ -166,6 +168,9 @@ ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline) {
     }
     partial.push_back({message.kind, {message.payload.begin(), message.payload.end()}});
     reader.release();
+    if (profile.on())
+      profile.record(ProfiledOp::read, result_channels[partial.size() - 1], message.sequence, start,
+                     profile_clock(), message.payload.size());
   }
   std::vector<Collected> outputs(output_source.size());
   for (std::size_t i = 0; i < output_source.size(); ++i) {
@@ -210,6 +215,7 @@ ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline) {
 ChannelStatus GraphRuntime::Impl::collect_in_place(Deadline deadline, ResultsSink sink) {
   message_views.resize(result_readers.size());
   for (std::size_t i = partial.size(); i < result_readers.size(); ++i) {
+    const std::int64_t start = profile.on() ? profile_clock() : 0;
     ChannelReader::Message message;
     ChannelStatus status = result_readers[i].acquire(message, deadline);
     if (status != ChannelStatus::ok) {
@@ -217,6 +223,9 @@ ChannelStatus GraphRuntime::Impl::collect_in_place(Deadline deadline, ResultsSin
       return status;
     }
     message_views[i] = {message.kind, message.payload};
+    if (profile.on())
+      profile.record(ProfiledOp::read, result_channels[i], message.sequence, start, profile_clock(),
+                     message.payload.size());
   }
   for (std::size_t i = 0; i < partial.size(); ++i)
     message_views[i] = {partial[i].kind, partial[i].bytes};
@@ -390,6 +399,7 @@ GraphRuntime::~GraphRuntime() {
 
 std::uint64_t GraphRuntime::begin_execution() {
   Impl& s = *impl_;
+  const std::int64_t start = s.profile.on() ? profile_clock() : 0;
   std::unique_lock lock(s.mutex);
   auto check_usable = [&] {
     if (s.torn_down || s.failure || s.channels.front().closed()) {
@@ -432,6 +442,9 @@ std::uint64_t GraphRuntime::begin_execution() {
     check_usable();
   }
   std::uint64_t seq = s.submitted++;
+  s.execute_start = start;
+  if (s.profile.on() && spec_.input_channels.empty())
+    s.profile.record(ProfiledOp::execute, 0, seq, start, profile_clock());
   if (s.async) {
     lock.unlock();
     s.changed.notify_all();
@@ -453,6 +466,8 @@ void GraphRuntime::abandon(std::uint64_t seq) noexcept {
 
 bool GraphRuntime::acquire_input(std::size_t input, std::size_t bytes, std::span<std::byte>& slot) {
   Impl& s = *impl_;
+  if (s.profile.on())
+    s.input_start = profile_clock();
   Deadline deadline = deadline_or_look_once(s.options.submit_timeout);
   switch (ChannelStatus status = s.inputs.at(input).acquire(bytes, slot, deadline)) {
   case ChannelStatus::ok:
@@ -491,7 +506,16 @@ bool GraphRuntime::acquire_input(std::size_t input, std::size_t bytes, std::span
 }
 
 void GraphRuntime::publish_input(std::size_t input, std::size_t bytes) {
-  impl_->inputs.at(input).publish(MessageKind::value, bytes);
+  Impl& s = *impl_;
+  s.inputs.at(input).publish(MessageKind::value, bytes);
+  if (!s.profile.on())
+    return;
+  // The execution begun last: execute() hands over its inputs in order.
+  const std::uint64_t seq = s.inputs[input].published() - 1;
+  const std::int64_t now = profile_clock();
+  s.profile.record(ProfiledOp::write, spec_.input_channels[input], seq, s.input_start, now, bytes);
+  if (input + 1 == s.inputs.size())
+    s.profile.record(ProfiledOp::execute, 0, seq, s.execute_start, now);
 }
 
 void GraphRuntime::take_results(std::uint64_t seq, ResultsSink sink) {
@@ -501,6 +525,17 @@ void GraphRuntime::take_results(std::uint64_t seq, ResultsSink sink) {
 void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds timeout,
                                 ResultsSink sink) {
   Impl& s = *impl_;
+  // A get() that returns (not one that throws) is recorded, from call to decoded result.
+  struct Recorded {
+    ProfileRecorder& profile;
+    std::uint64_t seq;
+    std::int64_t start = profile.on() ? profile_clock() : 0;
+    int exceptions = std::uncaught_exceptions();
+    ~Recorded() {
+      if (profile.on() && std::uncaught_exceptions() == exceptions)
+        profile.record(ProfiledOp::get, 0, seq, start, profile_clock());
+    }
+  } recorded{s.profile, seq};
   Deadline deadline = deadline_or_look_once(timeout);
   std::unique_lock lock(s.mutex);
   if (s.torn_down) {
@@ -653,6 +688,30 @@ int GraphRuntime::results_fd() {
   return s.results_fd;
 }
 
+void GraphRuntime::write_profile(const std::string& path) const { impl_->write_profile(path); }
+
+void GraphRuntime::Impl::write_profile(const std::string& path) const {
+  if (!profile.on())
+    throw Error(describe(spec) + " records no profile: launch it with cg::LaunchOptions::profile "
+                                 "or the environment variable CG_PROFILE set to a file");
+  std::span<std::byte> memory{static_cast<std::byte*>(segment.data()), segment.size()};
+  std::vector<ProfileTrack> tracks;
+  for (std::uint32_t who = 0; who <= spec.actors.size(); ++who) {
+    const std::string name = who < spec.actors.size() ? spec.actors[who].name : "driver";
+    const ProfileRing* ring = profile_ring(memory, spec, *header, who);
+    const std::uint64_t capacity =
+        std::uint64_t{header->profile_executions} * profile_events_per_execution(spec, who);
+    tracks.push_back(ring ? read_profile_ring(*ring, capacity, name) : ProfileTrack{name, {}, 0});
+  }
+  std::ofstream out(path, std::ios::trunc);
+  if (out)
+    write_chrome_trace(out, spec, tracks);
+  out.flush();
+  if (!out)
+    throw Error("cannot write the profile of " + describe(spec) + " to '" + path +
+                "': " + std::strerror(errno));
+}
+
 void GraphRuntime::teardown() noexcept { finish(Deadline::max()); }
 
 void GraphRuntime::teardown(std::chrono::milliseconds timeout) {
@@ -733,6 +792,14 @@ bool GraphRuntime::finish(Deadline deadline) noexcept {
     }
   }
   s.segment.unlink();
+  if (!s.profile_path.empty()) {
+    try {
+      s.write_profile(s.profile_path);
+    } catch (const std::exception& e) {
+      // teardown() cannot throw: say it where the user looks.
+      std::fprintf(stderr, "cg: %s\n", e.what());
+    }
+  }
   // The launching thread's CPUs and waiting back, if this is that thread
   // (another thread's id may be anyone's by now).
   if (s.launching_thread != 0 && s.launching_thread == ::gettid()) {

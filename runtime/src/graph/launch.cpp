@@ -301,6 +301,14 @@ void GraphRuntime::Impl::create_segment(
                            .slot_bytes = options.slot_bytes,
                            .communicator_bytes = options.communicator_bytes,
                            .nccl_ids = nccl_ids};
+  profile_path = options.profile;
+  if (const char* from_env = std::getenv(profile_variable); profile_path.empty() && from_env)
+    profile_path = from_env;
+  // One file per graph of a program that launches several.
+  for (std::size_t at; (at = profile_path.find("{graph}")) != std::string::npos;)
+    profile_path.replace(at, 7, spec.name);
+  if (!profile_path.empty())
+    contents.profile_executions = std::max<std::uint32_t>(options.profile_executions, 1);
   if (any_constructor_args)
     contents.constructor_args = constructor_args;
   try {
@@ -318,6 +326,9 @@ void GraphRuntime::Impl::create_segment(
           {static_cast<const std::byte*>(segment.data()), segment.size()}, *header, a));
     channels = std::move(written.channels);
     groups = std::move(written.groups);
+    profile = ProfileRecorder(
+        profile_ring({static_cast<std::byte*>(segment.data()), segment.size()}, spec, *header,
+                     static_cast<std::uint32_t>(spec.actors.size())));
   } catch (const std::exception& e) {
     throw LaunchError(e.what());
   }

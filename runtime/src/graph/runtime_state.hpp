@@ -10,6 +10,7 @@
 #include <cg/host_communicator.hpp>
 
 #include "graph/launch.hpp"
+#include "graph/profile_trace.hpp"
 #include "graph/segment.hpp"
 #include "net/rendezvous.hpp"
 #include "net/scale_out.hpp"
@@ -124,6 +125,15 @@ struct GraphRuntime::Impl {
   bool stop_collector = false;
   std::thread collector;
   int results_fd = -1;
+
+  // Profiles (cg/detail/profile.hpp): the driver's ring, where teardown
+  // writes the trace (empty: no profile), and when the execution being
+  // submitted began and its input now being handed over.
+  ProfileRecorder profile;
+  std::string profile_path;
+  std::int64_t execute_start = 0;
+  std::int64_t input_start = 0;
+  void write_profile(const std::string& path) const;
 
   // The steps of launch() (launch.cpp), in order.
   void assign_gpus();

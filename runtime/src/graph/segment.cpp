@@ -19,8 +19,14 @@ struct Tables {
   std::vector<ConstructorArgs> constructor_args;
   std::size_t nccl_ids = 0; // 0: none
   std::size_t actor_records = 0;
+  std::size_t profile_rings = 0; // 0: none
   std::size_t total_bytes = 0;
 };
+
+std::size_t profile_ring_bytes(const GraphSpec& spec, std::uint32_t executions, std::uint32_t who) {
+  return align64(sizeof(ProfileRing) +
+                 executions * profile_events_per_execution(spec, who) * sizeof(ProfileEvent));
+}
 
 Tables place_tables(const GraphSpec& spec, const SegmentLayout& layout,
                     const SegmentContents& contents) {
@@ -40,6 +46,12 @@ Tables place_tables(const GraphSpec& spec, const SegmentLayout& layout,
   }
   tables.actor_records = align64(end);
   end = tables.actor_records + spec.actors.size() * kActorRecordBytes;
+  if (contents.profile_executions != 0) {
+    tables.profile_rings = align64(end);
+    end = tables.profile_rings;
+    for (std::uint32_t who = 0; who <= spec.actors.size(); ++who)
+      end += profile_ring_bytes(spec, contents.profile_executions, who);
+  }
   tables.total_bytes = end;
   return tables;
 }
@@ -106,6 +118,17 @@ WrittenSegment write_segment(std::span<std::byte> memory, const GraphSpec& spec,
   header.actor_records = tables.actor_records;
   for (std::size_t i = 0; i < spec.actors.size(); ++i)
     new (base + tables.actor_records + i * kActorRecordBytes) ActorRecord{};
+
+  if (tables.profile_rings != 0) {
+    header.profile_rings = tables.profile_rings;
+    header.profile_executions = contents.profile_executions;
+    std::size_t at = tables.profile_rings;
+    for (std::uint32_t who = 0; who <= spec.actors.size(); ++who) {
+      new (base + at)
+          ProfileRing{{0}, contents.profile_executions * profile_events_per_execution(spec, who)};
+      at += profile_ring_bytes(spec, contents.profile_executions, who);
+    }
+  }
 
   for (std::size_t i = 0; i < spec.channels.size(); ++i)
     out.channels.push_back(
@@ -178,6 +201,37 @@ void say_last_words(ActorRecord& record, std::string_view words) noexcept {
 std::string last_words(const ActorRecord& record) {
   const std::uint32_t bytes = record.bytes.load(std::memory_order_acquire);
   return std::string(record.last_words, std::min<std::size_t>(bytes, sizeof record.last_words));
+}
+
+std::uint64_t profile_events_per_execution(const GraphSpec& spec, std::uint32_t who) {
+  std::uint64_t events = 0;
+  if (who == spec.actors.size()) { // the driver
+    events = spec.input_channels.size() + 2;
+    for (std::size_t c = 0; c < spec.channels.size(); ++c)
+      events += spec.channels[c].driver_reader() >= 0 ? 1 : 0;
+    return events;
+  }
+  for (const ChannelSpec& channel : spec.channels) {
+    events += channel.writer == static_cast<int>(who) ? 1 : 0;
+    for (int reader : channel.reader_actors)
+      events += reader == static_cast<int>(who) ? 1 : 0;
+  }
+  // Its computes as cgc named them; without names, as many as it has
+  // channels (every task of an actor reads or writes one).
+  return events + (who < spec.names.computes.size() ? spec.names.computes[who].size() : events);
+}
+
+ProfileRing* profile_ring(std::span<std::byte> memory, const GraphSpec& spec,
+                          const SegmentHeader& header, std::uint32_t who) {
+  if (header.profile_rings == 0 || who > spec.actors.size())
+    return nullptr;
+  std::uint64_t at = header.profile_rings;
+  for (std::uint32_t before = 0; before < who; ++before)
+    at += profile_ring_bytes(spec, header.profile_executions, before);
+  const std::uint64_t bytes = profile_ring_bytes(spec, header.profile_executions, who);
+  if (at > memory.size() || memory.size() - at < bytes)
+    return nullptr;
+  return reinterpret_cast<ProfileRing*>(memory.data() + at);
 }
 
 std::span<const std::byte, kNcclIdBytes> nccl_id(std::span<const std::byte> memory,

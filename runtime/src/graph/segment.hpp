@@ -5,7 +5,9 @@
 // one per NCCL edge or collective), then the constructor arguments given to
 // launch(), then (CommunicatorKind::nccl) one NCCL unique id per group, from
 // which each actor joins its groups' NcclCommunicators, then one ActorRecord
-// per actor: its progress and its last words, for the driver's reports.
+// per actor: its progress and its last words, for the driver's reports;
+// then, in a profiled launch, one ProfileRing per actor and one for the
+// driver (cg/detail/profile.hpp).
 //
 // The driver creates it as anonymous shared memory (a memfd, never named in
 // /dev/shm) and each actor process inherits its descriptor, maps it, checks
@@ -22,6 +24,7 @@
 
 #include <cg/detail/channel.hpp>
 #include <cg/detail/graph_spec.hpp>
+#include <cg/detail/profile.hpp>
 #include <cg/host_communicator.hpp>
 
 #include <array>
@@ -57,6 +60,10 @@ struct SegmentHeader {
   std::uint64_t nccl_ids;
   // Offset of one ActorRecord per actor.
   std::uint64_t actor_records;
+  // Offset of the profile rings (actors by index, then the driver), 0 when
+  // the launch records no profile, and the executions each ring keeps.
+  std::uint64_t profile_rings;
+  std::uint32_t profile_executions;
 };
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 
@@ -120,6 +127,8 @@ struct SegmentContents {
   std::span<const std::optional<std::vector<std::byte>>> constructor_args = {};
   /// One per communicator group (CommunicatorKind::nccl), or empty.
   std::span<const NcclIdBytes> nccl_ids = {};
+  /// The executions each profile ring keeps; 0: no profile.
+  std::uint32_t profile_executions = 0;
 };
 
 /// The bytes a segment of this graph with these contents needs.
@@ -151,6 +160,17 @@ struct SegmentView {
 /// Throws ActorFailure ("segment <name> ...") when it does not.
 SegmentView read_segment(std::span<std::byte> memory, const GraphSpec& spec, std::uint32_t actor,
                          const std::string& name);
+
+/// The events one execution makes participant `who` record at most: actor
+/// `who`'s reads, computes and writes; the driver's (who = actor count)
+/// input writes, result reads, execute and get.
+std::uint64_t profile_events_per_execution(const GraphSpec& spec, std::uint32_t who);
+
+/// Participant `who`'s profile ring (actors by index, the driver after
+/// them), or null when the launch records no profile or the segment does
+/// not hold the ring.
+ProfileRing* profile_ring(std::span<std::byte> memory, const GraphSpec& spec,
+                          const SegmentHeader& header, std::uint32_t who);
 
 /// The NCCL unique id of communicator group `group`, checked to lie inside
 /// the segment; throws ActorFailure otherwise.

@@ -255,16 +255,27 @@ bool DeviceOutputPort::write(const Result<Tensor>& result) {
 
 Result<Tensor> ActorProcess::allreduce(Communicator& communicator, const Result<Tensor>& input,
                                        ReduceOp op) {
-  return collective(CollectiveKind::allreduce, communicator, input, op);
+  return profiled_collective(CollectiveKind::allreduce, communicator, input, op);
 }
 
 Result<Tensor> ActorProcess::allgather(Communicator& communicator, const Result<Tensor>& input) {
-  return collective(CollectiveKind::allgather, communicator, input, ReduceOp::sum);
+  return profiled_collective(CollectiveKind::allgather, communicator, input, ReduceOp::sum);
 }
 
 Result<Tensor> ActorProcess::reducescatter(Communicator& communicator, const Result<Tensor>& input,
                                            ReduceOp op) {
-  return collective(CollectiveKind::reducescatter, communicator, input, op);
+  return profiled_collective(CollectiveKind::reducescatter, communicator, input, op);
+}
+
+// A collective is one of the actor's COMPUTE operations.
+Result<Tensor> ActorProcess::profiled_collective(CollectiveKind kind, Communicator& communicator,
+                                                 const Result<Tensor>& input, ReduceOp op) {
+  if (!profile_.recorder.on())
+    return collective(kind, communicator, input, op);
+  const std::int64_t start = detail::profile_clock();
+  Result<Tensor> result = collective(kind, communicator, input, op);
+  profile_.record(detail::ProfiledOp::compute, profile_.computes++, start);
+  return result;
 }
 
 Result<Tensor> ActorProcess::collective(CollectiveKind kind, Communicator& communicator,

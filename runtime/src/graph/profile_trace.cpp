@@ -1,0 +1,215 @@
+// profile_trace.cpp - Profile rings to a Chrome trace (graph/profile_trace.hpp).
+#include "graph/profile_trace.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <string_view>
+#include <tuple>
+
+namespace cg::detail {
+namespace {
+
+// `text` as a JSON string, quotes included.
+std::string quoted(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20) {
+        char escaped[8];
+        std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+        out += escaped;
+      } else {
+        out += c;
+      }
+    }
+  }
+  return out + "\"";
+}
+
+// Nanoseconds since `origin` as trace microseconds ("12.345").
+std::string micros(std::int64_t ns, std::int64_t origin) {
+  char text[32];
+  const std::int64_t since = ns - origin;
+  std::snprintf(text, sizeof text, "%" PRId64 ".%03" PRId64, since / 1000, since % 1000);
+  return text;
+}
+
+class TraceWriter {
+public:
+  TraceWriter(std::ostream& out, const GraphSpec& spec, std::span<const ProfileTrack> tracks)
+      : out_(out), spec_(spec), tracks_(tracks) {
+    for (const ProfileTrack& track : tracks)
+      for (const ProfileEvent& event : track.events)
+        origin_ = std::min(origin_, event.start_ns);
+    if (origin_ == std::numeric_limits<std::int64_t>::max())
+      origin_ = 0;
+  }
+
+  void write() {
+    out_ << "{\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"graph\": " << quoted(spec_.name)
+         << ", \"clock\": \"CLOCK_MONOTONIC\", \"origin_ns\": " << origin_
+         << ", \"dropped_events\": {";
+    for (std::size_t t = 0; t < tracks_.size(); ++t)
+      out_ << (t ? ", " : "") << quoted(tracks_[t].name) << ": " << tracks_[t].dropped;
+    out_ << "}},\n\"traceEvents\": [\n";
+    metadata("process_name", 0, "\"name\": " + quoted(std::string("graph ") + spec_.name));
+    for (std::size_t t = 0; t < tracks_.size(); ++t) {
+      metadata("thread_name", tid(t), "\"name\": " + quoted(tracks_[t].name));
+      metadata("thread_sort_index", tid(t), "\"sort_index\": " + std::to_string(tid(t)));
+    }
+    for (std::size_t t = 0; t < tracks_.size(); ++t)
+      for (const ProfileEvent& event : tracks_[t].events)
+        complete(t, event);
+    flows();
+    out_ << "\n]\n}\n";
+  }
+
+private:
+  // The driver's track comes first in a viewer: tid 0; actor a is a + 1.
+  std::uint32_t tid(std::size_t track) const {
+    return track + 1 == tracks_.size() ? 0 : static_cast<std::uint32_t>(track + 1);
+  }
+  bool is_driver(std::size_t track) const { return track + 1 == tracks_.size(); }
+
+  void separator() {
+    if (!first_)
+      out_ << ",\n";
+    first_ = false;
+  }
+
+  void metadata(const char* what, std::uint32_t tid, const std::string& args) {
+    separator();
+    out_ << "{\"ph\": \"M\", \"name\": \"" << what << "\", \"pid\": 1, \"tid\": " << tid
+         << ", \"args\": {" << args << "}}";
+  }
+
+  std::string channel_name(std::uint32_t channel) const {
+    std::string name = "c" + std::to_string(channel);
+    if (channel < spec_.names.channels.size())
+      name += std::string(" (") + spec_.names.channels[channel] + ")";
+    return name;
+  }
+
+  const ComputeName* compute_name(std::size_t track, std::uint32_t index) const {
+    if (is_driver(track) || track >= spec_.names.computes.size() ||
+        index >= spec_.names.computes[track].size())
+      return nullptr;
+    return &spec_.names.computes[track][index];
+  }
+
+  void complete(std::size_t track, const ProfileEvent& event) {
+    std::string name, category, args = "\"execution\": " + std::to_string(event.execution);
+    switch (event.op) {
+    case ProfiledOp::read:
+    case ProfiledOp::write:
+      name = (event.op == ProfiledOp::read ? "READ " : "WRITE ") + channel_name(event.index);
+      category = event.op == ProfiledOp::read ? "read" : "write";
+      args += ", \"channel\": " + std::to_string(event.index) +
+              ", \"bytes\": " + std::to_string(event.bytes);
+      break;
+    case ProfiledOp::compute:
+      category = "compute";
+      if (const ComputeName* compute = compute_name(track, event.index)) {
+        name = compute->task;
+        args += ", \"loc\": " + quoted(compute->loc);
+      } else {
+        name = tracks_[track].name + ".compute#" + std::to_string(event.index);
+      }
+      break;
+    case ProfiledOp::execute:
+      name = category = "execute";
+      break;
+    case ProfiledOp::get:
+      name = category = "get";
+      break;
+    default:
+      return; // nothing the driver wrote: a ring an actor scribbled over
+    }
+    separator();
+    out_ << "{\"ph\": \"X\", \"name\": " << quoted(name) << ", \"cat\": \"" << category
+         << "\", \"pid\": 1, \"tid\": " << tid(track)
+         << ", \"ts\": " << micros(event.start_ns, origin_)
+         << ", \"dur\": " << micros(std::max(event.end_ns, event.start_ns), event.start_ns)
+         << ", \"args\": {" << args << "}}";
+  }
+
+  // From each WRITE to each READ of the same message (channel, execution),
+  // bound to the middle of both slices.
+  void flows() {
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::pair<std::size_t, const ProfileEvent*>>
+        writes;
+    for (std::size_t t = 0; t < tracks_.size(); ++t)
+      for (const ProfileEvent& event : tracks_[t].events)
+        if (event.op == ProfiledOp::write)
+          writes[{event.index, event.execution}] = {t, &event};
+    std::uint64_t id = 0;
+    for (std::size_t t = 0; t < tracks_.size(); ++t)
+      for (const ProfileEvent& read : tracks_[t].events) {
+        if (read.op != ProfiledOp::read)
+          continue;
+        auto found = writes.find({read.index, read.execution});
+        if (found == writes.end())
+          continue; // written before the writer's ring kept it
+        const auto [writer_track, write] = found->second;
+        const std::string name = quoted(channel_name(read.index));
+        ++id;
+        separator();
+        out_ << "{\"ph\": \"s\", \"name\": " << name << ", \"cat\": \"flow\", \"id\": " << id
+             << ", \"pid\": 1, \"tid\": " << tid(writer_track)
+             << ", \"ts\": " << micros(middle(*write), origin_) << "},\n";
+        out_ << "{\"ph\": \"f\", \"bp\": \"e\", \"name\": " << name
+             << ", \"cat\": \"flow\", \"id\": " << id << ", \"pid\": 1, \"tid\": " << tid(t)
+             << ", \"ts\": " << micros(middle(read), origin_) << "}";
+      }
+  }
+
+  static std::int64_t middle(const ProfileEvent& event) {
+    return event.start_ns + (std::max(event.end_ns, event.start_ns) - event.start_ns) / 2;
+  }
+
+  std::ostream& out_;
+  const GraphSpec& spec_;
+  std::span<const ProfileTrack> tracks_;
+  std::int64_t origin_ = std::numeric_limits<std::int64_t>::max();
+  bool first_ = true;
+};
+
+} // namespace
+
+ProfileTrack read_profile_ring(const ProfileRing& ring, std::uint64_t capacity, std::string name) {
+  ProfileTrack track;
+  track.name = std::move(name);
+  capacity = std::min(capacity, ring.capacity);
+  if (capacity == 0)
+    return track;
+  const std::uint64_t written = ring.written.load(std::memory_order_acquire);
+  const std::uint64_t kept = std::min(written, capacity);
+  track.dropped = written - kept;
+  const auto* events = reinterpret_cast<const ProfileEvent*>(&ring + 1);
+  track.events.reserve(kept);
+  for (std::uint64_t n = written - kept; n < written; ++n)
+    track.events.push_back(events[n % capacity]);
+  // In time order: the driver's ring has two writers.
+  std::stable_sort(track.events.begin(), track.events.end(),
+                   [](const ProfileEvent& a, const ProfileEvent& b) {
+                     return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
+                   });
+  return track;
+}
+
+void write_chrome_trace(std::ostream& out, const GraphSpec& spec,
+                        std::span<const ProfileTrack> tracks) {
+  TraceWriter(out, spec, tracks).write();
+}
+
+} // namespace cg::detail

@@ -1,0 +1,48 @@
+// graph/profile_trace.hpp - A launched graph's profile rings as a Chrome trace.
+//
+// What the driver writes for LaunchOptions::profile (CG_PROFILE) from the
+// rings its actors and itself recorded (cg/detail/profile.hpp), in the
+// Chrome trace-event format that Perfetto UI and chrome://tracing open:
+//   - one track (thread) per actor, named after it, and one for the driver;
+//   - one complete event ("ph": "X") per operation of each execution kept:
+//     `<actor>.<method>` for a COMPUTE (the task as the schedule names it),
+//     `READ c1 (first.echo)` and `WRITE c2 (second.echo)` for a channel's
+//     read or write, `execute` and `get` on the driver; its args say the
+//     execution, the source line (COMPUTE) and the bytes moved (READ, WRITE);
+//   - a flow from each WRITE to every READ of the same message;
+//   - in "otherData": the graph, the clock, and per track the events its ring
+//     dropped (it keeps the last LaunchOptions::profile_executions).
+// Timestamps are microseconds since the earliest event kept.
+#pragma once
+
+#include <cg/detail/graph_spec.hpp>
+#include <cg/detail/profile.hpp>
+
+#include <cstdint>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cg::detail {
+
+/// The environment variable read at launch when LaunchOptions::profile is empty.
+inline constexpr const char* profile_variable = "CG_PROFILE";
+
+/// One participant's ring as read: its events, oldest first, and how many
+/// it recorded but no longer holds.
+struct ProfileTrack {
+  std::string name; // the actor's, or "driver"
+  std::vector<ProfileEvent> events;
+  std::uint64_t dropped = 0;
+};
+
+/// Copies `ring` out. `capacity`: what the segment's layout gave it, which
+/// bounds the read whatever the ring's own header says.
+ProfileTrack read_profile_ring(const ProfileRing& ring, std::uint64_t capacity, std::string name);
+
+/// Writes the trace of `tracks` (actors by index, then the driver) of `spec`.
+void write_chrome_trace(std::ostream& out, const GraphSpec& spec,
+                        std::span<const ProfileTrack> tracks);
+
+} // namespace cg::detail

@@ -1,0 +1,242 @@
+// profile_test.cpp - the Chrome trace a profiled launch writes (CG_PROFILE,
+// LaunchOptions::profile), read back as JSON and held against the schedule
+// cgc wrote: every operation named, in the schedule's order, with flows from
+// each write to its reads; a ring that keeps the last executions.
+#include "../support/scoped_env.hpp"
+#include "e2e_graphs.cg.hpp"
+#include "leftovers.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Profile = cg_test::NoLeftovers;
+using nlohmann::json;
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("cg-profile-" + std::to_string(::getpid()) + "-" + name))
+      .string();
+}
+
+json read_json(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << path;
+  return json::parse(in);
+}
+
+// What the trace should call each operation of actor `actor`, in program
+// order, from <graph>.schedule.txt: a READ of several channels is one event
+// per channel, a COMPUTE is named by its task.
+std::vector<std::string> scheduled_names(const std::string& graph, const std::string& actor) {
+  std::ifstream in(std::string(CG_E2E_SCHEDULES) + "/" + graph + ".schedule.txt");
+  EXPECT_TRUE(in) << graph;
+  std::map<std::string, std::string> values; // "c1" -> "a.add_one"
+  std::vector<std::string> names;
+  const std::regex channel_line(R"(^  (c\d+)  (.+?)  +\S+  +\S+  +\S+ -> .*$)");
+  const std::regex op_line(R"(^  \d+  (READ|COMPUTE|WRITE) +(.*?)\s*$)");
+  const std::regex channel_ref(R"((c\d+)(?: \([^)]*\))?)"); // "c1 (a.add_one)" or "c1"
+  bool in_actor = false;
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (line.rfind("# ", 0) == 0) {
+      in_actor = line.rfind("# actor " + actor + " (", 0) == 0;
+    } else if (std::regex_match(line, m, channel_line)) {
+      values[m[1]] = m[2];
+    } else if (in_actor && std::regex_match(line, m, op_line)) {
+      const std::string kind = m[1], rest = m[2];
+      if (kind == "COMPUTE") {
+        names.push_back(rest.substr(0, rest.find('(')));
+        continue;
+      }
+      for (std::sregex_iterator c(rest.begin(), rest.end(), channel_ref), end; c != end; ++c)
+        names.push_back(kind + " " + c->str(1) + " (" + values[c->str(1)] + ")");
+    }
+  }
+  return names;
+}
+
+// The complete events of track `tid`, in time order.
+std::vector<json> track(const json& trace, int tid) {
+  std::vector<json> events;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["tid"] == tid)
+      events.push_back(e);
+  std::stable_sort(events.begin(), events.end(), [](const json& a, const json& b) {
+    return a["ts"].get<double>() < b["ts"].get<double>();
+  });
+  return events;
+}
+
+std::map<std::string, int> thread_ids(const json& trace) {
+  std::map<std::string, int> tids;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      tids[e["args"]["name"]] = e["tid"];
+  return tids;
+}
+
+TEST_F(Profile, TheTraceNamesEveryOperationInScheduleOrderWithFlowsFromWritesToReads) {
+  const std::string path = temp_path("diamond.json");
+  constexpr int kExecutions = 5;
+  {
+    cg::LaunchOptions options;
+    options.profile = path;
+    auto graph = cg::launch<&diamond>(options);
+    for (int i = 0; i < kExecutions; ++i)
+      ASSERT_EQ(graph.execute(i).get(), 2 * i + 2);
+  } // teardown writes the trace
+  const json trace = read_json(path);
+  std::filesystem::remove(path);
+
+  EXPECT_EQ(trace["otherData"]["graph"], "diamond");
+  EXPECT_EQ(trace["otherData"]["dropped_events"],
+            (json{{"a", 0}, {"b", 0}, {"c", 0}, {"driver", 0}}));
+  const std::map<std::string, int> tids = thread_ids(trace);
+  EXPECT_EQ(tids, (std::map<std::string, int>{{"driver", 0}, {"a", 1}, {"b", 2}, {"c", 3}}));
+
+  for (const std::string actor : {"a", "b", "c"}) {
+    SCOPED_TRACE("actor " + actor);
+    const std::vector<std::string> expected = scheduled_names("diamond", actor);
+    ASSERT_FALSE(expected.empty());
+    const std::vector<json> events = track(trace, tids.at(actor));
+    ASSERT_EQ(events.size(), expected.size() * kExecutions);
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const json& e = events[i];
+      EXPECT_EQ(e["name"], expected[i % expected.size()]) << i;
+      EXPECT_EQ(e["args"]["execution"], i / expected.size()) << i;
+      if (e["cat"] == "compute") {
+        EXPECT_EQ(e["args"]["loc"], "graphs.cg.cpp:84");
+      } else {
+        EXPECT_EQ(e["args"]["bytes"], sizeof(int)) << e;
+      }
+    }
+  }
+  // diamond.schedule.txt, exactly: c reads both channels before its sum.
+  EXPECT_EQ(scheduled_names("diamond", "c"),
+            (std::vector<std::string>{"READ c1 (a.add_one)", "READ c2 (b.add_one)", "c.sum",
+                                      "WRITE c3 (c.sum)"}));
+
+  // The driver: execute() hands over the input, get() reads the result.
+  std::map<std::string, int> driver_names;
+  for (const json& e : track(trace, 0))
+    ++driver_names[e["name"]];
+  EXPECT_EQ(driver_names, (std::map<std::string, int>{{"WRITE c0 (input #0)", kExecutions},
+                                                      {"execute", kExecutions},
+                                                      {"READ c3 (c.sum)", kExecutions},
+                                                      {"get", kExecutions}}));
+
+  // A flow from each write to each read of it: c0 to a and b, c1 and c2 to
+  // c, c3 to the driver; each bound to its writer's and reader's track.
+  std::map<int, std::pair<int, std::string>> starts; // id -> writer tid, channel
+  std::multiset<std::tuple<std::string, int, int>> flows;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "s")
+      starts[e["id"]] = {e["tid"], e["name"]};
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "f") {
+      EXPECT_EQ(e["bp"], "e");
+      const auto& [writer, channel] = starts.at(e["id"]);
+      EXPECT_EQ(e["name"], channel);
+      flows.insert({channel, writer, e["tid"]});
+    }
+  std::multiset<std::tuple<std::string, int, int>> expected_flows;
+  for (int i = 0; i < kExecutions; ++i) {
+    expected_flows.insert({"c0 (input #0)", 0, 1});
+    expected_flows.insert({"c0 (input #0)", 0, 2});
+    expected_flows.insert({"c1 (a.add_one)", 1, 3});
+    expected_flows.insert({"c2 (b.add_one)", 2, 3});
+    expected_flows.insert({"c3 (c.sum)", 3, 0});
+  }
+  EXPECT_EQ(flows, expected_flows);
+}
+
+TEST_F(Profile, ARingKeepsTheLastExecutionsAndCountsWhatItDropped) {
+  const std::string path = temp_path("same_actor.json");
+  {
+    cg::LaunchOptions options;
+    options.profile = path;
+    options.profile_executions = 3;
+    auto graph = cg::launch<&same_actor>(options);
+    for (int i = 0; i < 10; ++i)
+      ASSERT_EQ(graph.execute(i).get(), i + 2);
+  }
+  const json trace = read_json(path);
+  std::filesystem::remove(path);
+  // a: READ, two computes of one method told apart, WRITE; the driver:
+  // WRITE, execute, READ, get. Four events an execution each: 40 made, 12 kept.
+  EXPECT_EQ(trace["otherData"]["dropped_events"], (json{{"a", 28}, {"driver", 28}}));
+  const std::vector<json> events = track(trace, 1);
+  ASSERT_EQ(events.size(), 12u);
+  const std::vector<std::string> expected = scheduled_names("same_actor", "a");
+  EXPECT_EQ(expected, (std::vector<std::string>{"READ c0 (input #0)", "a.add_one#1",
+                                                "a.add_one#2", "WRITE c1 (a.add_one#2)"}));
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i]["name"], expected[i % 4]);
+    EXPECT_EQ(events[i]["args"]["execution"], 7 + i / 4);
+  }
+  EXPECT_EQ(events[1]["args"]["loc"], "graphs.cg.cpp:90");
+  EXPECT_EQ(events[2]["args"]["loc"], "graphs.cg.cpp:91");
+}
+
+TEST_F(Profile, CgProfileInTheEnvironmentWritesOneFilePerGraph) {
+  const std::string pattern = temp_path("{graph}.json");
+  cg_test::ScopedEnv env("CG_PROFILE", pattern.c_str());
+  {
+    auto graph = cg::launch<&same_actor>();
+    EXPECT_EQ(graph.execute(1).get(), 3);
+    // What is recorded so far, on demand.
+    const std::string now = temp_path("now.json");
+    graph.write_profile(now);
+    EXPECT_EQ(track(read_json(now), 1).size(), 4u);
+    std::filesystem::remove(now);
+  }
+  const std::string written = temp_path("same_actor.json");
+  EXPECT_EQ(read_json(written)["otherData"]["graph"], "same_actor");
+  std::filesystem::remove(written);
+}
+
+TEST_F(Profile, WriteProfileWithoutAProfileSaysHowToRecordOne) {
+  cg_test::ScopedEnv env("CG_PROFILE", nullptr);
+  auto graph = cg::launch<&same_actor>();
+  try {
+    graph.write_profile(temp_path("never.json"));
+    FAIL() << "expected cg::Error";
+  } catch (const cg::Error& e) {
+    EXPECT_STREQ(e.what(), "graph 'same_actor' records no profile: launch it with "
+                           "cg::LaunchOptions::profile or the environment variable CG_PROFILE "
+                           "set to a file");
+  }
+  EXPECT_FALSE(std::filesystem::exists(temp_path("never.json")));
+}
+
+TEST_F(Profile, AProfileThatCannotBeWrittenIsAnErrorNamingTheFile) {
+  cg::LaunchOptions options;
+  options.profile = temp_path("unused.json");
+  auto graph = cg::launch<&same_actor>(options);
+  try {
+    graph.write_profile("/nonexistent-directory/trace.json");
+    FAIL() << "expected cg::Error";
+  } catch (const cg::Error& e) {
+    EXPECT_STREQ(e.what(), "cannot write the profile of graph 'same_actor' to "
+                           "'/nonexistent-directory/trace.json': No such file or directory");
+  }
+  graph.teardown();
+  std::filesystem::remove(temp_path("unused.json"));
+}
+
+} // namespace
