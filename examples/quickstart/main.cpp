@@ -1,4 +1,5 @@
-// main.cpp - runs the quickstart graphs and measures the chain's latency.
+// main.cpp - runs the quickstart graphs, measures the chain's latency and
+// prints what its profile recorded (cg/stats.hpp).
 #include "quickstart.cg.hpp"
 
 #include <algorithm>
@@ -9,7 +10,9 @@
 
 int main() {
   {
-    auto graph = cg::launch<&chain>();
+    cg::LaunchOptions options;
+    options.record_profile = true; // for graph.stats() below
+    auto graph = cg::launch<&chain>(options);
     std::printf("chain:    %s\n", graph.execute("hello").get().c_str());
 
     // Median round trip driver -> a -> b -> driver, after a warm-up.
@@ -25,6 +28,8 @@ int main() {
     std::nth_element(micros.begin(), micros.begin() + kRuns / 2, micros.end());
     std::printf("chain:    median execute->get latency %.1f us over %d executions\n",
                 micros[kRuns / 2], kRuns);
+    // The same executions as the actors and the driver recorded them.
+    std::fputs(cg::format_stats(graph.stats()).c_str(), stdout);
   }
   {
     auto graph = cg::launch<&fanout>();

@@ -183,14 +183,40 @@ TEST_F(Profile, ARingKeepsTheLastExecutionsAndCountsWhatItDropped) {
   const std::vector<json> events = track(trace, 1);
   ASSERT_EQ(events.size(), 12u);
   const std::vector<std::string> expected = scheduled_names("same_actor", "a");
-  EXPECT_EQ(expected, (std::vector<std::string>{"READ c0 (input #0)", "a.add_one#1",
-                                                "a.add_one#2", "WRITE c1 (a.add_one#2)"}));
+  EXPECT_EQ(expected, (std::vector<std::string>{"READ c0 (input #0)", "a.add_one#1", "a.add_one#2",
+                                                "WRITE c1 (a.add_one#2)"}));
   for (std::size_t i = 0; i < events.size(); ++i) {
     EXPECT_EQ(events[i]["name"], expected[i % 4]);
     EXPECT_EQ(events[i]["args"]["execution"], 7 + i / 4);
   }
   EXPECT_EQ(events[1]["args"]["loc"], "graphs.cg.cpp:90");
   EXPECT_EQ(events[2]["args"]["loc"], "graphs.cg.cpp:91");
+}
+
+TEST_F(Profile, StatsCountEveryTaskAndEveryExecutionsLatency) {
+  cg::LaunchOptions options;
+  options.record_profile = true; // no file
+  auto graph = cg::launch<&same_actor>(options);
+  for (int i = 0; i < 20; ++i)
+    ASSERT_EQ(graph.execute(i).get(), i + 2);
+  const cg::GraphStats stats = graph.stats();
+  EXPECT_EQ(stats.graph, "same_actor");
+  EXPECT_EQ(stats.dropped_events, 0u);
+  ASSERT_EQ(stats.tasks.size(), 2u);
+  EXPECT_EQ(stats.tasks[0].task, "a.add_one#1");
+  EXPECT_EQ(stats.tasks[0].loc, "graphs.cg.cpp:90");
+  EXPECT_EQ(stats.tasks[0].compute.count, 20u);
+  EXPECT_EQ(stats.tasks[0].read_wait.count, 20u);
+  EXPECT_EQ(stats.tasks[1].task, "a.add_one#2");
+  EXPECT_EQ(stats.tasks[1].compute.count, 20u);
+  EXPECT_EQ(stats.tasks[1].read_wait.count, 0u); // its input comes from a.add_one#1, in process
+  EXPECT_EQ(stats.latency.count, 20u);
+  EXPECT_GT(stats.latency.p50_us, 0);
+  EXPECT_LE(stats.latency.p50_us, stats.latency.p90_us);
+  EXPECT_LE(stats.latency.p90_us, stats.latency.p99_us);
+  EXPECT_NE(cg::format_stats(stats).find("a.add_one#1        compute         20 "),
+            std::string::npos)
+      << cg::format_stats(stats);
 }
 
 TEST_F(Profile, CgProfileInTheEnvironmentWritesOneFilePerGraph) {
@@ -219,7 +245,7 @@ TEST_F(Profile, WriteProfileWithoutAProfileSaysHowToRecordOne) {
   } catch (const cg::Error& e) {
     EXPECT_STREQ(e.what(), "graph 'same_actor' records no profile: launch it with "
                            "cg::LaunchOptions::profile or the environment variable CG_PROFILE "
-                           "set to a file");
+                           "set to a file (or LaunchOptions::record_profile)");
   }
   EXPECT_FALSE(std::filesystem::exists(temp_path("never.json")));
 }

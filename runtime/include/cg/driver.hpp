@@ -39,6 +39,7 @@
 #include <cg/detail/graph_spec.hpp>
 #include <cg/errors.hpp>
 #include <cg/serialize.hpp>
+#include <cg/stats.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -173,6 +174,9 @@ struct LaunchOptions {
   /// launches several graphs writes one file each). Also
   /// GraphHandle::write_profile(). Actors on other hosts are not in it yet.
   std::string profile;
+  /// Record a profile without writing it at teardown: for stats() and
+  /// write_profile() (implied by a profile file).
+  bool record_profile = false;
   /// The executions a profile keeps: the last ones; older events are counted
   /// as dropped in the trace.
   std::uint32_t profile_executions = 10'000;
@@ -302,6 +306,9 @@ public:
   /// (graph/profile_trace.hpp); throws Error if the launch records no
   /// profile (LaunchOptions::profile) or the file cannot be written.
   void write_profile(const std::string& path) const;
+  /// The statistics of the operations recorded so far (cg/stats.hpp); throws
+  /// Error as write_profile() does without a profile.
+  GraphStats stats() const;
 
   /// Closes every channel, stops the actors, unmaps; idempotent. Actor
   /// processes get 2 s to exit, then SIGKILL; an actor thread (threads mode)
@@ -562,6 +569,11 @@ public:
   /// (teardown writes it to LaunchOptions::profile, or CG_PROFILE); throws
   /// cg::Error when the launch records no profile.
   void write_profile(const std::string& path) const { runtime_->write_profile(path); }
+
+  /// Per task and per graph, percentiles of what the profile recorded so far
+  /// (cg/stats.hpp; cg::format_stats() prints them); throws cg::Error when
+  /// the launch records no profile.
+  GraphStats stats() const { return runtime_->stats(); }
 
   /// Stops the actors and releases the channels; idempotent. In threads
   /// mode, an actor still in a method is waited for (a thread cannot be

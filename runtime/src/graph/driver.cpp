@@ -14,6 +14,7 @@
 
 #include <cg/cpu_binding.hpp>
 
+#include "graph/profile_stats.hpp"
 #include "graph/runtime_state.hpp"
 #include "support/deadline.hpp"
 #include "support/text.hpp"
@@ -690,10 +691,13 @@ int GraphRuntime::results_fd() {
 
 void GraphRuntime::write_profile(const std::string& path) const { impl_->write_profile(path); }
 
-void GraphRuntime::Impl::write_profile(const std::string& path) const {
+GraphStats GraphRuntime::stats() const { return profile_stats(spec_, impl_->profile_tracks()); }
+
+std::vector<ProfileTrack> GraphRuntime::Impl::profile_tracks() const {
   if (!profile.on())
     throw Error(describe(spec) + " records no profile: launch it with cg::LaunchOptions::profile "
-                                 "or the environment variable CG_PROFILE set to a file");
+                                 "or the environment variable CG_PROFILE set to a file (or "
+                                 "LaunchOptions::record_profile)");
   std::span<std::byte> memory{static_cast<std::byte*>(segment.data()), segment.size()};
   std::vector<ProfileTrack> tracks;
   for (std::uint32_t who = 0; who <= spec.actors.size(); ++who) {
@@ -703,6 +707,11 @@ void GraphRuntime::Impl::write_profile(const std::string& path) const {
         std::uint64_t{header->profile_executions} * profile_events_per_execution(spec, who);
     tracks.push_back(ring ? read_profile_ring(*ring, capacity, name) : ProfileTrack{name, {}, 0});
   }
+  return tracks;
+}
+
+void GraphRuntime::Impl::write_profile(const std::string& path) const {
+  const std::vector<ProfileTrack> tracks = profile_tracks();
   std::ofstream out(path, std::ios::trunc);
   if (out)
     write_chrome_trace(out, spec, tracks);

@@ -307,7 +307,7 @@ void GraphRuntime::Impl::create_segment(
   // One file per graph of a program that launches several.
   for (std::size_t at; (at = profile_path.find("{graph}")) != std::string::npos;)
     profile_path.replace(at, 7, spec.name);
-  if (!profile_path.empty())
+  if (!profile_path.empty() || options.record_profile)
     contents.profile_executions = std::max<std::uint32_t>(options.profile_executions, 1);
   if (any_constructor_args)
     contents.constructor_args = constructor_args;

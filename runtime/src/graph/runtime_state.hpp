@@ -130,9 +130,12 @@ struct GraphRuntime::Impl {
   // writes the trace (empty: no profile), and when the execution being
   // submitted began and its input now being handed over.
   ProfileRecorder profile;
-  std::string profile_path;
+  std::string profile_path; // empty: none is written at teardown
   std::int64_t execute_start = 0;
   std::int64_t input_start = 0;
+  // The rings as read now (actors by index, then the driver); Error
+  // without a profile.
+  std::vector<ProfileTrack> profile_tracks() const;
   void write_profile(const std::string& path) const;
 
   // The steps of launch() (launch.cpp), in order.

@@ -1,0 +1,17 @@
+// graph/profile_stats.hpp - A launched graph's profile summed up (cg/stats.hpp).
+#pragma once
+
+#include "graph/profile_trace.hpp"
+
+#include <cg/stats.hpp>
+
+#include <span>
+
+namespace cg::detail {
+
+/// The statistics of `tracks` (actors by index, then the driver) of `spec`.
+/// A task's read wait in an execution is the reads its actor made since its
+/// previous COMPUTE: the reads the schedule puts before it.
+GraphStats profile_stats(const GraphSpec& spec, std::span<const ProfileTrack> tracks);
+
+} // namespace cg::detail
