@@ -210,7 +210,6 @@ public:
   /// cg::DecodeError: the channel stays in step and the driver is told. A
   /// broken channel (impossible slot header) ends the process instead.
   bool read(Result<T>& out) {
-    const std::int64_t start = profile_ ? detail::profile_clock() : 0;
     ChannelReader::Message message;
     if (!next(message))
       return false;
@@ -224,7 +223,7 @@ public:
       }
     }
     reader_.release();
-    profiled(start, message);
+    profiled(message);
     return true;
   }
 
@@ -235,7 +234,6 @@ public:
       return read(static_cast<Result<T>&>(out));
     } else {
       out.release();
-      const std::int64_t start = profile_ ? detail::profile_clock() : 0;
       ChannelReader::Message message;
       if (!next(message))
         return false;
@@ -243,7 +241,7 @@ public:
         try {
           detail::validate_in_place<T>(message.payload);
           out.hold(reader_, message.payload);
-          profiled(start, message);
+          profiled(message);
           return true;
         } catch (const DecodeError& e) {
           static_cast<Result<T>&>(out) = Result<T>(undecodable(e));
@@ -252,15 +250,15 @@ public:
         static_cast<Result<T>&>(out) = read_error(message.payload);
       }
       reader_.release();
-      profiled(start, message);
+      profiled(message);
       return true;
     }
   }
 
 private:
-  void profiled(std::int64_t start, const ChannelReader::Message& message) noexcept {
+  void profiled(const ChannelReader::Message& message) noexcept {
     if (profile_)
-      profile_->record(detail::ProfiledOp::read, channel_, start, message.payload.size());
+      profile_->record(detail::ProfiledOp::read, channel_, message.payload.size());
   }
 
   // Waits for the next message; false once the channel is closed.
@@ -306,10 +304,9 @@ public:
   bool write(const Result<T>& result) {
     if (!profile_)
       return write_unprofiled(result);
-    const std::int64_t start = detail::profile_clock();
     const bool written = write_unprofiled(result);
     if (written)
-      profile_->record(detail::ProfiledOp::write, channel_, start, written_bytes_);
+      profile_->record(detail::ProfiledOp::write, channel_, written_bytes_);
     return written;
   }
 
@@ -629,9 +626,8 @@ public:
   template <class F, class... In> auto call(const char* method, F&& fn, const In&... inputs) {
     if (!profile_.recorder.on())
       return call_unprofiled(method, std::forward<F>(fn), inputs...);
-    const std::int64_t start = detail::profile_clock();
     auto result = call_unprofiled(method, std::forward<F>(fn), inputs...);
-    profile_.record(detail::ProfiledOp::compute, profile_.computes++, start);
+    profile_.record(detail::ProfiledOp::compute, profile_.computes++);
     return result;
   }
 

@@ -129,7 +129,8 @@ void ActorProcess::attach(const detail::GraphSpec& spec, std::uint32_t actor,
   slot_bytes_ = view.header->slot_bytes;
   constructor_args_ = view.constructor_args;
   profile_.recorder =
-      detail::ProfileRecorder(detail::profile_ring(memory, spec, *view.header, actor));
+      detail::ProfileRecorder(detail::profile_ring(memory, spec, *view.header, actor),
+                              detail::ProfileRecorder::Writers::one);
 }
 
 ActorProcess::~ActorProcess() = default;
@@ -197,7 +198,10 @@ std::uint64_t ActorProcess::communicator_bytes() const noexcept {
   return impl_->header->communicator_bytes;
 }
 
-void ActorProcess::ready() { impl_->header->ready.fetch_add(1, std::memory_order_release); }
+void ActorProcess::ready() {
+  profile_.last = detail::profile_clock(); // the first READ waits from here
+  impl_->header->ready.fetch_add(1, std::memory_order_release);
+}
 
 void ActorProcess::say_last_words(std::string_view words) noexcept {
   if (impl_->record)

@@ -467,8 +467,6 @@ void GraphRuntime::abandon(std::uint64_t seq) noexcept {
 
 bool GraphRuntime::acquire_input(std::size_t input, std::size_t bytes, std::span<std::byte>& slot) {
   Impl& s = *impl_;
-  if (s.profile.on())
-    s.input_start = profile_clock();
   Deadline deadline = deadline_or_look_once(s.options.submit_timeout);
   switch (ChannelStatus status = s.inputs.at(input).acquire(bytes, slot, deadline)) {
   case ChannelStatus::ok:
@@ -514,7 +512,10 @@ void GraphRuntime::publish_input(std::size_t input, std::size_t bytes) {
   // The execution begun last: execute() hands over its inputs in order.
   const std::uint64_t seq = s.inputs[input].published() - 1;
   const std::int64_t now = profile_clock();
-  s.profile.record(ProfiledOp::write, spec_.input_channels[input], seq, s.input_start, now, bytes);
+  // Each input's write from where the one before it (or execute()) left off.
+  s.profile.record(ProfiledOp::write, spec_.input_channels[input], seq,
+                   input == 0 ? s.execute_start : s.input_start, now, bytes);
+  s.input_start = now;
   if (input + 1 == s.inputs.size())
     s.profile.record(ProfiledOp::execute, 0, seq, s.execute_start, now);
 }
@@ -707,6 +708,13 @@ std::vector<ProfileTrack> GraphRuntime::Impl::profile_tracks() const {
         std::uint64_t{header->profile_executions} * profile_events_per_execution(spec, who);
     tracks.push_back(ring ? read_profile_ring(*ring, capacity, name) : ProfileTrack{name, {}, 0});
   }
+  // Ticks to nanoseconds: the two readings of both clocks at least 20 ms
+  // apart, for a rate within a few parts per million.
+  const ProfileClocks origin{header->profile_origin_ticks, header->profile_origin_ns};
+  const auto apart = std::chrono::nanoseconds(monotonic_ns() - origin.ns);
+  if (apart < std::chrono::milliseconds(20))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20) - apart);
+  ticks_to_ns(tracks, origin, ProfileClocks::now());
   return tracks;
 }
 

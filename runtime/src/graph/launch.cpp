@@ -326,9 +326,10 @@ void GraphRuntime::Impl::create_segment(
           {static_cast<const std::byte*>(segment.data()), segment.size()}, *header, a));
     channels = std::move(written.channels);
     groups = std::move(written.groups);
-    profile = ProfileRecorder(
-        profile_ring({static_cast<std::byte*>(segment.data()), segment.size()}, spec, *header,
-                     static_cast<std::uint32_t>(spec.actors.size())));
+    profile =
+        ProfileRecorder(profile_ring({static_cast<std::byte*>(segment.data()), segment.size()},
+                                     spec, *header, static_cast<std::uint32_t>(spec.actors.size())),
+                        ProfileRecorder::Writers::several);
   } catch (const std::exception& e) {
     throw LaunchError(e.what());
   }

@@ -41,8 +41,8 @@ GraphStats profile_stats(const GraphSpec& spec, std::span<const ProfileTrack> tr
     stats.dropped_events += track.dropped;
 
   for (std::size_t a = 0; a < spec.actors.size() && a < tracks.size(); ++a) {
-    const auto names = a < spec.names.computes.size() ? spec.names.computes[a]
-                                                      : std::span<const ComputeName>{};
+    const auto names =
+        a < spec.names.computes.size() ? spec.names.computes[a] : std::span<const ComputeName>{};
     std::map<std::uint32_t, std::vector<std::int64_t>> computes, waits; // by compute index
     std::int64_t pending = 0; // reads since the last compute, in this execution
     bool any_pending = false;

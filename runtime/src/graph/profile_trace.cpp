@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -205,6 +206,21 @@ ProfileTrack read_profile_ring(const ProfileRing& ring, std::uint64_t capacity, 
                      return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
                    });
   return track;
+}
+
+void ticks_to_ns(std::span<ProfileTrack> tracks, ProfileClocks origin, ProfileClocks now) {
+  const double ns_per_tick =
+      now.ticks > origin.ticks
+          ? static_cast<double>(now.ns - origin.ns) / static_cast<double>(now.ticks - origin.ticks)
+          : 1.0;
+  auto convert = [&](std::int64_t ticks) {
+    return origin.ns + std::llround(static_cast<double>(ticks - origin.ticks) * ns_per_tick);
+  };
+  for (ProfileTrack& track : tracks)
+    for (ProfileEvent& event : track.events) {
+      event.start_ns = convert(event.start_ns);
+      event.end_ns = convert(event.end_ns);
+    }
 }
 
 void write_chrome_trace(std::ostream& out, const GraphSpec& spec,

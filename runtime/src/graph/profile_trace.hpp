@@ -12,7 +12,8 @@
 //   - a flow from each WRITE to every READ of the same message;
 //   - in "otherData": the graph, the clock, and per track the events its ring
 //     dropped (it keeps the last LaunchOptions::profile_executions).
-// Timestamps are microseconds since the earliest event kept.
+// Timestamps are microseconds since the earliest event kept (CLOCK_MONOTONIC
+// nanoseconds in "otherData"'s origin_ns).
 #pragma once
 
 #include <cg/detail/graph_spec.hpp>
@@ -40,6 +41,11 @@ struct ProfileTrack {
 /// Copies `ring` out. `capacity`: what the segment's layout gave it, which
 /// bounds the read whatever the ring's own header says.
 ProfileTrack read_profile_ring(const ProfileRing& ring, std::uint64_t capacity, std::string name);
+
+/// Turns the ticks of `tracks` (as read from their rings) into
+/// CLOCK_MONOTONIC nanoseconds, from both clocks read at `origin` and at
+/// `now` (the further apart, the more exact).
+void ticks_to_ns(std::span<ProfileTrack> tracks, ProfileClocks origin, ProfileClocks now);
 
 /// Writes the trace of `tracks` (actors by index, then the driver) of `spec`.
 void write_chrome_trace(std::ostream& out, const GraphSpec& spec,

@@ -128,7 +128,7 @@ struct GraphRuntime::Impl {
 
   // Profiles (cg/detail/profile.hpp): the driver's ring, where teardown
   // writes the trace (empty: no profile), and when the execution being
-  // submitted began and its input now being handed over.
+  // submitted began and when its last input was handed over.
   ProfileRecorder profile;
   std::string profile_path; // empty: none is written at teardown
   std::int64_t execute_start = 0;

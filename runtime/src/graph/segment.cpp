@@ -122,6 +122,9 @@ WrittenSegment write_segment(std::span<std::byte> memory, const GraphSpec& spec,
   if (tables.profile_rings != 0) {
     header.profile_rings = tables.profile_rings;
     header.profile_executions = contents.profile_executions;
+    const ProfileClocks origin = ProfileClocks::now();
+    header.profile_origin_ticks = origin.ticks;
+    header.profile_origin_ns = origin.ns;
     std::size_t at = tables.profile_rings;
     for (std::uint32_t who = 0; who <= spec.actors.size(); ++who) {
       new (base + at)

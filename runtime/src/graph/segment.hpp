@@ -64,6 +64,9 @@ struct SegmentHeader {
   // the launch records no profile, and the executions each ring keeps.
   std::uint64_t profile_rings;
   std::uint32_t profile_executions;
+  // Both clocks at launch, to turn the rings' ticks into nanoseconds.
+  std::int64_t profile_origin_ticks;
+  std::int64_t profile_origin_ns;
 };
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 

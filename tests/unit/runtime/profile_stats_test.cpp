@@ -33,8 +33,8 @@ constexpr std::array<const char*, 3> kValues{"input #0", "input #1", "a.second"}
 constexpr std::array<cg::detail::ComputeName, 2> kComputes{
     {{"a.first", "g.cg.cpp:10"}, {"a.second", "g.cg.cpp:11"}}};
 constexpr std::array<std::span<const cg::detail::ComputeName>, 1> kActorComputes{kComputes};
-constexpr cg::detail::GraphSpec kSpec{
-    "g", kActors, kChannels, kInputs, kOutputs, {}, false, {kValues, kActorComputes}};
+constexpr cg::detail::GraphSpec kSpec{"g",      kActors, kChannels, kInputs,
+                                      kOutputs, {},      false,     {kValues, kActorComputes}};
 
 constexpr std::int64_t kUs = 1000;
 
@@ -51,7 +51,8 @@ TEST(ProfileStats, PercentilesAreNearestRankAndReadsCountTowardsTheNextCompute) 
     const std::int64_t t = static_cast<std::int64_t>(e) * 100;
     actor.events.push_back(event(ProfiledOp::read, 0, e, t, 1));
     actor.events.push_back(event(ProfiledOp::read, 1, e, t + 1, 2));
-    actor.events.push_back(event(ProfiledOp::compute, 0, e, t + 3, static_cast<std::int64_t>(e) + 1));
+    actor.events.push_back(
+        event(ProfiledOp::compute, 0, e, t + 3, static_cast<std::int64_t>(e) + 1));
     actor.events.push_back(event(ProfiledOp::compute, 1, e, t + 90, 7));
     actor.events.push_back(event(ProfiledOp::write, 2, e, t + 97, 1));
     driver.events.push_back(event(ProfiledOp::write, 0, e, t, 0));
