@@ -13,6 +13,7 @@ install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/include/cg"
 if(TARGET cgc)
   set_target_properties(cgc PROPERTIES EXPORT_NAME cgc)
   install(TARGETS cgc EXPORT CompiledGraphTargets RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+  install(TARGETS cg-profile RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 endif()
 install(EXPORT CompiledGraphTargets NAMESPACE CompiledGraph:: DESTINATION "${cg_package_dir}")
 

@@ -1,7 +1,8 @@
 // profile_test.cpp - the Chrome trace a profiled launch writes (CG_PROFILE,
 // LaunchOptions::profile), read back as JSON and held against the schedule
 // cgc wrote: every operation named, in the schedule's order, with flows from
-// each write to its reads; a ring that keeps the last executions.
+// each write to its reads; a ring that keeps the last executions; and
+// cg-profile's reading of it, whose costs cgc then schedules with.
 #include "../support/scoped_env.hpp"
 #include "e2e_graphs.cg.hpp"
 #include "leftovers.hpp"
@@ -9,7 +10,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include <algorithm>
 #include <cstdint>
@@ -163,6 +167,117 @@ TEST_F(Profile, TheTraceNamesEveryOperationInScheduleOrderWithFlowsFromWritesToR
     expected_flows.insert({"c3 (c.sum)", 3, 0});
   }
   EXPECT_EQ(flows, expected_flows);
+}
+
+// Runs `command` in a shell; its stdout, and its exit status in `status`.
+std::string run(const std::string& command, int& status) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe)
+    return out;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+    out.append(buffer, n);
+  const int raw = ::pclose(pipe);
+  status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return out;
+}
+
+std::string diamond_trace(const std::string& name, int executions) {
+  const std::string path = temp_path(name);
+  cg::LaunchOptions options;
+  options.profile = path;
+  auto graph = cg::launch<&diamond>(options);
+  for (int i = 0; i < executions; ++i)
+    EXPECT_EQ(graph.execute(i).get(), 2 * i + 2);
+  return path; // written as `graph` goes
+}
+
+TEST_F(Profile, CgProfileSummaryFollowsTheCriticalPathOfTheLastExecution) {
+  const std::string trace = diamond_trace("summary.json", 20);
+  int status = -1;
+  const json summary =
+      json::parse(run(std::string(CG_PROFILE_TOOL) + " summary " + trace + " --json", status));
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(summary["graph"], "diamond");
+  ASSERT_EQ(summary["actors"].size(), 3u);
+  for (const json& actor : summary["actors"]) {
+    const double total = actor["compute"].get<double>() + actor["read_wait"].get<double>() +
+                         actor["write"].get<double>() + actor["idle"].get<double>();
+    EXPECT_NEAR(total, 1.0, 1e-6) << actor;
+    EXPECT_GT(actor["compute"].get<double>(), 0) << actor;
+  }
+  const double bubble = summary["bubble_fraction"].get<double>();
+  EXPECT_GT(bubble, 0);
+  EXPECT_LE(bubble, 1);
+  // c reads c1, then c2: the read that ends last is c2's, so b is on the path.
+  EXPECT_EQ(summary["critical_path"]["execution"], 19);
+  std::vector<std::string> steps;
+  for (const json& step : summary["critical_path"]["steps"])
+    steps.push_back(step["track"].get<std::string>() + " " + step["operation"].get<std::string>());
+  EXPECT_EQ(steps, (std::vector<std::string>{"driver WRITE c0 (input #0)", "b READ c0 (input #0)",
+                                             "b b.add_one", "b WRITE c2 (b.add_one)",
+                                             "c READ c2 (b.add_one)", "c c.sum",
+                                             "c WRITE c3 (c.sum)", "driver READ c3 (c.sum)"}));
+  // The same as a table.
+  const std::string text = run(std::string(CG_PROFILE_TOOL) + " summary " + trace, status);
+  EXPECT_EQ(status, 0);
+  EXPECT_NE(text.find("critical path of execution 19:\n  driver     WRITE c0 (input #0)"),
+            std::string::npos)
+      << text;
+  std::filesystem::remove(trace);
+}
+
+TEST_F(Profile, CostsMeasuredByAProfileAreWhatCgcSchedulesWith) {
+  const std::string trace = diamond_trace("costs.json", 50);
+  const std::string costs = temp_path("diamond.costs.json");
+  int status = -1;
+  const std::string text = run(std::string(CG_PROFILE_TOOL) + " costs " + trace, status);
+  ASSERT_EQ(status, 0);
+  std::ofstream(costs) << text;
+  const json measured = json::parse(text);
+  EXPECT_EQ(measured["format"], "cg-costs");
+  EXPECT_EQ(measured["version"], 1);
+  ASSERT_EQ(measured["costs"].size(), 3u) << measured;
+  const double a = measured["costs"]["a.add_one"], b = measured["costs"]["b.add_one"];
+  const double c = measured["costs"]["c.sum"];
+  EXPECT_GT(a, 0);
+
+  // cgc schedules the graph with them: one execution takes the longer of a
+  // and b, then c (the simulator counts no time for channels).
+  const std::string out = temp_path("diamond.cgc");
+  run(std::string(CG_CGC) + " " + CG_E2E_SOURCES + "/graphs.cg.cpp -o " + out +
+          " --graph diamond --schedule=cost --costs=" + costs + " -- -I" + CG_RUNTIME_INCLUDE +
+          " -DCG_E2E_GRAPHS_CONFIGURED=1 2>&1",
+      status);
+  ASSERT_EQ(status, 0);
+  std::ifstream schedule(out + "/diamond.schedule.txt");
+  std::stringstream body;
+  body << schedule.rdbuf();
+  const std::string all = body.str();
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(all, m, std::regex(R"(one execution takes ([0-9.e+-]+) cost units)")))
+      << all;
+  EXPECT_NEAR(std::stod(m[1]), std::max(a, b) + c, 0.01 * (std::max(a, b) + c)) << all;
+  std::filesystem::remove_all(out);
+  std::filesystem::remove(costs);
+  std::filesystem::remove(trace);
+}
+
+TEST_F(Profile, CgProfileRefusesWhatIsNotATrace) {
+  const std::string path = temp_path("not-a-trace.json");
+  std::ofstream(path) << "{\"format\": \"cg-costs\"}";
+  int status = -1;
+  const std::string out = run(std::string(CG_PROFILE_TOOL) + " summary " + path + " 2>&1", status);
+  EXPECT_EQ(status, 2);
+  EXPECT_EQ(out, "cg-profile: '" + path + "' is not a Chrome trace (no \"traceEvents\" array)\n");
+  EXPECT_EQ(run(std::string(CG_PROFILE_TOOL) + " costs /nonexistent.json 2>&1", status),
+            "cg-profile: cannot read '/nonexistent.json'\n");
+  EXPECT_EQ(status, 2);
+  run(std::string(CG_PROFILE_TOOL) + " 2>&1", status);
+  EXPECT_EQ(status, 2);
+  std::filesystem::remove(path);
 }
 
 TEST_F(Profile, ARingKeepsTheLastExecutionsAndCountsWhatItDropped) {

@@ -1,0 +1,245 @@
+// cg-profile - reads the Chrome trace a profiled graph wrote (CG_PROFILE;
+// runtime/src/graph/profile_trace.hpp) and answers two questions:
+//
+//   cg-profile summary <trace.json> [--json]
+//       per actor, the fraction of the profiled window it spent computing,
+//       waiting in reads, writing and idle; the pipeline's bubble fraction
+//       (the mean share of the window the actors did not compute); and the
+//       critical path of the last complete execution, from the driver's
+//       execute() through the writes and reads that held it up to its result.
+//   cg-profile costs <trace.json>
+//       the median COMPUTE time of each method on each actor, in
+//       microseconds, as the cost profile `cgc --costs` reads
+//       (compiler/schedule/Costs.h): profile-guided scheduling.
+//
+// Exit status: 0, or 2 with a message on stderr for bad usage or input.
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using nlohmann::json;
+
+struct Slice {
+  std::string name, category;
+  int tid = 0;
+  double start = 0, duration = 0; // microseconds
+  std::uint64_t execution = 0;
+  int channel = -1; // READ, WRITE
+  double end() const { return start + duration; }
+};
+
+struct Trace {
+  std::string graph;
+  std::map<int, std::string> tracks; // tid -> actor ("driver": tid 0)
+  std::vector<Slice> slices;         // in time order
+};
+
+[[noreturn]] void fail(const std::string& message) {
+  std::fprintf(stderr, "cg-profile: %s\n", message.c_str());
+  std::exit(2);
+}
+
+Trace readTrace(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    fail("cannot read '" + path + "'");
+  json document;
+  try {
+    document = json::parse(in);
+  } catch (const json::exception& e) {
+    fail("'" + path + "' is not JSON: " + e.what());
+  }
+  if (!document.is_object() || !document.contains("traceEvents") ||
+      !document["traceEvents"].is_array())
+    fail("'" + path + "' is not a Chrome trace (no \"traceEvents\" array)");
+  Trace trace;
+  try {
+    trace.graph = document.value("otherData", json::object()).value("graph", "");
+    for (const json& event : document["traceEvents"]) {
+      const std::string phase = event.value("ph", "");
+      if (phase == "M" && event.value("name", "") == "thread_name")
+        trace.tracks[event.at("tid").get<int>()] = event.at("args").at("name").get<std::string>();
+      if (phase != "X")
+        continue;
+      Slice slice;
+      slice.name = event.at("name").get<std::string>();
+      slice.category = event.value("cat", "");
+      slice.tid = event.at("tid").get<int>();
+      slice.start = event.at("ts").get<double>();
+      slice.duration = event.value("dur", 0.0);
+      const json args = event.value("args", json::object());
+      slice.execution = args.value("execution", std::uint64_t{0});
+      slice.channel = args.value("channel", -1);
+      trace.slices.push_back(std::move(slice));
+    }
+  } catch (const json::exception& e) {
+    fail("'" + path + "' holds an event this tool cannot read: " + e.what());
+  }
+  if (trace.slices.empty())
+    fail("'" + path + "' holds no operations (was the graph run with a profile?)");
+  std::stable_sort(trace.slices.begin(), trace.slices.end(),
+                   [](const Slice& a, const Slice& b) { return a.start < b.start; });
+  return trace;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[(values.size() - 1) / 2];
+}
+
+// "a.step#2" -> "a.step": every bind of one method on one actor, as
+// `cgc --costs` keys them.
+std::string methodKey(const std::string& task) {
+  const auto hash = task.rfind('#');
+  return hash == std::string::npos ? task : task.substr(0, hash);
+}
+
+int costs(const Trace& trace) {
+  std::map<std::string, std::vector<double>> samples;
+  for (const Slice& slice : trace.slices)
+    if (slice.category == "compute")
+      samples[methodKey(slice.name)].push_back(slice.duration);
+  json costs = json::object();
+  for (const auto& [key, durations] : samples)
+    costs[key] = median(durations);
+  json out = {{"format", "cg-costs"}, {"version", 1}, {"costs", costs}};
+  std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+struct ActorTime {
+  std::string name;
+  double compute = 0, read = 0, write = 0;
+};
+
+// The critical path of execution `e`: from its result's arrival back to
+// execute(), each step the operation that ended last before the next began.
+std::vector<const Slice*> criticalPath(const Trace& trace, std::uint64_t e) {
+  std::vector<const Slice*> path;
+  std::map<int, const Slice*> writes; // channel -> the WRITE of execution e
+  for (const Slice& slice : trace.slices)
+    if (slice.execution == e && slice.category == "write")
+      writes[slice.channel] = &slice;
+  // Start at the driver's last READ of the execution.
+  const Slice* at = nullptr;
+  for (const Slice& slice : trace.slices)
+    if (slice.execution == e && slice.tid == 0 && slice.category == "read" &&
+        (!at || slice.end() > at->end()))
+      at = &slice;
+  while (at) {
+    path.push_back(at);
+    if (at->category == "read") {
+      auto write = writes.find(at->channel);
+      at = write == writes.end() ? nullptr : write->second;
+      continue;
+    }
+    // Before a compute or write on its track: the operation of the same
+    // execution that ended last before it began (a READ waits on its writer).
+    const Slice* before = nullptr;
+    for (const Slice& slice : trace.slices)
+      if (slice.tid == at->tid && slice.execution == e && &slice != at &&
+          slice.end() <= at->start + 1e-3 && (!before || slice.end() > before->end()))
+        before = &slice;
+    at = before;
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+int summary(const Trace& trace, bool asJson) {
+  double first = trace.slices.front().start, last = 0;
+  std::map<int, ActorTime> actors;
+  std::uint64_t lastExecution = 0;
+  for (const Slice& slice : trace.slices) {
+    last = std::max(last, slice.end());
+    if (slice.tid == 0) {
+      if (slice.category == "get")
+        lastExecution = std::max(lastExecution, slice.execution);
+      continue;
+    }
+    ActorTime& actor = actors[slice.tid];
+    (slice.category == "compute" ? actor.compute
+     : slice.category == "read"  ? actor.read
+                                 : actor.write) += slice.duration;
+  }
+  const double window = std::max(last - first, 1e-3);
+  double idleSum = 0;
+  json out = {{"graph", trace.graph}, {"window_us", window}, {"actors", json::array()}};
+  for (auto& [tid, actor] : actors) {
+    actor.name = trace.tracks.count(tid) ? trace.tracks.at(tid) : "tid " + std::to_string(tid);
+    const double idle = std::max(0.0, window - actor.compute - actor.read - actor.write);
+    idleSum += 1 - actor.compute / window;
+    out["actors"].push_back({{"actor", actor.name},
+                             {"compute", actor.compute / window},
+                             {"read_wait", actor.read / window},
+                             {"write", actor.write / window},
+                             {"idle", idle / window}});
+  }
+  const double bubble = actors.empty() ? 0 : idleSum / static_cast<double>(actors.size());
+  out["bubble_fraction"] = bubble;
+  const std::vector<const Slice*> path = criticalPath(trace, lastExecution);
+  out["critical_path"] = {{"execution", lastExecution}, {"steps", json::array()}};
+  for (const Slice* step : path)
+    out["critical_path"]["steps"].push_back(
+        {{"track", trace.tracks.count(step->tid) ? trace.tracks.at(step->tid) : ""},
+         {"operation", step->name},
+         {"us", step->duration}});
+  if (asJson) {
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("graph '{}': {:.1f} us profiled\n", trace.graph, window);
+  std::cout << fmt::format("{:<16} {:>8} {:>10} {:>8} {:>8}\n", "actor", "compute", "read wait",
+                           "write", "idle");
+  for (const json& actor : out["actors"])
+    std::cout << fmt::format("{:<16} {:>7.1f}% {:>9.1f}% {:>7.1f}% {:>7.1f}%\n",
+                             actor["actor"].get<std::string>(),
+                             100 * actor["compute"].get<double>(),
+                             100 * actor["read_wait"].get<double>(),
+                             100 * actor["write"].get<double>(), 100 * actor["idle"].get<double>());
+  std::cout << fmt::format("bubble fraction: {:.1f}% (the mean share of the window the actors "
+                           "did not compute)\n",
+                           100 * bubble);
+  std::cout << fmt::format("critical path of execution {}:\n", lastExecution);
+  for (const Slice* step : path)
+    std::cout << fmt::format(
+        "  {:<10} {:<32} {:>10.2f} us\n",
+        trace.tracks.count(step->tid) ? trace.tracks.at(step->tid) : "", step->name,
+        step->duration);
+  return 0;
+}
+
+constexpr const char* kUsage = "usage: cg-profile summary <trace.json> [--json]\n"
+                               "       cg-profile costs <trace.json>   (for cgc --costs)\n";
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() == 1 && (args[0] == "-h" || args[0] == "--help")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  const bool asJson = std::find(args.begin(), args.end(), "--json") != args.end();
+  args.erase(std::remove(args.begin(), args.end(), "--json"), args.end());
+  if (args.size() != 2 || (args[0] != "summary" && args[0] != "costs") ||
+      (asJson && args[0] != "summary")) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const Trace trace = readTrace(args[1]);
+  return args[0] == "costs" ? costs(trace) : summary(trace, asJson);
+}
