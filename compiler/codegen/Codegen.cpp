@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Codegen.h"
+#include "support/CppLiteral.h"
 #include "support/InternalError.h"
 
 #include "codegen/FormatCode.h"
@@ -33,17 +34,6 @@ using schedule::Operation;
 std::string baseName(const std::string& path) {
   auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// `text` as a C++ string literal.
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
 }
 
 // The ActorSpec fields after name and program, positional and only as far as
@@ -177,7 +167,7 @@ public:
   std::string operationNames() const {
     std::vector<std::string> values, computeTables;
     for (const schedule::Channel& channel : schedule_.channels)
-      values.push_back(quoted(values_[channel.value]));
+      values.push_back(cppStringLiteral(values_[channel.value]));
     std::string out =
         fmt::format("// Names of the operations, for profiles (cg::LaunchOptions::profile): each\n"
                     "// channel's value, and each actor's COMPUTE operations in program order.\n"
@@ -187,8 +177,9 @@ public:
       std::vector<std::string> computes;
       for (const Operation& op : schedule_.actors.at(a).operations)
         if (op.kind == Operation::Kind::Compute)
-          computes.push_back(fmt::format("{{{}, {}}}", quoted(tasks_[op.task]),
-                                         quoted(ir::shortLoc(graph_.tasks.at(op.task).loc))));
+          computes.push_back(
+              fmt::format("{{{}, {}}}", cppStringLiteral(tasks_[op.task]),
+                          cppStringLiteral(ir::shortLoc(graph_.tasks.at(op.task).loc))));
       const std::string table =
           fmt::format("{}_{}_computes", id_, identifierFor(graph_.actors[a].name));
       out += fmt::format("inline constexpr std::array<cg::detail::ComputeName, {}> {}{{{{{}}}}};\n",

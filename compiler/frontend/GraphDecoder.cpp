@@ -8,6 +8,7 @@
 #include "frontend/GraphDecoder.h"
 
 #include "frontend/Locations.h"
+#include "support/CppLiteral.h"
 #include "support/InternalError.h"
 
 #include <cg/detail/graph_records.hpp>
@@ -109,36 +110,6 @@ uint64_t sizeField(const clang::APValue& encoded, EncodedField field) {
   if (!value.isInt())
     internalError("encoded graph size is not an integer");
   return value.getInt().getZExtValue();
-}
-
-// A C++ string literal spelling `text`.
-std::string quoted(llvm::StringRef text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20) {
-        char escaped[8];
-        std::snprintf(escaped, sizeof escaped, "\\%03o", static_cast<unsigned char>(c));
-        out += escaped;
-      } else {
-        out += c;
-      }
-    }
-  }
-  return out + "\"";
 }
 
 // The template argument of the tag variable a record points at.
@@ -455,7 +426,7 @@ private:
     ir::Constant out{typeName(type), ""};
     int64_t integer = intField(record, Integer);
     if (intField(record, C) == 1) {
-      out.expression = "std::string(" + quoted(text(record)) + ")";
+      out.expression = "std::string(" + cppStringLiteral(text(record)) + ")";
     } else if (type->isBooleanType()) {
       out.expression = integer ? "true" : "false";
     } else if (type->isRealFloatingType()) {

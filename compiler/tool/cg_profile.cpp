@@ -205,20 +205,18 @@ int summary(const Trace& trace, bool asJson) {
   std::cout << fmt::format("{:<16} {:>8} {:>10} {:>8} {:>8}\n", "actor", "compute", "read wait",
                            "write", "idle");
   for (const json& actor : out["actors"])
-    std::cout << fmt::format("{:<16} {:>7.1f}% {:>9.1f}% {:>7.1f}% {:>7.1f}%\n",
-                             actor["actor"].get<std::string>(),
-                             100 * actor["compute"].get<double>(),
-                             100 * actor["read_wait"].get<double>(),
-                             100 * actor["write"].get<double>(), 100 * actor["idle"].get<double>());
+    std::cout << fmt::format(
+        "{:<16} {:>7.1f}% {:>9.1f}% {:>7.1f}% {:>7.1f}%\n", actor["actor"].get<std::string>(),
+        100 * actor["compute"].get<double>(), 100 * actor["read_wait"].get<double>(),
+        100 * actor["write"].get<double>(), 100 * actor["idle"].get<double>());
   std::cout << fmt::format("bubble fraction: {:.1f}% (the mean share of the window the actors "
                            "did not compute)\n",
                            100 * bubble);
   std::cout << fmt::format("critical path of execution {}:\n", lastExecution);
   for (const Slice* step : path)
-    std::cout << fmt::format(
-        "  {:<10} {:<32} {:>10.2f} us\n",
-        trace.tracks.count(step->tid) ? trace.tracks.at(step->tid) : "", step->name,
-        step->duration);
+    std::cout << fmt::format("  {:<10} {:<32} {:>10.2f} us\n",
+                             trace.tracks.count(step->tid) ? trace.tracks.at(step->tid) : "",
+                             step->name, step->duration);
   return 0;
 }
 
