@@ -220,8 +220,10 @@ std::uint64_t profile_events_per_execution(const GraphSpec& spec, std::uint32_t 
       events += reader == static_cast<int>(who) ? 1 : 0;
   }
   // Its computes as cgc named them; without names, as many as it has
-  // channels (every task of an actor reads or writes one).
-  return events + (who < spec.names.computes.size() ? spec.names.computes[who].size() : events);
+  // channels (every task of an actor reads or writes one). Never none: a
+  // ring holds at least one event.
+  events += who < spec.names.computes.size() ? spec.names.computes[who].size() : events;
+  return std::max<std::uint64_t>(events, 1);
 }
 
 ProfileRing* profile_ring(std::span<std::byte> memory, const GraphSpec& spec,

@@ -1,6 +1,7 @@
 // profile_stats_test.cpp - percentiles and attribution of a profile's events
 // (graph/profile_stats.hpp), from hand-made rings.
 #include "graph/profile_stats.hpp"
+#include "graph/segment.hpp"
 
 #include <gtest/gtest.h>
 
@@ -99,6 +100,18 @@ TEST(ProfileStats, NothingRecordedIsNoCountAndNoPercentile) {
   EXPECT_EQ(stats.tasks[0].compute.count, 0u);
   EXPECT_EQ(stats.tasks[0].compute.p50_us, 0);
   EXPECT_EQ(stats.latency.count, 0u);
+}
+
+TEST(ProfileRings, HoldTheEventsOfEachParticipantsExecutions) {
+  // a: two reads, two computes, one write; the driver: two input writes,
+  // execute, one result read, get.
+  EXPECT_EQ(cg::detail::profile_events_per_execution(kSpec, 0), 5u);
+  EXPECT_EQ(cg::detail::profile_events_per_execution(kSpec, 1), 5u);
+  // An actor with no channel and no names still gets a ring of one event
+  // per execution (a ring of none would be a division by zero).
+  static constexpr std::array<cg::detail::ActorSpec, 1> kLonely{{{"lonely", &run_nothing}}};
+  static constexpr cg::detail::GraphSpec kLonelySpec{"lonely", kLonely, {}, {}, {}, {}};
+  EXPECT_EQ(cg::detail::profile_events_per_execution(kLonelySpec, 0), 1u);
 }
 
 } // namespace
