@@ -302,10 +302,8 @@ public:
   /// only if no buffer that large can be made is it replaced by an error
   /// record saying so (never truncated).
   bool write(const Result<T>& result) {
-    if (!profile_)
-      return write_unprofiled(result);
     const bool written = write_unprofiled(result);
-    if (written)
+    if (written && profile_)
       profile_->record(detail::ProfiledOp::write, channel_, written_bytes_);
     return written;
   }
@@ -624,10 +622,9 @@ public:
   /// Runs a task's method unless an input carries an error; a thrown
   /// exception becomes the task's error record.
   template <class F, class... In> auto call(const char* method, F&& fn, const In&... inputs) {
-    if (!profile_.recorder.on())
-      return call_unprofiled(method, std::forward<F>(fn), inputs...);
     auto result = call_unprofiled(method, std::forward<F>(fn), inputs...);
-    profile_.record(detail::ProfiledOp::compute, profile_.computes++);
+    if (profile_.recorder.on())
+      profile_.computed();
     return result;
   }
 

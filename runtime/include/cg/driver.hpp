@@ -572,7 +572,9 @@ public:
 
   /// Per task and per graph, percentiles of what the profile recorded so far
   /// (cg/stats.hpp; cg::format_stats() prints them); throws cg::Error when
-  /// the launch records no profile.
+  /// the launch records no profile. Within 20 ms of launch, this and
+  /// write_profile() first wait out the rest: the profile's clock is timed
+  /// over at least that long.
   GraphStats stats() const { return runtime_->stats(); }
 
   /// Stops the actors and releases the channels; idempotent. In threads

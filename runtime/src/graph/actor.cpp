@@ -128,9 +128,8 @@ void ActorProcess::attach(const detail::GraphSpec& spec, std::uint32_t actor,
   impl_->communicators.resize(spec.communicators.size());
   slot_bytes_ = view.header->slot_bytes;
   constructor_args_ = view.constructor_args;
-  profile_.recorder =
-      detail::ProfileRecorder(detail::profile_ring(memory, spec, *view.header, actor),
-                              detail::ProfileRecorder::Writers::one);
+  profile_.recorder = detail::ProfileRecorder(detail::profile_ring(memory, *view.header, actor),
+                                              detail::ProfileRecorder::Writers::one);
 }
 
 ActorProcess::~ActorProcess() = default;

@@ -532,7 +532,7 @@ void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds tim
     ProfileRecorder& profile;
     std::uint64_t seq;
     std::int64_t start = profile.on() ? profile_clock() : 0;
-    int exceptions = std::uncaught_exceptions();
+    int exceptions = profile.on() ? std::uncaught_exceptions() : 0; // not on the hot path when off
     ~Recorded() {
       if (profile.on() && std::uncaught_exceptions() == exceptions)
         profile.record(ProfiledOp::get, 0, seq, start, profile_clock());
@@ -703,10 +703,8 @@ std::vector<ProfileTrack> GraphRuntime::Impl::profile_tracks() const {
   std::vector<ProfileTrack> tracks;
   for (std::uint32_t who = 0; who <= spec.actors.size(); ++who) {
     const std::string name = who < spec.actors.size() ? spec.actors[who].name : "driver";
-    const ProfileRing* ring = profile_ring(memory, spec, *header, who);
-    const std::uint64_t capacity =
-        std::uint64_t{header->profile_executions} * profile_events_per_execution(spec, who);
-    tracks.push_back(ring ? read_profile_ring(*ring, capacity, name) : ProfileTrack{name, {}, 0});
+    const ProfileRing* ring = profile_ring(memory, *header, who);
+    tracks.push_back(ring ? read_profile_ring(*ring, name) : ProfileTrack{name, {}, 0});
   }
   // Ticks to nanoseconds: the two readings of both clocks at least 20 ms
   // apart, for a rate within a few parts per million.

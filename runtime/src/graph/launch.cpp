@@ -328,7 +328,7 @@ void GraphRuntime::Impl::create_segment(
     groups = std::move(written.groups);
     profile =
         ProfileRecorder(profile_ring({static_cast<std::byte*>(segment.data()), segment.size()},
-                                     spec, *header, static_cast<std::uint32_t>(spec.actors.size())),
+                                     *header, static_cast<std::uint32_t>(spec.actors.size())),
                         ProfileRecorder::Writers::several);
   } catch (const std::exception& e) {
     throw LaunchError(e.what());

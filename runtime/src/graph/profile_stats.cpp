@@ -29,7 +29,7 @@ Percentiles percentiles(std::vector<std::int64_t> ns) {
 }
 
 std::int64_t duration(const ProfileEvent& event) {
-  return std::max<std::int64_t>(event.end_ns - event.start_ns, 0);
+  return std::max<std::int64_t>(event.end - event.start, 0);
 }
 
 } // namespace
@@ -87,9 +87,9 @@ GraphStats profile_stats(const GraphSpec& spec, std::span<const ProfileTrack> tr
     for (const ProfileEvent& event : tracks.back().events) {
       Times& times = executions[event.execution];
       if (event.op == ProfiledOp::execute)
-        times.start = event.start_ns;
+        times.start = event.start;
       else if (event.op == ProfiledOp::read)
-        times.arrival = std::max(times.arrival.value_or(event.end_ns), event.end_ns);
+        times.arrival = std::max(times.arrival.value_or(event.end), event.end);
     }
     std::vector<std::int64_t> latencies;
     for (const auto& [execution, times] : executions)

@@ -51,7 +51,7 @@ public:
       : out_(out), spec_(spec), tracks_(tracks) {
     for (const ProfileTrack& track : tracks)
       for (const ProfileEvent& event : track.events)
-        origin_ = std::min(origin_, event.start_ns);
+        origin_ = std::min(origin_, event.start);
     if (origin_ == std::numeric_limits<std::int64_t>::max())
       origin_ = 0;
   }
@@ -139,8 +139,8 @@ private:
     separator();
     out_ << "{\"ph\": \"X\", \"name\": " << quoted(name) << ", \"cat\": \"" << category
          << "\", \"pid\": 1, \"tid\": " << tid(track)
-         << ", \"ts\": " << micros(event.start_ns, origin_)
-         << ", \"dur\": " << micros(std::max(event.end_ns, event.start_ns), event.start_ns)
+         << ", \"ts\": " << micros(event.start, origin_)
+         << ", \"dur\": " << micros(std::max(event.end, event.start), event.start)
          << ", \"args\": {" << args << "}}";
   }
 
@@ -175,7 +175,7 @@ private:
   }
 
   static std::int64_t middle(const ProfileEvent& event) {
-    return event.start_ns + (std::max(event.end_ns, event.start_ns) - event.start_ns) / 2;
+    return event.start + (std::max(event.end, event.start) - event.start) / 2;
   }
 
   std::ostream& out_;
@@ -187,12 +187,10 @@ private:
 
 } // namespace
 
-ProfileTrack read_profile_ring(const ProfileRing& ring, std::uint64_t capacity, std::string name) {
+ProfileTrack read_profile_ring(const ProfileRing& ring, std::string name) {
   ProfileTrack track;
   track.name = std::move(name);
-  capacity = std::min(capacity, ring.capacity);
-  if (capacity == 0)
-    return track;
+  const std::uint64_t capacity = ring.capacity;
   const std::uint64_t written = ring.written.load(std::memory_order_acquire);
   const std::uint64_t kept = std::min(written, capacity);
   track.dropped = written - kept;
@@ -203,7 +201,7 @@ ProfileTrack read_profile_ring(const ProfileRing& ring, std::uint64_t capacity, 
   // In time order: the driver's ring has two writers.
   std::stable_sort(track.events.begin(), track.events.end(),
                    [](const ProfileEvent& a, const ProfileEvent& b) {
-                     return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
+                     return std::tie(a.start, a.end) < std::tie(b.start, b.end);
                    });
   return track;
 }
@@ -218,8 +216,8 @@ void ticks_to_ns(std::span<ProfileTrack> tracks, ProfileClocks origin, ProfileCl
   };
   for (ProfileTrack& track : tracks)
     for (ProfileEvent& event : track.events) {
-      event.start_ns = convert(event.start_ns);
-      event.end_ns = convert(event.end_ns);
+      event.start = convert(event.start);
+      event.end = convert(event.end);
     }
 }
 

@@ -38,9 +38,8 @@ struct ProfileTrack {
   std::uint64_t dropped = 0;
 };
 
-/// Copies `ring` out. `capacity`: what the segment's layout gave it, which
-/// bounds the read whatever the ring's own header says.
-ProfileTrack read_profile_ring(const ProfileRing& ring, std::uint64_t capacity, std::string name);
+/// Copies `ring` out (one profile_ring() found, its capacity checked).
+ProfileTrack read_profile_ring(const ProfileRing& ring, std::string name);
 
 /// Turns the ticks of `tracks` (as read from their rings) into
 /// CLOCK_MONOTONIC nanoseconds, from both clocks read at `origin` and at

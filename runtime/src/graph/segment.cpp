@@ -19,14 +19,11 @@ struct Tables {
   std::vector<ConstructorArgs> constructor_args;
   std::size_t nccl_ids = 0; // 0: none
   std::size_t actor_records = 0;
-  std::size_t profile_rings = 0; // 0: none
+  std::size_t profile_rings = 0;              // the rings' offset table; 0: none
+  std::vector<std::uint64_t> ring_offsets;    // per participant
+  std::vector<std::uint64_t> ring_capacities; // events, per participant
   std::size_t total_bytes = 0;
 };
-
-std::size_t profile_ring_bytes(const GraphSpec& spec, std::uint32_t executions, std::uint32_t who) {
-  return align64(sizeof(ProfileRing) +
-                 executions * profile_events_per_execution(spec, who) * sizeof(ProfileEvent));
-}
 
 Tables place_tables(const GraphSpec& spec, const SegmentLayout& layout,
                     const SegmentContents& contents) {
@@ -47,10 +44,16 @@ Tables place_tables(const GraphSpec& spec, const SegmentLayout& layout,
   tables.actor_records = align64(end);
   end = tables.actor_records + spec.actors.size() * kActorRecordBytes;
   if (contents.profile_executions != 0) {
+    const std::size_t participants = spec.actors.size() + 1;
     tables.profile_rings = align64(end);
-    end = tables.profile_rings;
-    for (std::uint32_t who = 0; who <= spec.actors.size(); ++who)
-      end += profile_ring_bytes(spec, contents.profile_executions, who);
+    end = align64(tables.profile_rings + participants * sizeof(std::uint64_t));
+    for (std::uint32_t who = 0; who < participants; ++who) {
+      const std::uint64_t capacity =
+          std::uint64_t{contents.profile_executions} * profile_events_per_execution(spec, who);
+      tables.ring_offsets.push_back(end);
+      tables.ring_capacities.push_back(capacity);
+      end = align64(end + sizeof(ProfileRing) + capacity * sizeof(ProfileEvent));
+    }
   }
   tables.total_bytes = end;
   return tables;
@@ -125,12 +128,10 @@ WrittenSegment write_segment(std::span<std::byte> memory, const GraphSpec& spec,
     const ProfileClocks origin = ProfileClocks::now();
     header.profile_origin_ticks = origin.ticks;
     header.profile_origin_ns = origin.ns;
-    std::size_t at = tables.profile_rings;
-    for (std::uint32_t who = 0; who <= spec.actors.size(); ++who) {
-      new (base + at)
-          ProfileRing{{0}, contents.profile_executions * profile_events_per_execution(spec, who)};
-      at += profile_ring_bytes(spec, contents.profile_executions, who);
-    }
+    std::memcpy(base + tables.profile_rings, tables.ring_offsets.data(),
+                tables.ring_offsets.size() * sizeof(std::uint64_t));
+    for (std::size_t who = 0; who < tables.ring_offsets.size(); ++who)
+      new (base + tables.ring_offsets[who]) ProfileRing{{0}, tables.ring_capacities[who]};
   }
 
   for (std::size_t i = 0; i < spec.channels.size(); ++i)
@@ -226,17 +227,22 @@ std::uint64_t profile_events_per_execution(const GraphSpec& spec, std::uint32_t 
   return std::max<std::uint64_t>(events, 1);
 }
 
-ProfileRing* profile_ring(std::span<std::byte> memory, const GraphSpec& spec,
-                          const SegmentHeader& header, std::uint32_t who) {
-  if (header.profile_rings == 0 || who > spec.actors.size())
+ProfileRing* profile_ring(std::span<std::byte> memory, const SegmentHeader& header,
+                          std::uint32_t who) {
+  const std::uint64_t entry = header.profile_rings + std::uint64_t{who} * sizeof(std::uint64_t);
+  if (header.profile_rings == 0 || who > header.actor_count || entry > memory.size() ||
+      memory.size() - entry < sizeof(std::uint64_t))
     return nullptr;
-  std::uint64_t at = header.profile_rings;
-  for (std::uint32_t before = 0; before < who; ++before)
-    at += profile_ring_bytes(spec, header.profile_executions, before);
-  const std::uint64_t bytes = profile_ring_bytes(spec, header.profile_executions, who);
-  if (at > memory.size() || memory.size() - at < bytes)
+  std::uint64_t at = 0;
+  std::memcpy(&at, memory.data() + entry, sizeof at);
+  if (at % alignof(ProfileRing) != 0 || at > memory.size() ||
+      memory.size() - at < sizeof(ProfileRing))
     return nullptr;
-  return reinterpret_cast<ProfileRing*>(memory.data() + at);
+  auto* ring = reinterpret_cast<ProfileRing*>(memory.data() + at);
+  const std::uint64_t room = (memory.size() - at - sizeof(ProfileRing)) / sizeof(ProfileEvent);
+  if (ring->capacity == 0 || ring->capacity > room)
+    return nullptr;
+  return ring;
 }
 
 std::span<const std::byte, kNcclIdBytes> nccl_id(std::span<const std::byte> memory,

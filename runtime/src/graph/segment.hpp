@@ -60,8 +60,9 @@ struct SegmentHeader {
   std::uint64_t nccl_ids;
   // Offset of one ActorRecord per actor.
   std::uint64_t actor_records;
-  // Offset of the profile rings (actors by index, then the driver), 0 when
-  // the launch records no profile, and the executions each ring keeps.
+  // Offset of the profile rings' offset table (one std::uint64_t per actor,
+  // by index, then the driver's, each followed by its ring), 0 when the
+  // launch records no profile; and the executions each ring keeps.
   std::uint64_t profile_rings;
   std::uint32_t profile_executions;
   // Both clocks at launch, to turn the rings' ticks into nanoseconds.
@@ -171,9 +172,9 @@ std::uint64_t profile_events_per_execution(const GraphSpec& spec, std::uint32_t 
 
 /// Participant `who`'s profile ring (actors by index, the driver after
 /// them), or null when the launch records no profile or the segment does
-/// not hold the ring.
-ProfileRing* profile_ring(std::span<std::byte> memory, const GraphSpec& spec,
-                          const SegmentHeader& header, std::uint32_t who);
+/// not hold the ring and the events it says it has.
+ProfileRing* profile_ring(std::span<std::byte> memory, const SegmentHeader& header,
+                          std::uint32_t who);
 
 /// The NCCL unique id of communicator group `group`, checked to lie inside
 /// the segment; throws ActorFailure otherwise.

@@ -270,10 +270,9 @@ Result<Tensor> ActorProcess::reducescatter(Communicator& communicator, const Res
 // A collective is one of the actor's COMPUTE operations.
 Result<Tensor> ActorProcess::profiled_collective(CollectiveKind kind, Communicator& communicator,
                                                  const Result<Tensor>& input, ReduceOp op) {
-  if (!profile_.recorder.on())
-    return collective(kind, communicator, input, op);
   Result<Tensor> result = collective(kind, communicator, input, op);
-  profile_.record(detail::ProfiledOp::compute, profile_.computes++);
+  if (profile_.recorder.on())
+    profile_.computed();
   return result;
 }
 

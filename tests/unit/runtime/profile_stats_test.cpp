@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -112,6 +113,35 @@ TEST(ProfileRings, HoldTheEventsOfEachParticipantsExecutions) {
   static constexpr std::array<cg::detail::ActorSpec, 1> kLonely{{{"lonely", &run_nothing}}};
   static constexpr cg::detail::GraphSpec kLonelySpec{"lonely", kLonely, {}, {}, {}, {}};
   EXPECT_EQ(cg::detail::profile_events_per_execution(kLonelySpec, 0), 1u);
+}
+
+TEST(ProfileRings, AreFoundThroughTheSegmentsTableAndCheckedAgainstItsSize) {
+  cg::detail::SegmentContents contents;
+  contents.slots = 2;
+  contents.slot_bytes = 256;
+  contents.profile_executions = 7;
+  std::vector<std::byte> memory(cg::detail::segment_bytes(kSpec, contents) + 64);
+  // Aligned as a mapping is.
+  const auto offset = (64 - reinterpret_cast<std::uintptr_t>(memory.data()) % 64) % 64;
+  std::span<std::byte> segment(memory.data() + offset, memory.size() - 64);
+  const cg::detail::WrittenSegment written = cg::detail::write_segment(segment, kSpec, contents);
+  for (std::uint32_t who = 0; who < 2; ++who) {
+    cg::detail::ProfileRing* ring = cg::detail::profile_ring(segment, *written.header, who);
+    ASSERT_NE(ring, nullptr) << who;
+    EXPECT_EQ(ring->capacity, 7 * 5u) << who;
+    EXPECT_EQ(ring->written.load(), 0u);
+  }
+  EXPECT_EQ(cg::detail::profile_ring(segment, *written.header, 2), nullptr); // no such participant
+  // A ring claiming more events than the segment holds is not used.
+  cg::detail::profile_ring(segment, *written.header, 1)->capacity = segment.size();
+  EXPECT_EQ(cg::detail::profile_ring(segment, *written.header, 1), nullptr);
+  // Without a profile there are no rings.
+  contents.profile_executions = 0;
+  std::vector<std::byte> plain(cg::detail::segment_bytes(kSpec, contents) + 64);
+  const auto plain_offset = (64 - reinterpret_cast<std::uintptr_t>(plain.data()) % 64) % 64;
+  std::span<std::byte> plain_segment(plain.data() + plain_offset, plain.size() - 64);
+  const auto unprofiled = cg::detail::write_segment(plain_segment, kSpec, contents);
+  EXPECT_EQ(cg::detail::profile_ring(plain_segment, *unprofiled.header, 0), nullptr);
 }
 
 } // namespace

@@ -5,9 +5,9 @@
 // ProfileEvent: a READ (the wait and the copy), a COMPUTE, a WRITE; on the
 // driver an execute() and a get(). Each keeps a ring of its own in the
 // graph's segment (graph/segment.hpp), made at launch: recording is one
-// clock read, a few stores and one atomic add; no allocation, lock or system
-// call. An actor's operations follow one another, so each starts where the
-// one before it ended (a READ's wait starts when the previous operation
+// clock read and a few stores (an atomic add on the driver's ring, which two
+// threads write); no allocation, lock or system call. An actor's operations follow one another, so
+// each starts where the one before it ended (a READ's wait starts when the previous operation
 // ended) and one clock read per operation times them all. A full ring
 // overwrites its oldest events and never blocks; what it wrote in all says
 // how many were dropped.
@@ -44,8 +44,8 @@ enum class ProfiledOp : std::uint16_t {
 
 struct ProfileEvent {
   std::uint64_t execution; // 0-based, as the driver numbers them
-  std::int64_t start_ns;   // profile_clock() ticks in a ring; CLOCK_MONOTONIC
-  std::int64_t end_ns;     // nanoseconds once read (ProfileClocks)
+  std::int64_t start;      // profile_clock() ticks in a ring; CLOCK_MONOTONIC
+  std::int64_t end;        // nanoseconds once read (ticks_to_ns())
   std::uint64_t bytes;     // read or written (READ, WRITE); 0 otherwise
   ProfiledOp op;
   std::uint16_t reserved;
@@ -97,12 +97,12 @@ public:
   /// Records one event. The driver's ring has two writers (the caller of
   /// get() and the collector thread): it takes a slot with an atomic add; an
   /// actor's has one, which needs no more than a store.
-  void record(ProfiledOp op, std::uint32_t index, std::uint64_t execution, std::int64_t start_ns,
-              std::int64_t end_ns, std::uint64_t bytes = 0) noexcept {
+  void record(ProfiledOp op, std::uint32_t index, std::uint64_t execution, std::int64_t start,
+              std::int64_t end, std::uint64_t bytes = 0) noexcept {
     const std::uint64_t n = single_writer_ ? ring_->written.load(std::memory_order_relaxed)
                                            : ring_->written.fetch_add(1, std::memory_order_relaxed);
     ProfileEvent* events = reinterpret_cast<ProfileEvent*>(ring_ + 1);
-    events[n % ring_->capacity] = {execution, start_ns, end_ns, bytes, op, 0, index};
+    events[n % ring_->capacity] = {execution, start, end, bytes, op, 0, index};
     if (single_writer_)
       ring_->written.store(n + 1, std::memory_order_release);
   }
@@ -118,6 +118,9 @@ struct ActorProfile {
   std::uint64_t execution = 0; // the one the program is running
   std::uint32_t computes = 0;  // COMPUTE operations done in it so far
   std::int64_t last = 0;       // when its last operation ended (or it became ready)
+
+  /// A COMPUTE (a method or a collective) that ends now.
+  void computed() noexcept { record(ProfiledOp::compute, computes++); }
 
   /// An operation that ends now and began when the one before it ended.
   void record(ProfiledOp op, std::uint32_t index, std::uint64_t bytes = 0) noexcept {
