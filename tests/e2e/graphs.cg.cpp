@@ -5,7 +5,10 @@
 #error "the definitions of the e2e_graphs target must reach every compile of this source"
 #endif
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <span>
 #include <stdexcept>
@@ -65,6 +68,31 @@ struct CG_ACTOR Calculator {
   }
   // Takes its bytes by value and gives them back: what a large value costs.
   std::vector<std::uint8_t> pass(std::vector<std::uint8_t> bytes) { return bytes; }
+};
+
+// Prints to its standard output and error: what the driver tags.
+struct CG_ACTOR Talker {
+  Talker() { std::printf("constructed in %d\n", static_cast<int>(::getpid())); }
+  ~Talker() { std::printf("destroyed in %d\n", static_cast<int>(::getpid())); }
+  int say(int lines) {
+    for (int i = 0; i < lines; ++i)
+      std::printf("line %d of %d from %d\n", i, lines, static_cast<int>(::getpid()));
+    std::fprintf(stderr, "a warning from %d\n", static_cast<int>(::getpid()));
+    return lines;
+  }
+  // `lines` lines of `width` characters in one printf each, framed by the pid.
+  int shout(int lines, int width) {
+    const std::string filler(static_cast<std::size_t>(width), '=');
+    for (int i = 0; i < lines; ++i)
+      std::printf("%d:%s:%d\n", static_cast<int>(::getpid()), filler.c_str(),
+                  static_cast<int>(::getpid()));
+    return lines;
+  }
+  // A line left unfinished: the driver ends it when the process ends.
+  int mumble(int n) {
+    std::fprintf(stderr, "unfinished %d", n);
+    return n;
+  }
 };
 
 // a.add_one -> b.add_one: an error raised on a flows through b to the driver.
@@ -129,4 +157,26 @@ CG_GRAPH void in_place(cg::GraphBuilder& g) {
   auto b = g.actor<Inspector>("b");
   g.output(a.bind<&Inspector::sum_and_place>(values), a.bind<&Inspector::length_and_place>(text),
            b.bind<&Inspector::sum_and_place>(a.bind<&Inspector::ramp>(n)));
+}
+
+// Two actors that print.
+CG_GRAPH void talkers(cg::GraphBuilder& g) {
+  auto lines = g.input<int>();
+  auto a = g.actor<Talker>("a");
+  auto b = g.actor<Talker>("b");
+  g.output(a.bind<&Talker::say>(lines), b.bind<&Talker::say>(lines));
+}
+
+// Two actors shouting long lines at once.
+CG_GRAPH void shouters(cg::GraphBuilder& g) {
+  auto [lines, width] = g.input<int, int>();
+  auto a = g.actor<Talker>("a");
+  auto b = g.actor<Talker>("b");
+  g.output(a.bind<&Talker::shout>(lines, width), b.bind<&Talker::shout>(lines, width));
+}
+
+// One actor leaving a line unfinished.
+CG_GRAPH void mumbler(cg::GraphBuilder& g) {
+  auto a = g.actor<Talker>("a");
+  g.output(a.bind<&Talker::mumble>(g.input<int>()));
 }

@@ -9,6 +9,7 @@
 // anywhere.
 #include "e2e_multihost.cg.hpp"
 
+#include "../support/captured_output.hpp"
 #include "../support/netns.hpp"
 #include "../support/scoped_env.hpp"
 #include "leftovers.hpp"
@@ -273,6 +274,19 @@ TEST(TcpForced, ConstructorArgumentsGivenToLaunchReachActorsInProcessesOfTheirOw
   auto [yc, yb, w] = graph.execute(5, "").get();
   EXPECT_EQ(yb, 5 + 1 + 20) << "b was not constructed with launch()'s argument";
   EXPECT_EQ(yc, 5 + 1 + 20 + 300);
+}
+
+TEST(HostCommands, WhatAHostsProcessPrintsIsTaggedWithItsActorsAndHost) {
+  cg::LaunchOptions options;
+  // A command like ssh: it speaks, then runs the actor executable it is given.
+  options.host_commands[1] = {"sh", "-c", "echo hello from the host command >&2; exec \"$@\"",
+                              "sh"};
+  cg_test::CapturedOutput err(2);
+  {
+    auto graph = cg::launch<&multihost>(options);
+    EXPECT_EQ(std::get<0>(graph.execute(1, "").get()), 112);
+  }
+  EXPECT_EQ(err.text(), "(b,c host=1) hello from the host command\n");
 }
 
 TEST(TcpForced, AKilledActorProcessIsReportedWithinTwoSeconds) {

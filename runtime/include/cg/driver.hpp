@@ -180,6 +180,20 @@ struct LaunchOptions {
   /// The executions a profile keeps: the last ones; older events are counted
   /// as dropped in the trace.
   std::uint32_t profile_executions = 10'000;
+
+  // What actors print (README "Actor output"). Threads mode: actors share the
+  // driver's descriptors, so their output is the driver's, untagged.
+
+  /// Each actor process's standard output and error reach the driver's own
+  /// line by line, each line prefixed with who said it: "(<actor> pid=N) ",
+  /// or "(<actor>,... host=i) " for a process a host command started. false:
+  /// actor processes write to the driver's descriptors themselves, untagged.
+  bool tag_actor_output = true;
+  /// A directory (made if missing): each actor process writes its standard
+  /// output and error to <dir>/<graph>.<actor>.log there (appending),
+  /// instead of to the driver's. Empty: the environment variable
+  /// CG_ACTOR_LOGS if set, else none.
+  std::string actor_logs;
 };
 
 /// The mode `options` ask for (resolving CG_MODE); LaunchError if CG_MODE

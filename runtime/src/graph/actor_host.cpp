@@ -275,6 +275,10 @@ void reuse_freed_memory() noexcept {
 
 int actor_host_main(int argc, char** argv, std::span<const GraphSpec* const> graphs) {
   reuse_freed_memory();
+  // Standard output is a pipe to the driver (tagged output), a launcher or a
+  // file, where stdio would hold lines back until 4 KiB gathered or exit:
+  // an actor's output is a log, read line by line as it is written.
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   if (argc == 2 || argc == 3)
     return remote_host_main(argc, argv, graphs);
   if (argc != 4) {

@@ -779,6 +779,7 @@ bool GraphRuntime::finish(Deadline deadline) noexcept {
     s.torn_down = true;
     s.stop_collector = true;
   }
+  const Clock::time_point began = Clock::now();
   s.changed.notify_all();
   s.stopping.store(true);
   s.close_all();
@@ -806,6 +807,9 @@ bool GraphRuntime::finish(Deadline deadline) noexcept {
       child.wait_for(std::chrono::seconds(1));
     }
   }
+  // What they said last reaches the terminal (a grandchild holding a pipe
+  // open is not waited for long).
+  s.actor_output.finish(Clock::now() + std::chrono::seconds(1));
   s.segment.unlink();
   if (!s.profile_path.empty()) {
     try {
@@ -814,6 +818,12 @@ bool GraphRuntime::finish(Deadline deadline) noexcept {
       // teardown() cannot throw: say it where the user looks.
       std::fprintf(stderr, "cg: %s\n", e.what());
     }
+  }
+  if (s.log.info()) {
+    char took[32];
+    std::snprintf(took, sizeof took, "%.1f",
+                  std::chrono::duration<double, std::milli>(Clock::now() - began).count());
+    s.log.say(LogLevel::info, std::string("torn down in ") + took + " ms");
   }
   // The launching thread's CPUs and waiting back, if this is that thread
   // (another thread's id may be anyone's by now).

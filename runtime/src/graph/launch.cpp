@@ -25,6 +25,7 @@
 #include "support/deadline.hpp"
 #include "support/text.hpp"
 
+#include <fcntl.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -37,6 +38,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -119,7 +121,87 @@ std::string find_program(const std::string& name) {
   return name;
 }
 
+// LaunchOptions::actor_logs, else CG_ACTOR_LOGS: made if missing.
+std::string actor_log_directory(const GraphSpec& spec, const LaunchOptions& options) {
+  std::string directory = options.actor_logs;
+  if (const char* from_env = std::getenv("CG_ACTOR_LOGS"); directory.empty() && from_env)
+    directory = from_env;
+  if (directory.empty())
+    return directory;
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (error || !std::filesystem::is_directory(directory))
+    throw LaunchError("cannot make the actor log directory '" + directory + "' of " +
+                      describe(spec) + ": " +
+                      (error ? error.message() : std::string("it is not a directory")));
+  return directory;
+}
+
 } // namespace
+
+// CG_LOG's first line: what is being launched, and how.
+std::string GraphRuntime::Impl::describe_launch(const ActorPlacement& placement) const {
+  const Impl& s = *this;
+  std::string out = std::string("launching in ") +
+                    (s.mode == Mode::threads ? "threads" : "processes") +
+                    " mode: " + std::to_string(spec.actors.size()) + " actors";
+  if (placement.remote_count > 0)
+    out += " (" + std::to_string(placement.remote_count) + " in processes of their own" +
+           (placement.tcp ? ", TCP forced" : "") + ")";
+  out += ", " + std::to_string(spec.channels.size()) + " channels of " +
+         std::to_string(s.options.max_in_flight) + " slots of " +
+         std::to_string(s.options.slot_bytes) + " bytes; segment of " +
+         std::to_string(s.segment.size()) + " bytes";
+  if (!spec.communicators.empty())
+    out += "; " + std::to_string(spec.communicators.size()) + " communicator groups (" +
+           (s.options.communicator == CommunicatorKind::nccl ? "NCCL" : "host") + ")";
+  return out;
+}
+
+// CG_LOG: the actors as started, where they run.
+std::string GraphRuntime::Impl::describe_started() const {
+  const Impl& s = *this;
+  std::vector<std::string> local;
+  for (std::uint32_t a = 0; a < spec.actors.size(); ++a) {
+    if (!s.local[a])
+      continue;
+    std::string where;
+    if (s.mode == Mode::processes)
+      for (std::size_t c = 0; c < s.child_names.size(); ++c)
+        if (s.child_names[c] == spec.actors[a].name)
+          where = "pid " + std::to_string(s.actors[c].pid());
+    if (s.actor_cpus[a] >= 0)
+      where += (where.empty() ? "" : ", ") + std::string("CPU ") + std::to_string(s.actor_cpus[a]);
+    local.push_back(std::string(spec.actors[a].name) + (where.empty() ? "" : " (" + where + ")"));
+  }
+  std::string out = "started " + std::to_string(local.size()) + " actor " +
+                    (s.mode == Mode::threads ? "threads" : "processes") + ": " + join(local, ", ");
+  if (s.remote_count > 0)
+    out += "; waiting for " + std::to_string(s.remote_count) +
+           " actors in processes of their own at the rendezvous " +
+           to_string(s.server.address_for_actors());
+  if (!s.actor_logs.empty())
+    out += "; their output goes to " + s.actor_logs + "/" + spec.name + ".<actor>.log";
+  return out;
+}
+
+// CG_LOG=debug: each channel, its ends and what carries it.
+void GraphRuntime::Impl::describe_channels() const {
+  const Impl& s = *this;
+  const auto who = [&](int actor) {
+    return actor < 0 ? std::string("driver") : std::string(spec.actors[actor].name);
+  };
+  for (std::uint32_t c = 0; c < spec.channels.size(); ++c) {
+    std::vector<std::string> readers;
+    for (int reader : spec.channels[c].reader_actors)
+      readers.push_back(who(reader));
+    const char* value = c < spec.names.channels.size() ? spec.names.channels[c] : "";
+    s.log.say(LogLevel::debug, "channel " + std::to_string(c) + " (" + value +
+                                   "): " + who(spec.channels[c].writer) + " -> " +
+                                   join(readers, ", ") + " over " + s.transports[c] +
+                                   (spec.channels[c].cuda_ipc ? " (CUDA IPC)" : ""));
+  }
+}
 
 void check_launch_options(const GraphSpec& spec, const LaunchOptions& options) {
   if (options.max_in_flight == 0)
@@ -236,14 +318,18 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
                            std::vector<std::optional<std::vector<std::byte>>> constructor_args)
     : spec_(spec), impl_(std::make_unique<Impl>(spec)) {
   Impl& s = *impl_;
+  s.log = LaunchLog(spec.name, log_level_from_environment());
   check_launch_options(spec, options);
   s.options = options;
   s.mode = launch_mode(options);
+  s.actor_logs = actor_log_directory(spec, options);
   actor_host = actor_executable(spec, s.mode, options, std::move(actor_host));
   s.assign_gpus();
   const ActorPlacement placement = place_actors(spec, options);
   check_cuda_ipc_placement(spec, placement);
   s.create_segment(constructor_args);
+  if (s.log.info())
+    s.log.say(LogLevel::info, s.describe_launch(placement));
   // Actors in processes of their own get theirs through the rendezvous.
   for (std::uint32_t actor = 0; actor < constructor_args.size(); ++actor)
     if (constructor_args[actor] && actor < placement.local.size() && !placement.local[actor])
@@ -258,13 +344,21 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
     throw LaunchError(std::string("cannot start the actors of ") + describe(spec) + ": " +
                       e.what());
   }
+  if (s.log.info())
+    s.log.say(LogLevel::info, s.describe_started());
   s.start_monitor();
   try {
     s.wait_until_ready();
-  } catch (...) {
+  } catch (const std::exception& e) {
+    s.log.say(LogLevel::info, std::string("failed: ") + e.what());
     teardown();
     throw;
   }
+  s.log.say(LogLevel::info,
+            "ready: every actor has started" +
+                std::string(spec.communicators.empty() ? "" : " and warmed its communicators"));
+  if (s.log.debug())
+    s.describe_channels();
   // Every actor has mapped the segment: nobody else may.
   s.segment.unlink();
 }
@@ -410,6 +504,7 @@ void GraphRuntime::Impl::start_actors(const std::string& actor_host,
   }
   if (remote_count > 0)
     start_scale_out(actor_host, placement);
+  actor_output.start();
 }
 
 // One actor process, inheriting the segment's descriptor.
@@ -423,9 +518,44 @@ void GraphRuntime::Impl::spawn_actor_process(const std::string& actor_host, std:
   if (actor_cpus[actor] >= 0)
     env.push_back(std::string(actor_cpu_variable) + "=" + std::to_string(actor_cpus[actor]));
   env.push_back(std::string(actor_spin_variable) + "=" + (own_cpus ? "1" : "0"));
-  actors.push_back(ChildProcess::spawn(
-      actor_host, {spec.name, spec.actors[actor].name, "fd:" + std::to_string(fd)}, env, {fd}));
-  child_names.push_back(spec.actors[actor].name);
+  spawn_child(actor_host, {spec.name, spec.actors[actor].name, "fd:" + std::to_string(fd)}, env,
+              {.inherit = {fd}}, spec.actors[actor].name);
+}
+
+void GraphRuntime::Impl::spawn_child(const std::string& path, const std::vector<std::string>& args,
+                                     const std::vector<std::string>& env,
+                                     ChildProcess::SpawnOptions spawn, const std::string& names,
+                                     const std::string& where) {
+  int log_file = -1;
+  if (!actor_logs.empty()) {
+    const std::string file = actor_logs + "/" + spec.name + "." + names + ".log";
+    log_file = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log_file < 0)
+      throw std::system_error(errno, std::generic_category(), "cannot open " + file);
+    spawn.standard_output = spawn.standard_error = log_file;
+  } else if (options.tag_actor_output) {
+    const TaggedOutput::WriteEnds ends = actor_output.open_pipes();
+    spawn.standard_output = ends.output;
+    spawn.standard_error = ends.error;
+  }
+  ChildProcess child;
+  try {
+    child = ChildProcess::spawn(path, args, env, spawn);
+  } catch (...) {
+    if (log_file >= 0)
+      ::close(log_file);
+    actor_output.abandon();
+    throw;
+  }
+  if (log_file >= 0)
+    ::close(log_file);
+  else if (options.tag_actor_output)
+    actor_output.adopt(names + " " +
+                       (where.empty() ? "pid=" + std::to_string(child.pid()) : where));
+  log.say(LogLevel::debug, "started " + names + " as pid " + std::to_string(child.pid()) +
+                               (where.empty() ? "" : " (" + where + ")"));
+  actors.push_back(std::move(child));
+  child_names.push_back(names.substr(0, names.find(',')));
 }
 
 // Threads mode: runs one actor's program until teardown closes its channels.
@@ -591,9 +721,7 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
   if (tcp && options.host_commands.empty()) {
     const std::string secret_entry = std::string(secret_variable) + "=" + secret->hex();
     for (const std::string& name : remote) {
-      actors.push_back(
-          ChildProcess::spawn(actor_host, {spec.name, name}, {variable, secret_entry}));
-      child_names.push_back(name);
+      spawn_child(actor_host, {spec.name, name}, {variable, secret_entry}, {}, name);
     }
     return;
   }
@@ -609,9 +737,9 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
     // on), never its command line, which other users of a host can read.
     args.insert(args.end(), {"env", variable, std::string(secret_variable) + "=stdin", actor_host,
                              spec.name, names});
-    actors.push_back(
-        ChildProcess::spawn(find_program(command[0]), args, {}, {}, secret->hex() + "\n"));
-    child_names.push_back(names.substr(0, names.find(',')));
+    const std::string input = secret->hex() + "\n";
+    spawn_child(find_program(command[0]), args, {}, {.standard_input = input}, names,
+                "host=" + std::to_string(index));
   }
 }
 

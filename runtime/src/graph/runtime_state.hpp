@@ -10,12 +10,14 @@
 #include <cg/host_communicator.hpp>
 
 #include "graph/launch.hpp"
+#include "graph/launch_log.hpp"
 #include "graph/profile_trace.hpp"
 #include "graph/segment.hpp"
 #include "net/rendezvous.hpp"
 #include "net/scale_out.hpp"
 #include "net/tcp_setup.hpp"
 #include "os/process.hpp"
+#include "os/tagged_output.hpp"
 #include "shm/shm.hpp"
 
 #include <sys/types.h>
@@ -59,6 +61,9 @@ struct GraphRuntime::Impl {
   Mode mode = Mode::processes;
   std::vector<ChildProcess> actors;        // processes mode
   std::vector<std::string> child_names;    // per entry of `actors`: whom it runs
+  TaggedOutput actor_output;               // their output, tagged (unless actor_logs)
+  std::string actor_logs;                  // LaunchOptions::actor_logs or CG_ACTOR_LOGS
+  LaunchLog log;                           // CG_LOG
   std::vector<std::thread> actor_threads;  // threads mode
   std::vector<std::uint32_t> thread_actor; // per entry of `actor_threads`: whom it runs
 
@@ -152,8 +157,19 @@ struct GraphRuntime::Impl {
   void run_actor_thread(std::uint32_t actor);
   void join_actor_threads(Deadline deadline);
   void spawn_actor_process(const std::string& actor_host, std::uint32_t actor);
+  // Starts a child running `names` (comma-separated) whose output goes where
+  // the options say, tagged "(<names> <where>)"; "" for `where`: its pid.
+  void spawn_child(const std::string& path, const std::vector<std::string>& args,
+                   const std::vector<std::string>& env, ChildProcess::SpawnOptions spawn,
+                   const std::string& names, const std::string& where = "");
   void start_scale_out(const std::string& actor_host, const ActorPlacement& placement);
   void connect_remote(Deadline deadline);
+
+  // CG_LOG's lines (launch_log.hpp): what is launched, how; the actors
+  // started, where; (debug) each channel and what carries it.
+  std::string describe_launch(const ActorPlacement& placement) const;
+  std::string describe_started() const;
+  void describe_channels() const;
 
   // Running (driver.cpp).
   void watch_actors();

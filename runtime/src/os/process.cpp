@@ -75,15 +75,17 @@ int open_pidfd(pid_t pid) noexcept {
 // Runs in the forked child: async-signal-safe calls only, never returns.
 [[noreturn]] void exec_child(const char* path, char* const* argv, char* const* envp, pid_t parent,
                              int error_fd, const int* inherit, std::size_t inherit_count,
-                             int input_fd) {
+                             const int (&standard)[3]) {
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) {
     _exit(127); // the parent is already gone (we were re-parented): die with it
   }
-  if (input_fd >= 0 && ::dup2(input_fd, STDIN_FILENO) < 0) {
-    const int error = errno;
-    ssize_t ignored = ::write(error_fd, &error, sizeof error);
-    (void)ignored;
-    _exit(127);
+  for (int target = 0; target < 3; ++target) {
+    if (standard[target] >= 0 && ::dup2(standard[target], target) < 0) {
+      const int error = errno;
+      ssize_t ignored = ::write(error_fd, &error, sizeof error);
+      (void)ignored;
+      _exit(127);
+    }
   }
   for (std::size_t i = 0; i < inherit_count; ++i) {
     if (::fcntl(inherit[i], F_SETFD, 0) != 0) {
@@ -113,9 +115,9 @@ int open_pidfd(pid_t pid) noexcept {
 } // namespace
 
 ChildProcess ChildProcess::spawn(const std::string& path, const std::vector<std::string>& args,
-                                 const std::vector<std::string>& env,
-                                 const std::vector<int>& inherit,
-                                 std::optional<std::string_view> standard_input) {
+                                 const std::vector<std::string>& env, const SpawnOptions& options) {
+  const std::vector<int>& inherit = options.inherit;
+  const std::optional<std::string_view>& standard_input = options.standard_input;
   for (const std::string& entry : env) {
     if (entry.find('=') == std::string::npos || entry.front() == '=') {
       throw std::system_error(EINVAL, std::generic_category(),
@@ -173,8 +175,9 @@ ChildProcess ChildProcess::spawn(const std::string& path, const std::vector<std:
   }
   if (pid == 0) {
     ::close(pipe_fds[0]);
+    const int standard[3] = {input_fds[0], options.standard_output, options.standard_error};
     exec_child(path.c_str(), argv.data(), envp.data(), parent, pipe_fds[1], inherit.data(),
-               inherit.size(), input_fds[0]);
+               inherit.size(), standard);
   }
 
   close_input();

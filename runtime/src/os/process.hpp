@@ -38,23 +38,33 @@ public:
   // not when the parent process does: spawn from a thread that lives as long as
   // the children should (e.g. the main thread), never from a short-lived worker.
   //
-  // Descriptors are close-on-exec as usual, except those in `inherit`: the
-  // child gets them under the same numbers (only the child's copy loses its
-  // close-on-exec flag, so concurrent spawns elsewhere inherit nothing).
+  // Descriptors are close-on-exec as usual, except those in options.inherit:
+  // the child gets them under the same numbers (only the child's copy loses
+  // its close-on-exec flag, so concurrent spawns elsewhere inherit nothing).
   //
-  // With `standard_input`, the child's standard input is a pipe holding that
-  // text (at most 4096 bytes, written before the fork, so a child that exits
-  // at once never makes the driver write to a closed pipe); without, it is
-  // the parent's. This is how a secret reaches a command without its
+  // With options.standard_input, the child's standard input is a pipe holding
+  // that text (at most 4096 bytes, written before the fork, so a child that
+  // exits at once never makes the driver write to a closed pipe); without, it
+  // is the parent's. This is how a secret reaches a command without its
   // command line or environment showing it (see net/secret.hpp).
+  // options.standard_output and standard_error, when not -1, become the
+  // child's descriptors 1 and 2 (a pipe the driver reads, a log file).
   //
   // Throws std::system_error naming `path` if fork or exec fails (exec's errno is
   // reported through a close-on-exec pipe, so the code is the real reason, e.g.
   // ENOENT), or naming the entry if an `env` entry has no '='.
+  struct SpawnOptions {
+    std::vector<int> inherit = {};
+    std::optional<std::string_view> standard_input = {};
+    int standard_output = -1;
+    int standard_error = -1;
+  };
   static ChildProcess spawn(const std::string& path, const std::vector<std::string>& args,
-                            const std::vector<std::string>& env,
-                            const std::vector<int>& inherit = {},
-                            std::optional<std::string_view> standard_input = std::nullopt);
+                            const std::vector<std::string>& env, const SpawnOptions& options);
+  static ChildProcess spawn(const std::string& path, const std::vector<std::string>& args,
+                            const std::vector<std::string>& env) {
+    return spawn(path, args, env, SpawnOptions{});
+  }
 
   pid_t pid() const noexcept { return pid_; }
 

@@ -90,17 +90,19 @@ TEST(ChildProcess, ArgumentsArePassedInOrder) {
 TEST(ChildProcess, StandardInputCarriesTheGivenTextAndThenEnds) {
   const std::string script = R"(read -r line && test "$line" = "0123abcd" && ! read -r more)";
   cg::ChildProcess child =
-      cg::ChildProcess::spawn("/bin/sh", {"-c", script}, {}, {}, std::string_view("0123abcd\n"));
+      cg::ChildProcess::spawn("/bin/sh", {"-c", script}, {}, {.standard_input = "0123abcd\n"});
   ASSERT_TRUE(child.wait_for(10s));
   EXPECT_EQ(cg::describe_exit(child.exit_status().value_or(-1)), "exited with code 0");
 }
 
 TEST(ChildProcess, AChildThatNeverReadsItsStandardInputHarmsNobody) {
   // Written before the fork: no SIGPIPE for us when the child is gone first.
-  cg::ChildProcess child = cg::ChildProcess::spawn("/bin/true", {}, {}, {}, std::string(4000, 'x'));
+  const std::string input(4000, 'x');
+  const std::string too_long(5000, 'x');
+  cg::ChildProcess child = cg::ChildProcess::spawn("/bin/true", {}, {}, {.standard_input = input});
   ASSERT_TRUE(child.wait_for(10s));
   EXPECT_EQ(cg::describe_exit(child.exit_status().value_or(-1)), "exited with code 0");
-  EXPECT_THROW(cg::ChildProcess::spawn("/bin/true", {}, {}, {}, std::string(5000, 'x')),
+  EXPECT_THROW(cg::ChildProcess::spawn("/bin/true", {}, {}, {.standard_input = too_long}),
                std::system_error);
 }
 
@@ -112,7 +114,8 @@ TEST(ChildProcess, OnlyTheDescriptorsAskedForAreInherited) {
   const std::string script = "test -e /proc/self/fd/" + std::to_string(kept[1]) +
                              " && ! test -e /proc/self/fd/" + std::to_string(other[1]) +
                              " && echo inherited >&" + std::to_string(kept[1]);
-  cg::ChildProcess child = cg::ChildProcess::spawn("/bin/sh", {"-c", script}, {}, {kept[1]});
+  cg::ChildProcess child =
+      cg::ChildProcess::spawn("/bin/sh", {"-c", script}, {}, {.inherit = {kept[1]}});
   ASSERT_TRUE(child.wait_for(10s));
   EXPECT_EQ(WEXITSTATUS(child.exit_status().value_or(-1)), 0);
   close(kept[1]);
