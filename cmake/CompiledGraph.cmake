@@ -9,8 +9,12 @@
 #                      [COSTS <profile.json>]       # method costs (cgc --costs)
 #                      [TRANSPORT tcp]              # every channel between processes
 #                                                   # over TCP (cgc --transport=tcp)
-#                      [CONSTEXPR_STEPS <n>])       # evaluation step limit of a graph
+#                      [CONSTEXPR_STEPS <n>]        # evaluation step limit of a graph
 #                                                   # (cgc --constexpr-steps)
+#                      [SVG]                        # render each <graph>.dot to
+#                                                   # <graph>.svg with Graphviz's dot
+#                      [DOT_TASKS_ONLY])            # <graph>.dot without the schedule's
+#                                                   # operations (cgc --dot-operations=false)
 #
 # Makes:
 #   <target>             a static library carrying the typed driver; link it and
@@ -22,14 +26,16 @@
 # cgc writes everything under ${CMAKE_CURRENT_BINARY_DIR}/<target>.cg/: the
 # driver, one program per actor, and per graph <graph>.ir.json,
 # <graph>.schedule.txt, <graph>.schedule.json and <graph>.dot (listed as
-# byproducts when GRAPHS names the graphs).
+# byproducts when GRAPHS names the graphs), and with SVG <graph>.svg (a
+# warning, and no pictures, where Graphviz's dot is not found).
 # A depfile makes edits to anything the source includes re-run cgc. The
 # include directories, definitions and options <target> compiles with (set
 # them on <target> as usual) reach cgc and the actor executable too.
 include_guard(GLOBAL)
+set(_cg_cmake_dir "${CMAKE_CURRENT_LIST_DIR}") # RenderDots.cmake is beside this file
 
 function(add_compiled_graph target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "OVERLAP_GPU_COMMUNICATION" "SOURCE;SCHEDULE;COSTS;TRANSPORT;CONSTEXPR_STEPS"
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "OVERLAP_GPU_COMMUNICATION;SVG;DOT_TASKS_ONLY" "SOURCE;SCHEDULE;COSTS;TRANSPORT;CONSTEXPR_STEPS"
                         "GRAPHS;LINK_LIBRARIES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "add_compiled_graph(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
@@ -75,8 +81,29 @@ function(add_compiled_graph target)
     endforeach()
   endforeach()
 
+  set(render_svg "")
+  if(ARG_SVG)
+    find_program(CG_DOT_EXECUTABLE dot DOC "Graphviz's dot: add_compiled_graph(... SVG)")
+    if(CG_DOT_EXECUTABLE)
+      set(render_svg COMMAND "${CMAKE_COMMAND}" -DDOT=${CG_DOT_EXECUTABLE} -DDIRECTORY=${out}
+                     -P "${_cg_cmake_dir}/RenderDots.cmake")
+      foreach(graph IN LISTS ARG_GRAPHS)
+        string(REPLACE "::" "_" id "${graph}")
+        string(MAKE_C_IDENTIFIER "${id}" id)
+        list(APPEND artefacts "${out}/${id}.svg")
+      endforeach()
+    else()
+      message(WARNING "add_compiled_graph(${target}): SVG asks for pictures of the graphs, but "
+                      "Graphviz's dot was not found (Debian: apt-get install graphviz); "
+                      "writing the .dot files only")
+    endif()
+  endif()
+
   set(schedule_flags "")
   set(schedule_depends "")
+  if(ARG_DOT_TASKS_ONLY)
+    list(APPEND schedule_flags --dot-operations=false)
+  endif()
   if(ARG_OVERLAP_GPU_COMMUNICATION)
     list(APPEND schedule_flags --overlap-gpu-communication)
   endif()
@@ -120,6 +147,7 @@ function(add_compiled_graph target)
             --depfile "${out}/${target}.d" ${graph_flags} ${schedule_flags} --
             "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>"
             "$<$<BOOL:${defines}>:-D$<JOIN:${defines},;-D>>"
+    ${render_svg}
     DEPENDS "${source}" CompiledGraph::cgc ${schedule_depends}
     DEPFILE "${out}/${target}.d"
     COMMAND_EXPAND_LISTS

@@ -28,6 +28,7 @@ write_basic_package_version_file(
 install(FILES "${PROJECT_BINARY_DIR}/CompiledGraphConfig.cmake"
               "${PROJECT_BINARY_DIR}/CompiledGraphConfigVersion.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/CompiledGraph.cmake"
+              "${PROJECT_SOURCE_DIR}/cmake/RenderDots.cmake"
         DESTINATION "${cg_package_dir}")
 
 # cpack -G DEB (from the build directory): compiled-graph_<version>_amd64.deb,
@@ -48,4 +49,6 @@ set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 string(CONCAT CPACK_DEBIAN_PACKAGE_DEPENDS
        "libc6, libstdc++6, libgcc-s1, libclang-cpp16, libllvm16, libclang-common-16-dev, "
        "clang-16, libsodium-dev, libucx-dev, libdlpack-dev, g++ (>= 4:12), cmake (>= 3.25)")
+# Pictures of the graphs (add_compiled_graph(... SVG)) when it is there.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "graphviz")
 include(CPack)

@@ -45,14 +45,15 @@ std::string groupColour(int group) {
 
 } // namespace
 
-std::string renderScheduleDot(const ir::Graph& graph, const Schedule& schedule) {
+std::string renderScheduleDot(const ir::Graph& graph, const Schedule& schedule,
+                              const DotOptions& options) {
   const std::vector<std::string> tasks = taskLabels(graph);
   const std::vector<std::string> values = valueLabels(graph, tasks);
   std::string out;
   auto it = std::back_inserter(out);
 
-  fmt::format_to(it, "// graph '{}' ({}): its tasks, and the operations of its schedule\n",
-                 graph.name, shortLoc(graph.loc));
+  fmt::format_to(it, "// graph '{}' ({}): its tasks{}\n", graph.name, shortLoc(graph.loc),
+                 options.operations ? ", and the operations of its schedule" : "");
   fmt::format_to(it, "digraph {} {{\n", quoted(graph.name));
   out += "  graph [fontname=\"Helvetica\", fontsize=11];\n"
          "  node [fontname=\"Helvetica\", fontsize=10, shape=box];\n"
@@ -64,7 +65,10 @@ std::string renderScheduleDot(const ir::Graph& graph, const Schedule& schedule) 
          "    outputs [label=\"driver: outputs\", shape=ellipse];\n";
   for (unsigned t = 0; t < graph.tasks.size(); ++t) {
     const ir::Task& task = graph.tasks[t];
-    std::string label = tasks[t];
+    std::string_view actorClass = graph.actors[task.actor].className;
+    if (actorClass.substr(0, 2) == "::")
+      actorClass.remove_prefix(2); // as the user wrote it, most likely
+    std::string label = fmt::format("{}\n({})", tasks[t], actorClass);
     if (std::string loc = shortLoc(task.loc); !loc.empty())
       label += "\n" + loc;
     if (std::string note = collectiveNote(graph, t); !note.empty())
@@ -87,15 +91,17 @@ std::string renderScheduleDot(const ir::Graph& graph, const Schedule& schedule) 
           std::find(seen.begin(), seen.end(), arg.value) != seen.end())
         continue;
       seen.push_back(arg.value);
-      fmt::format_to(it, "    {} -> t{} [label={}{}];\n", producerNode(arg.value), t,
-                     quoted(fmt::format("{} {}", values[arg.value],
-                                        ir::toString(graph.values[arg.value].transport))),
-                     valueEdgeStyle(arg.value));
+      fmt::format_to(
+          it, "    {} -> t{} [label={}{}];\n", producerNode(arg.value), t,
+          quoted(fmt::format("{}: {}\n{}", values[arg.value], graph.values[arg.value].type.spelling,
+                             ir::toString(graph.values[arg.value].transport))),
+          valueEdgeStyle(arg.value));
     }
   }
   for (unsigned k = 0; k < graph.outputs.size(); ++k)
-    fmt::format_to(it, "    {} -> outputs [label={}];\n", producerNode(graph.outputs[k]),
-                   quoted(fmt::format("output #{}", k)));
+    fmt::format_to(
+        it, "    {} -> outputs [label={}];\n", producerNode(graph.outputs[k]),
+        quoted(fmt::format("output #{}: {}", k, graph.values[graph.outputs[k]].type.spelling)));
   for (unsigned c = 0; c < graph.collectives.size(); ++c) {
     const std::vector<unsigned>& ranks = graph.collectives[c].tasks;
     for (std::size_t r = 1; r < ranks.size(); ++r)
@@ -105,14 +111,17 @@ std::string renderScheduleDot(const ir::Graph& graph, const Schedule& schedule) 
                      ranks[r - 1], ranks[r],
                      quoted(fmt::format("{} #{}", ir::toString(graph.collectives[c].kind), c)));
   }
-  out += "  }\n\n";
+  out += "  }\n";
+  if (!options.operations)
+    return out + "}\n";
+  out += "\n";
 
   // Operations.
   const std::vector<std::vector<unsigned>> stepOf = operationSteps(schedule);
 
   out += "  subgraph cluster_operations {\n"
-         "    label=\"operations: each actor's list in order, s<n> its step in the global "
-         "order; filled: a synchronous group; red: moved by overlap\";\n"
+         "    label=\"operations: each actor's in order, s<n> its step in the global order\\n"
+         "filled: a synchronous group; red: moved by overlap\";\n"
          "    driver [label=\"driver\", shape=ellipse];\n";
   for (const ActorSchedule& actor : schedule.actors) {
     fmt::format_to(it, "    subgraph cluster_actor{} {{\n      label={};\n", actor.actor,

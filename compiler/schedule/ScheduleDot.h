@@ -1,11 +1,13 @@
 //===- ScheduleDot.h - The graph and its schedule for Graphviz ---*- C++ -*-===//
 //
-// `<graph>.dot` (render with `dot -Tsvg`) has two clusters:
-//   tasks       one box per task (a hexagon for a collective's rank), edges
-//               along data (labelled with the channel and its transport;
-//               NCCL in bold), the driver's inputs and outputs as ellipses,
-//               each collective's ranks joined by a dashed line;
-//   operations  one column per actor: its operations in order, each labelled
+// `<graph>.dot` (render with `dot -Tsvg`; add_compiled_graph(... SVG) does)
+// has two clusters:
+//   tasks       one box per task (a hexagon for a collective's rank), named
+//               with its actor's class and its source line; edges along data
+//               labelled with the value, its C++ type and its transport (NCCL
+//               in bold); the driver's inputs and outputs as ellipses; each
+//               collective's ranks joined by a dashed line;
+//   operations  (optional) one column per actor: its operations in order, each labelled
 //               with its number, kind, task and global step; data edges from
 //               WRITE to READ; the members of a synchronous group filled
 //               with the group's colour; operations moved by overlap in red.
@@ -21,6 +23,11 @@
 
 namespace cg::schedule {
 
-std::string renderScheduleDot(const ir::Graph& graph, const Schedule& schedule);
+struct DotOptions {
+  bool operations = true; // the operations cluster too (else the tasks alone)
+};
+
+std::string renderScheduleDot(const ir::Graph& graph, const Schedule& schedule,
+                              const DotOptions& options = {});
 
 } // namespace cg::schedule

@@ -11,8 +11,15 @@
 //       the median COMPUTE time of each method on each actor, in
 //       microseconds, as the cost profile `cgc --costs` reads
 //       (compiler/schedule/Costs.h): profile-guided scheduling.
+//   cg-profile timeline <trace.json> [--executions N]
+//       an SVG picture of the last N executions (default 3): one row per
+//       track, each operation a box, each value an arrow from its WRITE to
+//       its READ (profile/TimelineSvg.h).
 //
 // Exit status: 0, or 2 with a message on stderr for bad usage or input.
+#include "profile/TimelineSvg.h"
+#include "profile/Trace.h"
+
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
@@ -30,70 +37,9 @@
 
 namespace {
 
+using cg::profile::Slice;
+using cg::profile::Trace;
 using nlohmann::json;
-
-struct Slice {
-  std::string name, category;
-  int tid = 0;
-  double start = 0, duration = 0; // microseconds
-  std::uint64_t execution = 0;
-  int channel = -1; // READ, WRITE
-  double end() const { return start + duration; }
-};
-
-struct Trace {
-  std::string graph;
-  std::map<int, std::string> tracks; // tid -> actor ("driver": tid 0)
-  std::vector<Slice> slices;         // in time order
-};
-
-[[noreturn]] void fail(const std::string& message) {
-  std::fprintf(stderr, "cg-profile: %s\n", message.c_str());
-  std::exit(2);
-}
-
-Trace readTrace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    fail("cannot read '" + path + "'");
-  json document;
-  try {
-    document = json::parse(in);
-  } catch (const json::exception& e) {
-    fail("'" + path + "' is not JSON: " + e.what());
-  }
-  if (!document.is_object() || !document.contains("traceEvents") ||
-      !document["traceEvents"].is_array())
-    fail("'" + path + "' is not a Chrome trace (no \"traceEvents\" array)");
-  Trace trace;
-  try {
-    trace.graph = document.value("otherData", json::object()).value("graph", "");
-    for (const json& event : document["traceEvents"]) {
-      const std::string phase = event.value("ph", "");
-      if (phase == "M" && event.value("name", "") == "thread_name")
-        trace.tracks[event.at("tid").get<int>()] = event.at("args").at("name").get<std::string>();
-      if (phase != "X")
-        continue;
-      Slice slice;
-      slice.name = event.at("name").get<std::string>();
-      slice.category = event.value("cat", "");
-      slice.tid = event.at("tid").get<int>();
-      slice.start = event.at("ts").get<double>();
-      slice.duration = event.value("dur", 0.0);
-      const json args = event.value("args", json::object());
-      slice.execution = args.value("execution", std::uint64_t{0});
-      slice.channel = args.value("channel", -1);
-      trace.slices.push_back(std::move(slice));
-    }
-  } catch (const json::exception& e) {
-    fail("'" + path + "' holds an event this tool cannot read: " + e.what());
-  }
-  if (trace.slices.empty())
-    fail("'" + path + "' holds no operations (was the graph run with a profile?)");
-  std::stable_sort(trace.slices.begin(), trace.slices.end(),
-                   [](const Slice& a, const Slice& b) { return a.start < b.start; });
-  return trace;
-}
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -179,7 +125,7 @@ int summary(const Trace& trace, bool asJson) {
   double idleSum = 0;
   json out = {{"graph", trace.graph}, {"window_us", window}, {"actors", json::array()}};
   for (auto& [tid, actor] : actors) {
-    actor.name = trace.tracks.count(tid) ? trace.tracks.at(tid) : "tid " + std::to_string(tid);
+    actor.name = trace.track(tid);
     const double idle = std::max(0.0, window - actor.compute - actor.read - actor.write);
     idleSum += 1 - actor.compute / window;
     out["actors"].push_back({{"actor", actor.name},
@@ -220,8 +166,15 @@ int summary(const Trace& trace, bool asJson) {
   return 0;
 }
 
-constexpr const char* kUsage = "usage: cg-profile summary <trace.json> [--json]\n"
-                               "       cg-profile costs <trace.json>   (for cgc --costs)\n";
+constexpr const char* kUsage =
+    "usage: cg-profile summary <trace.json> [--json]\n"
+    "       cg-profile costs <trace.json>                      (for cgc --costs)\n"
+    "       cg-profile timeline <trace.json> [--executions N]  (an SVG, on stdout)\n";
+
+int usage() {
+  std::fputs(kUsage, stderr);
+  return 2;
+}
 
 } // namespace
 
@@ -231,13 +184,40 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  const bool asJson = std::find(args.begin(), args.end(), "--json") != args.end();
-  args.erase(std::remove(args.begin(), args.end(), "--json"), args.end());
-  if (args.size() != 2 || (args[0] != "summary" && args[0] != "costs") ||
-      (asJson && args[0] != "summary")) {
-    std::fputs(kUsage, stderr);
+  if (args.size() < 2)
+    return usage();
+  const std::string command = args[0];
+  const std::string path = args[1];
+  bool asJson = false;
+  unsigned executions = 3;
+  for (std::size_t i = 2; i < args.size(); ++i) {
+    if (args[i] == "--json" && command == "summary") {
+      asJson = true;
+    } else if (args[i] == "--executions" && command == "timeline" && i + 1 < args.size()) {
+      const std::string& n = args[++i];
+      if (n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos ||
+          std::stoul(n) == 0) {
+        std::fprintf(stderr, "cg-profile: --executions takes a number from 1 to 999999, not '%s'\n",
+                     n.c_str());
+        return 2;
+      }
+      executions = static_cast<unsigned>(std::stoul(n));
+    } else {
+      return usage();
+    }
+  }
+  if (command != "summary" && command != "costs" && command != "timeline")
+    return usage();
+  Trace trace;
+  try {
+    trace = cg::profile::readTrace(path);
+  } catch (const cg::profile::TraceError& e) {
+    std::fprintf(stderr, "cg-profile: %s\n", e.what());
     return 2;
   }
-  const Trace trace = readTrace(args[1]);
-  return args[0] == "costs" ? costs(trace) : summary(trace, asJson);
+  if (command == "timeline") {
+    std::cout << cg::profile::renderTimelineSvg(trace, executions);
+    return 0;
+  }
+  return command == "costs" ? costs(trace) : summary(trace, asJson);
 }

@@ -106,6 +106,11 @@ cl::opt<bool> overlapGpuCommunication(
     "overlap-gpu-communication",
     cl::desc("Hoist each NCCL receive ahead of earlier computes it does not depend on"),
     cl::cat(category));
+cl::opt<bool> dotOperations(
+    "dot-operations",
+    cl::desc("Draw the schedule's operations in <graph>.dot beside the tasks (default: true; "
+             "--dot-operations=false: the tasks alone)"),
+    cl::init(true), cl::cat(category));
 cl::opt<unsigned>
     maxInFlight("max-in-flight",
                 cl::desc("Executions in flight (and channel slots) the schedule is simulated with "
@@ -460,8 +465,9 @@ int run(int argc, const char** argv) {
         files.emplace_back(output(id + ".schedule.json"),
                            cg::schedule::renderScheduleJson(graph, schedules[i], tcpEverywhere));
       if (wants(Emit::Dot))
-        files.emplace_back(output(id + ".dot"),
-                           cg::schedule::renderScheduleDot(graph, schedules[i]));
+        files.emplace_back(
+            output(id + ".dot"),
+            cg::schedule::renderScheduleDot(graph, schedules[i], {.operations = dotOperations}));
       cg::codegen::RecipeInput recipe{
           codegen.command,
           actorExecutable.empty() ? target + "_actors" : actorExecutable.getValue(), id};

@@ -70,8 +70,8 @@ TEST_F(ActorOutput, EachActorsLinesAreTaggedWithItsNameAndPid) {
     auto graph = cg::launch<&talkers>();
     EXPECT_EQ(graph.execute(2).get(), std::make_tuple(2, 2));
   }
-  const std::vector<std::string> spoken = {"constructed in", "line 0 of 2 from",
-                                           "line 1 of 2 from", "destroyed in"};
+  const std::vector<std::string> spoken = {"constructed in", "line 0 of 2 from", "line 1 of 2 from",
+                                           "destroyed in"};
   std::map<std::string, std::vector<std::string>> by_actor;
   for (const std::string& line : lines(out.text())) {
     const Said s = said(line);
@@ -165,8 +165,8 @@ TEST_F(ActorOutput, ALogDirectoryHoldsEachActorsOutputInsteadOfTheTerminal) {
     EXPECT_EQ(terminal, "");
     for (const char* actor : {"a", "b"}) {
       std::vector<Said> got;
-      for (const std::string& line : lines(read_file(logs / "made" / ("talkers." +
-                                                                        std::string(actor) + ".log"))))
+      for (const std::string& line :
+           lines(read_file(logs / "made" / ("talkers." + std::string(actor) + ".log"))))
         got.push_back({"", line.substr(0, line.rfind(' '))});
       ASSERT_EQ(got.size(), 4u) << actor;
       EXPECT_EQ(got[0].text, "constructed in");
@@ -249,8 +249,9 @@ TEST_F(LaunchLog, InfoTellsEachStepOfLaunchAndTeardown) {
   const std::string mode = threads ? "threads" : "processes";
   const std::vector<std::string> info = logged("info");
   ASSERT_EQ(info.size(), 4u);
-  EXPECT_EQ(info[0].rfind("launching in " + mode + " mode: 2 actors, 3 channels of 10 slots of "
-                                                   "65536 bytes; segment of ",
+  EXPECT_EQ(info[0].rfind("launching in " + mode +
+                              " mode: 2 actors, 3 channels of 10 slots of "
+                              "65536 bytes; segment of ",
                           0),
             0u)
       << info[0];

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 // Whether `p` points into a channel's shared memory (a "cg." memfd mapping of
@@ -93,6 +95,18 @@ struct CG_ACTOR Talker {
     std::fprintf(stderr, "unfinished %d", n);
     return n;
   }
+};
+
+// Stages whose methods take known times: what a profile measures.
+struct CG_ACTOR Stage {
+  static int after(int x, int microseconds) {
+    std::this_thread::sleep_for(std::chrono::microseconds(microseconds));
+    return x;
+  }
+  int slow(int x) { return after(x, 3000); }
+  int quick(int x) { return x; }
+  int left(int x) { return after(x, 2000); }
+  int right(int x) { return after(x, 2000); }
 };
 
 // a.add_one -> b.add_one: an error raised on a flows through b to the driver.
@@ -179,4 +193,16 @@ CG_GRAPH void shouters(cg::GraphBuilder& g) {
 CG_GRAPH void mumbler(cg::GraphBuilder& g) {
   auto a = g.actor<Talker>("a");
   g.output(a.bind<&Talker::mumble>(g.input<int>()));
+}
+
+// a's two tasks, bound left first: left waits for b's slow stage, right for
+// c's quick one. Unit costs keep bind order; measured costs run right first.
+CG_GRAPH void reorder(cg::GraphBuilder& g) {
+  auto in = g.input<int>();
+  auto a = g.actor<Stage>("a");
+  auto b = g.actor<Stage>("b");
+  auto c = g.actor<Stage>("c");
+  auto late = b.bind<&Stage::slow>(in);
+  auto early = c.bind<&Stage::quick>(in);
+  g.output(a.bind<&Stage::left>(late), a.bind<&Stage::right>(early));
 }

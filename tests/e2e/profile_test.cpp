@@ -277,6 +277,120 @@ TEST_F(Profile, CostsMeasuredByAProfileAreWhatCgcSchedulesWith) {
   std::filesystem::remove(trace);
 }
 
+// Runs cgc on graph `graph` of graphs.cg.cpp with `flags`; its schedule.txt.
+std::string schedule_of(const std::string& graph, const std::string& flags) {
+  const std::string out = temp_path(graph + ".cgc");
+  int status = -1;
+  const std::string errors =
+      run(std::string(CG_CGC) + " " + CG_E2E_SOURCES + "/graphs.cg.cpp -o " + out + " --graph " +
+              graph + " --emit=schedule " + flags + " -- -I" + CG_RUNTIME_INCLUDE +
+              " -DCG_E2E_GRAPHS_CONFIGURED=1 2>&1",
+          status);
+  EXPECT_EQ(status, 0) << errors;
+  std::ifstream schedule(out + "/" + graph + ".schedule.txt");
+  std::stringstream body;
+  body << schedule.rdbuf();
+  std::filesystem::remove_all(out);
+  return body.str();
+}
+
+// The COMPUTEs of `actor` in a schedule.txt, in order: "a.left", ...
+std::vector<std::string> computes_of(const std::string& schedule, const std::string& actor) {
+  std::vector<std::string> out;
+  std::istringstream in(schedule);
+  bool inside = false;
+  static const std::regex compute(R"(\s+\d+\s+COMPUTE\s+([\w.#]+)\(.*)");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# ", 0) == 0)
+      inside = line.rfind("# actor " + actor + " ", 0) == 0;
+    std::smatch m;
+    if (inside && std::regex_match(line, m, compute))
+      out.push_back(m[1]);
+  }
+  return out;
+}
+
+double makespan_of(const std::string& schedule) {
+  std::smatch m;
+  if (!std::regex_search(schedule, m,
+                         std::regex(R"(one execution takes ([0-9.e+-]+) cost units)"))) {
+    ADD_FAILURE() << "no makespan in " << schedule;
+    return 0;
+  }
+  return std::stod(m[1]);
+}
+
+TEST_F(Profile, MeasuredCostsOrderAGraphOtherwiseThanUnitCostsAndShortenIt) {
+  // a binds left (behind b's 3 ms stage) before right (behind c's quick one).
+  const std::string trace = temp_path("reorder.json");
+  {
+    cg::LaunchOptions options;
+    options.profile = trace;
+    auto graph = cg::launch<&reorder>(options);
+    for (int i = 0; i < 15; ++i)
+      EXPECT_EQ(graph.execute(i).get(), std::make_tuple(i, i));
+  }
+  int status = -1;
+  const std::string costs = temp_path("reorder.costs.json");
+  std::ofstream(costs) << run(std::string(CG_PROFILE_TOOL) + " costs " + trace, status);
+  ASSERT_EQ(status, 0);
+
+  const std::string unit = schedule_of("reorder", "--schedule=cost");
+  const std::string measured = schedule_of("reorder", "--schedule=cost --costs=" + costs);
+  const std::string bound = schedule_of("reorder", "--schedule=bind --costs=" + costs);
+  EXPECT_EQ(computes_of(unit, "a"), (std::vector<std::string>{"a.left", "a.right"})) << unit;
+  EXPECT_EQ(computes_of(measured, "a"), (std::vector<std::string>{"a.right", "a.left"}))
+      << measured;
+  // Under the measured costs: ~3 + 2 ms (right runs while b works) against
+  // ~3 + 2 + 2 ms in bind order.
+  EXPECT_LT(makespan_of(measured), 0.85 * makespan_of(bound)) << measured << bound;
+  std::filesystem::remove(costs);
+  std::filesystem::remove(trace);
+}
+
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+    ++n;
+  return n;
+}
+
+TEST_F(Profile, CgProfileTimelinePicturesTheLastExecutions) {
+  const std::string trace = diamond_trace("timeline.json", 6);
+  int status = -1;
+  const std::string svg =
+      run(std::string(CG_PROFILE_TOOL) + " timeline " + trace + " --executions 2", status);
+  ASSERT_EQ(status, 0);
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+  EXPECT_NE(svg.find(">graph 'diamond': executions 4 to 5, "), std::string::npos) << svg;
+  // A box per operation of executions 4 and 5, as many as the trace holds.
+  std::ifstream in(trace);
+  const json events = json::parse(in)["traceEvents"];
+  std::size_t operations = 0;
+  for (const json& event : events)
+    if (event["ph"] == "X" && event["args"]["execution"].get<int>() >= 4)
+      ++operations;
+  EXPECT_EQ(count(svg, "<rect class=\"op\""), operations);
+  // A row per track, the driver's first.
+  static const std::regex track(R"(<text class="track"[^>]*>(\w+)</text>)");
+  std::vector<std::string> rows;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), track); it != std::sregex_iterator();
+       ++it)
+    rows.push_back((*it)[1]);
+  EXPECT_EQ(rows, (std::vector<std::string>{"driver", "a", "b", "c"}));
+  // A value's trips, per execution: the input to a and to b, a's and b's
+  // results to c, c's to the driver.
+  EXPECT_EQ(count(svg, "<line class=\"flow\""), 2u * 5u);
+  EXPECT_NE(svg.find("<title>c.sum (execution 5): "), std::string::npos);
+
+  EXPECT_EQ(
+      run(std::string(CG_PROFILE_TOOL) + " timeline " + trace + " --executions 0 2>&1", status),
+      "cg-profile: --executions takes a number from 1 to 999999, not '0'\n");
+  EXPECT_EQ(status, 2);
+  std::filesystem::remove(trace);
+}
+
 TEST_F(Profile, CgProfileRefusesWhatIsNotATrace) {
   const std::string path = temp_path("not-a-trace.json");
   std::ofstream(path) << "{\"format\": \"cg-costs\"}";

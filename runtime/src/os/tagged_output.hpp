@@ -68,11 +68,11 @@ private:
   void close_all() noexcept;
 
   std::vector<Stream> streams_;
-  WriteEnds opened_;        // of the child being spawned
+  WriteEnds opened_; // of the child being spawned
   int opened_read_[2] = {-1, -1};
-  int wake_ = -1;           // an eventfd: finish() was called
+  int wake_ = -1; // an eventfd: finish() was called
   std::atomic<Clock::rep> deadline_{0};
-  bool broken_[3] = {};     // a target that failed (closed, full disk): dropped
+  bool broken_[3] = {}; // a target that failed (closed, full disk): dropped
   std::thread thread_;
 };
 

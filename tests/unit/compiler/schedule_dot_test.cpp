@@ -24,14 +24,25 @@ TEST(ScheduleDot, TheChainHasATaskClusterAndAnOperationCluster) {
   EXPECT_EQ(dot.substr(0, dot.find('\n')),
             "// graph 'chain' (echo.cg.cpp:10): its tasks, and the operations of its schedule");
   EXPECT_TRUE(contains(dot, "digraph \"chain\" {\n")) << dot;
-  EXPECT_TRUE(contains(dot, "    t0 [label=\"a.echo\\necho.cg.cpp:13\"];\n")) << dot;
-  EXPECT_TRUE(contains(dot, "    inputs -> t0 [label=\"input #0 shm\"];\n")) << dot;
-  EXPECT_TRUE(contains(dot, "    t0 -> t1 [label=\"a.echo shm\"];\n")) << dot;
-  EXPECT_TRUE(contains(dot, "    t1 -> outputs [label=\"output #0\"];\n")) << dot;
+  // Tasks name their actor's class; edges, the value's type.
+  EXPECT_TRUE(contains(dot, "    t0 [label=\"a.echo\\n(EchoActor)\\necho.cg.cpp:13\"];\n")) << dot;
+  EXPECT_TRUE(contains(dot, "    inputs -> t0 [label=\"input #0: std::string\\nshm\"];\n")) << dot;
+  EXPECT_TRUE(contains(dot, "    t0 -> t1 [label=\"a.echo: std::string\\nshm\"];\n")) << dot;
+  EXPECT_TRUE(contains(dot, "    t1 -> outputs [label=\"output #0: std::string\"];\n")) << dot;
   EXPECT_TRUE(contains(dot, "      o0_1 [label=\"2 COMPUTE a.echo\\ns1\"];\n")) << dot;
   EXPECT_TRUE(contains(dot, "    driver -> o0_0 [label=\"c0\"];\n")) << dot;
   EXPECT_TRUE(contains(dot, "    o0_2 -> o1_0 [label=\"c1\"];\n")) << dot;
   EXPECT_TRUE(contains(dot, "    o1_2 -> driver [label=\"c2\"];\n")) << dot;
+  EXPECT_EQ(dot.substr(dot.size() - 6), "  }\n}\n");
+}
+
+TEST(ScheduleDot, WithoutOperationsTheTasksStandAlone) {
+  ir::Graph graph = test::chainGraph();
+  std::string dot = renderScheduleDot(graph, scheduleOf(graph), {.operations = false});
+  EXPECT_EQ(dot.substr(0, dot.find('\n')), "// graph 'chain' (echo.cg.cpp:10): its tasks");
+  EXPECT_TRUE(contains(dot, "    t0 -> t1 [label=\"a.echo: std::string\\nshm\"];\n")) << dot;
+  EXPECT_FALSE(contains(dot, "operations")) << dot;
+  EXPECT_FALSE(contains(dot, "o0_0")) << dot;
   EXPECT_EQ(dot.substr(dot.size() - 6), "  }\n}\n");
 }
 
@@ -47,8 +58,9 @@ TEST(ScheduleDot, GroupMembersAreFilledAndMovedOperationsRed) {
   EXPECT_TRUE(contains(dot, "    o0_4 -> o1_2 [dir=none, style=dashed, constraint=false, "
                             "label=\"g1\"];\n"))
       << dot;
-  EXPECT_TRUE(contains(dot, "    t3 [label=\"w0.allreduce\\necho.cg.cpp:66\\n[allreduce sum #0, "
-                            "rank 0 of 2]\", shape=hexagon];\n"))
+  EXPECT_TRUE(
+      contains(dot, "    t3 [label=\"w0.allreduce\\n(Worker)\\necho.cg.cpp:66\\n[allreduce sum #0, "
+                    "rank 0 of 2]\", shape=hexagon];\n"))
       << dot;
 }
 

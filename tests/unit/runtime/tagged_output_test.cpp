@@ -28,8 +28,9 @@ using cg_test::CapturedOutput;
 // Starts `script` under /bin/sh with its output going through `output`, tagged `tag`.
 cg::ChildProcess start(TaggedOutput& output, const std::string& script, const std::string& tag) {
   const TaggedOutput::WriteEnds ends = output.open_pipes();
-  cg::ChildProcess child = cg::ChildProcess::spawn(
-      "/bin/sh", {"-c", script}, {}, {.standard_output = ends.output, .standard_error = ends.error});
+  cg::ChildProcess child =
+      cg::ChildProcess::spawn("/bin/sh", {"-c", script}, {},
+                              {.standard_output = ends.output, .standard_error = ends.error});
   output.adopt(tag);
   return child;
 }
@@ -82,9 +83,8 @@ TEST(TaggedOutput, ALineLongerThanTheLimitArrivesInTaggedPieces) {
   const std::size_t length = TaggedOutput::max_line * 2 + 100;
   {
     TaggedOutput output;
-    cg::ChildProcess child =
-        start(output, "head -c " + std::to_string(length) + " /dev/zero | tr '\\0' x; echo",
-              "a pid=1");
+    cg::ChildProcess child = start(
+        output, "head -c " + std::to_string(length) + " /dev/zero | tr '\\0' x; echo", "a pid=1");
     output.start();
     ASSERT_TRUE(child.wait_for(10s));
     output.finish(Clock::now() + 10s);

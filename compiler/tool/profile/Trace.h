@@ -1,0 +1,44 @@
+// profile/Trace.h - a profiled run's Chrome trace (CG_PROFILE;
+// runtime/src/graph/profile_trace.hpp) as cg-profile reads it: the
+// operations ("X" events) of each track, in time order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cg::profile {
+
+/// One operation: a READ, COMPUTE or WRITE of an actor, or the driver's
+/// execute, get, WRITE of an input or READ of a result.
+struct Slice {
+  std::string name, category; // category: read, compute, write, execute, get
+  int tid = 0;                // the track: 0 the driver, then the actors
+  double start = 0, duration = 0; // microseconds
+  std::uint64_t execution = 0;
+  int channel = -1; // READ, WRITE
+  double end() const { return start + duration; }
+};
+
+struct Trace {
+  std::string graph;
+  std::map<int, std::string> tracks; // tid -> actor ("driver": tid 0)
+  std::vector<Slice> slices;         // in time order
+
+  /// The track's name as the trace gives it, else "tid <n>".
+  std::string track(int tid) const;
+};
+
+/// Why a file is not a trace this tool can read: the message says which
+/// file and what is wrong.
+struct TraceError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Reads the trace at `path`; TraceError if it cannot be read, is not JSON,
+/// not a Chrome trace, holds an event of another shape, or no operation.
+Trace readTrace(const std::string& path);
+
+} // namespace cg::profile
