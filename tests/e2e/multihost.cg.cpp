@@ -18,7 +18,11 @@
 #include <vector>
 
 struct CG_ACTOR Stage {
-  constexpr explicit Stage(std::int64_t k) : k(k) {}
+  // A negative k is refused: a start-up failure on another host.
+  constexpr explicit Stage(std::int64_t k) : k(k) {
+    if (k < 0)
+      throw std::invalid_argument("k must not be negative, not " + std::to_string(k));
+  }
 
   // x + k; a negative x is refused (an error that crosses hosts as a value).
   std::int64_t add(std::int64_t x) {

@@ -289,6 +289,57 @@ TEST(HostCommands, WhatAHostsProcessPrintsIsTaggedWithItsActorsAndHost) {
   EXPECT_EQ(err.text(), "(b,c host=1) hello from the host command\n");
 }
 
+TEST(TcpForced, AStartUpFailureInAProcessOfItsOwnIsALaunchErrorSayingWhy) {
+  cg::LaunchOptions options;
+  options.tcp_everywhere = true;
+  cg::Graph<&multihost>::Constructors constructors;
+  constructors.c = std::tuple{-5};
+  cg_test::CapturedOutput err(2); // the actor process's own account, tagged
+  try {
+    cg::launch<&multihost>(constructors, options);
+    ADD_FAILURE() << "expected cg::LaunchError";
+  } catch (const cg::LaunchError& e) {
+    EXPECT_STREQ(e.what(), "actor 'c' of graph 'multihost' failed: std::invalid_argument: k must "
+                           "not be negative, not -5 during start-up");
+  }
+  const std::string said = err.text();
+  EXPECT_NE(said.find("(c pid="), std::string::npos) << said;
+}
+
+TEST(HostCommands, AHostCommandThatFailsIsALaunchErrorQuotingItsLastWords) {
+  cg::LaunchOptions options;
+  // As ssh fails when it cannot reach the host.
+  options.host_commands[1] = {
+      "sh", "-c", "echo 'ssh: connect to host node1 port 22: No route to host' >&2; exit 255"};
+  cg_test::CapturedOutput err(2);
+  try {
+    cg::launch<&multihost>(options);
+    ADD_FAILURE() << "expected cg::LaunchError";
+  } catch (const cg::LaunchError& e) {
+    EXPECT_STREQ(e.what(), "actor 'b' of graph 'multihost' exited with code 255 (ssh: connect to "
+                           "host node1 port 22: No route to host) during start-up");
+  }
+  EXPECT_EQ(err.text(), "(b,c host=1) ssh: connect to host node1 port 22: No route to host\n");
+}
+
+TEST(HostCommands, AStartUpFailureOfOneActorOfAHostsProcessNamesThatActor) {
+  cg::LaunchOptions options;
+  options.host_commands[1] = {"sh", "-c", "exec \"$@\"", "sh"};
+  cg::Graph<&multihost>::Constructors constructors;
+  constructors.c = std::tuple{-7};
+  cg_test::CapturedOutput err(2);
+  const auto start = Clock::now();
+  try {
+    cg::launch<&multihost>(constructors, options);
+    ADD_FAILURE() << "expected cg::LaunchError";
+  } catch (const cg::LaunchError& e) {
+    EXPECT_STREQ(e.what(), "actor 'c' of graph 'multihost' (a process running b c) failed: "
+                           "std::invalid_argument: k must not be negative, not -7 during start-up");
+  }
+  EXPECT_LT(Clock::now() - start, 1s) << "an actor's own failure is reported at once";
+  EXPECT_NE(err.text().find("(b,c host=1) "), std::string::npos);
+}
+
 TEST(TcpForced, AKilledActorProcessIsReportedWithinTwoSeconds) {
   cg::LaunchOptions options;
   options.tcp_everywhere = true;

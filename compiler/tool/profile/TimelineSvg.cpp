@@ -16,17 +16,19 @@ namespace {
 
 constexpr double kLabelWidth = 110; // the track names' column
 constexpr double kPlotWidth = 1000;
-constexpr double kTop = 48;         // title and axis
+constexpr double kTop = 48; // title and axis
 constexpr double kRowHeight = 30;
 constexpr double kBoxHeight = 20;
-constexpr double kCharWidth = 6.2;  // of the 10 px labels inside boxes
+constexpr double kCharWidth = 6.2; // of the 10 px labels inside boxes
 
 struct Kind {
   std::string_view category, colour, legend;
 };
 constexpr Kind kKinds[] = {
-    {"read", "#f2b447", "READ (waiting included)"}, {"compute", "#4e79a7", "COMPUTE"},
-    {"write", "#59a14f", "WRITE"},                  {"execute", "#9c9c9c", "execute()"},
+    {"read", "#f2b447", "READ (waiting included)"},
+    {"compute", "#4e79a7", "COMPUTE"},
+    {"write", "#59a14f", "WRITE"},
+    {"execute", "#9c9c9c", "execute()"},
     {"get", "#c7c7c7", "get()"},
 };
 
@@ -41,11 +43,20 @@ std::string escaped(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
     }
   }
   return out;
@@ -101,9 +112,7 @@ std::string renderTimelineSvg(const Trace& trace, unsigned executions) {
     slices.push_back(&slice);
   }
   const double span = std::max(t1 - t0, 1e-3);
-  const auto x = [&](double t) {
-    return kLabelWidth + (std::max(t, t0) - t0) / span * kPlotWidth;
-  };
+  const auto x = [&](double t) { return kLabelWidth + (std::max(t, t0) - t0) / span * kPlotWidth; };
 
   std::vector<int> rows; // tids: the driver first, then the actors
   for (const auto& [tid, name] : trace.tracks)
@@ -113,8 +122,8 @@ std::string renderTimelineSvg(const Trace& trace, unsigned executions) {
       rows.push_back(slice->tid);
   std::sort(rows.begin(), rows.end());
   const auto rowY = [&](int tid) {
-    return kTop + kRowHeight * static_cast<double>(
-                                   std::find(rows.begin(), rows.end(), tid) - rows.begin());
+    return kTop + kRowHeight *
+                      static_cast<double>(std::find(rows.begin(), rows.end(), tid) - rows.begin());
   };
   const double plotBottom = kTop + kRowHeight * static_cast<double>(rows.size());
   const double width = kLabelWidth + kPlotWidth + 20;
@@ -130,11 +139,10 @@ std::string renderTimelineSvg(const Trace& trace, unsigned executions) {
   out += "<defs><marker id=\"arrow\" viewBox=\"0 0 8 8\" refX=\"8\" refY=\"4\" markerWidth=\"6\" "
          "markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"#555\"/>"
          "</marker></defs>\n";
-  const std::string which =
-      chosen.empty() ? std::string("no execution")
-      : chosen.size() == 1
-          ? fmt::format("execution {}", chosen.front())
-          : fmt::format("executions {} to {}", chosen.front(), chosen.back());
+  const std::string which = chosen.empty() ? std::string("no execution")
+                            : chosen.size() == 1
+                                ? fmt::format("execution {}", chosen.front())
+                                : fmt::format("executions {} to {}", chosen.front(), chosen.back());
   fmt::format_to(it, "<text x=\"8\" y=\"18\" font-size=\"13\">{}</text>\n",
                  escaped(fmt::format("graph '{}': {}, {}", trace.graph, which,
                                      span >= 1000 ? fmt::format("{:.2f} ms", span / 1000)
@@ -151,8 +159,7 @@ std::string renderTimelineSvg(const Trace& trace, unsigned executions) {
                    tx, kTop - 4, plotBottom, kTop - 8, duration(t));
   }
   for (int tid : rows)
-    fmt::format_to(it,
-                   "<text class=\"track\" x=\"8\" y=\"{:.1f}\" font-size=\"11\">{}</text>\n",
+    fmt::format_to(it, "<text class=\"track\" x=\"8\" y=\"{:.1f}\" font-size=\"11\">{}</text>\n",
                    rowY(tid) + kRowHeight / 2 + 4, escaped(trace.track(tid)));
 
   for (const Slice* slice : slices) {
@@ -198,8 +205,9 @@ std::string renderTimelineSvg(const Trace& trace, unsigned executions) {
                    escaped(kind.legend));
     lx += 40 + kCharWidth * static_cast<double>(kind.legend.size());
   }
-  fmt::format_to(it, "<text x=\"{:.1f}\" y=\"{}\" font-size=\"10\">arrows: a value from its "
-                     "WRITE to the READ it ends</text>\n",
+  fmt::format_to(it,
+                 "<text x=\"{:.1f}\" y=\"{}\" font-size=\"10\">arrows: a value from its "
+                 "WRITE to the READ it ends</text>\n",
                  lx, plotBottom + 26);
   out += "</svg>\n";
   return out;

@@ -14,8 +14,8 @@ namespace cg::profile {
 /// One operation: a READ, COMPUTE or WRITE of an actor, or the driver's
 /// execute, get, WRITE of an input or READ of a result.
 struct Slice {
-  std::string name, category; // category: read, compute, write, execute, get
-  int tid = 0;                // the track: 0 the driver, then the actors
+  std::string name, category;     // category: read, compute, write, execute, get
+  int tid = 0;                    // the track: 0 the driver, then the actors
   double start = 0, duration = 0; // microseconds
   std::uint64_t execution = 0;
   int channel = -1; // READ, WRITE

@@ -127,13 +127,15 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   std::mutex mutex;
   std::string failure;
   bool corrupt = false;
-  auto report = [&](const std::string& why, bool bad_frame) {
+  bool own = false; // an actor of ours failed (not a peer, not the network)
+  auto report = [&](const std::string& why, bool bad_frame, bool actor_failed = false) {
     {
       std::lock_guard lock(mutex);
       if (!failure.empty())
         return;
       failure = why;
       corrupt = bad_frame;
+      own = actor_failed;
     }
     std::uint64_t one = 1;
     [[maybe_unused]] auto n = ::write(wake, &one, sizeof one);
@@ -152,8 +154,12 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
         spec.actors[actor].run(process);
       } catch (const GraphStopped&) {
       } catch (const std::exception& e) {
-        if (!relays.closing())
-          report(std::string("actor '") + spec.actors[actor].name + "' failed: " + e.what(), false);
+        if (!relays.closing()) {
+          // As the driver says it of a local actor: "actor 'c' failed: <type>: <what>".
+          report(std::string("actor '") + spec.actors[actor].name +
+                     "' failed: " + current_exception_type() + ": " + e.what(),
+                 false, true);
+        }
       }
     });
   auto stop = [&] {
@@ -205,7 +211,12 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   }
   // A peer that went away is usually the driver tearing down: give its
   // rendezvous connection a moment to close before calling it a failure.
-  if (!corrupt) {
+  bool ours = false;
+  {
+    std::lock_guard lock(mutex);
+    ours = own;
+  }
+  if (!corrupt && !ours) {
     pollfd control{client.fd(), POLLIN, 0};
     char buffer[256];
     auto until = Clock::now() + std::chrono::seconds(1);

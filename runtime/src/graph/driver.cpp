@@ -98,11 +98,17 @@ void GraphRuntime::Impl::watch_actors() {
         continue;
       std::string name = child_names[i];
       std::string why = describe_exit(actors[i].exit_status().value_or(0));
-      // What it said before exiting, if it runs in our segment.
+      // What it said before exiting: in our segment, if it runs there; else
+      // its last line on stderr (a host command's, e.g. ssh's), if we read it.
+      std::string words;
       for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
         if (local[a] && name == spec.actors[a].name && records[a] != nullptr)
-          if (std::string words = last_words(*records[a]); !words.empty())
-            why += " (" + words + ")";
+          words = last_words(*records[a]);
+      if (words.empty() && child_output[i])
+        words = actor_output.last_words(*child_output[i],
+                                        Clock::now() + std::chrono::milliseconds(300));
+      if (!words.empty())
+        why += " (" + words + ")";
       fail(std::make_exception_ptr(
           ActorDiedError(name, "actor '" + name + "' of " + describe(spec) + " " + why)));
       close_all();
@@ -116,7 +122,17 @@ void GraphRuntime::Impl::remote_lost(const std::vector<std::string>& lost,
                                      const std::string& reason) {
   if (stopping.load())
     return;
-  const std::string name = lost.front();
+  std::string name = lost.front();
+  std::string said = reason;
+  // "actor 'c' failed: <type>: <what>": which actor of the process failed, and why.
+  if (const std::string own = "actor actor '"; reason.rfind(own, 0) == 0) {
+    const std::size_t quote = reason.find("' failed: ", own.size());
+    const std::string named = reason.substr(own.size(), quote - own.size());
+    if (quote != std::string::npos && std::find(lost.begin(), lost.end(), named) != lost.end()) {
+      name = named;
+      said = "actor " + reason.substr(quote + 10);
+    }
+  }
   std::string who = "actor '" + name + "' of " + describe(spec);
   if (lost.size() > 1) {
     who += " (a process running";
@@ -124,12 +140,12 @@ void GraphRuntime::Impl::remote_lost(const std::vector<std::string>& lost,
       who += " " + other;
     who += ")";
   }
-  if (reason.rfind("channel ", 0) == 0)
-    fail(std::make_exception_ptr(ChannelError(reason.substr(8) + " (reported by " + who + ")")));
-  else if (reason.rfind("actor ", 0) == 0)
-    fail(std::make_exception_ptr(ActorDiedError(name, who + " failed: " + reason.substr(6))));
-  else if (reason.rfind("unreachable: ", 0) == 0)
-    fail(std::make_exception_ptr(ActorDiedError(name, who + " is " + reason)));
+  if (said.rfind("channel ", 0) == 0)
+    fail(std::make_exception_ptr(ChannelError(said.substr(8) + " (reported by " + who + ")")));
+  else if (said.rfind("actor ", 0) == 0)
+    fail(std::make_exception_ptr(ActorDiedError(name, who + " failed: " + said.substr(6))));
+  else if (said.rfind("unreachable: ", 0) == 0)
+    fail(std::make_exception_ptr(ActorDiedError(name, who + " is " + said)));
   else
     fail(std::make_exception_ptr(ActorDiedError(
         name, who + " lost its connection to the driver: its process died or its host is "

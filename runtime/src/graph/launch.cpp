@@ -547,15 +547,17 @@ void GraphRuntime::Impl::spawn_child(const std::string& path, const std::vector<
     actor_output.abandon();
     throw;
   }
+  std::optional<std::size_t> output;
   if (log_file >= 0)
     ::close(log_file);
   else if (options.tag_actor_output)
-    actor_output.adopt(names + " " +
-                       (where.empty() ? "pid=" + std::to_string(child.pid()) : where));
+    output = actor_output.adopt(names + " " +
+                                (where.empty() ? "pid=" + std::to_string(child.pid()) : where));
   log.say(LogLevel::debug, "started " + names + " as pid " + std::to_string(child.pid()) +
                                (where.empty() ? "" : " (" + where + ")"));
   actors.push_back(std::move(child));
   child_names.push_back(names.substr(0, names.find(',')));
+  child_output.push_back(output);
 }
 
 // Threads mode: runs one actor's program until teardown closes its channels.
@@ -746,10 +748,17 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
 // Waits for every remote actor to publish, then sets up the TCP streams.
 void GraphRuntime::Impl::connect_remote(Deadline deadline) {
   for (;;) {
+    std::exception_ptr died;
     {
       std::lock_guard lock(mutex);
-      if (failure)
-        std::rethrow_exception(failure);
+      died = failure;
+    }
+    if (died) {
+      try {
+        std::rethrow_exception(died);
+      } catch (const std::exception& e) {
+        throw LaunchError(std::string(e.what()) + " during start-up");
+      }
     }
     Deadline step = std::min(deadline, Clock::now() + std::chrono::milliseconds(100));
     if (server.wait_for_all(step) == NetStatus::ok)

@@ -59,9 +59,10 @@ struct GraphRuntime::Impl {
   std::vector<ChannelReader> result_readers;  // parallel to result_channels
   std::vector<std::size_t> output_source;     // output position -> result index
   Mode mode = Mode::processes;
-  std::vector<ChildProcess> actors;        // processes mode
-  std::vector<std::string> child_names;    // per entry of `actors`: whom it runs
-  TaggedOutput actor_output;               // their output, tagged (unless actor_logs)
+  std::vector<ChildProcess> actors;                     // processes mode
+  std::vector<std::string> child_names;                 // per entry of `actors`: whom it runs
+  TaggedOutput actor_output;                            // their output, tagged (unless actor_logs)
+  std::vector<std::optional<std::size_t>> child_output; // per entry of `actors`: its number there
   std::string actor_logs;                  // LaunchOptions::actor_logs or CG_ACTOR_LOGS
   LaunchLog log;                           // CG_LOG
   std::vector<std::thread> actor_threads;  // threads mode

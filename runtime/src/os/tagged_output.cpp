@@ -43,15 +43,49 @@ TaggedOutput::WriteEnds TaggedOutput::open_pipes() {
   return opened_;
 }
 
-void TaggedOutput::adopt(const std::string& tag) {
+std::size_t TaggedOutput::adopt(const std::string& tag) {
   close_fd(opened_.output);
   close_fd(opened_.error);
+  std::size_t child;
+  {
+    std::lock_guard lock(mutex_);
+    child = last_words_.size();
+    last_words_.emplace_back();
+  }
   for (int target = 1; target <= 2; ++target) {
     int& fd = opened_read_[target - 1];
     // Non-blocking: a drain reads what is there and returns.
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-    streams_.push_back({std::exchange(fd, -1), target, "(" + tag + ") ", {}});
+    streams_.push_back({std::exchange(fd, -1), target, "(" + tag + ") ", {}, child});
   }
+  return child;
+}
+
+std::string TaggedOutput::last_words(std::size_t child, Clock::time_point deadline) {
+  std::unique_lock lock(mutex_);
+  if (child >= last_words_.size())
+    return "";
+  changed_.wait_until(lock, deadline, [&] { return last_words_[child].ended; });
+  return last_words_[child].line;
+}
+
+void TaggedOutput::said(const Stream& stream, std::string_view line) {
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+    line.remove_suffix(1);
+  if (stream.target != 2 || line.empty())
+    return;
+  std::lock_guard lock(mutex_);
+  last_words_[stream.child].line.assign(line.substr(0, 512));
+}
+
+void TaggedOutput::ended(const Stream& stream) {
+  if (stream.target != 2)
+    return;
+  {
+    std::lock_guard lock(mutex_);
+    last_words_[stream.child].ended = true;
+  }
+  changed_.notify_all();
 }
 
 void TaggedOutput::abandon() noexcept {
@@ -139,6 +173,7 @@ bool TaggedOutput::drain(Stream& stream) noexcept {
       if (!stream.pending.empty())
         write_line(stream, std::exchange(stream.pending, {}));
       close_fd(stream.fd);
+      ended(stream);
       return false;
     }
     try {
@@ -162,10 +197,11 @@ bool TaggedOutput::drain(Stream& stream) noexcept {
 }
 
 void TaggedOutput::write_line(const Stream& stream, std::string_view line) noexcept {
-  if (broken_[stream.target])
-    return;
   std::string out;
   try {
+    said(stream, line);
+    if (broken_[stream.target])
+      return;
     out.reserve(stream.tag.size() + line.size() + 1);
     out.append(stream.tag).append(line).push_back('\n');
   } catch (...) {
@@ -195,6 +231,7 @@ void TaggedOutput::close_all() noexcept {
       close_fd(stream.fd);
     if (!stream.pending.empty())
       write_line(stream, std::exchange(stream.pending, {}));
+    ended(stream);
   }
   streams_.clear();
 }

@@ -14,8 +14,11 @@
 #include "support/deadline.hpp"
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -42,8 +45,15 @@ public:
   WriteEnds open_pipes();
   // The child of the last open_pipes() runs: its lines are tagged `tag`. Our
   // copies of the write ends are closed, so the pipes end when it does.
-  void adopt(const std::string& tag);
+  // Returns the child's number for last_words(): 0, 1, ... in adoption order.
+  std::size_t adopt(const std::string& tag);
   void abandon() noexcept;
+
+  // The last line child `child` wrote to its standard error (at most 512
+  // bytes of it), once that has ended or `deadline` passed: what a child
+  // that died said last (a remote host's ssh, an actor process that failed
+  // before it could say so in the segment). "" if it said nothing.
+  std::string last_words(std::size_t child, Clock::time_point deadline);
 
   // Starts relaying (once every child has been adopted: none may be added
   // after).
@@ -59,7 +69,15 @@ private:
     int target = 1;  // our descriptor it goes to: 1 or 2
     std::string tag; // "(a pid=12) "
     std::string pending;
+    std::size_t child = 0;
   };
+  // What a child said last on its standard error, and whether that ended.
+  struct LastWords {
+    std::string line;
+    bool ended = false;
+  };
+  void said(const Stream& stream, std::string_view line);
+  void ended(const Stream& stream);
   void serve() noexcept;
   // Reads what `stream` holds now and writes each finished line; false once
   // it has ended (and then it is closed, its last words written).
@@ -74,6 +92,9 @@ private:
   std::atomic<Clock::rep> deadline_{0};
   bool broken_[3] = {}; // a target that failed (closed, full disk): dropped
   std::thread thread_;
+  std::mutex mutex_; // guards last_words_
+  std::condition_variable changed_;
+  std::vector<LastWords> last_words_; // per child
 };
 
 } // namespace cg::detail

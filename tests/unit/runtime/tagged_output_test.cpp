@@ -158,6 +158,29 @@ TEST(TaggedOutput, ADriverWhoseOutputIsClosedLivesOn) {
   SUCCEED() << "SIGPIPE would have ended this test program";
 }
 
+TEST(TaggedOutput, LastWordsAreAChildsLastLineOnStandardError) {
+  CapturedOutput out(1);
+  CapturedOutput err(2);
+  TaggedOutput output;
+  const TaggedOutput::WriteEnds first = output.open_pipes();
+  cg::ChildProcess talker = cg::ChildProcess::spawn(
+      "/bin/sh", {"-c", "echo early >&2; echo on stdout; printf 'last words  \\n' >&2; exit 3"}, {},
+      {.standard_output = first.output, .standard_error = first.error});
+  const std::size_t talker_id = output.adopt("a pid=1");
+  const TaggedOutput::WriteEnds second = output.open_pipes();
+  cg::ChildProcess quiet = cg::ChildProcess::spawn(
+      "/bin/true", {}, {}, {.standard_output = second.output, .standard_error = second.error});
+  const std::size_t quiet_id = output.adopt("b pid=2");
+  output.start();
+  ASSERT_TRUE(talker.wait_for(10s));
+  ASSERT_TRUE(quiet.wait_for(10s));
+  EXPECT_EQ(output.last_words(talker_id, Clock::now() + 10s), "last words");
+  EXPECT_EQ(output.last_words(quiet_id, Clock::now() + 10s), "");
+  EXPECT_EQ(output.last_words(7, Clock::now() + 10s), "") << "no such child";
+  output.finish(Clock::now() + 10s);
+  EXPECT_EQ(err.text(), "(a pid=1) early\n(a pid=1) last words  \n");
+}
+
 TEST(TaggedOutput, WhatAChildWroteBeforeStartIsNotLost) {
   CapturedOutput out(1);
   {
