@@ -13,8 +13,10 @@
 #                                                   # (cgc --constexpr-steps)
 #                      [SVG]                        # render each <graph>.dot to
 #                                                   # <graph>.svg with Graphviz's dot
-#                      [DOT_TASKS_ONLY])            # <graph>.dot without the schedule's
+#                      [DOT_TASKS_ONLY]             # <graph>.dot without the schedule's
 #                                                   # operations (cgc --dot-operations=false)
+#                      [PYTHON])                    # also the Python module <target>
+#                                                   # (cg/python.hpp; pybind11-dev)
 #
 # Makes:
 #   <target>             a static library carrying the typed driver; link it and
@@ -22,7 +24,12 @@
 #   <target>_actors      the actor executable, started once per actor instance
 #                        in processes mode; built whenever <target> is;
 #   <target>_actor_code  the actor programs, compiled once and linked into both
-#                        (the driver runs them as threads in threads mode).
+#                        (the driver runs them as threads in threads mode);
+#   <target>_python      with PYTHON: the extension module `import <target>`,
+#                        in ${CMAKE_CURRENT_BINARY_DIR}, for Debian's python3;
+#                        it imports the package `cg` (its error classes:
+#                        runtime/python/cg, installed into
+#                        lib/python3/dist-packages).
 # cgc writes everything under ${CMAKE_CURRENT_BINARY_DIR}/<target>.cg/: the
 # driver, one program per actor, and per graph <graph>.ir.json,
 # <graph>.schedule.txt, <graph>.schedule.json and <graph>.dot (listed as
@@ -35,7 +42,7 @@ include_guard(GLOBAL)
 set(_cg_cmake_dir "${CMAKE_CURRENT_LIST_DIR}") # RenderDots.cmake is beside this file
 
 function(add_compiled_graph target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "OVERLAP_GPU_COMMUNICATION;SVG;DOT_TASKS_ONLY" "SOURCE;SCHEDULE;COSTS;TRANSPORT;CONSTEXPR_STEPS"
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "OVERLAP_GPU_COMMUNICATION;SVG;DOT_TASKS_ONLY;PYTHON" "SOURCE;SCHEDULE;COSTS;TRANSPORT;CONSTEXPR_STEPS"
                         "GRAPHS;LINK_LIBRARIES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "add_compiled_graph(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
@@ -101,6 +108,12 @@ function(add_compiled_graph target)
 
   set(schedule_flags "")
   set(schedule_depends "")
+  set(python_module "")
+  if(ARG_PYTHON)
+    # Everything cgc writes by default, and the module.
+    list(APPEND schedule_flags --emit=ir,schedule,schedule-json,dot,cpp,python)
+    set(python_module "${out}/${target}.python.cpp")
+  endif()
   if(ARG_DOT_TASKS_ONLY)
     list(APPEND schedule_flags --dot-operations=false)
   endif()
@@ -141,6 +154,7 @@ function(add_compiled_graph target)
   set(defines "$<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>")
   add_custom_command(
     OUTPUT "${driver_header}" "${driver_source}" "${actor_code}" "${actor_host_main}"
+           ${python_module}
     BYPRODUCTS ${artefacts}
     COMMAND CompiledGraph::cgc "${source}" -o "${out}" --target ${target}
             --include-source-as "${source_name}"
@@ -176,4 +190,28 @@ function(add_compiled_graph target)
   target_compile_definitions(${target} PRIVATE
     "CG_ACTOR_HOST=\"$<TARGET_FILE:${target}_actors>\"")
   add_dependencies(${target} ${target}_actors)
+
+  if(ARG_PYTHON)
+    _cg_python_module(${target} "${python_module}")
+  endif()
+endfunction()
+
+# The Python module of add_compiled_graph(<target> ... PYTHON): pybind11, for
+# Debian's python3 (/usr/bin/python3, where python3-pytest and python3-numpy
+# install), unless Python_EXECUTABLE names another.
+function(_cg_python_module target module_source)
+  if(NOT TARGET pybind11::module)
+    if(NOT Python_EXECUTABLE AND EXISTS /usr/bin/python3)
+      set(Python_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "The Python graph modules are for")
+    endif()
+    set(PYBIND11_FINDPYTHON ON)
+    find_package(Python 3.8 COMPONENTS Interpreter Development.Module REQUIRED)
+    find_package(pybind11 2.10 CONFIG REQUIRED)
+  endif()
+  # The module is a shared object: what it links is position-independent.
+  set_target_properties(${target} ${target}_actor_code PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  pybind11_add_module(${target}_python MODULE "${module_source}")
+  set_target_properties(${target}_python PROPERTIES OUTPUT_NAME ${target}
+                        LIBRARY_OUTPUT_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
+  target_link_libraries(${target}_python PRIVATE ${target})
 endfunction()

@@ -15,6 +15,10 @@ if(TARGET cgc)
   install(TARGETS cgc EXPORT CompiledGraphTargets RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
   install(TARGETS cg-profile RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 endif()
+# The package graph modules import (their error classes), where Debian's
+# python3 looks: /usr/lib/python3/dist-packages under the .deb's prefix.
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/python/cg"
+        DESTINATION "lib/python3/dist-packages" FILES_MATCHING PATTERN "*.py")
 install(EXPORT CompiledGraphTargets NAMESPACE CompiledGraph:: DESTINATION "${cg_package_dir}")
 
 configure_package_config_file(
@@ -49,6 +53,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 string(CONCAT CPACK_DEBIAN_PACKAGE_DEPENDS
        "libc6, libstdc++6, libgcc-s1, libclang-cpp16, libllvm16, libclang-common-16-dev, "
        "clang-16, libsodium-dev, libucx-dev, libdlpack-dev, g++ (>= 4:12), cmake (>= 3.25)")
-# Pictures of the graphs (add_compiled_graph(... SVG)) when it is there.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "graphviz")
+# Pictures of the graphs (add_compiled_graph(... SVG)) and Python modules
+# (PYTHON) when they are there.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "graphviz, pybind11-dev, python3-dev")
 include(CPack)

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Codegen.h"
+#include "codegen/PythonModule.h"
 #include "codegen/Recipes.h"
 #include "codegen/Supported.h"
 #include "frontend/DiagnosticPrinter.h"
@@ -57,7 +58,7 @@ cl::opt<std::string> targetName("target",
 cl::list<std::string> onlyGraphs("graph",
                                  cl::desc("Compile only this CG_GRAPH function (repeatable)"),
                                  cl::value_desc("name"), cl::cat(category));
-enum class Emit { IR, Schedule, ScheduleJson, Dot, Cpp, Mpirun, Srun };
+enum class Emit { IR, Schedule, ScheduleJson, Dot, Cpp, Mpirun, Srun, Python };
 cl::list<Emit> emits(
     "emit", cl::CommaSeparated, cl::desc("What to write (default: all of them)"),
     cl::values(clEnumValN(Emit::IR, "ir", "<graph>.ir.json, the graph IR"),
@@ -73,7 +74,10 @@ cl::list<Emit> emits(
                           "asked for)"),
                clEnumValN(Emit::Srun, "srun",
                           "<graph>.srun.sh, the graph under SLURM's srun --multi-prog (only "
-                          "when asked for)")),
+                          "when asked for)"),
+               clEnumValN(Emit::Python, "python",
+                          "<target>.python.cpp, a pybind11 module of the graphs (only when "
+                          "asked for)")),
     cl::cat(category));
 enum class TransportChoice { Placement, Tcp };
 cl::opt<TransportChoice>
@@ -194,15 +198,16 @@ const char* kOverview =
     "  <target>.actors.cpp      every actor program, compiled once (both modes)\n"
     "  <target>.actor_host.cpp  main() of the actor executable (processes mode)\n"
     "  <graph>.mpirun.sh        with --emit=mpirun: the graph under mpirun (MPMD)\n"
-    "  <graph>.srun.sh          with --emit=srun: the graph under srun --multi-prog\n\n"
+    "  <graph>.srun.sh          with --emit=srun: the graph under srun --multi-prog\n"
+    "  <target>.python.cpp      with --emit=python: a pybind11 module of the graphs\n\n"
     "A source whose first line of code is '#include <cg/cg.hpp>' is parsed with that\n"
     "header precompiled, kept for the next run in <dir>/../.cgc-prelude (see\n"
     "--prelude-cache, --no-prelude-cache).\n";
 
 bool wants(Emit kind) {
   bool listed = std::find(emits.begin(), emits.end(), kind) != emits.end();
-  if (kind == Emit::Mpirun || kind == Emit::Srun)
-    return listed; // launch recipes only when asked for
+  if (kind == Emit::Mpirun || kind == Emit::Srun || kind == Emit::Python)
+    return listed; // launch recipes and the Python module only when asked for
   return emits.empty() || listed;
 }
 
@@ -477,6 +482,13 @@ int run(int argc, const char** argv) {
         files.emplace_back(output(id + ".srun.sh"), cg::codegen::srunRecipe(graph, recipe));
       codegen.graphs.push_back({&graph, &schedules[i]});
     }
+  }
+  if (wants(Emit::Python)) {
+    if (std::optional<std::string> problem = cg::codegen::pythonModuleNameProblem(target)) {
+      std::cerr << "cgc: error: --emit=python: " << *problem << "\n";
+      return 2;
+    }
+    files.emplace_back(output(target + ".python.cpp"), cg::codegen::pythonModule(codegen));
   }
   if (wants(Emit::Cpp)) {
     cg::support::PhaseTimer timer("codegen (with format)");

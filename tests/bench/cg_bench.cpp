@@ -370,6 +370,30 @@ int main(int argc, char** argv) {
                               "OpenMPI ping-pong, unbound", mpiUnbound, 1.2));
     rows.push_back(latencyRow("  same, threads mode", oursUnboundThreads,
                               "OpenMPI ping-pong, unbound", mpiUnbound, 1.2));
+
+    // The same graph driven from Python (cg/python.hpp), against this C++
+    // driver, both unbound, in alternating rounds: what Python adds.
+    for (const char* mode : {"processes", "threads"}) {
+      cg::LaunchOptions options;
+      options.mode = std::string(mode) == "threads" ? cg::Mode::threads : cg::Mode::processes;
+      std::vector<double> pythonRounds, cppRounds;
+      for (int round = 0; round < rounds; ++round) {
+        pythonRounds.push_back(
+            baselineMicros(std::string(CG_PYTHON_ROUND_TRIP " ") + mode + " " + std::to_string(n)));
+        cppRounds.push_back(measure(options));
+      }
+      const double python = medianOf(pythonRounds), cpp = medianOf(cppRounds);
+      Row row{std::string(mode) == "threads" ? "  same, threads mode"
+                                             : "round trip 8 B, Python driver",
+              python,
+              "the C++ driver",
+              cpp,
+              "us",
+              false,
+              "<= C++ + 2 us",
+              python > 0 && python <= cpp + 2.0};
+      rows.push_back(row);
+    }
   }
   {
     // Alternating rounds, as for the round trip.

@@ -107,6 +107,7 @@ struct CG_ACTOR Stage {
   int quick(int x) { return x; }
   int left(int x) { return after(x, 2000); }
   int right(int x) { return after(x, 2000); }
+  int nap(int milliseconds) { return after(milliseconds, milliseconds * 1000); }
 };
 
 // a.add_one -> b.add_one: an error raised on a flows through b to the driver.
@@ -205,4 +206,10 @@ CG_GRAPH void reorder(cg::GraphBuilder& g) {
   auto late = b.bind<&Stage::slow>(in);
   auto early = c.bind<&Stage::quick>(in);
   g.output(a.bind<&Stage::left>(late), a.bind<&Stage::right>(early));
+}
+
+// One actor sleeping as long as its input says: a get() that waits.
+CG_GRAPH void napper(cg::GraphBuilder& g) {
+  auto a = g.actor<Stage>("a");
+  g.output(a.bind<&Stage::nap>(g.input<int>()));
 }

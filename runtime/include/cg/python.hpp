@@ -1,0 +1,395 @@
+// cg/python.hpp - A compiled graph driven from Python (pybind11).
+//
+// add_compiled_graph(<t> SOURCE ... PYTHON) builds a Python extension module
+// named <t> from a file cgc writes, <t>.python.cpp, which is one call per
+// graph to bind_graph() below and one to bind_module(). A driver in Python:
+//
+//   import t
+//   with t.launch("chain", max_in_flight=8, mode="threads") as g:
+//       print(g.execute("hello").get())
+//
+// Each graph is a class of the module (t.chain), made by launching: its
+// keyword arguments are cg::LaunchOptions' fields (timeouts in seconds).
+// execute(*inputs) takes the graph's inputs in order and returns a Ref;
+// Ref.get(timeout=None) waits for the result (a tuple for several outputs),
+// with the GIL released, and stays interruptible by Ctrl-C;
+// `await graph.execute_async(*inputs)` waits in an asyncio loop instead (the
+// loop watches results_fd(): runtime/python/cg/__init__.py). Values cross as
+// pybind11 converts them (numbers, str, list, tuple, dict, None for an empty
+// std::optional); std::vector<std::uint8_t> is bytes. An input of the wrong
+// type is a TypeError naming the graph, the input and its C++ type. The
+// errors of cg/errors.hpp are raised as the classes of the Python package
+// `cg` (runtime/python/cg/__init__.py): cg.TaskError with .actor, .method,
+// .exception_type and .message, cg.ActorDiedError with .actor, and so on.
+#pragma once
+
+#include <cg/cpu_binding.hpp>
+#include <cg/driver.hpp>
+#include <cg/errors.hpp>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace cg::python {
+
+namespace py = pybind11;
+
+namespace detail {
+
+template <class T> struct IsTuple : std::false_type {};
+template <class... T> struct IsTuple<std::tuple<T...>> : std::true_type {};
+
+/// C++ to Python: as pybind11 converts, except that bytes are bytes (also
+/// inside the tuple of several outputs).
+template <class T> py::object to_python(T&& value) {
+  using V = std::decay_t<T>;
+  if constexpr (std::is_same_v<V, std::vector<std::uint8_t>>) {
+    return py::bytes(reinterpret_cast<const char*>(value.data()), value.size());
+  } else if constexpr (IsTuple<V>::value) {
+    return std::apply(
+        [](auto&&... items) { return py::object(py::make_tuple(to_python(std::move(items))...)); },
+        std::forward<T>(value));
+  } else {
+    return py::cast(std::forward<T>(value));
+  }
+}
+
+/// Python to C++, or nullopt when `object` does not convert.
+template <class T> std::optional<T> from_python(py::handle object) {
+  if constexpr (std::is_same_v<T, std::vector<std::uint8_t>>) {
+    if (PyBytes_Check(object.ptr()) || PyByteArray_Check(object.ptr()) ||
+        PyMemoryView_Check(object.ptr())) {
+      Py_buffer view; // one copy, straight out of the object's memory
+      if (PyObject_GetBuffer(object.ptr(), &view, PyBUF_SIMPLE) == 0) {
+        const auto* first = static_cast<const std::uint8_t*>(view.buf);
+        T bytes(first, first + view.len);
+        PyBuffer_Release(&view);
+        return bytes;
+      }
+      PyErr_Clear(); // not contiguous: as a sequence below
+    }
+  }
+  try {
+    return object.cast<T>();
+  } catch (const py::cast_error&) {
+    return std::nullopt;
+  }
+}
+
+/// What a generated execute() takes and gives: its inputs, decayed, and the
+/// type its Ref holds.
+template <class Method> struct ExecuteTraits;
+template <class Graph, class T, class... Args>
+struct ExecuteTraits<cg::Ref<T> (Graph::*)(Args...)> {
+  using Inputs = std::tuple<std::decay_t<Args>...>;
+  using Result = T;
+};
+
+/// The cg package's exception classes, by C++ error.
+inline py::object cg_error(const char* name) { return py::module_::import("cg").attr(name); }
+
+/// Raises the Python form of the cg::Error in flight.
+inline void translate(std::exception_ptr error) {
+  const auto raise = [](py::object type, py::object instance) {
+    PyErr_SetObject(type.ptr(), instance.ptr());
+  };
+  try {
+    std::rethrow_exception(error);
+  } catch (const cg::TaskError& e) {
+    py::object type = cg_error("TaskError");
+    raise(type, type(e.what(), e.actor(), e.method(), e.exception_type(), e.message()));
+  } catch (const cg::ActorDiedError& e) {
+    py::object type = cg_error("ActorDiedError");
+    raise(type, type(e.what(), e.actor()));
+  } catch (const cg::TimeoutError& e) {
+    PyErr_SetString(cg_error("TimeoutError").ptr(), e.what());
+  } catch (const cg::CapacityExceeded& e) {
+    PyErr_SetString(cg_error("CapacityExceeded").ptr(), e.what());
+  } catch (const cg::ChannelClosedError& e) {
+    PyErr_SetString(cg_error("ChannelClosedError").ptr(), e.what());
+  } catch (const cg::ChannelError& e) {
+    PyErr_SetString(cg_error("ChannelError").ptr(), e.what());
+  } catch (const cg::LaunchError& e) {
+    PyErr_SetString(cg_error("LaunchError").ptr(), e.what());
+  } catch (const cg::Error& e) {
+    PyErr_SetString(cg_error("Error").ptr(), e.what());
+  }
+}
+
+/// cg::LaunchOptions from launch()'s keyword arguments (its fields, by
+/// name; timeouts in seconds; enums by name); TypeError for one it does not
+/// know or a value of the wrong type, ValueError for a bad name.
+inline LaunchOptions launch_options(const py::kwargs& kwargs) {
+  LaunchOptions options;
+  for (const auto& [key, value] : kwargs) {
+    const std::string name = py::str(key);
+    const auto cast = [&]<class T>(T& field) {
+      try {
+        field = value.cast<T>();
+      } catch (const py::cast_error&) {
+        throw py::type_error("launch() option " + name + " cannot be a Python " +
+                             std::string(py::str(py::type::handle_of(value).attr("__name__"))));
+      }
+    };
+    const auto seconds = [&](std::chrono::milliseconds& field) {
+      double s = 0;
+      cast(s);
+      if (!(s >= 0))
+        throw py::value_error("launch() option " + name + " must be seconds, at least 0");
+      field = std::chrono::milliseconds(static_cast<std::int64_t>(s * 1000 + 0.5));
+    };
+    const auto choice = [&](const char* first, const char* second) {
+      std::string text;
+      cast(text);
+      if (text != first && text != second)
+        throw py::value_error("launch() option " + name + " is '" + first + "' or '" + second +
+                              "', not '" + text + "'");
+      return text == first;
+    };
+    if (name == "mode")
+      options.mode = choice("processes", "threads") ? Mode::processes : Mode::threads;
+    else if (name == "cpu_binding")
+      options.cpu_binding = choice("none", "cores") ? CpuBinding::none : CpuBinding::cores;
+    else if (name == "communicator")
+      options.communicator =
+          choice("host", "nccl") ? CommunicatorKind::host : CommunicatorKind::nccl;
+    else if (name == "max_in_flight")
+      cast(options.max_in_flight);
+    else if (name == "slot_bytes")
+      cast(options.slot_bytes);
+    else if (name == "spin_when_cpus_suffice")
+      cast(options.spin_when_cpus_suffice);
+    else if (name == "start_timeout")
+      seconds(options.start_timeout);
+    else if (name == "get_timeout")
+      seconds(options.get_timeout);
+    else if (name == "submit_timeout")
+      seconds(options.submit_timeout);
+    else if (name == "partition_timeout")
+      seconds(options.partition_timeout);
+    else if (name == "actor_host")
+      cast(options.actor_host);
+    else if (name == "communicator_bytes")
+      cast(options.communicator_bytes);
+    else if (name == "placement")
+      cast(options.placement);
+    else if (name == "rendezvous")
+      cast(options.rendezvous);
+    else if (name == "tcp_everywhere")
+      cast(options.tcp_everywhere);
+    else if (name == "profile")
+      cast(options.profile);
+    else if (name == "record_profile")
+      cast(options.record_profile);
+    else if (name == "profile_executions")
+      cast(options.profile_executions);
+    else if (name == "tag_actor_output")
+      cast(options.tag_actor_output);
+    else if (name == "actor_logs")
+      cast(options.actor_logs);
+    else
+      throw py::type_error("launch() got an unexpected keyword argument '" + name + "'");
+  }
+  return options;
+}
+
+/// A result being waited for: Ref.get() and Ref.ready() in Python; a type
+/// of its own per graph (GraphFunction), named after it.
+template <class T, auto GraphFunction> class PyRef {
+public:
+  PyRef(cg::Ref<T> ref, std::chrono::milliseconds get_timeout)
+      : ref_(std::move(ref)), get_timeout_(get_timeout) {}
+
+  /// Waits for the result, `timeout` seconds or the graph's get_timeout,
+  /// with the GIL released. Waits in slices, so that Ctrl-C (a signal Python
+  /// handles between them) ends the wait with KeyboardInterrupt.
+  py::object get(std::optional<double> timeout) {
+    using namespace std::chrono;
+    const milliseconds total =
+        timeout ? duration_cast<milliseconds>(duration<double>(std::max(*timeout, 0.0)))
+                : get_timeout_;
+    const auto deadline = steady_clock::now() + total;
+    for (;;) {
+      const auto left = duration_cast<milliseconds>(deadline - steady_clock::now());
+      const milliseconds slice = std::clamp(left, milliseconds(0), milliseconds(100));
+      const bool last = left <= milliseconds(100);
+      std::optional<T> value;
+      {
+        py::gil_scoped_release unlocked;
+        try {
+          value.emplace(ref_.get(last ? std::max(left, milliseconds(0)) : slice));
+        } catch (const cg::TimeoutError& e) {
+          if (last) {
+            // The whole wait's length, and what the last slice saw stopped.
+            const std::string what = e.what();
+            const auto cause = what.find(" ms: ");
+            throw cg::TimeoutError(
+                "no result within " + std::to_string(total.count()) + " ms" +
+                (cause == std::string::npos ? std::string() : what.substr(cause + 3)));
+          }
+        }
+      }
+      if (value)
+        return to_python(std::move(*value));
+      if (PyErr_CheckSignals() != 0)
+        throw py::error_already_set();
+    }
+  }
+
+  bool ready() const { return ref_.ready(); }
+
+private:
+  cg::Ref<T> ref_;
+  std::chrono::milliseconds get_timeout_;
+};
+
+/// A launched graph, as Python holds it.
+template <auto GraphFunction> class PyGraph {
+public:
+  using Graph = cg::Graph<GraphFunction>;
+  using Traits = ExecuteTraits<decltype(&Graph::execute)>;
+  using Inputs = typename Traits::Inputs;
+  using Result = typename Traits::Result;
+
+  PyGraph(const char* name, std::vector<const char*> input_types, const py::kwargs& kwargs)
+      : name_(name), input_types_(std::move(input_types)) {
+    LaunchOptions options = launch_options(kwargs);
+    get_timeout_ = options.get_timeout;
+    py::gil_scoped_release unlocked;
+    graph_ = std::make_unique<Graph>(std::move(options));
+  }
+
+  using Ref = PyRef<Result, GraphFunction>;
+
+  Ref execute(const py::args& args) {
+    constexpr std::size_t count = std::tuple_size_v<Inputs>;
+    if (args.size() != count)
+      throw py::type_error("graph '" + name_ + "' takes " + std::to_string(count) +
+                           " input" + (count == 1 ? "" : "s") + ", not " +
+                           std::to_string(args.size()));
+    Inputs inputs = convert(args, std::make_index_sequence<count>());
+    return Ref(std::apply([&](auto&... in) { return graph().execute(in...); }, inputs),
+               get_timeout_);
+  }
+
+  void teardown() {
+    if (!graph_)
+      return;
+    py::gil_scoped_release unlocked;
+    graph_->teardown();
+  }
+
+  int results_fd() { return graph().results_fd(); }
+  void write_profile(const std::string& path) const { graph().write_profile(path); }
+  std::vector<std::string> channel_transports() const { return graph().channel_transports(); }
+
+private:
+  Graph& graph() const {
+    if (!graph_)
+      throw cg::ChannelClosedError("graph '" + name_ + "' was torn down");
+    return *graph_;
+  }
+
+  template <std::size_t... I> Inputs convert(const py::args& args, std::index_sequence<I...>) {
+    return Inputs{input<I>(args[I])...};
+  }
+
+  template <std::size_t I> std::tuple_element_t<I, Inputs> input(py::handle object) {
+    using T = std::tuple_element_t<I, Inputs>;
+    if (std::optional<T> value = from_python<T>(object))
+      return std::move(*value);
+    throw py::type_error("graph '" + name_ + "' input #" + std::to_string(I) + " takes " +
+                         input_types_.at(I) + " (C++); a Python " +
+                         std::string(py::str(py::type::handle_of(object).attr("__name__"))) +
+                         " does not convert to it");
+  }
+
+  std::string name_;
+  std::vector<const char*> input_types_;
+  std::chrono::milliseconds get_timeout_{10'000};
+  std::unique_ptr<Graph> graph_;
+};
+
+} // namespace detail
+
+/// The module-wide parts: the error translation and launch(name, **options),
+/// which launches the graph class of that name. Call after bind_graph().
+inline void bind_module(py::module_& module) {
+  py::register_local_exception_translator([](std::exception_ptr error) {
+    if (error)
+      detail::translate(error);
+  });
+  py::module_::import("cg"); // now: a missing package is an ImportError at import
+  py::object graphs = module.attr("graphs");
+  const std::string module_name = py::str(module.attr("__name__"));
+  module.def(
+      "launch",
+      [graphs, module_name](const std::string& name, const py::kwargs& kwargs) {
+        if (!graphs.contains(name)) {
+          std::string known;
+          for (const auto& [graph, type] : py::dict(graphs))
+            known += (known.empty() ? "" : ", ") + std::string(py::str(graph));
+          throw py::value_error("module " + module_name + " has no graph '" + name +
+                                "' (it has " + known + ")");
+        }
+        return graphs[py::str(name)](**kwargs);
+      },
+      py::arg("graph"), "Launches graph `graph` with cg::LaunchOptions given by name");
+}
+
+/// Graph `name` as class `name` of `module`; `input_types` spell the
+/// graph's inputs in C++ (for TypeErrors).
+template <auto GraphFunction>
+void bind_graph(py::module_& module, const char* name, std::vector<const char*> input_types) {
+  using Graph = detail::PyGraph<GraphFunction>;
+  using Ref = typename Graph::Ref;
+  const std::string ref_name = std::string(name) + "_ref";
+  // Local to the module: two modules of one graph source bind the same types.
+  py::class_<Ref>(module, ref_name.c_str(), py::module_local())
+      .def("get", &Ref::get, py::arg("timeout") = py::none(),
+           "The result, waiting up to `timeout` seconds (None: the graph's get_timeout)")
+      .def("ready", &Ref::ready, "True when get() would not wait");
+  // Tearing down ends an asyncio watch first (cg._close_async).
+  const auto teardown = [](py::object self) {
+    py::module_::import("cg").attr("_close_async")(self);
+    self.cast<Graph&>().teardown();
+  };
+  // dynamic_attr: execute_async keeps its watch on the graph (cg._AsyncResults).
+  py::class_<Graph>(module, name, py::module_local(), py::dynamic_attr())
+      .def(py::init([name, input_types](const py::kwargs& kwargs) {
+        return std::make_unique<Graph>(name, input_types, kwargs);
+      }))
+      .def("execute", &Graph::execute, "Submits one execution; .get() on the result waits for it")
+      .def(
+          "execute_async",
+          [](py::object self, const py::args& args) {
+            return py::module_::import("cg").attr("_execute_async")(self, *args);
+          },
+          "Submits one execution; an asyncio future of its result (await it)")
+      .def("results_fd", &Graph::results_fd,
+           "An eventfd, readable while results are in (starts the graph's collector thread)")
+      .def("teardown", teardown, "Stops the actors; idempotent")
+      .def("write_profile", &Graph::write_profile, py::arg("path"))
+      .def("channel_transports", &Graph::channel_transports)
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [teardown](py::object self, py::args) {
+        teardown(self);
+        return false;
+      });
+  if (!py::hasattr(module, "graphs"))
+    module.attr("graphs") = py::dict();
+  module.attr("graphs")[name] = module.attr(name);
+}
+
+} // namespace cg::python
