@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <iterator>
 
 namespace cg::codegen {
@@ -48,14 +49,29 @@ std::string pythonModule(const CodegenInput& input) {
                  "PYBIND11_MODULE({0}, module) {{\n"
                  "  module.doc() = {4};\n",
                  input.target, source, input.command,
-                 input.graphs.empty() ? std::string("graph") : identifierFor(input.graphs.front().graph->name),
+                 input.graphs.empty() ? std::string("graph")
+                                      : identifierFor(input.graphs.front().graph->name),
                  cppStringLiteral("The graphs of " + source + ": " + names));
+  // The plain structs the graphs carry, as classes (dependencies first).
+  for (const ir::AggregateCodec& codec : input.codecs) {
+    std::string name = codec.type.substr(
+        codec.type.rfind("::") == std::string::npos ? 0 : codec.type.rfind("::") + 2);
+    for (char& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+        c = '_';
+    std::string names, members;
+    for (const ir::AggregateCodec::Field& field : codec.fields) {
+      names += (names.empty() ? "" : ", ") + cppStringLiteral(field.name);
+      members += ", &" + codec.type + "::" + field.name;
+    }
+    fmt::format_to(it, "  cg::python::bind_struct<{}>(module, \"{}\", {{{}}}{});\n", codec.type,
+                   name, names, members);
+  }
   for (const GraphToGenerate& g : input.graphs) {
     const ir::Graph& graph = *g.graph;
     std::string types;
     for (unsigned value : graph.inputs)
-      types += (types.empty() ? "" : ", ") +
-               cppStringLiteral(graph.values[value].type.spelling);
+      types += (types.empty() ? "" : ", ") + cppStringLiteral(graph.values[value].type.spelling);
     fmt::format_to(it, "  cg::python::bind_graph<&::{}>(module, \"{}\", {{{}}});\n", graph.name,
                    identifierFor(graph.name), types);
   }

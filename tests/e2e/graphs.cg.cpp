@@ -1,5 +1,6 @@
 // graphs.cg.cpp - graphs for the end-to-end tests beyond the quickstart.
 #include <cg/cg.hpp>
+#include <cg/tensor.hpp>
 
 #ifndef CG_E2E_GRAPHS_CONFIGURED
 #error "the definitions of the e2e_graphs target must reach every compile of this source"
@@ -11,6 +12,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -94,6 +97,44 @@ struct CG_ACTOR Talker {
   int mumble(int n) {
     std::fprintf(stderr, "unfinished %d", n);
     return n;
+  }
+};
+
+// Host tensors in and out: what crosses DLPack in Python.
+struct CG_ACTOR TensorMath {
+  // Each float32 element doubled (a contiguous tensor of any shape).
+  cg::Tensor doubled(cg::Tensor t) {
+    cg::Tensor out = cg::Tensor::empty(cg::DType::float32, t.shape());
+    for (std::int64_t i = 0; i < t.numel(); ++i)
+      out.data<float>()[i] = 2 * t.data<float>()[i];
+    return out;
+  }
+};
+
+// A plain struct crossing as a value (its codec is cgc's).
+struct Point {
+  int x = 0;
+  double y = 0;
+  std::string label;
+};
+
+// Dictionaries and optional values.
+struct CG_ACTOR Counter {
+  std::optional<int> total(std::map<std::string, int> counts, std::optional<int> extra) {
+    if (counts.empty())
+      return std::nullopt;
+    int sum = extra.value_or(0);
+    for (const auto& [name, count] : counts)
+      sum += count;
+    return sum;
+  }
+};
+
+struct CG_ACTOR Mover {
+  Point moved(Point p, int dx) {
+    p.x += dx;
+    p.label += "+" + std::to_string(dx);
+    return p;
   }
 };
 
@@ -212,4 +253,24 @@ CG_GRAPH void reorder(cg::GraphBuilder& g) {
 CG_GRAPH void napper(cg::GraphBuilder& g) {
   auto a = g.actor<Stage>("a");
   g.output(a.bind<&Stage::nap>(g.input<int>()));
+}
+
+// a tensor through one actor.
+CG_GRAPH void tensors(cg::GraphBuilder& g) {
+  auto a = g.actor<TensorMath>("a");
+  g.output(a.bind<&TensorMath::doubled>(g.input<cg::Tensor>()));
+}
+
+// A struct through one actor, with a number beside it.
+CG_GRAPH void points(cg::GraphBuilder& g) {
+  auto [p, dx] = g.input<Point, int>();
+  auto a = g.actor<Mover>("a");
+  g.output(a.bind<&Mover::moved>(p, dx));
+}
+
+// A dictionary and an optional number in, an optional number out.
+CG_GRAPH void totals(cg::GraphBuilder& g) {
+  auto [counts, extra] = g.input<std::map<std::string, int>, std::optional<int>>();
+  auto a = g.actor<Counter>("a");
+  g.output(a.bind<&Counter::total>(counts, extra));
 }

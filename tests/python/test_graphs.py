@@ -215,3 +215,49 @@ def test_asyncio_raises_a_task_error_and_teardown_fails_what_is_left():
             await graph.execute_async(1)
 
     asyncio.run(main())
+
+
+def test_a_tensor_goes_in_and_comes_back_through_dlpack_without_a_copy():
+    numpy = pytest.importorskip("numpy")  # python3-numpy, from scripts/install-deps
+    values = numpy.arange(6, dtype=numpy.float32).reshape(2, 3)
+    with e2e_graphs.launch("tensors") as graph:
+        result = graph.execute(values).get()
+        assert (result.shape, result.dtype, result.device) == ((2, 3), "float32", "cpu")
+        array = numpy.from_dlpack(result)
+        assert array.ctypes.data == result.data_ptr  # the same memory
+        assert array.tolist() == (values * 2).tolist()
+        del result  # the array keeps the memory alive on its own
+        assert array.tolist() == (values * 2).tolist()
+        with pytest.raises(TypeError) as raised:
+            graph.execute([1.0, 2.0])
+        assert str(raised.value) == (
+            "graph 'tensors' input #0 takes cg::Tensor (C++); a Python list does not convert to it")
+
+
+def test_a_plain_struct_is_a_class_of_the_module():
+    Point = e2e_graphs.Point
+    point = Point(1, 2.5, label="start")
+    assert repr(point) == "Point(x=1, y=2.5, label='start')"
+    assert point == Point(x=1, y=2.5, label="start")
+    assert point != Point(1)
+    assert Point() == Point(0, 0.0, "")
+    with e2e_graphs.launch("points") as graph:
+        moved = graph.execute(point, 3).get()
+    assert moved == Point(4, 2.5, "start+3")
+    moved.x = 7
+    assert moved.x == 7
+    with pytest.raises(TypeError) as raised:
+        Point(1, z=2)
+    assert str(raised.value) == "Point() has no field 'z'"
+    with pytest.raises(TypeError) as raised:
+        Point("one")
+    assert str(raised.value) == "Point.x cannot be a Python str"
+
+
+def test_dicts_and_optional_values_cross():
+    with e2e_graphs.launch("totals") as graph:
+        assert graph.execute({"a": 1, "b": 2}, 10).get() == 13
+        assert graph.execute({"a": 1, "b": 2}, None).get() == 3
+        assert graph.execute({}, 5).get() is None
+        with pytest.raises(TypeError):
+            graph.execute({"a": "one"}, None)

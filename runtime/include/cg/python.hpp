@@ -16,7 +16,11 @@
 // `await graph.execute_async(*inputs)` waits in an asyncio loop instead (the
 // loop watches results_fd(): runtime/python/cg/__init__.py). Values cross as
 // pybind11 converts them (numbers, str, list, tuple, dict, None for an empty
-// std::optional); std::vector<std::uint8_t> is bytes. An input of the wrong
+// std::optional); std::vector<std::uint8_t> is bytes; a cg::Tensor comes from
+// any object with __dlpack__ and goes back as a cg.Tensor module class that
+// numpy.from_dlpack() and torch.from_dlpack() take, with no copy either way.
+// The user's plain structs are classes of the module, built like dataclasses
+// (bind_struct). An input of the wrong
 // type is a TypeError naming the graph, the input and its C++ type. The
 // errors of cg/errors.hpp are raised as the classes of the Python package
 // `cg` (runtime/python/cg/__init__.py): cg.TaskError with .actor, .method,
@@ -26,11 +30,15 @@
 #include <cg/cpu_binding.hpp>
 #include <cg/driver.hpp>
 #include <cg/errors.hpp>
+#include <cg/tensor.hpp>
+
+#include <dlpack/dlpack.h>
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -65,8 +73,43 @@ template <class T> py::object to_python(T&& value) {
   }
 }
 
+/// A cg::Tensor from any object with __dlpack__ (numpy, torch, cupy): the
+/// same memory, no copy; nullopt for an object without it. TypeError for a
+/// tensor cg::Tensor cannot hold.
+inline std::optional<cg::Tensor> tensor_from_python(py::handle object) {
+  if (!py::hasattr(object, "__dlpack__"))
+    return std::nullopt;
+  py::object capsule = object.attr("__dlpack__")();
+  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  if (managed == nullptr)
+    throw py::error_already_set();
+  // Consumed: the capsule no longer frees it (the DLPack protocol).
+  PyCapsule_SetName(capsule.ptr(), "used_dltensor");
+  PyCapsule_SetDestructor(capsule.ptr(), nullptr);
+  try {
+    return cg::Tensor::from_dlpack(managed); // runs the deleter itself when it throws
+  } catch (const cg::TensorError& e) {
+    throw py::type_error(e.what());
+  }
+}
+
+/// A capsule named "dltensor" holding `tensor`'s DLPack export; freed with
+/// it unless a consumer took it (renamed it).
+inline py::capsule dlpack_capsule(const cg::Tensor& tensor) {
+  DLManagedTensor* managed = tensor.to_dlpack();
+  return py::capsule(managed, "dltensor", [](PyObject* capsule) {
+    if (PyCapsule_IsValid(capsule, "dltensor")) {
+      auto* unused = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+      if (unused->deleter != nullptr)
+        unused->deleter(unused);
+    }
+  });
+}
+
 /// Python to C++, or nullopt when `object` does not convert.
 template <class T> std::optional<T> from_python(py::handle object) {
+  if constexpr (std::is_same_v<T, cg::Tensor>)
+    return tensor_from_python(object);
   if constexpr (std::is_same_v<T, std::vector<std::uint8_t>>) {
     if (PyBytes_Check(object.ptr()) || PyByteArray_Check(object.ptr()) ||
         PyMemoryView_Check(object.ptr())) {
@@ -275,9 +318,8 @@ public:
   Ref execute(const py::args& args) {
     constexpr std::size_t count = std::tuple_size_v<Inputs>;
     if (args.size() != count)
-      throw py::type_error("graph '" + name_ + "' takes " + std::to_string(count) +
-                           " input" + (count == 1 ? "" : "s") + ", not " +
-                           std::to_string(args.size()));
+      throw py::type_error("graph '" + name_ + "' takes " + std::to_string(count) + " input" +
+                           (count == 1 ? "" : "s") + ", not " + std::to_string(args.size()));
     Inputs inputs = convert(args, std::make_index_sequence<count>());
     return Ref(std::apply([&](auto&... in) { return graph().execute(in...); }, inputs),
                get_timeout_);
@@ -323,9 +365,107 @@ private:
 
 } // namespace detail
 
+/// The user's plain struct S as a Python class of `module` named `name`, as
+/// a dataclass is: S(x, y, label=...) by position or field name (the others
+/// default as S{} has them), each field an attribute, repr() and == by field.
+/// `fields` are the members in declaration order, named by `names`.
+template <class S, class... F>
+void bind_struct(py::module_& module, const char* name, std::array<const char*, sizeof...(F)> names,
+                 F S::*... fields) {
+  const std::string type = name;
+  auto init = [type, names, fields...](const py::args& args, const py::kwargs& kwargs) {
+    if (args.size() > sizeof...(F))
+      throw py::type_error(type + "() takes at most " + std::to_string(sizeof...(F)) +
+                           " arguments, not " + std::to_string(args.size()));
+    S value{};
+    std::size_t given = 0;
+    std::size_t i = 0;
+    const auto set = [&](auto& field) {
+      using T = std::decay_t<decltype(field)>;
+      const char* field_name = names[i];
+      py::object from;
+      if (i < args.size())
+        from = args[i];
+      if (kwargs.contains(field_name)) {
+        if (from)
+          throw py::type_error(type + "() got two values for field " + field_name);
+        from = kwargs[field_name];
+      }
+      ++i;
+      if (!from)
+        return;
+      ++given;
+      std::optional<T> converted = detail::from_python<T>(from);
+      if (!converted)
+        throw py::type_error(type + "." + field_name + " cannot be a Python " +
+                             std::string(py::str(py::type::handle_of(from).attr("__name__"))));
+      field = std::move(*converted);
+    };
+    (set(value.*fields), ...);
+    if (given - std::min(args.size(), sizeof...(F)) != kwargs.size())
+      for (const auto& [key, unused] : kwargs)
+        if (std::find_if(names.begin(), names.end(), [&](const char* n) {
+              return std::string(py::str(key)) == n;
+            }) == names.end())
+          throw py::type_error(type + "() has no field '" + std::string(py::str(key)) + "'");
+    return value;
+  };
+  py::class_<S> cls(module, name, py::module_local());
+  cls.def(py::init(init));
+  std::size_t i = 0;
+  ((cls.def_readwrite(names[i++], fields)), ...);
+  cls.def("__repr__", [type, names, fields...](const S& value) {
+    std::string out = type + "(";
+    std::size_t i = 0;
+    ((out += (i == 0 ? "" : ", ") + std::string(names[i]) + "=" +
+             std::string(py::repr(detail::to_python(value.*fields))),
+      ++i),
+     ...);
+    return out + ")";
+  });
+  cls.def("__eq__", [fields...](const S& a, py::object other) {
+    if (!py::isinstance<S>(other))
+      return false;
+    const S& b = other.cast<const S&>();
+    return (detail::to_python(a.*fields).equal(detail::to_python(b.*fields)) && ...);
+  });
+}
+
+/// cg.Tensor of the module: what a cg::Tensor result is in Python, shared
+/// with numpy, torch or cupy through DLPack (numpy.from_dlpack(t)) without a
+/// copy; .data_ptr, .shape, .dtype and .device say what it is.
+inline void bind_tensor(py::module_& module) {
+  py::class_<cg::Tensor>(module, "Tensor", py::module_local())
+      .def(
+          "__dlpack__",
+          [](const cg::Tensor& t, py::object /*stream*/) { return detail::dlpack_capsule(t); },
+          py::arg("stream") = py::none())
+      .def("__dlpack_device__",
+           [](const cg::Tensor& t) {
+             return py::make_tuple(t.device().kind == DeviceKind::cuda ? int(kDLCUDA) : int(kDLCPU),
+                                   t.device().index);
+           })
+      .def_property_readonly(
+          "data_ptr",
+          [](const cg::Tensor& t) { return reinterpret_cast<std::uintptr_t>(t.data_ptr()); })
+      .def_property_readonly("shape",
+                             [](const cg::Tensor& t) { return py::tuple(py::cast(t.shape())); })
+      .def_property_readonly("dtype",
+                             [](const cg::Tensor& t) { return std::string(to_string(t.dtype())); })
+      .def_property_readonly("device", [](const cg::Tensor& t) { return to_string(t.device()); })
+      .def("__repr__", [](const cg::Tensor& t) {
+        std::string shape;
+        for (std::int64_t extent : t.shape())
+          shape += (shape.empty() ? "" : ", ") + std::to_string(extent);
+        return "cg.Tensor(" + std::string(to_string(t.dtype())) + ", [" + shape + "], " +
+               to_string(t.device()) + ")";
+      });
+}
+
 /// The module-wide parts: the error translation and launch(name, **options),
 /// which launches the graph class of that name. Call after bind_graph().
 inline void bind_module(py::module_& module) {
+  bind_tensor(module);
   py::register_local_exception_translator([](std::exception_ptr error) {
     if (error)
       detail::translate(error);
@@ -340,8 +480,8 @@ inline void bind_module(py::module_& module) {
           std::string known;
           for (const auto& [graph, type] : py::dict(graphs))
             known += (known.empty() ? "" : ", ") + std::string(py::str(graph));
-          throw py::value_error("module " + module_name + " has no graph '" + name +
-                                "' (it has " + known + ")");
+          throw py::value_error("module " + module_name + " has no graph '" + name + "' (it has " +
+                                known + ")");
         }
         return graphs[py::str(name)](**kwargs);
       },
