@@ -25,14 +25,6 @@ using ActorOutput = cg_test::NoLeftovers;
 using LaunchLog = cg_test::NoLeftovers;
 using cg_test::CapturedOutput;
 
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    out.push_back(line);
-  return out;
-}
-
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -73,12 +65,12 @@ TEST_F(ActorOutput, EachActorsLinesAreTaggedWithItsNameAndPid) {
   const std::vector<std::string> spoken = {"constructed in", "line 0 of 2 from", "line 1 of 2 from",
                                            "destroyed in"};
   std::map<std::string, std::vector<std::string>> by_actor;
-  for (const std::string& line : lines(out.text())) {
+  for (const std::string& line : cg_test::lines_of(out.text())) {
     const Said s = said(line);
     by_actor[s.actor].push_back(s.text);
   }
   std::map<std::string, std::vector<std::string>> warnings;
-  for (const std::string& line : lines(err.text())) {
+  for (const std::string& line : cg_test::lines_of(err.text())) {
     const Said s = said(line);
     warnings[s.actor].push_back(s.text);
   }
@@ -107,7 +99,7 @@ TEST_F(ActorOutput, LongLinesOfTwoActorsNeverMix) {
   }
   static const std::regex shouted(R"((\(\w+ pid=(\d+)\) )?(\d+):(=+):(\d+))");
   int shouts = 0;
-  for (const std::string& line : lines(out.text())) {
+  for (const std::string& line : cg_test::lines_of(out.text())) {
     if (line.find("structed in") != std::string::npos ||
         line.find("destroyed in") != std::string::npos)
       continue;
@@ -166,7 +158,7 @@ TEST_F(ActorOutput, ALogDirectoryHoldsEachActorsOutputInsteadOfTheTerminal) {
     for (const char* actor : {"a", "b"}) {
       std::vector<Said> got;
       for (const std::string& line :
-           lines(read_file(logs / "made" / ("talkers." + std::string(actor) + ".log"))))
+           cg_test::lines_of(read_file(logs / "made" / ("talkers." + std::string(actor) + ".log"))))
         got.push_back({"", line.substr(0, line.rfind(' '))});
       ASSERT_EQ(got.size(), 4u) << actor;
       EXPECT_EQ(got[0].text, "constructed in");
@@ -192,7 +184,7 @@ TEST_F(ActorOutput, AskedNotToTagActorsWriteToTheTerminalThemselves) {
   }
   EXPECT_EQ(err.text(), "unfinished 5");
   static const std::regex untagged(R"((constructed|destroyed) in \d+)");
-  for (const std::string& line : lines(out.text()))
+  for (const std::string& line : cg_test::lines_of(out.text()))
     EXPECT_TRUE(std::regex_match(line, untagged)) << line;
 }
 
@@ -232,7 +224,7 @@ std::vector<std::string> logged(const char* level) {
   static const std::regex line(R"(cg: graph 'adder' \+\d+\.\d ms: (.*))");
   static const std::regex pid(R"(pid \d+)");
   std::vector<std::string> out;
-  for (const std::string& text : lines(err.text())) {
+  for (const std::string& text : cg_test::lines_of(err.text())) {
     std::smatch m;
     if (!std::regex_match(text, m, line)) {
       ADD_FAILURE() << "not a log line: " << text;

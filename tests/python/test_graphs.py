@@ -90,8 +90,14 @@ def test_launch_options_are_keyword_arguments():
     with pytest.raises(ValueError) as raised:
         e2e_graphs.launch("adder", mode="fibers")
     assert str(raised.value) == "launch() option mode is 'processes' or 'threads', not 'fibers'"
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError) as raised:
         e2e_graphs.launch("adder", max_in_flight="two")
+    assert str(raised.value) == "launch() option max_in_flight cannot be 'two' (a Python str)"
+    with pytest.raises(ValueError) as raised:
+        e2e_graphs.launch("adder", get_timeout=-1)
+    assert str(raised.value) == "launch() option get_timeout must be seconds, at least 0"
+    with e2e_graphs.launch("adder", get_timeout=1e300, start_timeout=30.5) as graph:
+        assert graph.execute(1).get() == 3  # a timeout of any length is no overflow
     with pytest.raises(ValueError) as raised:
         e2e_graphs.launch("nothing")
     assert str(raised.value).startswith("module e2e_graphs has no graph 'nothing' (it has ")

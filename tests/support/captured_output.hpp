@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace cg_test {
 
@@ -58,5 +60,14 @@ private:
   int saved_ = -1;
   int file_ = -1;
 };
+
+/// `text` split at its newlines (a last line without one counts too).
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    out.push_back(line);
+  return out;
+}
 
 } // namespace cg_test

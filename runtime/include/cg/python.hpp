@@ -170,6 +170,13 @@ inline void translate(std::exception_ptr error) {
   }
 }
 
+/// `s` seconds (>= 0) as milliseconds, rounded; a century at most (a
+/// deadline that far is never reached, and adding it to now() cannot overflow).
+inline std::chrono::milliseconds seconds_to_milliseconds(double s) {
+  constexpr double century = 100.0 * 365 * 24 * 3600;
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::min(s, century) * 1000 + 0.5));
+}
+
 /// cg::LaunchOptions from launch()'s keyword arguments (its fields, by
 /// name; timeouts in seconds; enums by name); TypeError for one it does not
 /// know or a value of the wrong type, ValueError for a bad name.
@@ -181,8 +188,10 @@ inline LaunchOptions launch_options(const py::kwargs& kwargs) {
       try {
         field = value.cast<T>();
       } catch (const py::cast_error&) {
-        throw py::type_error("launch() option " + name + " cannot be a Python " +
-                             std::string(py::str(py::type::handle_of(value).attr("__name__"))));
+        throw py::type_error("launch() option " + name + " cannot be " +
+                             std::string(py::repr(value)) + " (a Python " +
+                             std::string(py::str(py::type::handle_of(value).attr("__name__"))) +
+                             ")");
       }
     };
     const auto seconds = [&](std::chrono::milliseconds& field) {
@@ -190,7 +199,7 @@ inline LaunchOptions launch_options(const py::kwargs& kwargs) {
       cast(s);
       if (!(s >= 0))
         throw py::value_error("launch() option " + name + " must be seconds, at least 0");
-      field = std::chrono::milliseconds(static_cast<std::int64_t>(s * 1000 + 0.5));
+      field = seconds_to_milliseconds(s);
     };
     const auto choice = [&](const char* first, const char* second) {
       std::string text;
@@ -259,9 +268,8 @@ public:
   /// handles between them) ends the wait with KeyboardInterrupt.
   py::object get(std::optional<double> timeout) {
     using namespace std::chrono;
-    const milliseconds total =
-        timeout ? duration_cast<milliseconds>(duration<double>(std::max(*timeout, 0.0)))
-                : get_timeout_;
+    const milliseconds total = timeout ? seconds_to_milliseconds(std::max(*timeout, 0.0))
+                                       : std::min(get_timeout_, seconds_to_milliseconds(1e300));
     const auto deadline = steady_clock::now() + total;
     for (;;) {
       const auto left = duration_cast<milliseconds>(deadline - steady_clock::now());

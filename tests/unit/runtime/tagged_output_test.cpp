@@ -35,14 +35,6 @@ cg::ChildProcess start(TaggedOutput& output, const std::string& script, const st
   return child;
 }
 
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    out.push_back(line);
-  return out;
-}
-
 TEST(TaggedOutput, EachLineReachesTheMatchingDescriptorTagged) {
   CapturedOutput out(1);
   CapturedOutput err(2);
@@ -55,7 +47,7 @@ TEST(TaggedOutput, EachLineReachesTheMatchingDescriptorTagged) {
     ASSERT_TRUE(b.wait_for(10s));
     output.finish(Clock::now() + 10s);
   }
-  const std::vector<std::string> stdout_lines = lines(out.text());
+  const std::vector<std::string> stdout_lines = cg_test::lines_of(out.text());
   const std::vector<std::string> a_lines = {"(a pid=1) one", "(a pid=1) two"};
   const std::vector<std::string> b_lines = {"(b host=2) x", "(b host=2) ", "(b host=2) y"};
   std::vector<std::string> from_a, from_b;
@@ -89,7 +81,7 @@ TEST(TaggedOutput, ALineLongerThanTheLimitArrivesInTaggedPieces) {
     ASSERT_TRUE(child.wait_for(10s));
     output.finish(Clock::now() + 10s);
   }
-  const std::vector<std::string> got = lines(out.text());
+  const std::vector<std::string> got = cg_test::lines_of(out.text());
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0], "(a pid=1) " + std::string(TaggedOutput::max_line, 'x'));
   EXPECT_EQ(got[1], "(a pid=1) " + std::string(TaggedOutput::max_line, 'x'));
@@ -111,7 +103,7 @@ TEST(TaggedOutput, ManyLinesOfTwoChildrenNeverMix) {
     output.finish(Clock::now() + 10s);
   }
   int from_a = 0, from_b = 0;
-  for (const std::string& line : lines(out.text())) {
+  for (const std::string& line : cg_test::lines_of(out.text())) {
     if (line == "(a pid=1) " + line_a)
       ++from_a;
     else if (line == "(b pid=2) " + line_b)
