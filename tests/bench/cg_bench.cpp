@@ -4,6 +4,8 @@
 //   cg_bench [--quick] [--json FILE]
 //   cg_bench --cgc-only [--quick] [--cgc-case ACTORS:TASKS]... [--unrolled]
 //            [--no-prelude-cache]
+//   cg_bench --profile-cost   (only the pipelined chain with and without a
+//                              profile, in 7 alternating rounds)
 //
 // Prints one table: case, our median, the baseline and its median, the
 // ratio, and the target from DESIGN.md §7. Baselines: OpenMPI over shared
@@ -280,10 +282,49 @@ void cgcRows(const std::vector<std::pair<int, int>>& cases, bool unrolled, bool 
   }
 }
 
+// Pipelined: keep 8 executions in flight, count completions per second;
+// the same with a profile recorded (cg/detail/profile.hpp), in alternating
+// rounds, to show what watching costs.
+void profileCostRows(const cg::LaunchOptions& bound, const cg::LaunchOptions& threads, int rounds,
+                     int total, std::vector<Row>& rows) {
+  std::uint64_t word = 42;
+  auto pipelined = [&](cg::LaunchOptions options) {
+    auto graph = cg::launch<&chain>(options);
+    std::vector<cg::Ref<std::uint64_t>> inFlight;
+    auto start = Clock::now();
+    int submitted = 0;
+    for (; submitted < 8; ++submitted)
+      inFlight.push_back(graph.execute(word));
+    for (int done = 0; done < total; ++done) {
+      inFlight[done % 8].get();
+      if (submitted < total + 8)
+        inFlight[done % 8] = graph.execute(word), ++submitted;
+    }
+    for (int i = 0; i < 8; ++i)
+      inFlight[(total + i) % 8].get();
+    return total / std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  for (const cg::LaunchOptions* options : {&bound, &threads}) {
+    cg::LaunchOptions profiled = *options;
+    profiled.record_profile = true;
+    std::vector<double> plainRounds, profiledRounds;
+    for (int round = 0; round < rounds; ++round) {
+      plainRounds.push_back(pipelined(*options));
+      profiledRounds.push_back(pipelined(profiled));
+    }
+    const double rate = medianOf(plainRounds), watched = medianOf(profiledRounds);
+    rows.push_back({options == &bound ? "pipelined chain, 8 in flight" : "  same, threads mode",
+                    rate, "", 0, "exec/s", true, ">= 500000 exec/s", rate >= 500000});
+    rows.push_back({options == &bound ? "  same, profiled" : "  same, threads mode, profiled",
+                    watched, "the same, not profiled", rate, "exec/s", true,
+                    ">= 0.95x not profiled", watched >= 0.95 * rate});
+  }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, cgcOnly = false, unrolled = false, prelude = true;
+  bool quick = false, cgcOnly = false, unrolled = false, prelude = true, profileCost = false;
   std::string json = "bench-results.json";
   std::vector<std::pair<int, int>> cgcCases; // actors, tasks
   for (int i = 1; i < argc; ++i) {
@@ -293,6 +334,8 @@ int main(int argc, char** argv) {
       json = argv[++i];
     else if (std::strcmp(argv[i], "--cgc-only") == 0)
       cgcOnly = true;
+    else if (std::strcmp(argv[i], "--profile-cost") == 0)
+      profileCost = true;
     else if (std::strcmp(argv[i], "--unrolled") == 0)
       unrolled = true;
     else if (std::strcmp(argv[i], "--no-prelude-cache") == 0)
@@ -331,6 +374,11 @@ int main(int argc, char** argv) {
   bound.cpu_binding = cg::CpuBinding::cores;
   cg::LaunchOptions threads = bound;
   threads.mode = cg::Mode::threads;
+  if (profileCost) {
+    profileCostRows(bound, threads, 7, 200000, rows);
+    printTable(rows);
+    return 0;
+  }
   {
     // OpenMPI binds its two ranks to cores by default; we bind when asked
     // (LaunchOptions::cpu_binding): both are shown, each against OpenMPI with
@@ -414,41 +462,7 @@ int main(int argc, char** argv) {
     rows.push_back(latencyRow("chain driver->a->b->driver 8 B", ours, "ZeroMQ ipc:// by hand",
                               baselineMicros(CG_ZMQ_CHAIN " " + std::to_string(n))));
   }
-  // Pipelined: keep 8 executions in flight, count completions per second;
-  // the same with a profile recorded (cg/detail/profile.hpp), in alternating
-  // rounds, to show what watching costs.
-  auto pipelined = [&](cg::LaunchOptions options) {
-    auto graph = cg::launch<&chain>(options);
-    const int total = quick ? 20000 : 200000;
-    std::vector<cg::Ref<std::uint64_t>> inFlight;
-    auto start = Clock::now();
-    int submitted = 0;
-    for (; submitted < 8; ++submitted)
-      inFlight.push_back(graph.execute(word));
-    for (int done = 0; done < total; ++done) {
-      inFlight[done % 8].get();
-      if (submitted < total + 8)
-        inFlight[done % 8] = graph.execute(word), ++submitted;
-    }
-    for (int i = 0; i < 8; ++i)
-      inFlight[(total + i) % 8].get();
-    return total / std::chrono::duration<double>(Clock::now() - start).count();
-  };
-  for (const cg::LaunchOptions* options : {&bound, &threads}) {
-    cg::LaunchOptions profiled = *options;
-    profiled.record_profile = true;
-    std::vector<double> plainRounds, profiledRounds;
-    for (int round = 0; round < (quick ? 1 : 3); ++round) {
-      plainRounds.push_back(pipelined(*options));
-      profiledRounds.push_back(pipelined(profiled));
-    }
-    const double rate = medianOf(plainRounds), watched = medianOf(profiledRounds);
-    rows.push_back({options == &bound ? "pipelined chain, 8 in flight" : "  same, threads mode",
-                    rate, "", 0, "exec/s", true, ">= 500000 exec/s", rate >= 500000});
-    rows.push_back({options == &bound ? "  same, profiled" : "  same, threads mode, profiled",
-                    watched, "the same, not profiled", rate, "exec/s", true,
-                    ">= 0.95x not profiled", watched >= 0.95 * rate});
-  }
+  profileCostRows(bound, threads, quick ? 1 : 3, quick ? 20000 : 200000, rows);
   for (int fan : {1, 2, 4}) {
     const double mpi = baselineMicros(mpirun(fan + 1, "fanout " + std::to_string(n / 2)));
     for (const cg::LaunchOptions* options : {&bound, &threads}) {

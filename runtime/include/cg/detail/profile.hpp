@@ -90,26 +90,37 @@ public:
   ProfileRecorder() = default;
   enum class Writers { one, several };
   ProfileRecorder(ProfileRing* ring, Writers writers) noexcept
-      : ring_(ring), single_writer_(writers == Writers::one) {}
+      : ring_(ring), events_(ring ? reinterpret_cast<ProfileEvent*>(ring + 1) : nullptr),
+        capacity_(ring ? ring->capacity : 0), single_writer_(writers == Writers::one),
+        written_(ring ? ring->written.load(std::memory_order_relaxed) : 0),
+        slot_(capacity_ ? written_ % capacity_ : 0) {}
 
   bool on() const noexcept { return ring_ != nullptr; }
 
   /// Records one event. The driver's ring has two writers (the caller of
   /// get() and the collector thread): it takes a slot with an atomic add; an
-  /// actor's has one, which needs no more than a store.
+  /// actor's has one, which keeps its place here (no division, no read of
+  /// the shared counter) and publishes the count with a plain store.
   void record(ProfiledOp op, std::uint32_t index, std::uint64_t execution, std::int64_t start,
               std::int64_t end, std::uint64_t bytes = 0) noexcept {
-    const std::uint64_t n = single_writer_ ? ring_->written.load(std::memory_order_relaxed)
-                                           : ring_->written.fetch_add(1, std::memory_order_relaxed);
-    ProfileEvent* events = reinterpret_cast<ProfileEvent*>(ring_ + 1);
-    events[n % ring_->capacity] = {execution, start, end, bytes, op, 0, index};
-    if (single_writer_)
-      ring_->written.store(n + 1, std::memory_order_release);
+    if (single_writer_) {
+      events_[slot_] = {execution, start, end, bytes, op, 0, index};
+      if (++slot_ == capacity_)
+        slot_ = 0;
+      ring_->written.store(++written_, std::memory_order_release);
+      return;
+    }
+    const std::uint64_t n = ring_->written.fetch_add(1, std::memory_order_relaxed);
+    events_[n % capacity_] = {execution, start, end, bytes, op, 0, index};
   }
 
 private:
   ProfileRing* ring_ = nullptr;
+  ProfileEvent* events_ = nullptr;
+  std::uint64_t capacity_ = 0;
   bool single_writer_ = false;
+  std::uint64_t written_ = 0; // one writer: the count it published last
+  std::uint64_t slot_ = 0;    // one writer: where its next event goes
 };
 
 /// What an actor's ports record with: its ring, and where its program is.
