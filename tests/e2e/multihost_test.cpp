@@ -31,12 +31,15 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -338,6 +341,62 @@ TEST(HostCommands, AStartUpFailureOfOneActorOfAHostsProcessNamesThatActor) {
   }
   EXPECT_LT(Clock::now() - start, 1s) << "an actor's own failure is reported at once";
   EXPECT_NE(err.text().find("(b,c host=1) "), std::string::npos);
+}
+
+TEST(TcpForced, AProfileHoldsTheActorsOfProcessesOfTheirOwnOnTheDriversClock) {
+  const std::string path = "/tmp/cg-multihost-profile-" + std::to_string(::getpid()) + ".json";
+  cg::LaunchOptions options;
+  options.tcp_everywhere = true; // every actor a process of its own, reached over TCP
+  options.profile = path;
+  constexpr int executions = 5;
+  {
+    auto graph = cg::launch<&multihost>(options);
+    for (int i = 0; i < executions; ++i)
+      EXPECT_EQ(std::get<0>(graph.execute(i, "").get()), i + 111);
+  }
+  std::ifstream in(path);
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  std::map<int, std::string> names;
+  std::map<std::string, std::vector<nlohmann::json>> tracks;
+  for (const nlohmann::json& event : trace["traceEvents"])
+    if (event["ph"] == "M" && event["name"] == "thread_name")
+      names[event["tid"].get<int>()] = event["args"]["name"];
+  for (const nlohmann::json& event : trace["traceEvents"])
+    if (event["ph"] == "X")
+      tracks[names.at(event["tid"].get<int>())].push_back(event);
+  // Each actor's six operations an execution, in its schedule's order.
+  const std::map<std::string, std::vector<std::string>> scheduled = {
+      {"a",
+       {"READ c0 (input #0)", "a.add", "WRITE c2 (a.add)", "READ c1 (input #1)", "a.where",
+        "WRITE c5 (a.where)"}},
+      {"b",
+       {"READ c2 (a.add)", "b.add", "WRITE c3 (b.add)", "READ c5 (a.where)", "b.where",
+        "WRITE c6 (b.where)"}},
+      {"c",
+       {"READ c3 (b.add)", "c.add", "WRITE c4 (c.add)", "READ c6 (b.where)", "c.where",
+        "WRITE c7 (c.where)"}}};
+  for (const auto& [actor, operations] : scheduled) {
+    SCOPED_TRACE("actor " + actor);
+    const std::vector<nlohmann::json>& events = tracks[actor];
+    ASSERT_EQ(events.size(), operations.size() * executions);
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      EXPECT_EQ(events[i]["name"], operations[i % operations.size()]) << i;
+      EXPECT_EQ(events[i]["args"]["execution"], i / operations.size()) << i;
+    }
+  }
+  // On one clock: what a wrote, b read after (to within the round trip the
+  // clocks were aligned by, far under a millisecond here).
+  const auto end = [](const nlohmann::json& e) {
+    return e["ts"].get<double>() + e["dur"].get<double>();
+  };
+  for (int e = 0; e < executions; ++e) {
+    const nlohmann::json& write = tracks["a"][static_cast<std::size_t>(6 * e + 2)];
+    const nlohmann::json& read = tracks["b"][static_cast<std::size_t>(6 * e)];
+    EXPECT_GE(end(read) + 1000, end(write)) << "execution " << e;
+    const nlohmann::json& driver_get = tracks["driver"].back();
+    EXPECT_LE(end(tracks["c"].back()), end(driver_get) + 1000);
+  }
+  std::filesystem::remove(path);
 }
 
 TEST(TcpForced, AKilledActorProcessIsReportedWithinTwoSeconds) {

@@ -172,7 +172,8 @@ struct LaunchOptions {
   /// empty: the environment variable CG_PROFILE if set, else nothing is
   /// recorded. "{graph}" in it stands for the graph's name (a program that
   /// launches several graphs writes one file each). Also
-  /// GraphHandle::write_profile(). Actors on other hosts are not in it yet.
+  /// GraphHandle::write_profile(). Actors on other hosts are in it too, moved
+  /// onto the driver's clock by a round trip at the time it is read.
   std::string profile;
   /// Record a profile without writing it at teardown: for stats() and
   /// write_profile() (implied by a profile file).

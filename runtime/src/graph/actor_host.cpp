@@ -18,6 +18,7 @@
 #include <cg/actor.hpp>
 #include <cg/errors.hpp>
 
+#include "graph/profile_trace.hpp"
 #include "graph/segment.hpp"
 #include "net/rendezvous.hpp"
 #include "net/scale_out.hpp"
@@ -114,7 +115,8 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   const int me = participants.of_actor[mine[0]];
 
   // No communicator groups: graphs with NCCL edges or collectives were refused above.
-  SegmentContents contents{.slots = slots, .slot_bytes = slot_bytes};
+  SegmentContents contents{
+      .slots = slots, .slot_bytes = slot_bytes, .profile_executions = greeting.profile_executions};
   if (any_constructor_args)
     contents.constructor_args = constructor_args;
   SharedSegment segment = SharedSegment::create_anonymous(std::string("cg.") + spec.name,
@@ -186,6 +188,22 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
       if (client.ready(name, deadline) != NetStatus::ok)
         report(client.error(), false);
 
+  // Our actors' profiles, asked for by the driver (at its teardown): each
+  // ring read, its ticks turned into this host's CLOCK_MONOTONIC.
+  const auto send_profiles = [&] {
+    std::vector<ProfileTrack> tracks;
+    for (std::uint32_t actor : mine)
+      if (const ProfileRing* ring = profile_ring(memory, *written.header, actor))
+        tracks.push_back(read_profile_ring(*ring, spec.actors[actor].name));
+    const ProfileClocks origin{written.header->profile_origin_ticks,
+                               written.header->profile_origin_ns};
+    ticks_to_ns(tracks, origin, ProfileClocks::now());
+    for (const ProfileTrack& track : tracks)
+      if (client.send_profile(track.name, monotonic_ns(), encode_profile_track(track),
+                              Clock::now() + std::chrono::seconds(10)) != NetStatus::ok)
+        return;
+  };
+
   // Run until the driver closes the connection (teardown, or it died), or a fault.
   bool driver_gone = false;
   bool driver_silent = false;
@@ -194,10 +212,13 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
     if (::poll(fds, 2, -1) < 0)
       continue;
     if (fds[0].revents) {
-      char buffer[256];
-      ssize_t n = ::recv(client.fd(), buffer, sizeof buffer, MSG_DONTWAIT);
-      driver_gone = n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
-      driver_silent = n < 0 && errno == ETIMEDOUT;
+      std::vector<std::string> requests;
+      const NetStatus status = client.poll_requests(requests);
+      driver_gone = status != NetStatus::ok;
+      driver_silent = status == NetStatus::timeout;
+      for (const std::string& request : requests)
+        if (request == "PROFILE")
+          send_profiles();
     }
   }
   if (driver_silent) {

@@ -733,6 +733,22 @@ std::vector<ProfileTrack> GraphRuntime::Impl::profile_tracks() const {
   if (apart < std::chrono::milliseconds(20))
     std::this_thread::sleep_for(std::chrono::milliseconds(20) - apart);
   ticks_to_ns(tracks, origin, ProfileClocks::now());
+  // Actors in processes of their own recorded in their own segments: their
+  // tracks as those processes send them (now, or as they did at teardown),
+  // moved onto our clock.
+  if (remote_count > 0) {
+    const std::map<std::string, RemoteProfile> remote =
+        torn_down_now() ? remote_profiles
+                        : server.collect_profiles(Clock::now() + std::chrono::seconds(3));
+    for (std::uint32_t a = 0; a < spec.actors.size(); ++a) {
+      auto sent = remote.find(spec.actors[a].name);
+      if (local[a] || sent == remote.end())
+        continue;
+      ProfileTrack track{spec.actors[a].name, {}, 0};
+      if (decode_profile_track(sent->second.payload, sent->second.offset_ns, track))
+        tracks[a] = std::move(track);
+    }
+  }
   return tracks;
 }
 
@@ -800,6 +816,10 @@ bool GraphRuntime::finish(Deadline deadline) noexcept {
     s.stop_collector = true;
   }
   const Clock::time_point began = Clock::now();
+  // Actors in processes of their own send their profiles while they still
+  // run (once the channels close, they stop).
+  if (s.profile.on() && s.remote_count > 0)
+    s.remote_profiles = s.server.collect_profiles(Clock::now() + std::chrono::seconds(3));
   s.changed.notify_all();
   s.stopping.store(true);
   s.close_all();

@@ -403,6 +403,7 @@ void GraphRuntime::Impl::create_segment(
     profile_path.replace(at, 7, spec.name);
   if (!profile_path.empty() || options.record_profile)
     contents.profile_executions = std::max<std::uint32_t>(options.profile_executions, 1);
+  profile_executions = contents.profile_executions;
   if (any_constructor_args)
     contents.constructor_args = constructor_args;
   try {
@@ -700,8 +701,8 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
       spec.name,
       expected,
       listen,
-      format_greeting(
-          {options.max_in_flight, options.slot_bytes, options.partition_timeout, host_transport}),
+      format_greeting({options.max_in_flight, options.slot_bytes, options.partition_timeout,
+                       host_transport, profile_executions}),
       secret,
       [this](const std::vector<std::string>& actors, const std::string& reason) {
         remote_lost(actors, reason);

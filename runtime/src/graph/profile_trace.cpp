@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <string_view>
@@ -204,6 +205,31 @@ ProfileTrack read_profile_ring(const ProfileRing& ring, std::string name) {
                      return std::tie(a.start, a.end) < std::tie(b.start, b.end);
                    });
   return track;
+}
+
+std::string encode_profile_track(const ProfileTrack& track) {
+  std::string out(sizeof track.dropped + track.events.size() * sizeof(ProfileEvent), '\0');
+  std::memcpy(out.data(), &track.dropped, sizeof track.dropped);
+  if (!track.events.empty())
+    std::memcpy(out.data() + sizeof track.dropped, track.events.data(),
+                track.events.size() * sizeof(ProfileEvent));
+  return out;
+}
+
+bool decode_profile_track(std::string_view payload, std::int64_t offset_ns, ProfileTrack& track) {
+  if (payload.size() < sizeof track.dropped ||
+      (payload.size() - sizeof track.dropped) % sizeof(ProfileEvent) != 0)
+    return false;
+  std::memcpy(&track.dropped, payload.data(), sizeof track.dropped);
+  track.events.resize((payload.size() - sizeof track.dropped) / sizeof(ProfileEvent));
+  if (!track.events.empty())
+    std::memcpy(track.events.data(), payload.data() + sizeof track.dropped,
+                track.events.size() * sizeof(ProfileEvent));
+  for (ProfileEvent& event : track.events) {
+    event.start -= offset_ns;
+    event.end -= offset_ns;
+  }
+  return true;
 }
 
 void ticks_to_ns(std::span<ProfileTrack> tracks, ProfileClocks origin, ProfileClocks now) {

@@ -23,6 +23,7 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cg::detail {
@@ -45,6 +46,15 @@ ProfileTrack read_profile_ring(const ProfileRing& ring, std::string name);
 /// CLOCK_MONOTONIC nanoseconds, from both clocks read at `origin` and at
 /// `now` (the further apart, the more exact).
 void ticks_to_ns(std::span<ProfileTrack> tracks, ProfileClocks origin, ProfileClocks now);
+
+/// A track as an actor process on another host sends it to the driver
+/// (RendezvousClient::send_profile): its dropped count, then its events in
+/// CLOCK_MONOTONIC nanoseconds, each laid out as ProfileEvent is (8 bytes,
+/// then 40 an event; the hosts of one graph run one build of it).
+std::string encode_profile_track(const ProfileTrack& track);
+/// Back, with `offset_ns` (the sender's clock minus ours) taken off every
+/// time; false if `payload` is no such encoding.
+bool decode_profile_track(std::string_view payload, std::int64_t offset_ns, ProfileTrack& track);
 
 /// Writes the trace of `tracks` (actors by index, then the driver) of `spec`.
 void write_chrome_trace(std::ostream& out, const GraphSpec& spec,

@@ -103,7 +103,7 @@ struct GraphRuntime::Impl {
   std::vector<ResultView> message_views;
   std::vector<ResultView> output_views;
 
-  std::mutex mutex;                // guards everything below
+  mutable std::mutex mutex;        // guards everything below
   std::condition_variable changed; // collected, submitted, failure or stop_collector changed
   std::uint64_t submitted = 0;
   std::uint64_t collected = 0;
@@ -136,12 +136,22 @@ struct GraphRuntime::Impl {
   // writes the trace (empty: no profile), and when the execution being
   // submitted began and when its last input was handed over.
   ProfileRecorder profile;
-  std::string profile_path; // empty: none is written at teardown
+  std::uint32_t profile_executions = 0; // the rings' depth (0: no profile)
+  std::string profile_path;             // empty: none is written at teardown
+  // Actors in processes of their own: their tracks as their processes sent
+  // them at teardown (RendezvousServer::collect_profiles), by actor.
+  std::map<std::string, RemoteProfile> remote_profiles;
   std::int64_t execute_start = 0;
   std::int64_t input_start = 0;
   // The rings as read now (actors by index, then the driver); Error
   // without a profile.
   std::vector<ProfileTrack> profile_tracks() const;
+  // Whether teardown has begun (then remote_profiles holds what the actors
+  // in processes of their own sent).
+  bool torn_down_now() const {
+    std::lock_guard lock(mutex);
+    return torn_down;
+  }
   void write_profile(const std::string& path) const;
 
   // The steps of launch() (launch.cpp), in order.

@@ -7,8 +7,10 @@
 // own entries (publish_local), which can complete the table a remote LOOKUP
 // is already waiting on.
 #include "net/rendezvous.hpp"
+
 #include "support/deadline.hpp"
 #include "support/text.hpp"
+#include <cg/detail/profile.hpp>
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -39,6 +41,8 @@ constexpr std::size_t max_line = 4096;
 constexpr std::size_t max_name = 128;
 // The most constructor arguments an ARGS answer may carry.
 constexpr std::uint64_t max_constructor_args = std::uint64_t{1} << 30;
+// The largest profile one actor may send (a deep ring: 40 bytes an event).
+constexpr std::uint64_t max_profile_bytes = std::uint64_t{1} << 30;
 // How long a client waits for the server's answer beyond its own deadline:
 // the server answers a LOOKUP at that deadline, and the answer has to travel.
 constexpr std::chrono::seconds answer_grace{2};
@@ -125,6 +129,14 @@ struct RendezvousServer::State {
     std::vector<std::string> published; // actors it published
     std::string failure;                // its FAILED reason
     bool lost = false;                  // on_lost was called for it
+    // Profiles (collect_profiles): when we asked (CLOCK_MONOTONIC ns), how
+    // many of its actors' profiles are still owed, and the one arriving.
+    std::int64_t profile_asked_ns = 0;
+    std::size_t profiles_owed = 0;
+    std::string receiving_actor;
+    std::int64_t receiving_clock_ns = 0;
+    std::uint64_t receiving_left = 0;
+    std::string receiving;
   };
 
   // Immutable while serving.
@@ -147,6 +159,9 @@ struct RendezvousServer::State {
   std::string error;
   std::vector<std::string> rejections;
   bool stopped = false;
+  bool profiles_wanted = false;     // collect_profiles() asks: the serving thread sends PROFILE
+  std::size_t profiles_awaited = 0; // actors asked whose profiles have not arrived
+  std::map<std::string, RemoteProfile> profiles;
 
   std::thread thread;
   std::vector<Connection> connections; // the serving thread's alone
@@ -161,6 +176,11 @@ struct RendezvousServer::State {
   }
 
   void serve();
+  // PROFILE lines to every client that published, if collect_profiles() asks.
+  void ask_for_profiles();
+  // A profile arrived whole on `c`; or `c` ended owing some.
+  void profile_received(Connection& c);
+  void profiles_forfeited(Connection& c);
   void read_from(Connection& c);
   void handle(Connection& c, std::string_view line);
   void answer_lookups(bool stopping);
@@ -332,6 +352,68 @@ void RendezvousServer::stop() {
   s.listener.reset();
 }
 
+std::map<std::string, RemoteProfile> RendezvousServer::collect_profiles(Deadline deadline) const {
+  State& s = *state_;
+  std::unique_lock lock(s.mutex);
+  if (!s.thread.joinable() || s.stopped)
+    return {};
+  s.profiles.clear();
+  s.profiles_wanted = true;
+  lock.unlock();
+  s.wake_loop();
+  lock.lock();
+  s.changed.wait_until(
+      lock, deadline, [&] { return s.stopped || (!s.profiles_wanted && s.profiles_awaited == 0); });
+  return s.profiles;
+}
+
+void RendezvousServer::State::ask_for_profiles() {
+  {
+    std::lock_guard lock(mutex);
+    if (!profiles_wanted)
+      return;
+    profiles_wanted = false;
+    for (Connection& c : connections) {
+      if (!c.greeted || c.closing || c.published.empty())
+        continue;
+      c.output += "PROFILE\n";
+      c.profile_asked_ns = detail::monotonic_ns();
+      profiles_awaited += c.published.size() - c.profiles_owed;
+      c.profiles_owed = c.published.size();
+    }
+  }
+  changed.notify_all();
+}
+
+void RendezvousServer::State::profile_received(Connection& c) {
+  const std::int64_t now = detail::monotonic_ns();
+  {
+    std::lock_guard lock(mutex);
+    // Its clock was read between our request and now: at the middle, as
+    // far as a round trip can tell.
+    profiles[c.receiving_actor] = {std::move(c.receiving),
+                                   c.receiving_clock_ns - (c.profile_asked_ns + now) / 2};
+    if (c.profiles_owed > 0) {
+      --c.profiles_owed;
+      --profiles_awaited;
+    }
+  }
+  c.receiving.clear();
+  c.receiving_actor.clear();
+  changed.notify_all();
+}
+
+void RendezvousServer::State::profiles_forfeited(Connection& c) {
+  if (c.profiles_owed == 0)
+    return;
+  {
+    std::lock_guard lock(mutex);
+    profiles_awaited -= c.profiles_owed;
+    c.profiles_owed = 0;
+  }
+  changed.notify_all();
+}
+
 void RendezvousServer::State::flush(Connection& c) {
   while (!c.output.empty()) {
     const ssize_t n =
@@ -438,6 +520,24 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
     reply("OK");
     return;
   }
+  if (f[0] == "PROFILE" && f.size() == 4) {
+    const std::optional<std::uint64_t> clock = parse_number(f[2]);
+    const std::optional<std::uint64_t> bytes = parse_number(f[3]);
+    if (std::find(c.published.begin(), c.published.end(), f[1]) == c.published.end() || !clock ||
+        !bytes || *bytes > max_profile_bytes || *clock > INT64_MAX) {
+      reply("ERROR PROFILE wants an actor published here, a clock and a size of at most " +
+            std::to_string(max_profile_bytes) + " bytes");
+      c.closing = true;
+      return;
+    }
+    c.receiving_actor = std::string(f[1]);
+    c.receiving_clock_ns = static_cast<std::int64_t>(*clock);
+    c.receiving_left = *bytes;
+    c.receiving.reserve(*bytes);
+    if (*bytes == 0)
+      profile_received(c);
+    return; // not answered: the bytes follow
+  }
   if (f[0] == "LOOKUP" && f.size() == 2) {
     const std::optional<std::uint64_t> wait = parse_number(f[1]);
     if (!wait) {
@@ -457,13 +557,26 @@ void RendezvousServer::State::read_from(Connection& c) {
     const ssize_t n = ::recv(c.fd.get(), chunk, sizeof chunk, MSG_DONTWAIT);
     if (n > 0) {
       c.input.append(chunk, static_cast<std::size_t>(n));
-      std::size_t newline;
-      while (!c.closing && (newline = c.input.find('\n')) != std::string::npos) {
+      while (!c.closing) {
+        if (c.receiving_left > 0) { // a PROFILE's bytes
+          const std::size_t take =
+              static_cast<std::size_t>(std::min<std::uint64_t>(c.receiving_left, c.input.size()));
+          c.receiving.append(c.input, 0, take);
+          c.input.erase(0, take);
+          c.receiving_left -= take;
+          if (c.receiving_left > 0)
+            break;
+          profile_received(c);
+          continue;
+        }
+        const std::size_t newline = c.input.find('\n');
+        if (newline == std::string::npos)
+          break;
         const std::string line = c.input.substr(0, newline);
         c.input.erase(0, newline + 1);
         handle(c, line);
       }
-      if (!c.closing && c.input.size() > max_line) {
+      if (!c.closing && c.receiving_left == 0 && c.input.size() > max_line) {
         if (c.greeted) {
           c.output += "ERROR line longer than " + std::to_string(max_line) + " bytes\n";
           c.closing = true;
@@ -533,11 +646,14 @@ void RendezvousServer::State::serve() {
       }
     }
     answer_lookups(false);
+    ask_for_profiles();
     for (Connection& c : connections)
       flush(c);
     // A client that published is gone (end of stream, a failed read or write):
     // its actors are lost.
     for (Connection& c : connections) {
+      if (c.closing)
+        profiles_forfeited(c);
       if (c.closing && c.output.empty() && !c.published.empty() && !c.lost) {
         c.lost = true;
         forget_unready(c);
@@ -825,6 +941,52 @@ void RendezvousClient::report_failure(std::string_view reason) {
   std::string ignored;
   (void)detail::send_all(fd_.get(), text.data(), text.size(),
                          Clock::now() + std::chrono::seconds(1), ignored);
+}
+
+NetStatus RendezvousClient::poll_requests(std::vector<std::string>& requests) {
+  if (!fd_)
+    return NetStatus::closed;
+  char chunk[4096];
+  NetStatus status = NetStatus::ok;
+  for (;;) {
+    const ssize_t n = ::recv(fd_.get(), chunk, sizeof chunk, MSG_DONTWAIT);
+    if (n > 0) {
+      input_.append(chunk, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      break;
+    if (n == 0) {
+      status = NetStatus::closed;
+    } else {
+      const int error = errno;
+      error_ = "rendezvous: " + detail::errno_text(error);
+      status = error == ETIMEDOUT ? NetStatus::timeout : NetStatus::system_error;
+    }
+    break;
+  }
+  // What arrived before an end is still said.
+  for (std::size_t newline; (newline = input_.find('\n')) != std::string::npos;) {
+    requests.push_back(input_.substr(0, newline));
+    input_.erase(0, newline + 1);
+  }
+  return status;
+}
+
+NetStatus RendezvousClient::send_profile(std::string_view actor, std::int64_t clock_ns,
+                                         std::string_view payload, Deadline deadline) {
+  if (!fd_)
+    return NetStatus::closed;
+  std::string text = "PROFILE " + std::string(actor) + " " +
+                     std::to_string(std::max<std::int64_t>(clock_ns, 0)) + " " +
+                     std::to_string(payload.size()) + "\n";
+  text.append(payload);
+  const NetStatus s = detail::send_all(fd_.get(), text.data(), text.size(), deadline, error_);
+  if (s != NetStatus::ok)
+    error_ = "rendezvous: " + error_;
+  return s;
 }
 
 std::optional<Endpoint> RendezvousClient::lookup(std::string_view actor) const {

@@ -42,6 +42,9 @@
 //   ARGS <actor>                    ->  ARGS <n>, then n bytes: the actor's encoded constructor
 //                                       arguments given to launch(); NONE if it was given none;
 //                                       ERROR if the actor was not published on this connection
+//   PROFILE <actor> <clock-ns> <n>  ->  (no answer) then n bytes: the profile of an actor
+//                                       published on this connection, sent when the server
+//                                       asked with a line "PROFILE" (graph/profile_trace.hpp)
 //   LOOKUP <wait-ms>                ->  once every expected actor has published:
 //                                         TABLE <n>, then n lines "<actor> <host:port>" sorted by
 //                                         name
@@ -90,6 +93,13 @@ inline constexpr const char* rendezvous_variable = "CG_RENDEZVOUS";
 
 // The endpoint in CG_RENDEZVOUS; nullopt when it is unset or not "host:port".
 std::optional<Endpoint> rendezvous_from_env();
+
+// One actor's profile as its process sent it (RendezvousServer::collect_profiles).
+struct RemoteProfile {
+  std::string payload;        // graph/profile_trace.hpp's encoding
+  std::int64_t offset_ns = 0; // its host's CLOCK_MONOTONIC minus ours: its clock reading
+                              // minus the middle of our request's round trip
+};
 
 // The driver side. Not copyable or movable; stop() or the destructor ends it.
 class RendezvousServer {
@@ -146,6 +156,11 @@ public:
   std::string error() const;                     // why the last call failed
   std::vector<std::string> rejections() const;   // connections dropped unauthenticated, so far
 
+  // Asks every client that published (and is still connected) for its
+  // actors' profiles, and waits until each has sent them or `deadline`
+  // passes: what arrived, by actor.
+  std::map<std::string, RemoteProfile> collect_profiles(Deadline deadline) const;
+
   // Stops serving: waiting lookups are answered MISSING, connections closed.
   void stop();
 
@@ -189,6 +204,16 @@ public:
   NetStatus ready(std::string_view actor, Deadline deadline);
   // Tells the server why this client is about to go away (sent, not answered).
   void report_failure(std::string_view reason);
+  // While the actors run: the lines the server sent since ("PROFILE"),
+  // without waiting. closed: the server closed the connection (teardown);
+  // timeout: its host answered nothing for the silence the driver set
+  // (ETIMEDOUT); system_error: the connection failed otherwise.
+  NetStatus poll_requests(std::vector<std::string>& requests);
+  // Sends `actor`'s profile, as a PROFILE request asked: `payload` encoded
+  // as graph/profile_trace.hpp does, `clock_ns` this host's CLOCK_MONOTONIC
+  // as it sends (not answered).
+  NetStatus send_profile(std::string_view actor, std::int64_t clock_ns, std::string_view payload,
+                         Deadline deadline);
   // What the server said after "OK " to HELLO.
   const std::string& greeting() const noexcept { return greeting_; }
   // The connection (to wait for the server to close it).

@@ -169,6 +169,7 @@ struct Greeting {
   std::uint32_t slot_bytes = 0;
   std::chrono::milliseconds silence{0};
   HostTransport transport = HostTransport::tcp;
+  std::uint32_t profile_executions = 0; // the profile rings' depth; 0: no profile
 };
 std::string format_greeting(const Greeting& greeting);
 /// Reads a greeting back; false if it is malformed or out of range.

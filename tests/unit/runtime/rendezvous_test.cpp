@@ -9,6 +9,7 @@
 #include "net/rendezvous.hpp"
 #include "net/socket.hpp"
 #include "os/launcher.hpp"
+#include <cg/detail/profile.hpp>
 
 #include <gtest/gtest.h>
 
@@ -663,4 +664,80 @@ TEST(Rendezvous, AClientThatGoesAwayIsReportedWithItsActorsAndReason) {
   ASSERT_TRUE(changed.wait_for(lock, 5s, [&] { return called; }));
   EXPECT_EQ(lost, (std::vector<std::string>{"b", "c"}));
   EXPECT_EQ(reason, "channel lost frame: expected sequence 3, got 5 (2 missing)");
+}
+
+// The client's side of a PROFILE request: waits for it, then sends what
+// `payloads` says for each actor.
+void answer_profile_request(cg::RendezvousClient& client,
+                            const std::map<std::string, std::string>& payloads) {
+  for (auto until = in(5s); Clock::now() < until;) {
+    std::vector<std::string> requests;
+    ASSERT_EQ(client.poll_requests(requests), NetStatus::ok) << client.error();
+    if (std::find(requests.begin(), requests.end(), "PROFILE") != requests.end()) {
+      for (const auto& [actor, payload] : payloads)
+        ASSERT_EQ(client.send_profile(actor, cg::detail::monotonic_ns(), payload, in(5s)),
+                  NetStatus::ok);
+      return;
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  ADD_FAILURE() << "no PROFILE request";
+}
+
+TEST(RendezvousProfiles, ClientsSendTheirActorsProfilesWhenAskedOnTheServersClock) {
+  LoopbackServer s({"a", "b"});
+  cg::RendezvousClient client;
+  ASSERT_EQ(client.connect(s.address, "g", launch_secret(), in(5s)), NetStatus::ok);
+  ASSERT_EQ(client.publish("a", {"10.0.0.1", 1}, in(5s)), NetStatus::ok);
+  ASSERT_EQ(client.publish("b", {"10.0.0.1", 1}, in(5s)), NetStatus::ok);
+  ASSERT_EQ(client.wait_for_table(in(5s)), NetStatus::ok);
+  const std::string binary("\0\n\x01 profile\n", 12); // newlines and NULs among the bytes
+  std::thread actor([&] {
+    answer_profile_request(client, {{"a", binary}, {"b", std::string(100'000, 'x')}});
+  });
+  const std::map<std::string, cg::RemoteProfile> got = s.server.collect_profiles(in(10s));
+  actor.join();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got.at("a").payload, binary);
+  EXPECT_EQ(got.at("b").payload, std::string(100'000, 'x'));
+  // One clock on one host: the offset is within the round trip.
+  EXPECT_LT(std::abs(got.at("a").offset_ns), 50'000'000);
+  // The stream is in step after the bytes.
+  std::optional<std::vector<std::byte>> args;
+  EXPECT_EQ(client.constructor_args("a", in(5s), args), NetStatus::ok) << client.error();
+}
+
+TEST(RendezvousProfiles, AClientThatNeverAnswersHoldsCollectionUpOnlyUntilTheDeadline) {
+  LoopbackServer s({"a"});
+  cg::RendezvousClient client;
+  ASSERT_EQ(client.connect(s.address, "g", launch_secret(), in(5s)), NetStatus::ok);
+  ASSERT_EQ(client.publish("a", {"10.0.0.1", 1}, in(5s)), NetStatus::ok);
+  const auto start = Clock::now();
+  EXPECT_TRUE(s.server.collect_profiles(in(300ms)).empty());
+  EXPECT_LT(Clock::now() - start, 3s);
+  // Nobody published on a server with no clients: nothing to wait for.
+  LoopbackServer empty({"x"});
+  const auto at_once = Clock::now();
+  EXPECT_TRUE(empty.server.collect_profiles(in(10s)).empty());
+  EXPECT_LT(Clock::now() - at_once, 1s);
+}
+
+TEST(RendezvousProfiles, AProfileOfAnActorNotPublishedHereEndsTheConnection) {
+  LoopbackServer s({"a", "b"});
+  cg::RendezvousClient client;
+  ASSERT_EQ(client.connect(s.address, "g", launch_secret(), in(5s)), NetStatus::ok);
+  ASSERT_EQ(client.publish("a", {"10.0.0.1", 1}, in(5s)), NetStatus::ok);
+  ASSERT_EQ(client.send_profile("b", 1, "forged", in(5s)), NetStatus::ok);
+  std::vector<std::string> said;
+  for (auto until = in(5s); Clock::now() < until;) {
+    std::vector<std::string> requests;
+    const NetStatus status = client.poll_requests(requests);
+    said.insert(said.end(), requests.begin(), requests.end());
+    if (status == NetStatus::closed)
+      break;
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_FALSE(said.empty());
+  EXPECT_EQ(said.back(), "ERROR PROFILE wants an actor published here, a clock and a size of at "
+                         "most 1073741824 bytes");
 }

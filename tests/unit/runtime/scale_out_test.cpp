@@ -191,20 +191,23 @@ INSTANTIATE_TEST_SUITE_P(Transports, Relaying,
                                            ),
                          [](const auto& info) { return cg::detail::to_string(info.param); });
 
-TEST(ScaleOut, TheGreetingCarriesGeometrySilenceAndTransport) {
-  cg::detail::Greeting g{8, 4096, std::chrono::milliseconds(5000), cg::detail::HostTransport::ucx};
+TEST(ScaleOut, TheGreetingCarriesGeometrySilenceTransportAndProfile) {
+  cg::detail::Greeting g{8, 4096, std::chrono::milliseconds(5000), cg::detail::HostTransport::ucx,
+                         100};
   EXPECT_EQ(cg::detail::format_greeting(g),
-            "slots=8 slot_bytes=4096 silence_ms=5000 transport=ucx");
+            "slots=8 slot_bytes=4096 silence_ms=5000 transport=ucx profile=100");
   cg::detail::Greeting back;
-  ASSERT_TRUE(
-      cg::detail::parse_greeting("slots=3 slot_bytes=4096 silence_ms=9 transport=tcp", back));
+  ASSERT_TRUE(cg::detail::parse_greeting(
+      "slots=3 slot_bytes=4096 silence_ms=9 transport=tcp profile=0", back));
   EXPECT_EQ(back.slots, 3u);
   EXPECT_EQ(back.silence, std::chrono::milliseconds(9));
   EXPECT_EQ(back.transport, cg::detail::HostTransport::tcp);
-  for (const char* bad : {"slots=3 slot_bytes=4096 silence_ms=9", // from an older driver
-                          "slots=3 slot_bytes=4096 silence_ms=9 transport=rdma",
-                          "slots=3 slot_bytes=4096 silence_ms=9 transport=ucx extra",
-                          "slots=0 slot_bytes=4096 silence_ms=9 transport=ucx"})
+  EXPECT_EQ(back.profile_executions, 0u);
+  for (const char* bad : {"slots=3 slot_bytes=4096 silence_ms=9 transport=tcp", // an older driver
+                          "slots=3 slot_bytes=4096 silence_ms=9 transport=rdma profile=0",
+                          "slots=3 slot_bytes=4096 silence_ms=9 transport=ucx profile=0 extra",
+                          "slots=3 slot_bytes=4096 silence_ms=9 transport=ucx profile=99999999999",
+                          "slots=0 slot_bytes=4096 silence_ms=9 transport=ucx profile=0"})
     EXPECT_FALSE(cg::detail::parse_greeting(bad, back)) << bad;
 }
 
