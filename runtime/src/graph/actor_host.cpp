@@ -191,6 +191,10 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   // Our actors' profiles, asked for by the driver (at its teardown): each
   // ring read, its ticks turned into this host's CLOCK_MONOTONIC.
   const auto send_profiles = [&] {
+    // Our clock first, as the request arrived: the driver's round trip to
+    // here is then short, and bounds how well it aligns the clocks.
+    if (client.send_clock(monotonic_ns(), Clock::now() + std::chrono::seconds(10)) != NetStatus::ok)
+      return;
     std::vector<ProfileTrack> tracks;
     for (std::uint32_t actor : mine)
       if (const ProfileRing* ring = profile_ring(memory, *written.header, actor))
@@ -199,7 +203,7 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
                                written.header->profile_origin_ns};
     ticks_to_ns(tracks, origin, ProfileClocks::now());
     for (const ProfileTrack& track : tracks)
-      if (client.send_profile(track.name, monotonic_ns(), encode_profile_track(track),
+      if (client.send_profile(track.name, encode_profile_track(track),
                               Clock::now() + std::chrono::seconds(10)) != NetStatus::ok)
         return;
   };

@@ -744,7 +744,8 @@ std::vector<ProfileTrack> GraphRuntime::Impl::profile_tracks() const {
       auto sent = remote.find(spec.actors[a].name);
       if (local[a] || sent == remote.end())
         continue;
-      ProfileTrack track{spec.actors[a].name, {}, 0};
+      ProfileTrack track{
+          spec.actors[a].name, {}, 0, std::max<std::int64_t>(sent->second.uncertainty_ns, 1)};
       if (decode_profile_track(sent->second.payload, sent->second.offset_ns, track))
         tracks[a] = std::move(track);
     }

@@ -10,6 +10,7 @@
 #include <map>
 #include <string_view>
 #include <tuple>
+#include <utility>
 
 namespace cg::detail {
 namespace {
@@ -63,6 +64,12 @@ public:
          << ", \"dropped_events\": {";
     for (std::size_t t = 0; t < tracks_.size(); ++t)
       out_ << (t ? ", " : "") << quoted(tracks_[t].name) << ": " << tracks_[t].dropped;
+    out_ << "}, \"clock_uncertainty_ns\": {";
+    bool first = true;
+    for (const ProfileTrack& track : tracks_)
+      if (track.clock_uncertainty_ns != 0)
+        out_ << (std::exchange(first, false) ? "" : ", ") << quoted(track.name) << ": "
+             << track.clock_uncertainty_ns;
     out_ << "}},\n\"traceEvents\": [\n";
     metadata("process_name", 0, "\"name\": " + quoted(std::string("graph ") + spec_.name));
     for (std::size_t t = 0; t < tracks_.size(); ++t) {

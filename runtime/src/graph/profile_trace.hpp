@@ -10,8 +10,10 @@
 //     read or write, `execute` and `get` on the driver; its args say the
 //     execution, the source line (COMPUTE) and the bytes moved (READ, WRITE);
 //   - a flow from each WRITE to every READ of the same message;
-//   - in "otherData": the graph, the clock, and per track the events its ring
-//     dropped (it keeps the last LaunchOptions::profile_executions).
+//   - in "otherData": the graph, the clock, per track the events its ring
+//     dropped (it keeps the last LaunchOptions::profile_executions), and per
+//     track of an actor on another host how far off its times may be
+//     ("clock_uncertainty_ns": half the round trip that aligned its clock).
 // Timestamps are microseconds since the earliest event kept (CLOCK_MONOTONIC
 // nanoseconds in "otherData"'s origin_ns).
 #pragma once
@@ -37,6 +39,9 @@ struct ProfileTrack {
   std::string name; // the actor's, or "driver"
   std::vector<ProfileEvent> events;
   std::uint64_t dropped = 0;
+  /// A track another host's process sent: how far off its times may be
+  /// (half the round trip its clock was aligned by); 0 for ours.
+  std::int64_t clock_uncertainty_ns = 0;
 };
 
 /// Copies `ring` out (one profile_ring() found, its capacity checked).

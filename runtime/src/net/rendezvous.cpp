@@ -133,8 +133,10 @@ struct RendezvousServer::State {
     // many of its actors' profiles are still owed, and the one arriving.
     std::int64_t profile_asked_ns = 0;
     std::size_t profiles_owed = 0;
+    bool clock_known = false; // its CLOCK answered our last PROFILE
+    std::int64_t clock_offset_ns = 0;
+    std::int64_t clock_uncertainty_ns = 0;
     std::string receiving_actor;
-    std::int64_t receiving_clock_ns = 0;
     std::uint64_t receiving_left = 0;
     std::string receiving;
   };
@@ -378,6 +380,7 @@ void RendezvousServer::State::ask_for_profiles() {
         continue;
       c.output += "PROFILE\n";
       c.profile_asked_ns = detail::monotonic_ns();
+      c.clock_known = false;
       profiles_awaited += c.published.size() - c.profiles_owed;
       c.profiles_owed = c.published.size();
     }
@@ -386,13 +389,10 @@ void RendezvousServer::State::ask_for_profiles() {
 }
 
 void RendezvousServer::State::profile_received(Connection& c) {
-  const std::int64_t now = detail::monotonic_ns();
   {
     std::lock_guard lock(mutex);
-    // Its clock was read between our request and now: at the middle, as
-    // far as a round trip can tell.
-    profiles[c.receiving_actor] = {std::move(c.receiving),
-                                   c.receiving_clock_ns - (c.profile_asked_ns + now) / 2};
+    profiles[c.receiving_actor] = {std::move(c.receiving), c.clock_offset_ns,
+                                   c.clock_uncertainty_ns};
     if (c.profiles_owed > 0) {
       --c.profiles_owed;
       --profiles_awaited;
@@ -520,18 +520,32 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
     reply("OK");
     return;
   }
-  if (f[0] == "PROFILE" && f.size() == 4) {
-    const std::optional<std::uint64_t> clock = parse_number(f[2]);
-    const std::optional<std::uint64_t> bytes = parse_number(f[3]);
-    if (std::find(c.published.begin(), c.published.end(), f[1]) == c.published.end() || !clock ||
-        !bytes || *bytes > max_profile_bytes || *clock > INT64_MAX) {
-      reply("ERROR PROFILE wants an actor published here, a clock and a size of at most " +
+  if (f[0] == "CLOCK" && f.size() == 2) {
+    const std::int64_t now = detail::monotonic_ns();
+    const std::optional<std::uint64_t> clock = parse_number(f[1]);
+    if (!clock || *clock > INT64_MAX || c.profile_asked_ns == 0) {
+      reply("ERROR CLOCK answers a PROFILE request with nanoseconds");
+      c.closing = true;
+      return;
+    }
+    // Its clock was read between our request and now: at the middle, as far
+    // as a round trip can tell, and to within half of it.
+    c.clock_offset_ns = static_cast<std::int64_t>(*clock) - (c.profile_asked_ns + now) / 2;
+    c.clock_uncertainty_ns = (now - c.profile_asked_ns + 1) / 2;
+    c.clock_known = true;
+    return; // not answered
+  }
+  if (f[0] == "PROFILE" && f.size() == 3) {
+    const std::optional<std::uint64_t> bytes = parse_number(f[2]);
+    if (std::find(c.published.begin(), c.published.end(), f[1]) == c.published.end() ||
+        !c.clock_known || !bytes || *bytes > max_profile_bytes) {
+      reply("ERROR PROFILE follows a CLOCK and wants an actor published here and a size of at "
+            "most " +
             std::to_string(max_profile_bytes) + " bytes");
       c.closing = true;
       return;
     }
     c.receiving_actor = std::string(f[1]);
-    c.receiving_clock_ns = static_cast<std::int64_t>(*clock);
     c.receiving_left = *bytes;
     c.receiving.reserve(*bytes);
     if (*bytes == 0)
@@ -975,13 +989,21 @@ NetStatus RendezvousClient::poll_requests(std::vector<std::string>& requests) {
   return status;
 }
 
-NetStatus RendezvousClient::send_profile(std::string_view actor, std::int64_t clock_ns,
-                                         std::string_view payload, Deadline deadline) {
+NetStatus RendezvousClient::send_clock(std::int64_t clock_ns, Deadline deadline) {
   if (!fd_)
     return NetStatus::closed;
-  std::string text = "PROFILE " + std::string(actor) + " " +
-                     std::to_string(std::max<std::int64_t>(clock_ns, 0)) + " " +
-                     std::to_string(payload.size()) + "\n";
+  const std::string text = "CLOCK " + std::to_string(std::max<std::int64_t>(clock_ns, 0)) + "\n";
+  const NetStatus s = detail::send_all(fd_.get(), text.data(), text.size(), deadline, error_);
+  if (s != NetStatus::ok)
+    error_ = "rendezvous: " + error_;
+  return s;
+}
+
+NetStatus RendezvousClient::send_profile(std::string_view actor, std::string_view payload,
+                                         Deadline deadline) {
+  if (!fd_)
+    return NetStatus::closed;
+  std::string text = "PROFILE " + std::string(actor) + " " + std::to_string(payload.size()) + "\n";
   text.append(payload);
   const NetStatus s = detail::send_all(fd_.get(), text.data(), text.size(), deadline, error_);
   if (s != NetStatus::ok)

@@ -42,9 +42,11 @@
 //   ARGS <actor>                    ->  ARGS <n>, then n bytes: the actor's encoded constructor
 //                                       arguments given to launch(); NONE if it was given none;
 //                                       ERROR if the actor was not published on this connection
-//   PROFILE <actor> <clock-ns> <n>  ->  (no answer) then n bytes: the profile of an actor
-//                                       published on this connection, sent when the server
-//                                       asked with a line "PROFILE" (graph/profile_trace.hpp)
+//   (asked by the server with a line "PROFILE", once its actors run:)
+//   CLOCK <ns>                      ->  (no answer) this host's CLOCK_MONOTONIC, read as the
+//                                       request arrived: the server's round trip bounds it
+//   PROFILE <actor> <n>             ->  (no answer) then n bytes: the profile of an actor
+//                                       published on this connection (graph/profile_trace.hpp)
 //   LOOKUP <wait-ms>                ->  once every expected actor has published:
 //                                         TABLE <n>, then n lines "<actor> <host:port>" sorted by
 //                                         name
@@ -96,9 +98,10 @@ std::optional<Endpoint> rendezvous_from_env();
 
 // One actor's profile as its process sent it (RendezvousServer::collect_profiles).
 struct RemoteProfile {
-  std::string payload;        // graph/profile_trace.hpp's encoding
-  std::int64_t offset_ns = 0; // its host's CLOCK_MONOTONIC minus ours: its clock reading
-                              // minus the middle of our request's round trip
+  std::string payload;             // graph/profile_trace.hpp's encoding
+  std::int64_t offset_ns = 0;      // its host's CLOCK_MONOTONIC minus ours: its CLOCK reading
+                                   // minus the middle of our request's round trip
+  std::int64_t uncertainty_ns = 0; // half that round trip: the offset is right to within it
 };
 
 // The driver side. Not copyable or movable; stop() or the destructor ends it.
@@ -209,11 +212,11 @@ public:
   // timeout: its host answered nothing for the silence the driver set
   // (ETIMEDOUT); system_error: the connection failed otherwise.
   NetStatus poll_requests(std::vector<std::string>& requests);
-  // Sends `actor`'s profile, as a PROFILE request asked: `payload` encoded
-  // as graph/profile_trace.hpp does, `clock_ns` this host's CLOCK_MONOTONIC
-  // as it sends (not answered).
-  NetStatus send_profile(std::string_view actor, std::int64_t clock_ns, std::string_view payload,
-                         Deadline deadline);
+  // Answers a PROFILE request: first at once with this host's
+  // CLOCK_MONOTONIC (send_clock), then each actor's profile, `payload`
+  // encoded as graph/profile_trace.hpp does (not answered).
+  NetStatus send_clock(std::int64_t clock_ns, Deadline deadline);
+  NetStatus send_profile(std::string_view actor, std::string_view payload, Deadline deadline);
   // What the server said after "OK " to HELLO.
   const std::string& greeting() const noexcept { return greeting_; }
   // The connection (to wait for the server to close it).
