@@ -32,11 +32,14 @@ build_quickstart() {
   grep -qx "pipeline: hello0 hello1 hello2" <<<"$output" || fail "unexpected output: $output"
   grep -qx '#include "quickstart.cg.cpp"' "$qs/quickstart.cg/quickstart.cg.hpp" ||
     fail "the driver header does not include the graph source through the include path"
-  # The Python module (PYTHON), with the installed package cg: serve.py.
-  output=$(printf 'one\ntwo\n' | PYTHONPATH="$1/lib/python3/dist-packages:$qs" \
-           /usr/bin/python3 "$source/examples/quickstart/serve.py" 2>&1) ||
-    fail "serve.py failed: $output"
-  [[ $output == $'one\ntwo' ]] || fail "unexpected output of serve.py: $output"
+  # The Python module (PYTHON), with the installed package cg: serve.py. Not
+  # from a sanitized build: its module cannot load into the plain interpreter.
+  if [[ -z $(sed -n 's/^CG_SANITIZE:STRING=//p' "$build/CMakeCache.txt") ]]; then
+    output=$(printf 'one\ntwo\n' | PYTHONPATH="$1/lib/python3/dist-packages:$qs" \
+             /usr/bin/python3 "$source/examples/quickstart/serve.py" 2>&1) ||
+      fail "serve.py failed: $output"
+    [[ $output == $'one\ntwo' ]] || fail "unexpected output of serve.py: $output"
+  fi
 }
 
 # Configures a throwaway project whose CMakeLists.txt is $1; its output in $out.

@@ -143,7 +143,9 @@ def test_get_releases_the_gil_while_it_waits():
         finally:
             stop.set()
             ticker.join()
-    assert during > 50, f"the other thread ran {during} times in 300 ms"
+    # Held, the GIL would let it run once or twice; released, ~250 times
+    # (fewer on a loaded machine).
+    assert during > 20, f"the other thread ran {during} times in 300 ms"
 
 
 def test_ctrl_c_interrupts_a_get():
@@ -204,7 +206,7 @@ def test_asyncio_awaits_many_executions_from_one_coroutine():
             done = True
             await counting
             assert results == [20 + i for i in range(8)]
-            assert ticks >= 10, f"the loop ran {ticks} times in ~0.2 s"
+            assert ticks >= 5, f"the loop ran {ticks} times in ~0.2 s"
 
     asyncio.run(main())
 
