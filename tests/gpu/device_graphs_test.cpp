@@ -198,7 +198,7 @@ TEST_F(DeviceGraphs, SingleRankAllreduceOverNcclOnOneGpu) {
 
 TEST_F(DeviceGraphs, NcclEdgeBetweenTwoGpusDeliversExactValues) {
   if (!cg::built_with_cuda() || cg::cuda_device_count() < 2)
-    GTEST_SKIP() << "no CUDA device: this test needs two GPUs and NCCL (this machine has "
+    GTEST_SKIP() << "this test needs two CUDA devices and NCCL (this machine has "
                  << cg::cuda_device_count() << ")";
 #if defined(CG_HAVE_CUDA)
   if (!cg::NcclCommunicator::available())

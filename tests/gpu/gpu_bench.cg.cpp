@@ -7,8 +7,16 @@
 struct CG_ACTOR GpuSide {
   // Touches nothing: the time is the transport's.
   std::int64_t bytes(cg::Tensor t) { return static_cast<std::int64_t>(t.nbytes()); }
-  // `n` float32 zeros on this actor's GPU.
-  cg::Tensor small(int n) { return cg::Tensor::zeros(cg::DType::float32, {n}, cg::device::cuda); }
+  // `n` float32 zeros on this actor's GPU: the same tensor each time, so that
+  // the time is the transport's (a fresh one costs an allocation and a kernel).
+  cg::Tensor small(int n) {
+    if (!small_.defined() || small_.numel() != n)
+      small_ = cg::Tensor::zeros(cg::DType::float32, {n}, cg::device::cuda);
+    return small_;
+  }
+
+private:
+  cg::Tensor small_;
 };
 
 // driver (host tensor) -> shm -> g's GPU: one host copy, one host-to-device copy.

@@ -14,12 +14,20 @@
 //     one process (for the IPC hop) and device -> host -> device (for the other);
 //   - a one-rank allreduce of 16 bytes over NCCL (execute() to get()), beside
 //     the same cudaMemcpy device to device.
+// The host -> GPU rows also give a host memcpy of the same 64 MiB: the driver
+// copies the tensor into shared memory before the actor's copy engines read
+// it (pinned: tensor/pinned_mappings.hpp), so execute..get cannot pass
+// 1 / (1/memcpy + 1/pinned). Then each graph runs again with a profile, and
+// cg::format_stats() says where an execution's time goes: each task's method
+// and the wait and copy of its reads.
 // The actors share the first GPU, so one GPU runs every row. Without a CUDA
 // device it says so and exits 0: there is nothing to compare.
 #include "gpu_bench_graphs.cg.hpp"
 
 #include "tensor/cuda_memory.hpp"
+#include "tensor/pinned_mappings.hpp"
 #include <cg/device.hpp>
+#include <cg/stats.hpp>
 #include <cg/tensor.hpp>
 #if defined(CG_HAVE_CUDA)
 #include <cg/nccl_communicator.hpp>
@@ -58,6 +66,21 @@ void row(const char* name, double ours, const char* baseline, double theirs, con
   std::fflush(stdout);
 }
 
+// Runs `graph` (launched with record_profile) `executions` times on `input`
+// and prints its statistics under `title`.
+template <class Graph, class Input>
+void breakdown(const char* title, Graph& graph, const Input& input, int executions) {
+  for (int i = 0; i < executions; ++i)
+    (void)graph.execute(input).get();
+  std::printf("\n%s\n%s", title, cg::format_stats(graph.stats()).c_str());
+  std::fflush(stdout);
+}
+
+cg::LaunchOptions profiled(cg::LaunchOptions options) {
+  options.record_profile = true;
+  return options;
+}
+
 // cudaMemcpy of `bytes` from `from` to `to`, median microseconds.
 double copy_micros(int iterations, void* to, const void* from, std::size_t bytes) {
   return median_micros(iterations, [&] { cg::detail::cuda_copy(to, from, bytes); });
@@ -94,6 +117,9 @@ int main(int argc, char** argv) {
   std::memset(pinned, 0, kBytes);
   const double pinned_micros = copy_micros(iterations, device, pinned, kBytes);
   const double pageable_micros = copy_micros(iterations, device, host.data_ptr(), kBytes);
+  cg::Tensor host_copy = cg::Tensor::zeros(cg::DType::float32, {kBytes / 4});
+  const double memcpy_micros = median_micros(
+      iterations, [&] { std::memcpy(host_copy.data_ptr(), host.data_ptr(), kBytes); });
   cg::detail::cuda_free_pinned(pinned);
   cg::detail::cuda_free(device, 0);
   auto gbps = [](double micros) { return static_cast<double>(kBytes) / micros / 1e3; };
@@ -101,6 +127,12 @@ int main(int argc, char** argv) {
       gbps(pinned_micros), "GB/s", true);
   row("host -> GPU 64 MiB (execute..get)", gbps(ours), "cudaMemcpy H2D 64 MiB, pageable",
       gbps(pageable_micros), "GB/s", true);
+  row("host -> GPU 64 MiB (execute..get)", gbps(ours), "memcpy 64 MiB + pinned cudaMemcpy",
+      gbps(memcpy_micros + pinned_micros), "GB/s", true);
+  // Actor threads (CG_MODE=threads) pin in this process: say whether CUDA let them.
+  if (const auto pins = cg::detail::pinned_counts(); pins.pinned + pins.refused > 0)
+    std::printf("overflow buffers pinned for the copy to the GPU: %zu (CUDA refused %zu)\n",
+                pins.pinned, pins.refused);
 
   // 16 bytes between GPU buffers: the baselines.
   void* a = cg::detail::cuda_allocate(16, 0);
@@ -127,6 +159,23 @@ int main(int argc, char** argv) {
         "us", false);
   }
 
+  {
+    cg::LaunchOptions options;
+    options.slot_bytes = 1 << 20;
+    options.max_in_flight = 2;
+    auto graph = cg::launch<&host_to_gpu>(profiled(options));
+    breakdown("host -> GPU 64 MiB, where the time goes:", graph, host, iterations);
+  }
+  {
+    auto graph = cg::launch<&ipc_hop>(profiled({}));
+    breakdown("GPU hop of 16 B over cuda_ipc, where the time goes:", graph, 4, iterations * 20);
+  }
+  {
+    auto graph = cg::launch<&gpu_hop>(profiled({}));
+    breakdown("GPU hop of 16 B via host, where the time goes:", graph, 4, iterations * 20);
+  }
+  std::printf("\n");
+
 #if defined(CG_HAVE_CUDA)
   if (!cg::NcclCommunicator::available()) {
     std::printf("1-rank NCCL allreduce: skipped, NCCL cannot be loaded (libnccl.so.2, or "
@@ -140,6 +189,9 @@ int main(int argc, char** argv) {
     const double allreduce = median_micros(iterations * 20, [&] { (void)graph.execute(4).get(); });
     row("1-rank NCCL allreduce 16 B (execute..get)", allreduce, "cudaMemcpy D2D 16 B, one process",
         d2d, "us", false);
+    auto profiled_graph = cg::launch<&one_rank_allreduce>(profiled(options));
+    breakdown("1-rank NCCL allreduce of 16 B, where the time goes:", profiled_graph, 4,
+              iterations * 20);
   } catch (const std::exception& e) {
     std::printf("1-rank NCCL allreduce: failed: %s\n", e.what());
     return 1;

@@ -19,6 +19,7 @@
 #include <iostream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -63,12 +64,18 @@ TEST_F(CudaIpc, SizesThatGrowAndShrinkWithExecutionsInFlight) {
   // Slot buffers are replaced by larger ones (a new generation the readers
   // open again) and reused for smaller tensors.
   const std::vector<int> sizes = {1, 1000, 5, 1 << 20, 3, 70000, 0, 2, 1 << 18, 1};
+  // Executions go in windows of max_in_flight, each window's sizes shifted
+  // by one from the last, so every slot sees each size sooner or later.
   for (int round = 0; round < 3; ++round) {
-    std::vector<cg::Ref<cg::Tensor>> refs;
-    for (int n : sizes)
-      refs.push_back(graph.execute(n));
-    for (std::size_t i = 0; i < sizes.size(); ++i)
-      EXPECT_EQ(values(refs[i].get()), doubled_ramp(sizes[i])) << "n = " << sizes[i];
+    for (std::size_t first = round; first < sizes.size() + round; first += options.max_in_flight) {
+      std::vector<std::pair<int, cg::Ref<cg::Tensor>>> refs;
+      for (std::size_t i = first; i < first + options.max_in_flight; ++i) {
+        const int n = sizes[i % sizes.size()];
+        refs.emplace_back(n, graph.execute(n));
+      }
+      for (auto& [n, ref] : refs)
+        EXPECT_EQ(values(ref.get()), doubled_ramp(n)) << "n = " << n;
+    }
   }
 }
 

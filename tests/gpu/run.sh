@@ -7,8 +7,9 @@
 # The summary lists the tests passed, failed and skipped by name, what NCCL
 # said of two ranks on one GPU, every figure gpu_bench printed and the
 # overlap example's durations (as is and with --overlap-gpu-communication,
-# twice each). Exit status 1 if a test failed or a program did not finish;
-# 0 otherwise. Each program has a time limit, 7.5 minutes in all. On a machine
+# twice each, then two executions in flight), and all of these again under
+# NVIDIA MPS where it can be started. Exit status 1 if a test failed or a program did not finish;
+# 0 otherwise. Each program has a time limit, 7.4 minutes in all. On a machine
 # without a CUDA device it says "no GPU: ..." and exits 0.
 # NCCL is loaded from CG_NCCL_LIBRARY, else from python3's nvidia-nccl-cu13
 # wheel, else as libnccl.so.2 (the NCCL tests skip, saying so, without it);
@@ -57,10 +58,10 @@ run_suite() {
   local label=$1 program=$2
   shift 2
   local log=$logs/$label.log
-  env "$@" timeout 40 "$bin/$program" --gtest_color=no >"$log" 2>&1
+  env "$@" timeout 25 "$bin/$program" --gtest_color=no >"$log" 2>&1
   local status=$?
   if ((status == 124)); then
-    say "TIMEOUT: $label did not finish in 40 s (see $log)"
+    say "TIMEOUT: $label did not finish in 25 s (see $log)"
     failed_runs=$((failed_runs + 1))
   fi
   local name
@@ -71,14 +72,15 @@ run_suite() {
     say "CRASHED: $label exited with status $status (see $log)"
     failed_runs=$((failed_runs + 1))
   fi
-  grep -h '^NCCL refused' "$log" | sed "s/^/$label: /" >>"$logs/nccl.txt"
+  grep -h -e '^NCCL refused' -e 'NCCL WARN' "$log" | sed "s/^/$label: /" >>"$logs/nccl.txt"
 }
 
 run_suite runtime runtime_tests 'GTEST_FILTER=CudaIpc*:NcclCommunicator.*:Tensor*'
 run_suite device device_tests
 run_suite device.threads device_tests CG_MODE=threads
-run_suite gpu gpu_tests
-run_suite gpu.threads gpu_tests CG_MODE=threads
+# NCCL_DEBUG=WARN: NCCL's own words on two ranks of one GPU, beside our error.
+run_suite gpu gpu_tests NCCL_DEBUG=WARN
+run_suite gpu.threads gpu_tests CG_MODE=threads NCCL_DEBUG=WARN
 run_suite overlapped gpu_tests_overlapped
 run_suite overlapped.threads gpu_tests_overlapped CG_MODE=threads
 
@@ -93,12 +95,40 @@ run_program() {
     failed_runs=$((failed_runs + 1))
   fi
 }
-run_program gpu_bench 90 "$bin/gpu_bench"
-# Ray's overlap example, as is and with --overlap-gpu-communication, twice each.
-for round in 1 2; do
-  run_program overlap.$round 20 "$bin/overlap_example"
-  run_program overlap_overlapped.$round 20 "$bin/overlap_example_overlapped"
-done
+# overlap_runs <label>: Ray's overlap example, as is and with
+# --overlap-gpu-communication, twice each, then with two executions in flight.
+overlap_runs() {
+  local label=$1 stats=''
+  for round in 1 2; do
+    run_program $label.$round 15 "$bin/overlap_example" --executions 30 $stats
+    run_program $label.overlapped.$round 15 "$bin/overlap_example_overlapped" --executions 30 $stats
+    stats=--stats # the second round says where the time went
+  done
+  run_program $label.pipelined 15 "$bin/overlap_example" --executions 30 --in-flight 2
+  run_program $label.overlapped.pipelined 15 "$bin/overlap_example_overlapped" --executions 30 \
+    --in-flight 2
+}
+run_program gpu_bench 45 "$bin/gpu_bench"
+overlap_runs overlap
+
+# Actor processes sharing one GPU take turns on it (the GPU switches between
+# their CUDA contexts) unless NVIDIA's Multi-Process Service runs: then their
+# work shares the GPU at once. Where MPS can be started here and is not
+# running, the figures are measured again under it, and it is stopped after.
+mps=no
+if command -v nvidia-cuda-mps-control >/dev/null && ! pgrep -x nvidia-cuda-mps >/dev/null 2>&1 &&
+  [[ -z ${CUDA_MPS_PIPE_DIRECTORY:-} ]]; then
+  CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d) CUDA_MPS_LOG_DIRECTORY=$logs/mps-log
+  export CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  if nvidia-cuda-mps-control -d; then
+    mps=yes
+    run_program gpu_bench.mps 45 "$bin/gpu_bench"
+    overlap_runs overlap.mps
+    echo quit | nvidia-cuda-mps-control
+  fi
+  unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+fi
 
 say ""
 say "## tests: ${#passed[@]} passed, ${#failed[@]} failed, ${#skipped[@]} skipped"
@@ -109,11 +139,20 @@ say ""
 say "## NCCL, two ranks on one GPU"
 if [[ -s $logs/nccl.txt ]]; then cat "$logs/nccl.txt" >>"$summary"; else say "(not run)"; fi
 say ""
-say "## figures (gpu_bench)"
+say "## figures (gpu_bench), each actor process with its own CUDA context"
 cat "$logs/gpu_bench.log" >>"$summary"
 say ""
 say "## the overlap example (3 senders, 1 receiver, 10000 x 10000 float16, cuBLAS)"
-cat "$logs"/overlap*.log >>"$summary"
+cat "$logs"/overlap.[0-9].log "$logs"/overlap.overlapped.[0-9].log "$logs"/overlap.pipelined.log \
+  "$logs"/overlap.overlapped.pipelined.log >>"$summary"
+say ""
+if [[ $mps == yes ]]; then
+  say "## under MPS (nvidia-cuda-mps-control -d): gpu_bench, then the overlap example"
+  cat "$logs/gpu_bench.mps.log" "$logs"/overlap.mps.[0-9].log "$logs"/overlap.mps.overlapped.[0-9].log \
+    "$logs"/overlap.mps.pipelined.log "$logs"/overlap.mps.overlapped.pipelined.log >>"$summary"
+else
+  say "## under MPS: not measured (nvidia-cuda-mps-control is missing, or MPS runs already)"
+fi
 
 if ((${#failed[@]} > 0 || failed_runs > 0)); then
   finish 1

@@ -363,40 +363,49 @@ private:
 /// through the channel, then the elements to each reader (ranks 1, 2, ...).
 class NcclOutputPort {
 public:
+  /// `header` records nothing: this port records its write once the
+  /// elements went (`profile`, if the launch is profiled).
   NcclOutputPort(OutputPort<detail::TensorHeader> header, Communicator& communicator,
                  std::uint32_t channel, std::uint64_t max_bytes, std::string actor,
-                 std::string method)
+                 std::string method, detail::ActorProfile* profile = nullptr)
       : header_(std::move(header)), communicator_(communicator), channel_(channel),
-        max_bytes_(max_bytes), actor_(std::move(actor)), method_(std::move(method)) {}
+        max_bytes_(max_bytes), actor_(std::move(actor)), method_(std::move(method)),
+        profile_(profile) {}
 
   /// Publishes this execution's tensor, or its error; false once the graph stopped.
   bool write(const Result<Tensor>& result);
 
 private:
+  bool write_unprofiled(const Result<Tensor>& result);
   OutputPort<detail::TensorHeader> header_;
   Communicator& communicator_;
   std::uint32_t channel_;
   std::uint64_t max_bytes_; // the most one message may carry
   std::string actor_;
   std::string method_;
+  detail::ActorProfile* profile_;
 };
 
 /// Reading end of an NCCL edge: the header, then the elements from rank 0.
 class NcclInputPort {
 public:
+  /// `header` records nothing: this port records its read once the
+  /// elements arrived (`profile`, if the launch is profiled).
   NcclInputPort(InputPort<detail::TensorHeader> header, Communicator& communicator,
-                std::uint32_t channel, Device device)
-      : header_(std::move(header)), communicator_(communicator), channel_(channel),
-        device_(device) {}
+                std::uint32_t channel, Device device, detail::ActorProfile* profile = nullptr)
+      : header_(std::move(header)), communicator_(communicator), channel_(channel), device_(device),
+        profile_(profile) {}
 
   /// The next execution's tensor (or forwarded error); false once the graph stopped.
   bool read(Result<Tensor>& out);
 
 private:
+  bool read_unprofiled(Result<Tensor>& out);
   InputPort<detail::TensorHeader> header_;
   Communicator& communicator_;
   std::uint32_t channel_;
   Device device_;
+  detail::ActorProfile* profile_;
 };
 
 /// Reading end of a channel whose cg::Tensor is delivered on a device
@@ -407,20 +416,27 @@ private:
 /// reading task: its method is skipped and the driver's get() throws.
 class DeviceInputPort {
 public:
+  /// `profile`: where each read is recorded, its copy included, if the
+  /// launch is profiled.
   DeviceInputPort(ChannelReader reader, std::uint32_t channel, Device device, std::string actor,
-                  std::string method);
+                  std::string method, detail::ActorProfile* profile = nullptr);
 
   /// The next execution's tensor on the device (or forwarded error); false
   /// once the driver has closed the channel.
   bool read(Result<Tensor>& out);
 
 private:
+  bool read_unprofiled(Result<Tensor>& out);
+  // Pins the overflow buffers reader_ maps (tensor/pinned_mappings.hpp);
+  // declared first so that it outlives the reader, which tells it of unmaps.
+  std::unique_ptr<detail::MappingObserver> pinned_;
   ChannelReader reader_;
   std::uint32_t channel_;
   Device device_;
   int cuda_devices_; // this process's, counted once
   std::string actor_;
   std::string method_;
+  detail::ActorProfile* profile_;
 };
 
 /// Writing end of such a channel: a tensor that is not in host memory is
@@ -452,8 +468,10 @@ class CudaIpcReceiver;
 /// becomes the writing task's error record.
 class CudaIpcOutputPort {
 public:
+  /// `profile`: where each write is recorded, if the launch is profiled.
   CudaIpcOutputPort(ChannelWriter writer, std::uint32_t channel, std::uint32_t slots,
-                    std::uint32_t slot_bytes, int device, std::string actor, std::string method);
+                    std::uint32_t slot_bytes, int device, std::string actor, std::string method,
+                    detail::ActorProfile* profile = nullptr);
   CudaIpcOutputPort(CudaIpcOutputPort&&) noexcept;
   ~CudaIpcOutputPort();
 
@@ -462,6 +480,7 @@ public:
 
 private:
   bool put_error(const ErrorRecord& record);
+  bool write_unprofiled(const Result<Tensor>& result);
   ChannelWriter writer_;
   std::uint32_t channel_;
   std::uint32_t slots_;
@@ -471,6 +490,7 @@ private:
   std::string actor_;
   std::string method_;
   std::unique_ptr<detail::CudaIpcSender> sender_; // made on the first tensor
+  detail::ActorProfile* profile_;
 };
 
 /// Whether a CUDA IPC reader overlaps its copy with the GPU's other work
@@ -488,8 +508,11 @@ enum class Overlap : bool { off, on };
 /// task: its method is skipped and the driver's get() throws.
 class CudaIpcInputPort {
 public:
+  /// `profile`: where each read is recorded, its copy included (or, with
+  /// overlap, its queueing), if the launch is profiled.
   CudaIpcInputPort(ChannelReader reader, std::uint32_t channel, std::uint32_t slots, int device,
-                   Overlap overlap, std::string actor, std::string method);
+                   Overlap overlap, std::string actor, std::string method,
+                   detail::ActorProfile* profile = nullptr);
   CudaIpcInputPort(CudaIpcInputPort&&) noexcept;
   ~CudaIpcInputPort();
 
@@ -510,6 +533,7 @@ private:
   std::string actor_;
   std::string method_;
   std::unique_ptr<detail::CudaIpcReceiver> receiver_; // made on the first tensor
+  detail::ActorProfile* profile_;
 };
 
 /// One actor's view of the launched graph: its segment and its identity.
@@ -556,20 +580,22 @@ public:
   /// rank 0, reader slot r is rank r + 1).
   NcclOutputPort nccl_output(std::uint32_t channel, const char* method,
                              Communicator& communicator) {
-    return NcclOutputPort(output<detail::TensorHeader>(channel, method), communicator, channel,
-                          communicator_bytes(), name_, method);
+    return NcclOutputPort(OutputPort<detail::TensorHeader>(ChannelWriter(channel_at(channel)),
+                                                           channel, slot_bytes_, name_, method),
+                          communicator, channel, communicator_bytes(), name_, method, profile());
   }
   NcclInputPort nccl_input(std::uint32_t channel, std::uint32_t reader,
                            Communicator& communicator) {
-    return NcclInputPort(input<detail::TensorHeader>(channel, reader), communicator, channel,
-                         device::cpu);
+    return NcclInputPort(
+        InputPort<detail::TensorHeader>(reader_of(channel, reader), channel, name_), communicator,
+        channel, device::cpu, profile());
   }
 
   /// The ends of a channel delivering a cg::Tensor on a device; `method` is
   /// the reading task's (the writing task's for an output).
   DeviceInputPort device_input(std::uint32_t channel, std::uint32_t reader, Device device,
                                const char* method) {
-    return DeviceInputPort(reader_of(channel, reader), channel, device, name_, method);
+    return DeviceInputPort(reader_of(channel, reader), channel, device, name_, method, profile());
   }
   DeviceOutputPort device_output(std::uint32_t channel, const char* method) {
     return DeviceOutputPort(output<detail::TensorToHost>(channel, method), name_, method);
@@ -579,12 +605,12 @@ public:
   /// `method` is the reading task's (the writing task's for an output).
   CudaIpcOutputPort cuda_ipc_output(std::uint32_t channel, const char* method) {
     return CudaIpcOutputPort(ChannelWriter(channel_at(channel)), channel, slots_of(channel),
-                             slot_bytes_, cuda_device_, name_, method);
+                             slot_bytes_, cuda_device_, name_, method, profile());
   }
   CudaIpcInputPort cuda_ipc_input(std::uint32_t channel, std::uint32_t reader, const char* method,
                                   Overlap overlap = Overlap::off) {
     return CudaIpcInputPort(reader_of(channel, reader), channel, slots_of(channel), cuda_device_,
-                            overlap, name_, method);
+                            overlap, name_, method, profile());
   }
 
   /// A collective's rank on this actor: every rank of `communicator` calls

@@ -19,6 +19,10 @@
 // Calls check their tensors (on this communicator's device, contiguous, the
 // counts the collective needs) and enqueue the NCCL operation on stream()
 // (the one given, or one of its own); they return before the GPU is done.
+// Each operation is ordered after the work queued so far on the legacy
+// default stream (an event stream() waits for), where kernels launched
+// without a stream computed its tensors and where their memory is given
+// back (tensor/cuda_memory.cpp); the GPU keeps computing meanwhile.
 // synchronize() waits for the stream, polling NCCL's asynchronous error, and
 // aborts the communicator when timeout() passes. NCCL itself cannot check
 // that a recv's dtype and shape are the sender's: only the element count
@@ -43,6 +47,7 @@
 #include <string>
 
 struct CUstream_st; // cudaStream_t is CUstream_st*
+struct CUevent_st;  // cudaEvent_t is CUevent_st*
 
 namespace cg {
 
@@ -96,11 +101,14 @@ private:
   void check_alive(const std::string& call) const;
   [[noreturn]] void fail(CommErrorKind kind, const std::string& call,
                          const std::string& detail) const;
+  // Makes stream() wait for the legacy default stream's work so far.
+  void after_default_stream(const std::string& call);
   void enqueued(int result, const std::string& call);
 
   void* comm_ = nullptr; // ncclComm_t
   CUstream_st* stream_ = nullptr;
   bool own_stream_ = false;
+  CUevent_st* default_stream_done_ = nullptr; // for after_default_stream()
   int size_ = 0;
   int rank_ = 0;
   int device_ = 0;

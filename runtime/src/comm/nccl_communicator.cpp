@@ -211,6 +211,13 @@ NcclCommunicator::NcclCommunicator(const NcclUniqueId& id, int size, int rank, i
     stream_ = own;
     own_stream_ = true;
   }
+  if (const cudaError_t error =
+          cudaEventCreateWithFlags(&default_stream_done_, cudaEventDisableTiming);
+      error != cudaSuccess) {
+    if (own_stream_)
+      (void)cudaStreamDestroy(stream_);
+    fail(CommErrorKind::backend, call, "cudaEventCreateWithFlags: " + cuda_error(error));
+  }
   NcclRawId raw{};
   std::memcpy(raw.internal, id.bytes.data(), sizeof raw.internal);
   nccl_comm comm = nullptr;
@@ -218,6 +225,7 @@ NcclCommunicator::NcclCommunicator(const NcclUniqueId& id, int size, int rank, i
   if (result != nccl_success) {
     if (own_stream_)
       (void)cudaStreamDestroy(stream_);
+    (void)cudaEventDestroy(default_stream_done_);
     fail(CommErrorKind::backend, call, "ncclCommInitRank: " + nccl_error(result));
   }
   comm_ = comm;
@@ -230,6 +238,7 @@ NcclCommunicator::~NcclCommunicator() {
     // teardown one of them may be dead (vllm#39846), and nothing is in flight.
     if (!aborted_.load(std::memory_order_acquire) && comm_ != nullptr)
       (void)nccl().comm_abort(comm_);
+    (void)cudaEventDestroy(default_stream_done_);
     if (own_stream_)
       (void)cudaStreamDestroy(stream_);
   } catch (...) {
@@ -269,6 +278,14 @@ void NcclCommunicator::check(const Tensor& t, const char* role, const std::strin
     fail(CommErrorKind::invalid, call, what + " " + t.describe() + " is not contiguous");
 }
 
+void NcclCommunicator::after_default_stream(const std::string& call) {
+  cudaError_t error = cudaEventRecord(default_stream_done_, cudaStreamLegacy);
+  if (error == cudaSuccess)
+    error = cudaStreamWaitEvent(stream_, default_stream_done_, 0);
+  if (error != cudaSuccess)
+    fail(CommErrorKind::backend, call, "ordering after the default stream: " + cuda_error(error));
+}
+
 void NcclCommunicator::enqueued(int result, const std::string& call) {
   if (result != nccl_success && result != nccl_in_progress)
     fail(CommErrorKind::backend, call, nccl_error(result));
@@ -281,6 +298,7 @@ void NcclCommunicator::send(const Tensor& t, int peer) {
   if (peer < 0 || peer >= size_ || peer == rank_)
     fail(CommErrorKind::invalid, call, "no such peer");
   const detail::CudaDeviceGuard guard = on_device(device_);
+  after_default_stream(call);
   enqueued(nccl().send(t.data_ptr(), static_cast<std::size_t>(t.numel()), nccl_type(t.dtype()),
                        peer, comm_, stream_),
            call);
@@ -293,6 +311,7 @@ void NcclCommunicator::recv(Tensor& t, int peer) {
   if (peer < 0 || peer >= size_ || peer == rank_)
     fail(CommErrorKind::invalid, call, "no such peer");
   const detail::CudaDeviceGuard guard = on_device(device_);
+  after_default_stream(call);
   enqueued(nccl().recv(t.data_ptr(), static_cast<std::size_t>(t.numel()), nccl_type(t.dtype()),
                        peer, comm_, stream_),
            call);
@@ -308,6 +327,7 @@ void NcclCommunicator::allreduce(Tensor& t, ReduceOp op) {
              " tensors is not supported");
   }
   const detail::CudaDeviceGuard guard = on_device(device_);
+  after_default_stream(call);
   enqueued(nccl().all_reduce(t.data_ptr(), t.data_ptr(), static_cast<std::size_t>(t.numel()),
                              nccl_type(t.dtype()), nccl_op(op), comm_, stream_),
            call);
@@ -324,6 +344,7 @@ void NcclCommunicator::allgather(const Tensor& in, Tensor& out) {
              " times the elements of the input " + in.describe());
   }
   const detail::CudaDeviceGuard guard = on_device(device_);
+  after_default_stream(call);
   enqueued(nccl().all_gather(in.data_ptr(), out.data_ptr(), static_cast<std::size_t>(in.numel()),
                              nccl_type(in.dtype()), comm_, stream_),
            call);
@@ -345,6 +366,7 @@ void NcclCommunicator::reducescatter(const Tensor& in, Tensor& out, ReduceOp op)
              " tensors is not supported");
   }
   const detail::CudaDeviceGuard guard = on_device(device_);
+  after_default_stream(call);
   enqueued(nccl().reduce_scatter(in.data_ptr(), out.data_ptr(),
                                  static_cast<std::size_t>(out.numel()), nccl_type(in.dtype()),
                                  nccl_op(op), comm_, stream_),
@@ -355,7 +377,11 @@ void NcclCommunicator::synchronize() {
   const std::string call = "synchronize";
   check_alive(call);
   const detail::CudaDeviceGuard guard = on_device(device_);
+  // Small operations finish within microseconds: the first 100 us poll
+  // without sleeping (a sleep is 50 us or more of the scheduler's), then
+  // the pauses grow to 1 ms.
   const auto start = std::chrono::steady_clock::now();
+  const auto spin_until = start + std::chrono::microseconds(100);
   auto pause = std::chrono::microseconds(10);
   for (;;) {
     const cudaError_t state = cudaStreamQuery(stream_);
@@ -378,6 +404,8 @@ void NcclCommunicator::synchronize() {
       fail(CommErrorKind::timeout, call, reason);
     }
     check_alive(call); // aborted from another thread meanwhile
+    if (std::chrono::steady_clock::now() < spin_until)
+      continue;
     std::this_thread::sleep_for(pause);
     pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(1));
   }

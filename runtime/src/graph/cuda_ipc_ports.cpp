@@ -29,14 +29,20 @@ std::string describe(const detail::TensorHeader& header) {
   return text + "]";
 }
 
+// A profile's count of the bytes a message carried: the tensor's elements.
+std::size_t nbytes_of(const Result<Tensor>& result) {
+  return result.ok() && result.value().defined() ? result.value().nbytes() : 0;
+}
+
 } // namespace
 
 CudaIpcOutputPort::CudaIpcOutputPort(ChannelWriter writer, std::uint32_t channel,
                                      std::uint32_t slots, std::uint32_t slot_bytes, int device,
-                                     std::string actor, std::string method)
+                                     std::string actor, std::string method,
+                                     detail::ActorProfile* profile)
     : writer_(std::move(writer)), channel_(channel), slots_(slots), slot_bytes_(slot_bytes),
       device_(device), cuda_devices_(cuda_device_count()), actor_(std::move(actor)),
-      method_(std::move(method)) {}
+      method_(std::move(method)), profile_(profile) {}
 CudaIpcOutputPort::CudaIpcOutputPort(CudaIpcOutputPort&&) noexcept = default;
 CudaIpcOutputPort::~CudaIpcOutputPort() = default;
 
@@ -55,6 +61,13 @@ bool CudaIpcOutputPort::put_error(const ErrorRecord& record) {
 }
 
 bool CudaIpcOutputPort::write(const Result<Tensor>& result) {
+  const bool written = write_unprofiled(result);
+  if (written && profile_)
+    profile_->record(detail::ProfiledOp::write, channel_, nbytes_of(result));
+  return written;
+}
+
+bool CudaIpcOutputPort::write_unprofiled(const Result<Tensor>& result) {
   if (!result.ok())
     return put_error(result.error());
   const Tensor& tensor = result.value();
@@ -99,10 +112,10 @@ bool CudaIpcOutputPort::write(const Result<Tensor>& result) {
 
 CudaIpcInputPort::CudaIpcInputPort(ChannelReader reader, std::uint32_t channel, std::uint32_t slots,
                                    int device, Overlap overlap, std::string actor,
-                                   std::string method)
+                                   std::string method, detail::ActorProfile* profile)
     : reader_(std::move(reader)), channel_(channel), slots_(slots), device_(device),
       overlap_(overlap == Overlap::on && slots >= 2), cuda_devices_(cuda_device_count()),
-      actor_(std::move(actor)), method_(std::move(method)) {}
+      actor_(std::move(actor)), method_(std::move(method)), profile_(profile) {}
 CudaIpcInputPort::CudaIpcInputPort(CudaIpcInputPort&&) noexcept = default;
 
 CudaIpcInputPort::~CudaIpcInputPort() {
@@ -182,6 +195,8 @@ bool CudaIpcInputPort::read(Result<Tensor>& out) {
     holding_ = true; // released by settle(), once the copy is done
   else
     reader_.release(); // the copy is done: the writer may reuse the slot's buffer
+  if (profile_)
+    profile_->record(detail::ProfiledOp::read, channel_, nbytes_of(out));
   return true;
 }
 

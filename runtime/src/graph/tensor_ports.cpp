@@ -5,6 +5,7 @@
 // calls they make: a problem with one tensor becomes that task's error
 // record on every side, never a rank left waiting for a peer that skipped.
 #include "tensor/cuda_memory.hpp"
+#include "tensor/pinned_mappings.hpp"
 #include "tensor/tensor_copy.hpp"
 #include "tensor/tensor_wire.hpp"
 #include <cg/actor.hpp>
@@ -118,7 +119,20 @@ ErrorRecord agreed_error(Communicator& communicator, const std::optional<ErrorRe
 
 } // namespace
 
+namespace {
+std::size_t nbytes_of(const Result<Tensor>& result) {
+  return result.ok() && result.value().defined() ? result.value().nbytes() : 0;
+}
+} // namespace
+
 bool NcclOutputPort::write(const Result<Tensor>& result) {
+  const bool written = write_unprofiled(result);
+  if (written && profile_)
+    profile_->record(detail::ProfiledOp::write, channel_, nbytes_of(result));
+  return written;
+}
+
+bool NcclOutputPort::write_unprofiled(const Result<Tensor>& result) {
   if (!result.ok())
     return header_.write(Result<detail::TensorHeader>(result.error()));
   Tensor tensor = result.value();
@@ -152,6 +166,13 @@ bool NcclOutputPort::write(const Result<Tensor>& result) {
 }
 
 bool NcclInputPort::read(Result<Tensor>& out) {
+  const bool got = read_unprofiled(out);
+  if (got && profile_)
+    profile_->record(detail::ProfiledOp::read, channel_, nbytes_of(out));
+  return got;
+}
+
+bool NcclInputPort::read_unprofiled(Result<Tensor>& out) {
   Result<detail::TensorHeader> header;
   if (!header_.read(header))
     return false;
@@ -181,12 +202,25 @@ bool NcclInputPort::read(Result<Tensor>& out) {
 }
 
 DeviceInputPort::DeviceInputPort(ChannelReader reader, std::uint32_t channel, Device device,
-                                 std::string actor, std::string method)
+                                 std::string actor, std::string method,
+                                 detail::ActorProfile* profile)
     : reader_(std::move(reader)), channel_(channel), device_(device),
       cuda_devices_(device.kind == DeviceKind::cuda ? cuda_device_count() : 0),
-      actor_(std::move(actor)), method_(std::move(method)) {}
+      actor_(std::move(actor)), method_(std::move(method)), profile_(profile) {
+  if (device_.kind == DeviceKind::cuda && device_.index < cuda_devices_) {
+    pinned_ = detail::pin_mappings_for(device_.index);
+    reader_.observe_mappings(pinned_.get());
+  }
+}
 
 bool DeviceInputPort::read(Result<Tensor>& out) {
+  const bool got = read_unprofiled(out);
+  if (got && profile_)
+    profile_->record(detail::ProfiledOp::read, channel_, nbytes_of(out));
+  return got;
+}
+
+bool DeviceInputPort::read_unprofiled(Result<Tensor>& out) {
   ChannelReader::Message message;
   ChannelStatus status = reader_.acquire(message, Deadline::max());
   if (status == ChannelStatus::closed)

@@ -519,16 +519,32 @@ ChannelReader& ChannelReader::operator=(ChannelReader&& other) noexcept {
     overflow_ = std::exchange(other.overflow_, nullptr);
     stale_after_ = std::exchange(other.stale_after_, UINT64_MAX);
     source_ = std::exchange(other.source_, nullptr);
+    observer_ = std::exchange(other.observer_, nullptr);
   }
   return *this;
 }
 
 ChannelReader::~ChannelReader() { reset(); }
 
+void ChannelReader::observe_mappings(detail::MappingObserver* observer) noexcept {
+  observer_ = observer;
+  if (observer_ == nullptr || overflow_ == nullptr)
+    return;
+  for (std::uint32_t m = 0; m < slots_; ++m)
+    if (overflow_[m].data != nullptr)
+      observer_->mapped({overflow_[m].data, overflow_[m].mapped});
+}
+
+void ChannelReader::unmap(OverflowMapping& mapping) noexcept {
+  if (observer_ != nullptr && mapping.data != nullptr)
+    observer_->unmapping({mapping.data, mapping.mapped});
+  unmap_mapping(mapping);
+}
+
 void ChannelReader::reset() noexcept {
   if (overflow_ != nullptr) {
     for (std::uint32_t s = 0; s < slots_; ++s)
-      unmap_mapping(overflow_[s]);
+      unmap(overflow_[s]);
     delete[] overflow_;
     overflow_ = nullptr;
   }
@@ -618,8 +634,10 @@ ChannelStatus ChannelReader::map_overflow(const SlotHeader& slot,
                                  (entry.data == nullptr || entry.last_used < mapping->last_used)))
         mapping = &entry;
     }
-    unmap_mapping(*mapping);
+    unmap(*mapping);
     *mapping = fresh;
+    if (observer_ != nullptr)
+      observer_->mapped({mapping->data, mapping->mapped});
   }
   if (bytes > mapping->mapped - detail::overflow_payload_offset)
     return ChannelStatus::corrupt;
@@ -639,7 +657,7 @@ void ChannelReader::drop_stale_mappings() noexcept {
     if (entry.data == nullptr)
       continue;
     if (entry.last_used + slots_ < next_)
-      unmap_mapping(entry);
+      unmap(entry);
     else
       stale_after_ = std::min(stale_after_, entry.last_used + slots_ + 1);
   }

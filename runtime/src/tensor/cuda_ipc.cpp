@@ -5,6 +5,7 @@
 
 #if defined(CG_HAVE_CUDA)
 #include "tensor/cuda_device_guard.hpp"
+#include "tensor/cuda_memory.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -12,7 +13,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 #include <utility>
 #endif
 
@@ -35,13 +35,11 @@ CudaDeviceGuard on_device(int index) {
                          [](cudaError_t error, const std::string& what) { check(error, what); });
 }
 
-// A stream made on first use on the current device. A blocking stream (the
-// default flags): it waits for work on the legacy default stream, where a
-// method that does not name a stream ran the kernels producing its result.
-cudaStream_t stream_of(void*& stream) {
+// A stream made on first use on the current device, with `flags`.
+cudaStream_t stream_of(void*& stream, unsigned flags) {
   if (stream == nullptr) {
     cudaStream_t made = nullptr;
-    check(cudaStreamCreate(&made), "cudaStreamCreate");
+    check(cudaStreamCreateWithFlags(&made, flags), "cudaStreamCreateWithFlags");
     stream = made;
   }
   return static_cast<cudaStream_t>(stream);
@@ -93,7 +91,10 @@ CudaIpcSender::~CudaIpcSender() {
 
 CudaIpcBlock CudaIpcSender::stage(std::uint32_t index, const Tensor& tensor) {
   const CudaDeviceGuard guard = on_device(device_);
-  const cudaStream_t stream = stream_of(stream_);
+  // A blocking stream: its copy waits for the work queued on the legacy
+  // default stream, where a method that names no stream ran the kernels
+  // producing the tensor.
+  const cudaStream_t stream = stream_of(stream_, cudaStreamDefault);
   std::unique_ptr<Slot>& slot = slots_.at(index);
   if (!slot) {
     slot = std::make_unique<Slot>();
@@ -136,86 +137,6 @@ CudaIpcBlock CudaIpcSender::stage(std::uint32_t index, const Tensor& tensor) {
   return block;
 }
 
-// Device buffers a reader lends out as tensors and takes back when the last
-// of them goes: after warm-up a message costs no cudaMalloc.
-struct CudaIpcReceiver::Pool {
-  struct Buffer {
-    std::size_t capacity = 0;
-    void* pointer = nullptr;
-    cudaEvent_t released = nullptr; // after the work queued when it came back
-  };
-
-  explicit Pool(int device) : device(device) {}
-  ~Pool() {
-    int current = 0;
-    if (cudaGetDevice(&current) != cudaSuccess)
-      return;
-    (void)cudaSetDevice(device);
-    for (Buffer& buffer : free) {
-      (void)cudaEventSynchronize(buffer.released);
-      (void)cudaEventDestroy(buffer.released);
-      (void)cudaFree(buffer.pointer);
-    }
-    (void)cudaSetDevice(current);
-  }
-
-  // A buffer of at least `bytes`, not more than twice that (so a small
-  // tensor does not pin a large buffer); `stream` waits until the kernels
-  // that read it as a tensor before are done.
-  std::pair<std::size_t, void*> take(std::size_t bytes, cudaStream_t stream) {
-    Buffer found;
-    {
-      std::lock_guard lock(mutex);
-      for (auto it = free.begin(); it != free.end(); ++it)
-        if (it->capacity >= bytes && it->capacity / 2 <= bytes) {
-          found = *it;
-          free.erase(it);
-          break;
-        }
-    }
-    if (found.pointer != nullptr) {
-      const cudaError_t waited = cudaStreamWaitEvent(stream, found.released, 0);
-      (void)cudaEventDestroy(found.released);
-      if (waited != cudaSuccess) {
-        (void)cudaFree(found.pointer);
-        check(waited, "cudaStreamWaitEvent");
-      }
-      return {found.capacity, found.pointer};
-    }
-    const std::size_t capacity = capacity_for(bytes);
-    void* pointer = nullptr;
-    check(cudaMalloc(&pointer, capacity),
-          "cudaMalloc of " + std::to_string(capacity) + " bytes on cuda:" + std::to_string(device));
-    return {capacity, pointer};
-  }
-
-  // At most kKept buffers wait for reuse; the rest are freed (cudaFree waits
-  // for the device itself).
-  void give_back(std::size_t capacity, void* pointer) {
-    const CudaDeviceGuard guard(device, [](cudaError_t, const std::string&) {});
-    Buffer buffer{capacity, pointer, nullptr};
-    bool kept = false;
-    if (cudaEventCreateWithFlags(&buffer.released, cudaEventDisableTiming) == cudaSuccess) {
-      if (cudaEventRecord(buffer.released, cudaStreamLegacy) == cudaSuccess) {
-        std::lock_guard lock(mutex);
-        if (free.size() < kKept) {
-          free.push_back(buffer);
-          kept = true;
-        }
-      }
-      if (!kept)
-        (void)cudaEventDestroy(buffer.released);
-    }
-    if (!kept)
-      (void)cudaFree(pointer);
-  }
-
-  static constexpr std::size_t kKept = 16;
-  int device;
-  std::mutex mutex;
-  std::vector<Buffer> free;
-};
-
 struct CudaIpcReceiver::Slot {
   std::uint32_t writer_pid = 0;
   std::uint64_t generation = 0;
@@ -224,8 +145,7 @@ struct CudaIpcReceiver::Slot {
   cudaEvent_t event = nullptr;
 };
 
-CudaIpcReceiver::CudaIpcReceiver(std::uint32_t slots, int device)
-    : device_(device), pool_(std::make_shared<Pool>(device)) {
+CudaIpcReceiver::CudaIpcReceiver(std::uint32_t slots, int device) : device_(device) {
   slots_.resize(slots);
 }
 
@@ -256,7 +176,10 @@ CudaIpcReceiver::~CudaIpcReceiver() {
 Tensor CudaIpcReceiver::receive(std::uint32_t index, const CudaIpcBlock& block, DType dtype,
                                 const std::vector<std::int64_t>& shape, bool overlap) {
   const CudaDeviceGuard guard = on_device(device_);
-  const cudaStream_t stream = stream_of(stream_);
+  // A non-blocking stream: the copy waits for the writer's event only, not
+  // for the kernels queued on the legacy default stream, so with overlap it
+  // runs while they compute.
+  const cudaStream_t stream = stream_of(stream_, cudaStreamNonBlocking);
   std::unique_ptr<Slot>& slot = slots_.at(index);
   if (!slot)
     slot = std::make_unique<Slot>();
@@ -301,14 +224,16 @@ Tensor CudaIpcReceiver::receive(std::uint32_t index, const CudaIpcBlock& block, 
   if (overflow || bytes != block.bytes)
     throw TensorError("cg: cuda_ipc: the message's shape does not hold the " +
                       std::to_string(block.bytes) + " bytes its writer copied");
-  auto [capacity, pointer] = pool_->take(bytes, stream);
+  // From the device's memory pool in `stream`'s order (memory the legacy
+  // default stream's kernels gave back is reused only after them), given
+  // back in the legacy stream's order when the last copy of `out` goes.
   Tensor out = Tensor::adopt(
-      pointer,
-      [pool = pool_, capacity = capacity](void* storage) { pool->give_back(capacity, storage); },
-      dtype, shape, {}, Device{DeviceKind::cuda, device_});
+      cuda_allocate(bytes, device_, stream),
+      [device = device_](void* storage) { cuda_free(storage, device); }, dtype, shape, {},
+      Device{DeviceKind::cuda, device_});
   check(cudaStreamWaitEvent(stream, slot->event, 0), "cudaStreamWaitEvent");
   if (bytes != 0)
-    check(cudaMemcpyAsync(pointer, slot->buffer, bytes, cudaMemcpyDefault, stream),
+    check(cudaMemcpyAsync(out.data_ptr(), slot->buffer, bytes, cudaMemcpyDefault, stream),
           "cudaMemcpyAsync of " + std::to_string(bytes) + " bytes from the slot");
   if (!overlap) {
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -344,7 +269,6 @@ namespace {
 
 struct CudaIpcSender::Slot {};
 struct CudaIpcReceiver::Slot {};
-struct CudaIpcReceiver::Pool {};
 
 CudaIpcSender::CudaIpcSender(std::uint32_t, int device) : device_(device), pid_(0) {}
 CudaIpcSender::~CudaIpcSender() = default;

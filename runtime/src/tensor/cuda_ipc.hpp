@@ -14,8 +14,8 @@
 // A reader opens each buffer and event once (cudaIpcOpenMemHandle,
 // cudaIpcOpenEventHandle) and keeps them while the slot's buffer stays the
 // same. It makes its stream wait for the event (no host round trip to the
-// writer), copies the elements into a tensor of its own from a pool (no
-// cudaMalloc once warm), waits for that copy, and only then releases the
+// writer), copies the elements into a tensor of its own (from the device's
+// memory pool: no cudaMalloc once warm), waits for that copy, and only then releases the
 // slot: the writer reuses a slot's buffer only after every reader released
 // it, so nobody reads a buffer while it is overwritten.
 //
@@ -27,9 +27,9 @@
 // already queued keeps the GPU busy meanwhile. finish() waits for the copy;
 // the port calls it, and releases the slot, at its next read.
 //
-// Pooled buffers are taken back when their last tensor goes, which may be
-// before the kernels reading it ran: an event recorded on the legacy default
-// stream then makes the next copy into that buffer wait for them.
+// A received tensor's memory goes back to the pool in the legacy default
+// stream's order when its last copy goes, so kernels still reading it finish
+// before the memory is reused (tensor/cuda_memory.cpp).
 //
 // Actors that are threads of one process (threads mode) cannot open their own
 // process's IPC handles; the block carries the writer's pid and its plain
@@ -111,12 +111,10 @@ public:
 
 private:
   struct Slot;
-  struct Pool;
   int device_;
   void* stream_ = nullptr; // cudaStream_t, made on first use
   void* copied_ = nullptr; // cudaEvent_t: the last copy, for overlap
   std::vector<std::unique_ptr<Slot>> slots_;
-  std::shared_ptr<Pool> pool_; // shared with the tensors it lent
 };
 
 } // namespace cg::detail

@@ -6,14 +6,20 @@
 
 #include <cstddef>
 
+struct CUstream_st; // cudaStream_t is CUstream_st*
+
 namespace cg::detail {
 
-/// cudaMalloc of `bytes` (at least 1) on device `index`, leaving the calling
-/// thread's current device as it was. Throws TensorError with CUDA's message.
-void* cuda_allocate(std::size_t bytes, int index);
+/// `bytes` (at least 1) of device `index`'s memory, from its memory pool in
+/// the order of the legacy default stream (see cuda_memory.cpp), leaving the
+/// calling thread's current device as it was. Throws TensorError with CUDA's
+/// message. With `stream` (a cudaStream_t of that device), in its order
+/// instead: the memory is ready for work queued there after this call.
+void* cuda_allocate(std::size_t bytes, int index, CUstream_st* stream = nullptr);
 
-/// cudaFree of a pointer from cuda_allocate; errors are ignored (it runs in
-/// destructors, possibly after the driver has shut down at exit).
+/// Gives a pointer from cuda_allocate back, after the work queued on the
+/// legacy default stream so far; errors are ignored (it runs in destructors,
+/// possibly after the driver has shut down at exit).
 void cuda_free(void* pointer, int index) noexcept;
 
 /// cudaMemcpy with cudaMemcpyDefault (host or device on either side, unified

@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -387,6 +388,52 @@ TEST(Channel, SlotKeepsItsOverflowBufferWhileLargeEnoughAndReplacesItWithALarger
   EXPECT_EQ(header->overflow_generations.load(), 2u) << "replaced by a larger one";
   round_trip(2 * kMiB, 7);
   EXPECT_EQ(header->overflow_generations.load(), 2u);
+}
+
+// Hears what a reader maps and unmaps (the GPU ports pin these buffers).
+class RecordingObserver final : public cg::detail::MappingObserver {
+public:
+  void mapped(std::span<const std::byte> mapping) noexcept override {
+    live.insert(mapping.data());
+    sizes.push_back(mapping.size());
+  }
+  void unmapping(std::span<const std::byte> mapping) noexcept override {
+    EXPECT_EQ(live.erase(mapping.data()), 1u) << "unmapped without having been mapped";
+    ++unmapped;
+  }
+  std::set<const std::byte*> live;
+  std::vector<std::size_t> sizes;
+  int unmapped = 0;
+};
+
+TEST(Channel, AnObserverHearsOfEveryOverflowMappingAndOfItsUnmappingBeforeItGoes) {
+  TestChannel t({1, 256, 1});
+  cg::ChannelWriter writer(t.channel);
+  RecordingObserver observer;
+  {
+    cg::ChannelReader reader(t.channel, 0);
+    auto round_trip = [&](std::size_t bytes, std::uint32_t seed) {
+      ASSERT_EQ(write_pattern(writer, bytes, seed), cg::ChannelStatus::ok);
+      cg::ChannelReader::Message m{};
+      ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok);
+      EXPECT_EQ(first_mismatch(m.payload, seed), -1);
+      reader.release();
+    };
+    round_trip(1 * kMiB, 1); // mapped before the observer comes
+    reader.observe_mappings(&observer);
+    ASSERT_EQ(observer.sizes.size(), 1u) << "told of the mapping made before";
+    EXPECT_GE(observer.sizes[0], 1 * kMiB);
+    round_trip(100, 2);
+    round_trip(1 * kMiB, 3);
+    EXPECT_EQ(observer.sizes.size(), 1u) << "the same buffer: no new mapping";
+    round_trip(3 * kMiB, 4);
+    ASSERT_EQ(observer.sizes.size(), 2u) << "a larger buffer is mapped";
+    EXPECT_GE(observer.sizes[1], 3 * kMiB);
+    EXPECT_EQ(observer.unmapped, 1) << "in place of the smaller one";
+    EXPECT_EQ(observer.live.size(), 1u);
+  }
+  EXPECT_EQ(observer.unmapped, 2) << "the reader unmaps the rest when it goes";
+  EXPECT_TRUE(observer.live.empty());
 }
 
 // Mappings of overflow buffers in this process (writer's and readers' alike).

@@ -49,6 +49,20 @@ struct OverflowMapping;
 class MessageSource;
 } // namespace detail
 
+namespace detail {
+// Told of each overflow buffer a reader maps, and of it again before it is
+// unmapped: the ports that copy payloads to a GPU pin these buffers
+// (cudaHostRegister, tensor/pinned_mappings.hpp) so that the copy engines
+// read them directly, at the speed of pinned memory. Called from the
+// reader's thread; must not throw.
+class MappingObserver {
+public:
+  virtual ~MappingObserver() = default;
+  virtual void mapped(std::span<const std::byte> mapping) noexcept = 0;
+  virtual void unmapping(std::span<const std::byte> mapping) noexcept = 0;
+};
+} // namespace detail
+
 // Absolute deadline for blocking calls; Deadline::max() waits forever and
 // Deadline::min() only looks once, without spinning or sleeping.
 using Deadline = std::chrono::steady_clock::time_point;
@@ -193,8 +207,14 @@ public:
   // once every reader has released it. No-op without an acquired message.
   void release() noexcept;
 
+  // From now on `observer` (which must outlive this reader, or be replaced
+  // first) hears of each overflow buffer mapped and unmapped, starting with
+  // those mapped already. Null stops it.
+  void observe_mappings(detail::MappingObserver* observer) noexcept;
+
 private:
   void reset() noexcept;
+  void unmap(detail::OverflowMapping& mapping) noexcept;
   ChannelStatus map_overflow(const detail::SlotHeader& slot,
                              std::span<const std::byte>& payload) noexcept;
   void drop_stale_mappings() noexcept;
@@ -211,6 +231,7 @@ private:
   detail::OverflowMapping* overflow_ = nullptr;
   std::uint64_t stale_after_ = UINT64_MAX;  // a mapping may be unused for a ring from here on
   detail::MessageSource* source_ = nullptr; // instead of a ring (then header_ is null)
+  detail::MappingObserver* observer_ = nullptr;
 };
 
 namespace detail {
