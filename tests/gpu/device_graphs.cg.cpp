@@ -37,6 +37,16 @@ struct CG_ACTOR DeviceWorker {
       out += (i ? ", " : "") + std::to_string(static_cast<int>(host.data<float>()[i]));
     return out + "]";
   }
+  // "cuda:0 4194304 elements, sum 2097152000": where a large tensor arrived,
+  // its size and the sum of its elements (exact in double for integers).
+  std::string summed(cg::Tensor t) {
+    cg::Tensor host = t.to(cg::device::cpu);
+    double sum = 0;
+    for (std::int64_t i = 0; i < host.numel(); ++i)
+      sum += host.data<float>()[i];
+    return cg::to_string(t.device()) + " " + std::to_string(host.numel()) + " elements, sum " +
+           std::to_string(static_cast<std::int64_t>(sum));
+  }
   // The tensor, back in host memory, each element doubled.
   cg::Tensor twice(cg::Tensor t) {
     cg::Tensor host = t.to(cg::device::cpu);
@@ -72,6 +82,14 @@ CG_GRAPH void to_cuda(cg::GraphBuilder& g) {
   auto q = g.actor<DeviceWorker>("q").gpus(1);
   auto t = g.input<cg::Tensor>().with_tensor_transport(cg::device::cuda);
   g.output(q.bind<&DeviceWorker::where>(t));
+}
+
+// The same for tensors larger than a slot: they arrive in overflow buffers,
+// which q pins for the copy to its GPU.
+CG_GRAPH void large_to_cuda(cg::GraphBuilder& g) {
+  auto q = g.actor<DeviceWorker>("q").gpus(1);
+  auto t = g.input<cg::Tensor>().with_tensor_transport(cg::device::cuda);
+  g.output(q.bind<&DeviceWorker::summed>(t));
 }
 
 // One rank, one GPU: an allreduce (over NCCL when launched with

@@ -6,6 +6,7 @@
 // device gives; the GPU tests skip, saying so.
 #include "device_graphs.cg.hpp"
 #include "leftovers.hpp"
+#include "tensor/pinned_mappings.hpp"
 
 #include <cg/device.hpp>
 #if defined(CG_HAVE_CUDA)
@@ -152,6 +153,35 @@ TEST_F(DeviceGraphs, CudaTransportDeliversTheDriversTensorOnTheGpu) {
                  << (cg::built_with_cuda() ? "yes" : "no") << ")";
   auto graph = cg::launch<&to_cuda>();
   EXPECT_EQ(graph.execute(floats({1, 2, 3})).get(), "cuda:0 [1, 2, 3]");
+}
+
+TEST_F(DeviceGraphs, LargeTensorsReachTheGpuExactlyThroughPinnedOverflowBuffers) {
+  if (!have_cuda_device())
+    GTEST_SKIP() << "no CUDA device: this test needs a GPU (built with CUDA: "
+                 << (cg::built_with_cuda() ? "yes" : "no") << ")";
+  cg::LaunchOptions options;
+  options.slot_bytes = 64 * 1024; // 16 MiB tensors go through overflow buffers
+  options.max_in_flight = 2;
+  const cg::detail::PinnedCounts before = cg::detail::pinned_counts();
+  auto graph = cg::launch<&large_to_cuda>(options);
+  constexpr std::int64_t n = 4 << 20;
+  // Other contents each time, in the same buffers: no copy may read stale data.
+  for (int round = 0; round < 4; ++round) {
+    cg::Tensor t = cg::Tensor::empty(cg::DType::float32, {n});
+    std::int64_t sum = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      t.data<float>()[i] = static_cast<float>((i + round) % 1000);
+      sum += (i + round) % 1000;
+    }
+    EXPECT_EQ(graph.execute(t).get(),
+              "cuda:0 " + std::to_string(n) + " elements, sum " + std::to_string(sum))
+        << "round " << round;
+  }
+  if (cg_test::threads_mode()) { // the actor pinned in this process: count it
+    const cg::detail::PinnedCounts after = cg::detail::pinned_counts();
+    EXPECT_GE(after.pinned, before.pinned + 1) << "no overflow buffer was pinned";
+    EXPECT_EQ(after.refused, before.refused) << "CUDA refused to pin an overflow buffer";
+  }
 }
 
 TEST_F(DeviceGraphs, SingleRankAllreduceOverTheHostCommunicatorComesBackToTheHost) {
