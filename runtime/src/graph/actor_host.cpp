@@ -126,26 +126,26 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
 
   // Faults of relays and actor threads reach the main thread through `wake`.
   const int wake = ::eventfd(0, EFD_CLOEXEC);
+  using Cause = RemoteFailure::Cause;
   std::mutex mutex;
-  std::string failure;
-  bool corrupt = false;
-  bool own = false; // an actor of ours failed (not a peer, not the network)
-  auto report = [&](const std::string& why, bool bad_frame, bool actor_failed = false) {
+  RemoteFailure failure; // the first fault, as the driver is told it (FAILED)
+  auto report = [&](RemoteFailure why) {
     {
       std::lock_guard lock(mutex);
-      if (!failure.empty())
+      if (failure.cause != Cause::none)
         return;
-      failure = why;
-      corrupt = bad_frame;
-      own = actor_failed;
+      failure = std::move(why);
     }
     std::uint64_t one = 1;
     [[maybe_unused]] auto n = ::write(wake, &one, sizeof one);
   };
 
   Relays relays;
-  std::string setup = relays.start(spec, participants, me, listener, greeting.transport,
-                                   written.channels, deadline, report);
+  std::string setup =
+      relays.start(spec, participants, me, listener, greeting.transport, written.channels, deadline,
+                   [&](const std::string& why, bool bad_frame) {
+                     report({bad_frame ? Cause::channel : Cause::host, "", why});
+                   });
   if (!setup.empty())
     return fail(setup);
   std::vector<std::thread> threads;
@@ -156,12 +156,9 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
         spec.actors[actor].run(process);
       } catch (const GraphStopped&) {
       } catch (const std::exception& e) {
-        if (!relays.closing()) {
-          // As the driver says it of a local actor: "actor 'c' failed: <type>: <what>".
-          report(std::string("actor '") + spec.actors[actor].name +
-                     "' failed: " + current_exception_type() + ": " + e.what(),
-                 false, true);
-        }
+        if (!relays.closing()) // the driver names the actor and quotes "<type>: <what>"
+          report(
+              {Cause::actor, spec.actors[actor].name, current_exception_type() + ": " + e.what()});
       }
     });
   auto stop = [&] {
@@ -173,12 +170,12 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   };
   auto failed = [&] {
     std::lock_guard lock(mutex);
-    return !failure.empty();
+    return failure.cause != Cause::none;
   };
 
   while (written.header->ready.load(std::memory_order_acquire) < mine.size() && !failed()) {
     if (Clock::now() > deadline) {
-      report("actors did not start within 60 s", false);
+      report({Cause::host, "", "actors did not start within 60 s"});
       break;
     }
     std::this_thread::sleep_for(std::chrono::microseconds(500));
@@ -186,7 +183,7 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   if (!failed())
     for (const std::string& name : names)
       if (client.ready(name, deadline) != NetStatus::ok)
-        report(client.error(), false);
+        report({Cause::host, "", client.error()});
 
   // Our actors' profiles, asked for by the driver (at its teardown): each
   // ring read, its ticks turned into this host's CLOCK_MONOTONIC.
@@ -236,12 +233,12 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   }
   // A peer that went away is usually the driver tearing down: give its
   // rendezvous connection a moment to close before calling it a failure.
-  bool ours = false;
+  RemoteFailure why;
   {
     std::lock_guard lock(mutex);
-    ours = own;
+    why = failure;
   }
-  if (!corrupt && !ours) {
+  if (why.cause == Cause::host) {
     pollfd control{client.fd(), POLLIN, 0};
     char buffer[256];
     auto until = Clock::now() + std::chrono::seconds(1);
@@ -252,14 +249,10 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
       }
     }
   }
-  std::string why;
-  {
-    std::lock_guard lock(mutex);
-    why = failure;
-  }
-  client.report_failure((corrupt ? "channel " : "actor ") + why);
+  client.report_failure(why);
   stop();
-  return fail(why);
+  return fail(why.cause == Cause::actor ? "actor '" + why.actor + "' failed: " + why.reason
+                                        : why.reason);
 }
 
 // An actor process that shares no memory with the driver (another host, a

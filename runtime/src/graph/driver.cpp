@@ -119,20 +119,13 @@ void GraphRuntime::Impl::watch_actors() {
 
 // A remote actor process's rendezvous connection ended (serving thread).
 void GraphRuntime::Impl::remote_lost(const std::vector<std::string>& lost,
-                                     const std::string& reason) {
+                                     const RemoteFailure& why) {
   if (stopping.load())
     return;
-  std::string name = lost.front();
-  std::string said = reason;
-  // "actor 'c' failed: <type>: <what>": which actor of the process failed, and why.
-  if (const std::string own = "actor actor '"; reason.rfind(own, 0) == 0) {
-    const std::size_t quote = reason.find("' failed: ", own.size());
-    const std::string named = reason.substr(own.size(), quote - own.size());
-    if (quote != std::string::npos && std::find(lost.begin(), lost.end(), named) != lost.end()) {
-      name = named;
-      said = "actor " + reason.substr(quote + 10);
-    }
-  }
+  using Cause = RemoteFailure::Cause;
+  // The actor that failed, if the process said which (the rendezvous server
+  // checked that it runs there), else the first it runs.
+  const std::string name = why.cause == Cause::actor ? why.actor : lost.front();
   std::string who = "actor '" + name + "' of " + describe(spec);
   if (lost.size() > 1) {
     who += " (a process running";
@@ -140,12 +133,12 @@ void GraphRuntime::Impl::remote_lost(const std::vector<std::string>& lost,
       who += " " + other;
     who += ")";
   }
-  if (said.rfind("channel ", 0) == 0)
-    fail(std::make_exception_ptr(ChannelError(said.substr(8) + " (reported by " + who + ")")));
-  else if (said.rfind("actor ", 0) == 0)
-    fail(std::make_exception_ptr(ActorDiedError(name, who + " failed: " + said.substr(6))));
-  else if (said.rfind("unreachable: ", 0) == 0)
-    fail(std::make_exception_ptr(ActorDiedError(name, who + " is " + said)));
+  if (why.cause == Cause::channel)
+    fail(std::make_exception_ptr(ChannelError(why.reason + " (reported by " + who + ")")));
+  else if (why.cause == Cause::actor || why.cause == Cause::host)
+    fail(std::make_exception_ptr(ActorDiedError(name, who + " failed: " + why.reason)));
+  else if (why.cause == Cause::unreachable)
+    fail(std::make_exception_ptr(ActorDiedError(name, who + " is unreachable: " + why.reason)));
   else
     fail(std::make_exception_ptr(ActorDiedError(
         name, who + " lost its connection to the driver: its process died or its host is "

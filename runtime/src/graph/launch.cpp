@@ -704,8 +704,8 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
       format_greeting({options.max_in_flight, options.slot_bytes, options.partition_timeout,
                        host_transport, profile_executions}),
       secret,
-      [this](const std::vector<std::string>& actors, const std::string& reason) {
-        remote_lost(actors, reason);
+      [this](const std::vector<std::string>& actors, const RemoteFailure& why) {
+        remote_lost(actors, why);
       },
       [name = spec.name](const std::string& why) {
         std::fprintf(stderr, "cg: graph '%s': rendezvous dropped a %s\n", name, why.c_str());

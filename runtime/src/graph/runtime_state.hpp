@@ -184,7 +184,7 @@ struct GraphRuntime::Impl {
 
   // Running (driver.cpp).
   void watch_actors();
-  void remote_lost(const std::vector<std::string>& actors, const std::string& reason);
+  void remote_lost(const std::vector<std::string>& actors, const RemoteFailure& why);
   void relay_fault(const std::string& why, bool corrupt);
   void collect_loop();
   ChannelStatus collect_next(Deadline deadline);

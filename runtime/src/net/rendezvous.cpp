@@ -36,7 +36,7 @@ using detail::Clock;
 using detail::deadline_after;
 using detail::join;
 
-constexpr std::string_view protocol = "cg-rendezvous/2";
+constexpr std::string_view protocol = "cg-rendezvous/3";
 constexpr std::size_t max_line = 4096;
 constexpr std::size_t max_name = 128;
 // The most constructor arguments an ARGS answer may carry.
@@ -127,7 +127,7 @@ struct RendezvousServer::State {
     bool lookup = false;       // a LOOKUP waits for its answer
     Deadline lookup_deadline{};
     std::vector<std::string> published; // actors it published
-    std::string failure;                // its FAILED reason
+    RemoteFailure failure;              // what its FAILED said, or that it went silent
     bool lost = false;                  // on_lost was called for it
     // Profiles (collect_profiles): when we asked (CLOCK_MONOTONIC ns), how
     // many of its actors' profiles are still owed, and the one arriving.
@@ -145,7 +145,7 @@ struct RendezvousServer::State {
   std::string graph;
   std::set<std::string> expected;
   std::string greeting;
-  std::function<void(const std::vector<std::string>&, const std::string&)> on_lost;
+  std::function<void(const std::vector<std::string>&, const RemoteFailure&)> on_lost;
   std::function<void(const std::string&)> on_rejected;
   std::chrono::milliseconds silence{};
   std::map<std::string, std::vector<std::byte>> constructor_args;
@@ -515,8 +515,21 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
     c.output.append(reinterpret_cast<const char*>(args->second.data()), args->second.size());
     return;
   }
-  if (f[0] == "FAILED" && f.size() >= 2) {
-    c.failure = std::string(line.substr(7));
+  if (f[0] == "FAILED" && f.size() >= 3) {
+    // FAILED <cause> <actor> <reason ...>: the reason is the rest of the line.
+    std::size_t at = line.find(' ', line.find(' ', 7) + 1);
+    c.failure.reason = at == std::string_view::npos ? "" : std::string(line.substr(at + 1));
+    c.failure.actor.clear();
+    const bool own_actor =
+        std::find(c.published.begin(), c.published.end(), f[2]) != c.published.end();
+    if (f[1] == "actor" && own_actor) {
+      c.failure.cause = RemoteFailure::Cause::actor;
+      c.failure.actor = f[2];
+    } else if (f[1] == "channel") {
+      c.failure.cause = RemoteFailure::Cause::channel;
+    } else { // "host", or an actor it did not publish: its words, as a host's
+      c.failure.cause = RemoteFailure::Cause::host;
+    }
     reply("OK");
     return;
   }
@@ -612,9 +625,10 @@ void RendezvousServer::State::read_from(Connection& c) {
     if (!c.greeted && !c.closing)
       reject(c, n == 0 ? "closed before it authenticated"
                        : "failed before it authenticated: " + detail::errno_text(error));
-    if (n < 0 && error == ETIMEDOUT && c.failure.empty()) {
-      c.failure = "unreachable: its host answered nothing for " + std::to_string(silence.count()) +
-                  " ms (a network partition, or the host is down)";
+    if (n < 0 && error == ETIMEDOUT && c.failure.cause == RemoteFailure::Cause::none) {
+      c.failure = {RemoteFailure::Cause::unreachable, "",
+                   "its host answered nothing for " + std::to_string(silence.count()) +
+                       " ms (a network partition, or the host is down)"};
     }
     c.closing = true; // end of stream or a failed connection
     c.output.clear();
@@ -945,11 +959,18 @@ NetStatus RendezvousClient::ready(std::string_view actor, Deadline deadline) {
   return NetStatus::rejected;
 }
 
-void RendezvousClient::report_failure(std::string_view reason) {
+void RendezvousClient::report_failure(const RemoteFailure& failure) {
   if (!fd_)
     return;
+  using Cause = RemoteFailure::Cause;
   std::string text = "FAILED ";
-  for (char c : reason.substr(0, max_line - 16))
+  text += failure.cause == Cause::actor     ? "actor "
+          : failure.cause == Cause::channel ? "channel "
+                                            : "host ";
+  text += failure.cause == Cause::actor && !failure.actor.empty() ? failure.actor : "-";
+  text += ' ';
+  const std::size_t room = max_line - 1 - std::min(text.size(), max_line - 1);
+  for (char c : std::string_view(failure.reason).substr(0, room))
     text += c == '\n' ? ' ' : c;
   text += "\n";
   std::string ignored;

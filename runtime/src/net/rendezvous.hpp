@@ -23,7 +23,7 @@
 //   client.wait_for_table(deadline);  // timeout: error() names the actors that never published
 //   cg::Endpoint b = *client.lookup("b");
 //
-// Protocol (cg-rendezvous/2). One TCP connection per client; lines of ASCII
+// Protocol (cg-rendezvous/3). One TCP connection per client; lines of ASCII
 // ended by '\n', at most 4096 bytes, fields separated by one space. Names
 // (graph, actor) are 1 to 128 printable characters other than space; endpoints
 // are written as cg::to_string(Endpoint) writes them; nonces are 32 and
@@ -31,14 +31,18 @@
 //
 //   client                              server
 //                                   <-  CHALLENGE <server nonce>   (on connecting)
-//   HELLO cg-rendezvous/2 <graph> <client nonce> <client proof>
+//   HELLO cg-rendezvous/3 <graph> <client nonce> <client proof>
 //                                   ->  OK <server proof>[ <greeting>]
 //                                       | ERROR <reason> (and closes: wrong protocol,
 //                                         authentication failed, wrong graph)
 //   PUBLISH <actor> <host:port>     ->  OK | ERROR <reason> (not an expected actor, bad endpoint,
 //                                                           already published elsewhere)
 //   READY <actor>                   ->  OK (the actor is constructed and runs)
-//   FAILED <reason ...>             ->  OK (why this client is about to go away)
+//   FAILED <cause> <actor> <reason ...>
+//                                   ->  OK (why this client is about to go away: cause
+//                                       "actor", one of its actors failed, and <actor> names
+//                                       it; "channel", a channel frame was bad; "host",
+//                                       anything else; <actor> is "-" for those two)
 //   ARGS <actor>                    ->  ARGS <n>, then n bytes: the actor's encoded constructor
 //                                       arguments given to launch(); NONE if it was given none;
 //                                       ERROR if the actor was not published on this connection
@@ -55,7 +59,7 @@
 //                                       or ERROR <reason>
 //
 // Authentication: the client proof is the HMAC of
-// "cg-rendezvous/2 client <graph> <server nonce> <client nonce>" under the
+// "cg-rendezvous/3 client <graph> <server nonce> <client nonce>" under the
 // launch's secret, the server proof that of the same with "server"
 // (net/secret.hpp). Nothing but the CHALLENGE is sent to a connection before
 // its HELLO proved the secret; one that fails (wrong or missing secret,
@@ -97,6 +101,21 @@ inline constexpr const char* rendezvous_variable = "CG_RENDEZVOUS";
 std::optional<Endpoint> rendezvous_from_env();
 
 // One actor's profile as its process sent it (RendezvousServer::collect_profiles).
+// Why a client that published went away: what it said (FAILED), or what
+// the server saw (its host went silent).
+struct RemoteFailure {
+  enum class Cause {
+    none,       // it said nothing: its process died, or its connection broke
+    actor,      // one of its actors failed (its method or constructor threw)
+    channel,    // a channel frame it read was bad
+    host,       // anything else it said
+    unreachable // its host answered nothing for Options::silence
+  };
+  Cause cause = Cause::none;
+  std::string actor;  // Cause::actor: which actor of the client (one it published)
+  std::string reason; // "<type>: <what>" for an actor; the fault, in words, otherwise
+};
+
 struct RemoteProfile {
   std::string payload;             // graph/profile_trace.hpp's encoding
   std::int64_t offset_ns = 0;      // its host's CLOCK_MONOTONIC minus ours: its CLOCK reading
@@ -114,9 +133,8 @@ public:
     std::string greeting{};                 // sent after "OK <proof> " to HELLO
     std::optional<detail::Secret> secret{}; // the launch's; start() refuses to serve without
     // Called on the serving thread when the connection of a client that
-    // published ends: its actors, and its FAILED reason ("" if none).
-    std::function<void(const std::vector<std::string>& actors, const std::string& reason)>
-        on_lost{};
+    // published ends: its actors, and why (Cause::none if it did not say).
+    std::function<void(const std::vector<std::string>& actors, const RemoteFailure& why)> on_lost{};
     // Called on the serving thread for each connection dropped before it
     // authenticated: "connection from 10.0.0.9:51234: authentication failed".
     std::function<void(const std::string& why)> on_rejected{};
@@ -205,8 +223,10 @@ public:
 
   // Says that `actor` is constructed and running.
   NetStatus ready(std::string_view actor, Deadline deadline);
-  // Tells the server why this client is about to go away (sent, not answered).
-  void report_failure(std::string_view reason);
+  // Tells the server why this client is about to go away (sent, not
+  // answered): `failure.cause` actor, channel or host (none and unreachable
+  // are the server's to say).
+  void report_failure(const RemoteFailure& failure);
   // While the actors run: the lines the server sent since ("PROFILE"),
   // without waiting. closed: the server closed the connection (teardown);
   // timeout: its host answered nothing for the silence the driver set

@@ -273,8 +273,8 @@ struct RawConnection {
   std::string hello_for(const cg::detail::Secret& secret, const std::string& graph,
                         const std::string& nonce) {
     client_nonce = cg::detail::fresh_nonce();
-    return "HELLO cg-rendezvous/2 " + graph + " " + client_nonce + " " +
-           secret.prove("cg-rendezvous/2 client " + graph + " " + nonce + " " + client_nonce) +
+    return "HELLO cg-rendezvous/3 " + graph + " " + client_nonce + " " +
+           secret.prove("cg-rendezvous/3 client " + graph + " " + nonce + " " + client_nonce) +
            "\n";
   }
   cg::detail::UniqueFd fd;
@@ -286,7 +286,7 @@ TEST(Rendezvous, ServerSpeaksTheDocumentedLineProtocol) {
   LoopbackServer s({"a"});
   RawConnection c(s.address);
   c.hello(launch_secret());
-  EXPECT_EQ(c.line(), "OK " + launch_secret().prove("cg-rendezvous/2 server g " + c.server_nonce +
+  EXPECT_EQ(c.line(), "OK " + launch_secret().prove("cg-rendezvous/3 server g " + c.server_nonce +
                                                     " " + c.client_nonce));
   const auto exchange = [&](const std::string& request, const std::string& reply) {
     c.send(request);
@@ -403,14 +403,14 @@ TEST(RendezvousAuth, GarbageTruncatedAndOversizedHellosAreDroppedAndLogged) {
   {
     RawConnection oversized(s.server.endpoint());
     oversized.line();
-    oversized.send("HELLO cg-rendezvous/2 g " + std::string(5000, 'x'));
+    oversized.send("HELLO cg-rendezvous/3 g " + std::string(5000, 'x'));
     EXPECT_EQ(oversized.line(), "ERROR authentication failed");
     EXPECT_TRUE(oversized.closed());
   }
   {
     RawConnection truncated(s.server.endpoint());
     truncated.line();
-    truncated.send("HELLO cg-rendezvous/2 g 0123"); // and the connection ends
+    truncated.send("HELLO cg-rendezvous/3 g 0123"); // and the connection ends
   }
   const std::vector<std::string> log = s.wait_for_log(3);
   ASSERT_EQ(log.size(), 3u);
@@ -632,38 +632,76 @@ TEST(Rendezvous, TheDriverEntryAnswersALookupAlreadyWaiting) {
   EXPECT_EQ(client.table().size(), 2u);
 }
 
-TEST(Rendezvous, AClientThatGoesAwayIsReportedWithItsActorsAndReason) {
+// What on_lost heard when a client that published "b" and "c" said `said`
+// (FAILED) and went away.
+struct Lost {
+  std::vector<std::string> actors;
+  cg::RemoteFailure why;
+};
+Lost lost_after(const std::optional<cg::RemoteFailure>& said) {
   std::mutex mutex;
   std::condition_variable changed;
-  std::vector<std::string> lost;
-  std::string reason;
-  bool called = false;
+  std::optional<Lost> lost;
   cg::RendezvousServer server;
-  ASSERT_EQ(server.start({"g",
-                          {"b", "c"},
-                          {"127.0.0.1", 0},
-                          "",
-                          launch_secret(),
-                          [&](const std::vector<std::string>& actors, const std::string& why) {
-                            std::lock_guard lock(mutex);
-                            lost = actors;
-                            reason = why;
-                            called = true;
-                            changed.notify_all();
-                          }}),
-            NetStatus::ok);
+  EXPECT_EQ(
+      server.start({"g",
+                    {"b", "c"},
+                    {"127.0.0.1", 0},
+                    "",
+                    launch_secret(),
+                    [&](const std::vector<std::string>& actors, const cg::RemoteFailure& why) {
+                      std::lock_guard lock(mutex);
+                      lost = Lost{actors, why};
+                      changed.notify_all();
+                    }}),
+      NetStatus::ok);
   {
     cg::RendezvousClient client;
-    ASSERT_EQ(client.connect(server.endpoint(), "g", launch_secret(), in(5s)), NetStatus::ok)
+    EXPECT_EQ(client.connect(server.endpoint(), "g", launch_secret(), in(5s)), NetStatus::ok)
         << client.error();
-    ASSERT_EQ(client.publish("b", {"127.0.0.2", 4200}, in(5s)), NetStatus::ok);
-    ASSERT_EQ(client.publish("c", {"127.0.0.2", 4200}, in(5s)), NetStatus::ok);
-    client.report_failure("channel lost frame: expected sequence 3, got 5 (2 missing)");
+    EXPECT_EQ(client.publish("b", {"127.0.0.2", 4200}, in(5s)), NetStatus::ok);
+    EXPECT_EQ(client.publish("c", {"127.0.0.2", 4200}, in(5s)), NetStatus::ok);
+    if (said)
+      client.report_failure(*said);
   } // the connection closes
   std::unique_lock lock(mutex);
-  ASSERT_TRUE(changed.wait_for(lock, 5s, [&] { return called; }));
-  EXPECT_EQ(lost, (std::vector<std::string>{"b", "c"}));
-  EXPECT_EQ(reason, "channel lost frame: expected sequence 3, got 5 (2 missing)");
+  EXPECT_TRUE(changed.wait_for(lock, 5s, [&] { return lost.has_value(); }));
+  return lost.value_or(Lost{});
+}
+
+TEST(Rendezvous, AClientThatGoesAwayIsReportedWithItsActorsAndWhatItSaid) {
+  using Cause = cg::RemoteFailure::Cause;
+  Lost channel = lost_after(
+      cg::RemoteFailure{Cause::channel, "", "lost frame: expected sequence 3, got 5 (2 missing)"});
+  EXPECT_EQ(channel.actors, (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(channel.why.cause, Cause::channel);
+  EXPECT_EQ(channel.why.actor, "");
+  EXPECT_EQ(channel.why.reason, "lost frame: expected sequence 3, got 5 (2 missing)");
+
+  // Which actor failed travels as a field, the reason (with its spaces and
+  // quotes) as the rest of the line.
+  Lost actor =
+      lost_after(cg::RemoteFailure{Cause::actor, "c", "std::runtime_error: 'c' says no  (twice)"});
+  EXPECT_EQ(actor.why.cause, Cause::actor);
+  EXPECT_EQ(actor.why.actor, "c");
+  EXPECT_EQ(actor.why.reason, "std::runtime_error: 'c' says no  (twice)");
+
+  Lost host = lost_after(cg::RemoteFailure{Cause::host, "", "actors did not start within 60 s"});
+  EXPECT_EQ(host.why.cause, Cause::host);
+  EXPECT_EQ(host.why.reason, "actors did not start within 60 s");
+
+  Lost silent = lost_after(std::nullopt);
+  EXPECT_EQ(silent.actors, (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(silent.why.cause, Cause::none);
+  EXPECT_EQ(silent.why.reason, "");
+}
+
+TEST(Rendezvous, AFailedActorTheClientDidNotPublishIsNotBelieved) {
+  using Cause = cg::RemoteFailure::Cause;
+  Lost other = lost_after(cg::RemoteFailure{Cause::actor, "a", "std::logic_error: not mine"});
+  EXPECT_EQ(other.why.cause, Cause::host) << "only an actor the client runs can be named";
+  EXPECT_EQ(other.why.actor, "");
+  EXPECT_EQ(other.why.reason, "std::logic_error: not mine");
 }
 
 // The client's side of a PROFILE request: waits for it, then sends what
