@@ -46,6 +46,7 @@
 #include <cg/detail/graph_records.hpp>
 #include <cg/detail/graph_spec.hpp>
 #include <cg/detail/in_place.hpp>
+#include <cg/detail/nvtx.hpp>
 #include <cg/detail/profile.hpp>
 #include <cg/detail/tensor_transport.hpp>
 #include <cg/serialize.hpp>
@@ -198,11 +199,12 @@ ErrorRecord undecodable(const std::string& actor, std::uint32_t channel, const D
 /// Reading end of a channel for one actor.
 template <class T> class InputPort {
 public:
-  /// `profile`: where each read is recorded, if the launch is profiled.
+  /// `profile`: where each read is recorded, if the launch is profiled;
+  /// `nvtx`: the name of its NVTX range, null for none (cg/detail/nvtx.hpp).
   InputPort(ChannelReader reader, std::uint32_t channel, std::string actor = {},
-            detail::ActorProfile* profile = nullptr)
-      : reader_(std::move(reader)), channel_(channel), actor_(std::move(actor)), profile_(profile) {
-  }
+            detail::ActorProfile* profile = nullptr, const char* nvtx = nullptr)
+      : reader_(std::move(reader)), channel_(channel), actor_(std::move(actor)), profile_(profile),
+        nvtx_(nvtx) {}
 
   /// The next execution's value (or forwarded error); false once the driver
   /// has closed the channel (teardown). A message whose bytes do not decode
@@ -210,6 +212,7 @@ public:
   /// cg::DecodeError: the channel stays in step and the driver is told. A
   /// broken channel (impossible slot header) ends the process instead.
   bool read(Result<T>& out) {
+    const detail::NvtxRange range(nvtx_);
     ChannelReader::Message message;
     if (!next(message))
       return false;
@@ -234,6 +237,7 @@ public:
       return read(static_cast<Result<T>&>(out));
     } else {
       out.release();
+      const detail::NvtxRange range(nvtx_);
       ChannelReader::Message message;
       if (!next(message))
         return false;
@@ -286,22 +290,26 @@ private:
   std::uint32_t channel_;
   std::string actor_;
   detail::ActorProfile* profile_;
+  const char* nvtx_;
 };
 
 /// Writing end of a channel for one actor.
 template <class T> class OutputPort {
 public:
-  /// `profile`: where each write is recorded, if the launch is profiled.
+  /// `profile`: where each write is recorded, if the launch is profiled;
+  /// `nvtx`: the name of its NVTX range, null for none (cg/detail/nvtx.hpp).
   OutputPort(ChannelWriter writer, std::uint32_t channel, std::uint32_t slot_bytes,
-             std::string actor, std::string method, detail::ActorProfile* profile = nullptr)
+             std::string actor, std::string method, detail::ActorProfile* profile = nullptr,
+             const char* nvtx = nullptr)
       : writer_(std::move(writer)), channel_(channel), slot_bytes_(slot_bytes),
-        actor_(std::move(actor)), method_(std::move(method)), profile_(profile) {}
+        actor_(std::move(actor)), method_(std::move(method)), profile_(profile), nvtx_(nvtx) {}
 
   /// Publishes this execution's result; false once the channel is closed.
   /// A value larger than a slot goes through the channel's overflow buffer;
   /// only if no buffer that large can be made is it replaced by an error
   /// record saying so (never truncated).
   bool write(const Result<T>& result) {
+    const detail::NvtxRange range(nvtx_);
     const bool written = write_unprofiled(result);
     if (written && profile_)
       profile_->record(detail::ProfiledOp::write, channel_, written_bytes_);
@@ -356,6 +364,7 @@ private:
   std::string actor_;
   std::string method_;
   detail::ActorProfile* profile_;
+  const char* nvtx_;
   std::size_t written_bytes_ = 0; // by the last write, for the profile
 };
 
@@ -367,10 +376,11 @@ public:
   /// elements went (`profile`, if the launch is profiled).
   NcclOutputPort(OutputPort<detail::TensorHeader> header, Communicator& communicator,
                  std::uint32_t channel, std::uint64_t max_bytes, std::string actor,
-                 std::string method, detail::ActorProfile* profile = nullptr)
+                 std::string method, detail::ActorProfile* profile = nullptr,
+                 const char* nvtx = nullptr)
       : header_(std::move(header)), communicator_(communicator), channel_(channel),
         max_bytes_(max_bytes), actor_(std::move(actor)), method_(std::move(method)),
-        profile_(profile) {}
+        profile_(profile), nvtx_(nvtx) {}
 
   /// Publishes this execution's tensor, or its error; false once the graph stopped.
   bool write(const Result<Tensor>& result);
@@ -384,6 +394,7 @@ private:
   std::string actor_;
   std::string method_;
   detail::ActorProfile* profile_;
+  const char* nvtx_;
 };
 
 /// Reading end of an NCCL edge: the header, then the elements from rank 0.
@@ -392,9 +403,10 @@ public:
   /// `header` records nothing: this port records its read once the
   /// elements arrived (`profile`, if the launch is profiled).
   NcclInputPort(InputPort<detail::TensorHeader> header, Communicator& communicator,
-                std::uint32_t channel, Device device, detail::ActorProfile* profile = nullptr)
+                std::uint32_t channel, Device device, detail::ActorProfile* profile = nullptr,
+                const char* nvtx = nullptr)
       : header_(std::move(header)), communicator_(communicator), channel_(channel), device_(device),
-        profile_(profile) {}
+        profile_(profile), nvtx_(nvtx) {}
 
   /// The next execution's tensor (or forwarded error); false once the graph stopped.
   bool read(Result<Tensor>& out);
@@ -406,6 +418,7 @@ private:
   std::uint32_t channel_;
   Device device_;
   detail::ActorProfile* profile_;
+  const char* nvtx_;
 };
 
 /// Reading end of a channel whose cg::Tensor is delivered on a device
@@ -419,7 +432,8 @@ public:
   /// `profile`: where each read is recorded, its copy included, if the
   /// launch is profiled.
   DeviceInputPort(ChannelReader reader, std::uint32_t channel, Device device, std::string actor,
-                  std::string method, detail::ActorProfile* profile = nullptr);
+                  std::string method, detail::ActorProfile* profile = nullptr,
+                  const char* nvtx = nullptr);
 
   /// The next execution's tensor on the device (or forwarded error); false
   /// once the driver has closed the channel.
@@ -437,6 +451,7 @@ private:
   std::string actor_;
   std::string method_;
   detail::ActorProfile* profile_;
+  const char* nvtx_;
 };
 
 /// Writing end of such a channel: a tensor that is not in host memory is
@@ -471,7 +486,7 @@ public:
   /// `profile`: where each write is recorded, if the launch is profiled.
   CudaIpcOutputPort(ChannelWriter writer, std::uint32_t channel, std::uint32_t slots,
                     std::uint32_t slot_bytes, int device, std::string actor, std::string method,
-                    detail::ActorProfile* profile = nullptr);
+                    detail::ActorProfile* profile = nullptr, const char* nvtx = nullptr);
   CudaIpcOutputPort(CudaIpcOutputPort&&) noexcept;
   ~CudaIpcOutputPort();
 
@@ -491,6 +506,7 @@ private:
   std::string method_;
   std::unique_ptr<detail::CudaIpcSender> sender_; // made on the first tensor
   detail::ActorProfile* profile_;
+  const char* nvtx_;
 };
 
 /// Whether a CUDA IPC reader overlaps its copy with the GPU's other work
@@ -512,7 +528,7 @@ public:
   /// overlap, its queueing), if the launch is profiled.
   CudaIpcInputPort(ChannelReader reader, std::uint32_t channel, std::uint32_t slots, int device,
                    Overlap overlap, std::string actor, std::string method,
-                   detail::ActorProfile* profile = nullptr);
+                   detail::ActorProfile* profile = nullptr, const char* nvtx = nullptr);
   CudaIpcInputPort(CudaIpcInputPort&&) noexcept;
   ~CudaIpcInputPort();
 
@@ -534,6 +550,7 @@ private:
   std::string method_;
   std::unique_ptr<detail::CudaIpcReceiver> receiver_; // made on the first tensor
   detail::ActorProfile* profile_;
+  const char* nvtx_;
 };
 
 /// One actor's view of the launched graph: its segment and its identity.
@@ -555,11 +572,12 @@ public:
   const std::string& actor_name() const noexcept { return name_; }
 
   template <class T> InputPort<T> input(std::uint32_t channel, std::uint32_t reader) {
-    return InputPort<T>(reader_of(channel, reader), channel, name_, profile());
+    return InputPort<T>(reader_of(channel, reader), channel, name_, profile(),
+                        nvtx_name(detail::ProfiledOp::read, channel));
   }
   template <class T> OutputPort<T> output(std::uint32_t channel, const char* method) {
     return OutputPort<T>(ChannelWriter(channel_at(channel)), channel, slot_bytes_, name_, method,
-                         profile());
+                         profile(), nvtx_name(detail::ProfiledOp::write, channel));
   }
 
   /// This actor's rank of the graph's communicator group `group`
@@ -582,20 +600,22 @@ public:
                              Communicator& communicator) {
     return NcclOutputPort(OutputPort<detail::TensorHeader>(ChannelWriter(channel_at(channel)),
                                                            channel, slot_bytes_, name_, method),
-                          communicator, channel, communicator_bytes(), name_, method, profile());
+                          communicator, channel, communicator_bytes(), name_, method, profile(),
+                          nvtx_name(detail::ProfiledOp::write, channel));
   }
   NcclInputPort nccl_input(std::uint32_t channel, std::uint32_t reader,
                            Communicator& communicator) {
     return NcclInputPort(
         InputPort<detail::TensorHeader>(reader_of(channel, reader), channel, name_), communicator,
-        channel, device::cpu, profile());
+        channel, device::cpu, profile(), nvtx_name(detail::ProfiledOp::read, channel));
   }
 
   /// The ends of a channel delivering a cg::Tensor on a device; `method` is
   /// the reading task's (the writing task's for an output).
   DeviceInputPort device_input(std::uint32_t channel, std::uint32_t reader, Device device,
                                const char* method) {
-    return DeviceInputPort(reader_of(channel, reader), channel, device, name_, method, profile());
+    return DeviceInputPort(reader_of(channel, reader), channel, device, name_, method, profile(),
+                           nvtx_name(detail::ProfiledOp::read, channel));
   }
   DeviceOutputPort device_output(std::uint32_t channel, const char* method) {
     return DeviceOutputPort(output<detail::TensorToHost>(channel, method), name_, method);
@@ -605,12 +625,14 @@ public:
   /// `method` is the reading task's (the writing task's for an output).
   CudaIpcOutputPort cuda_ipc_output(std::uint32_t channel, const char* method) {
     return CudaIpcOutputPort(ChannelWriter(channel_at(channel)), channel, slots_of(channel),
-                             slot_bytes_, cuda_device_, name_, method, profile());
+                             slot_bytes_, cuda_device_, name_, method, profile(),
+                             nvtx_name(detail::ProfiledOp::write, channel));
   }
   CudaIpcInputPort cuda_ipc_input(std::uint32_t channel, std::uint32_t reader, const char* method,
                                   Overlap overlap = Overlap::off) {
     return CudaIpcInputPort(reader_of(channel, reader), channel, slots_of(channel), cuda_device_,
-                            overlap, name_, method, profile());
+                            overlap, name_, method, profile(),
+                            nvtx_name(detail::ProfiledOp::read, channel));
   }
 
   /// A collective's rank on this actor: every rank of `communicator` calls
@@ -648,6 +670,7 @@ public:
   /// Runs a task's method unless an input carries an error; a thrown
   /// exception becomes the task's error record.
   template <class F, class... In> auto call(const char* method, F&& fn, const In&... inputs) {
+    const detail::NvtxRange range(nvtx_ ? nvtx_task(method) : nullptr);
     auto result = call_unprofiled(method, std::forward<F>(fn), inputs...);
     if (profile_.recorder.on())
       profile_.computed();
@@ -674,6 +697,11 @@ private:
 
   using CollectiveKind = detail::CollectiveKind;
   detail::ActorProfile* profile() noexcept { return profile_.recorder.on() ? &profile_ : nullptr; }
+  // The names of this actor's NVTX ranges (cg/detail/nvtx.hpp), kept for its
+  // life; null when NVTX is off. "READ c1 (first.echo)", "WRITE c2 (...)".
+  const char* nvtx_name(detail::ProfiledOp op, std::uint32_t channel);
+  // "second.echo": the range of a task of this actor running `method`.
+  const char* nvtx_task(const char* method);
   std::uint64_t communicator_bytes() const noexcept;
   Result<Tensor> collective(CollectiveKind kind, Communicator& communicator,
                             const Result<Tensor>& input, ReduceOp op);
@@ -696,6 +724,7 @@ private:
   int cuda_device_ = 0;
   const detail::MessageSources* sources_ = nullptr;
   detail::ActorProfile profile_; // records nothing unless the launch is profiled
+  bool nvtx_ = false;            // CG_NVTX=1: ranges around each operation
 };
 
 namespace detail {

@@ -25,6 +25,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string_view>
@@ -58,6 +60,10 @@ struct ActorProcess::Impl {
   detail::SegmentLayout layout;
   detail::SegmentHeader* header = nullptr;
   std::vector<std::unique_ptr<Communicator>> communicators; // per group, made on first use
+  // NVTX range names (CG_NVTX=1): a deque, so that they never move; tasks
+  // by their method's name, a literal of the generated code.
+  std::deque<std::string> nvtx_names;
+  std::map<const char*, const char*> nvtx_tasks;
 
   // NCCL groups: the driver stops a graph by aborting the host groups in the
   // segment, which NCCL does not see; this thread passes such an abort on to
@@ -128,11 +134,29 @@ void ActorProcess::attach(const detail::GraphSpec& spec, std::uint32_t actor,
   impl_->communicators.resize(spec.communicators.size());
   slot_bytes_ = view.header->slot_bytes;
   constructor_args_ = view.constructor_args;
+  nvtx_ = detail::nvtx_enabled();
   profile_.recorder = detail::ProfileRecorder(detail::profile_ring(memory, *view.header, actor),
                                               detail::ProfileRecorder::Writers::one);
 }
 
 ActorProcess::~ActorProcess() = default;
+
+const char* ActorProcess::nvtx_name(detail::ProfiledOp op, std::uint32_t channel) {
+  if (!nvtx_)
+    return nullptr;
+  std::string name =
+      (op == detail::ProfiledOp::read ? "READ c" : "WRITE c") + std::to_string(channel);
+  if (channel < spec_->names.channels.size())
+    name += std::string(" (") + spec_->names.channels[channel] + ")";
+  return impl_->nvtx_names.emplace_back(std::move(name)).c_str();
+}
+
+const char* ActorProcess::nvtx_task(const char* method) {
+  auto [found, fresh] = impl_->nvtx_tasks.try_emplace(method, nullptr);
+  if (fresh)
+    found->second = impl_->nvtx_names.emplace_back(name_ + "." + method).c_str();
+  return found->second;
+}
 
 Channel ActorProcess::channel_at(std::uint32_t channel) const {
   Channel view = Channel::attach(impl_->memory.data() + impl_->layout.channel_offsets.at(channel));

@@ -39,10 +39,10 @@ std::size_t nbytes_of(const Result<Tensor>& result) {
 CudaIpcOutputPort::CudaIpcOutputPort(ChannelWriter writer, std::uint32_t channel,
                                      std::uint32_t slots, std::uint32_t slot_bytes, int device,
                                      std::string actor, std::string method,
-                                     detail::ActorProfile* profile)
+                                     detail::ActorProfile* profile, const char* nvtx)
     : writer_(std::move(writer)), channel_(channel), slots_(slots), slot_bytes_(slot_bytes),
       device_(device), cuda_devices_(cuda_device_count()), actor_(std::move(actor)),
-      method_(std::move(method)), profile_(profile) {}
+      method_(std::move(method)), profile_(profile), nvtx_(nvtx) {}
 CudaIpcOutputPort::CudaIpcOutputPort(CudaIpcOutputPort&&) noexcept = default;
 CudaIpcOutputPort::~CudaIpcOutputPort() = default;
 
@@ -61,6 +61,7 @@ bool CudaIpcOutputPort::put_error(const ErrorRecord& record) {
 }
 
 bool CudaIpcOutputPort::write(const Result<Tensor>& result) {
+  const detail::NvtxRange range(nvtx_);
   const bool written = write_unprofiled(result);
   if (written && profile_)
     profile_->record(detail::ProfiledOp::write, channel_, nbytes_of(result));
@@ -112,10 +113,11 @@ bool CudaIpcOutputPort::write_unprofiled(const Result<Tensor>& result) {
 
 CudaIpcInputPort::CudaIpcInputPort(ChannelReader reader, std::uint32_t channel, std::uint32_t slots,
                                    int device, Overlap overlap, std::string actor,
-                                   std::string method, detail::ActorProfile* profile)
+                                   std::string method, detail::ActorProfile* profile,
+                                   const char* nvtx)
     : reader_(std::move(reader)), channel_(channel), slots_(slots), device_(device),
       overlap_(overlap == Overlap::on && slots >= 2), cuda_devices_(cuda_device_count()),
-      actor_(std::move(actor)), method_(std::move(method)), profile_(profile) {}
+      actor_(std::move(actor)), method_(std::move(method)), profile_(profile), nvtx_(nvtx) {}
 CudaIpcInputPort::CudaIpcInputPort(CudaIpcInputPort&&) noexcept = default;
 
 CudaIpcInputPort::~CudaIpcInputPort() {
@@ -176,6 +178,7 @@ Result<Tensor> CudaIpcInputPort::receive(const ChannelReader::Message& message, 
 }
 
 bool CudaIpcInputPort::read(Result<Tensor>& out) {
+  const detail::NvtxRange range(nvtx_);
   settle();
   ChannelReader::Message message;
   const ChannelStatus status = reader_.acquire(message, Deadline::max());

@@ -77,6 +77,12 @@ std::optional<std::string> unsendable(const Communicator& communicator, const Te
   return std::nullopt;
 }
 
+const char* collective_name(detail::CollectiveKind kind) {
+  return kind == detail::CollectiveKind::allreduce   ? "allreduce"
+         : kind == detail::CollectiveKind::allgather ? "allgather"
+                                                     : "reducescatter";
+}
+
 [[noreturn]] void communicator_failure(const std::string& where, const CommunicatorError& e) {
   if (e.kind() == CommErrorKind::aborted)
     throw detail::GraphStopped(where + ": " + e.what());
@@ -126,6 +132,7 @@ std::size_t nbytes_of(const Result<Tensor>& result) {
 } // namespace
 
 bool NcclOutputPort::write(const Result<Tensor>& result) {
+  const detail::NvtxRange range(nvtx_);
   const bool written = write_unprofiled(result);
   if (written && profile_)
     profile_->record(detail::ProfiledOp::write, channel_, nbytes_of(result));
@@ -166,6 +173,7 @@ bool NcclOutputPort::write_unprofiled(const Result<Tensor>& result) {
 }
 
 bool NcclInputPort::read(Result<Tensor>& out) {
+  const detail::NvtxRange range(nvtx_);
   const bool got = read_unprofiled(out);
   if (got && profile_)
     profile_->record(detail::ProfiledOp::read, channel_, nbytes_of(out));
@@ -203,10 +211,10 @@ bool NcclInputPort::read_unprofiled(Result<Tensor>& out) {
 
 DeviceInputPort::DeviceInputPort(ChannelReader reader, std::uint32_t channel, Device device,
                                  std::string actor, std::string method,
-                                 detail::ActorProfile* profile)
+                                 detail::ActorProfile* profile, const char* nvtx)
     : reader_(std::move(reader)), channel_(channel), device_(device),
       cuda_devices_(device.kind == DeviceKind::cuda ? cuda_device_count() : 0),
-      actor_(std::move(actor)), method_(std::move(method)), profile_(profile) {
+      actor_(std::move(actor)), method_(std::move(method)), profile_(profile), nvtx_(nvtx) {
   if (device_.kind == DeviceKind::cuda && device_.index < cuda_devices_) {
     pinned_ = detail::pin_mappings_for(device_.index);
     reader_.observe_mappings(pinned_.get());
@@ -214,6 +222,7 @@ DeviceInputPort::DeviceInputPort(ChannelReader reader, std::uint32_t channel, De
 }
 
 bool DeviceInputPort::read(Result<Tensor>& out) {
+  const detail::NvtxRange range(nvtx_);
   const bool got = read_unprofiled(out);
   if (got && profile_)
     profile_->record(detail::ProfiledOp::read, channel_, nbytes_of(out));
@@ -304,6 +313,7 @@ Result<Tensor> ActorProcess::reducescatter(Communicator& communicator, const Res
 // A collective is one of the actor's COMPUTE operations.
 Result<Tensor> ActorProcess::profiled_collective(CollectiveKind kind, Communicator& communicator,
                                                  const Result<Tensor>& input, ReduceOp op) {
+  const detail::NvtxRange range(nvtx_ ? nvtx_task(collective_name(kind)) : nullptr);
   Result<Tensor> result = collective(kind, communicator, input, op);
   if (profile_.recorder.on())
     profile_.computed();
@@ -312,9 +322,7 @@ Result<Tensor> ActorProcess::profiled_collective(CollectiveKind kind, Communicat
 
 Result<Tensor> ActorProcess::collective(CollectiveKind kind, Communicator& communicator,
                                         const Result<Tensor>& input, ReduceOp op) {
-  const char* method = kind == CollectiveKind::allreduce   ? "allreduce"
-                       : kind == CollectiveKind::allgather ? "allgather"
-                                                           : "reducescatter";
+  const char* method = collective_name(kind);
   const std::int64_t size = communicator.size();
   auto problem = [&](const std::string& why) {
     return ErrorRecord{name_, method, "cg::TensorError", why};
