@@ -22,8 +22,8 @@ namespace {
 int log_file = -1;
 
 void append(const std::string& what) {
-  const std::string line = std::to_string(::getpid()) + " " + std::to_string(::syscall(SYS_gettid)) +
-                           " " + what + "\n";
+  const std::string line =
+      std::to_string(::getpid()) + " " + std::to_string(::syscall(SYS_gettid)) + " " + what + "\n";
   [[maybe_unused]] ssize_t n = ::write(log_file, line.data(), line.size());
 }
 

@@ -32,7 +32,10 @@
 // Construction calls ncclCommInitRank, which waits until every rank has
 // called it (NCCL gives it no deadline). abort() may be called from any
 // thread (ncclCommAbort) to unblock a rank stuck in NCCL; the communicator
-// can then only be destroyed.
+// can then only be destroyed. abort() (and so synchronize() past its
+// deadline, and the destructor) returns within about a second even when
+// NCCL's abort waits for a stream that other work holds: that abort then
+// finishes on a thread of its own.
 #pragma once
 
 #if !defined(CG_HAVE_CUDA)
@@ -43,6 +46,7 @@
 
 #include <array>
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -112,7 +116,11 @@ private:
   int size_ = 0;
   int rank_ = 0;
   int device_ = 0;
+  static constexpr std::chrono::milliseconds kAbortWait{1000}; // see abort()
   std::atomic<bool> aborted_{false};
+  // Set by abort()'s thread once ncclCommAbort returned (shared: it may
+  // outlive the communicator).
+  std::shared_ptr<std::atomic<bool>> abort_finished_ = std::make_shared<std::atomic<bool>>(false);
   mutable std::mutex abort_mutex_; // guards abort_reason_
   std::string abort_reason_;
 };

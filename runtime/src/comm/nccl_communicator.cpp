@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <future>
+#include <memory>
 #include <thread>
 
 #include "comm/host_reduce.hpp"
@@ -236,8 +238,11 @@ NcclCommunicator::~NcclCommunicator() {
     const detail::CudaDeviceGuard guard = on_device(device_);
     // Abort frees what destroy would without waiting for the peers: at
     // teardown one of them may be dead (vllm#39846), and nothing is in flight.
-    if (!aborted_.load(std::memory_order_acquire) && comm_ != nullptr)
-      (void)nccl().comm_abort(comm_);
+    abort("the communicator is destroyed"); // bounded, and nothing if aborted before
+    // An abort still waiting for the stream holds CUDA's locks on it: its
+    // stream and event are left to the process's end rather than waited for.
+    if (comm_ != nullptr && !abort_finished_->load(std::memory_order_acquire))
+      return;
     (void)cudaEventDestroy(default_stream_done_);
     if (own_stream_)
       (void)cudaStreamDestroy(stream_);
@@ -423,8 +428,26 @@ void NcclCommunicator::abort(std::string_view reason) noexcept {
     }
     aborted_.store(true, std::memory_order_release);
   }
-  if (comm_ != nullptr)
-    (void)nccl().comm_abort(comm_); // the library is loaded: comm_ exists
+  if (comm_ == nullptr)
+    return;
+  // ncclCommAbort stops NCCL's kernels, then waits for the communicator's
+  // stream: a stream held by other work (a kernel queued before that never
+  // ends) would hold the caller as long. It runs on a thread of its own,
+  // waited for at most kAbortWait, then left to finish: whoever aborts (a
+  // deadline passed, a peer died) returns in bounded time.
+  try {
+    auto finished = std::make_shared<std::promise<void>>();
+    std::future<void> done = finished->get_future();
+    std::thread([comm = comm_, finished, aborted = abort_finished_] {
+      (void)nccl().comm_abort(comm); // the library is loaded: comm exists
+      aborted->store(true, std::memory_order_release);
+      finished->set_value();
+    }).detach();
+    (void)done.wait_for(kAbortWait);
+  } catch (...) { // no thread to be had: abort here
+    (void)nccl().comm_abort(comm_);
+    abort_finished_->store(true, std::memory_order_release);
+  }
 }
 
 void NcclCommunicator::warm_up() {

@@ -11,11 +11,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -24,6 +26,7 @@
 #include "shm/shm.hpp"
 #if defined(CG_HAVE_CUDA)
 #include <cg/nccl_communicator.hpp>
+#include <cuda_runtime_api.h>
 #endif
 
 namespace {
@@ -571,6 +574,56 @@ TEST(NcclCommunicator, OneRankCollectivesOnOneGpuGiveExactValues) {
   cg::Tensor host = tensor_of<float>({1}, {1.0f});
   EXPECT_EQ(kind_of([&] { comm.allreduce(host, cg::ReduceOp::sum); }), cg::CommErrorKind::invalid)
       << "host tensors are refused";
+#else
+  GTEST_SKIP() << "no CUDA device: the runtime is built without CUDA";
+#endif
+}
+
+// NCCL cannot time out by itself (ray#49711): a rank whose peer never comes
+// waits in the GPU for good. Here the communicator's stream is held by a host
+// function instead, as such a peer would hold it; synchronize() must give up
+// after timeout(), abort the communicator (ncclCommAbort, never
+// ncclCommDestroy, which would wait for the stream: vllm#39846), refuse what
+// comes after, and let the communicator go at once.
+TEST(NcclCommunicator, AStreamThatNeverFinishesTimesOutAbortsAndLetsGo) {
+#if defined(CG_HAVE_CUDA)
+  if (cg::cuda_device_count() == 0)
+    GTEST_SKIP() << "no CUDA device: cudaGetDeviceCount reports none";
+  if (!cg::NcclCommunicator::available())
+    GTEST_SKIP() << "NCCL not loadable (set CG_NCCL_LIBRARY)";
+  std::atomic<bool> release{false};
+  // Lets the stream go after 10 s whatever happens, so that a failure here
+  // cannot hang the suite.
+  std::thread releaser([&] {
+    for (int i = 0; i < 1000 && !release.load(); ++i)
+      std::this_thread::sleep_for(10ms);
+    release = true;
+  });
+  auto comm =
+      std::make_unique<cg::NcclCommunicator>(cg::NcclCommunicator::make_unique_id(), 1, 0, 0);
+  comm->set_timeout(200ms);
+  comm->warm_up();
+  ASSERT_EQ(cudaLaunchHostFunc(
+                comm->stream(),
+                [](void* flag) {
+                  while (!static_cast<std::atomic<bool>*>(flag)->load())
+                    std::this_thread::sleep_for(1ms);
+                },
+                &release),
+            cudaSuccess);
+  cg::Tensor t = tensor_of<float>({2}, {1.0f, 2.0f}).to(cg::device::cuda);
+  comm->allreduce(t, cg::ReduceOp::sum);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(kind_of([&] { comm->synchronize(); }), cg::CommErrorKind::timeout);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s) << "synchronize() outwaited its timeout";
+  EXPECT_EQ(kind_of([&] { comm->allreduce(t, cg::ReduceOp::sum); }), cg::CommErrorKind::aborted);
+  const auto destroying = std::chrono::steady_clock::now();
+  comm.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - destroying, 2s)
+      << "destroying an aborted communicator waited for its stream";
+  release = true;
+  releaser.join();
+  (void)cudaDeviceSynchronize(); // the host function and what queued behind it
 #else
   GTEST_SKIP() << "no CUDA device: the runtime is built without CUDA";
 #endif
