@@ -537,6 +537,7 @@ public:
   bool read(Result<Tensor>& out);
 
 private:
+  bool read_unprofiled(Result<Tensor>& out);
   Result<Tensor> receive(const ChannelReader::Message& message, bool& holding);
   void settle(); // the overlapped copy done, its slot released
   ChannelReader reader_;

@@ -5,6 +5,7 @@
 // defined tensor, the CudaIpcBlock saying where its elements wait: one
 // message, so a reader never pairs one execution's shape with another's
 // elements. Errors travel as error records, as on every channel.
+#include "graph/tensor_port_watch.hpp"
 #include "tensor/cuda_ipc.hpp"
 #include <cg/actor.hpp>
 
@@ -27,11 +28,6 @@ std::string describe(const detail::TensorHeader& header) {
   for (std::size_t i = 0; i < header.shape.size(); ++i)
     text += (i ? ", " : "") + std::to_string(header.shape[i]);
   return text + "]";
-}
-
-// A profile's count of the bytes a message carried: the tensor's elements.
-std::size_t nbytes_of(const Result<Tensor>& result) {
-  return result.ok() && result.value().defined() ? result.value().nbytes() : 0;
 }
 
 } // namespace
@@ -61,11 +57,8 @@ bool CudaIpcOutputPort::put_error(const ErrorRecord& record) {
 }
 
 bool CudaIpcOutputPort::write(const Result<Tensor>& result) {
-  const detail::NvtxRange range(nvtx_);
-  const bool written = write_unprofiled(result);
-  if (written && profile_)
-    profile_->record(detail::ProfiledOp::write, channel_, nbytes_of(result));
-  return written;
+  return detail::watched(detail::ProfiledOp::write, channel_, profile_, nvtx_, result,
+                         [&] { return write_unprofiled(result); });
 }
 
 bool CudaIpcOutputPort::write_unprofiled(const Result<Tensor>& result) {
@@ -178,7 +171,11 @@ Result<Tensor> CudaIpcInputPort::receive(const ChannelReader::Message& message, 
 }
 
 bool CudaIpcInputPort::read(Result<Tensor>& out) {
-  const detail::NvtxRange range(nvtx_);
+  return detail::watched(detail::ProfiledOp::read, channel_, profile_, nvtx_, out,
+                         [&] { return read_unprofiled(out); });
+}
+
+bool CudaIpcInputPort::read_unprofiled(Result<Tensor>& out) {
   settle();
   ChannelReader::Message message;
   const ChannelStatus status = reader_.acquire(message, Deadline::max());
@@ -198,8 +195,6 @@ bool CudaIpcInputPort::read(Result<Tensor>& out) {
     holding_ = true; // released by settle(), once the copy is done
   else
     reader_.release(); // the copy is done: the writer may reuse the slot's buffer
-  if (profile_)
-    profile_->record(detail::ProfiledOp::read, channel_, nbytes_of(out));
   return true;
 }
 

@@ -4,6 +4,7 @@
 // before any blocking call is chosen so that the ranks always agree on the
 // calls they make: a problem with one tensor becomes that task's error
 // record on every side, never a rank left waiting for a peer that skipped.
+#include "graph/tensor_port_watch.hpp"
 #include "tensor/cuda_memory.hpp"
 #include "tensor/pinned_mappings.hpp"
 #include "tensor/tensor_copy.hpp"
@@ -125,18 +126,9 @@ ErrorRecord agreed_error(Communicator& communicator, const std::optional<ErrorRe
 
 } // namespace
 
-namespace {
-std::size_t nbytes_of(const Result<Tensor>& result) {
-  return result.ok() && result.value().defined() ? result.value().nbytes() : 0;
-}
-} // namespace
-
 bool NcclOutputPort::write(const Result<Tensor>& result) {
-  const detail::NvtxRange range(nvtx_);
-  const bool written = write_unprofiled(result);
-  if (written && profile_)
-    profile_->record(detail::ProfiledOp::write, channel_, nbytes_of(result));
-  return written;
+  return detail::watched(detail::ProfiledOp::write, channel_, profile_, nvtx_, result,
+                         [&] { return write_unprofiled(result); });
 }
 
 bool NcclOutputPort::write_unprofiled(const Result<Tensor>& result) {
@@ -173,11 +165,8 @@ bool NcclOutputPort::write_unprofiled(const Result<Tensor>& result) {
 }
 
 bool NcclInputPort::read(Result<Tensor>& out) {
-  const detail::NvtxRange range(nvtx_);
-  const bool got = read_unprofiled(out);
-  if (got && profile_)
-    profile_->record(detail::ProfiledOp::read, channel_, nbytes_of(out));
-  return got;
+  return detail::watched(detail::ProfiledOp::read, channel_, profile_, nvtx_, out,
+                         [&] { return read_unprofiled(out); });
 }
 
 bool NcclInputPort::read_unprofiled(Result<Tensor>& out) {
@@ -222,11 +211,8 @@ DeviceInputPort::DeviceInputPort(ChannelReader reader, std::uint32_t channel, De
 }
 
 bool DeviceInputPort::read(Result<Tensor>& out) {
-  const detail::NvtxRange range(nvtx_);
-  const bool got = read_unprofiled(out);
-  if (got && profile_)
-    profile_->record(detail::ProfiledOp::read, channel_, nbytes_of(out));
-  return got;
+  return detail::watched(detail::ProfiledOp::read, channel_, profile_, nvtx_, out,
+                         [&] { return read_unprofiled(out); });
 }
 
 bool DeviceInputPort::read_unprofiled(Result<Tensor>& out) {

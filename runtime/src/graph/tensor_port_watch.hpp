@@ -1,0 +1,34 @@
+// graph/tensor_port_watch.hpp - how the tensor ports (device, CUDA IPC, NCCL) are watched: each
+// read or write inside its NVTX range, recorded in the profile once done (internal).
+//
+// A tensor port's read or write moves the elements too (a copy, an NCCL
+// receive), so it is recorded after that, with the tensor's bytes: the
+// trace's READ then covers the copy, not only the wait for the header.
+#pragma once
+
+#include <cg/actor.hpp> // Result
+#include <cg/detail/nvtx.hpp>
+#include <cg/detail/profile.hpp>
+#include <cg/tensor.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cg::detail {
+
+/// Runs `move` (a read or write of `channel`; true if it happened) inside
+/// the NVTX range `nvtx` (null: none) and records it in `profile` (null:
+/// none) with the bytes of `tensor`, as `move` left it.
+template <class Move>
+bool watched(ProfiledOp op, std::uint32_t channel, ActorProfile* profile, const char* nvtx,
+             const Result<Tensor>& tensor, Move&& move) {
+  const NvtxRange range(nvtx);
+  const bool happened = move();
+  if (happened && profile != nullptr) {
+    const bool has_elements = tensor.ok() && tensor.value().defined();
+    profile->record(op, channel, has_elements ? tensor.value().nbytes() : 0);
+  }
+  return happened;
+}
+
+} // namespace cg::detail
