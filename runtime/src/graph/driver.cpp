@@ -97,6 +97,20 @@ void GraphRuntime::Impl::watch_actors() {
       if (stopping.load() || actors[i].running())
         continue;
       std::string name = child_names[i];
+      bool runs_here = false; // in our segment: not an actor host's process
+      for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
+        runs_here = runs_here || (local[a] && name == spec.actors[a].name);
+      // A process running actors of another host (TCP forced, a host
+      // command) says why it fails over its rendezvous connection just
+      // before it exits (FAILED: which actor, what exception). That report
+      // names the actor and its error better than the exit status: give it
+      // a moment to arrive, as relay_fault() does.
+      if (!runs_here) {
+        std::unique_lock lock(mutex);
+        if (changed.wait_for(lock, std::chrono::milliseconds(300),
+                             [&] { return failure != nullptr || stopping.load(); }))
+          return; // remote_lost() reported it and stopped the graph
+      }
       std::string why = describe_exit(actors[i].exit_status().value_or(0));
       // What it said before exiting: in our segment, if it runs there; else
       // its last line on stderr (a host command's, e.g. ssh's), if we read it.
