@@ -42,6 +42,8 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace {
@@ -102,12 +104,12 @@ double pinned_overflow_copy_micros(int iterations, void* device, std::size_t byt
     reader.observe_mappings(pinned.get());
     std::span<std::byte> payload;
     if (writer.acquire(bytes, payload, cg::Deadline::max()) != cg::ChannelStatus::ok)
-      return 0;
+      throw std::runtime_error("no overflow buffer of " + std::to_string(bytes) + " bytes");
     std::memset(payload.data(), 1, bytes);
     writer.publish(cg::MessageKind::value, bytes);
     cg::ChannelReader::Message message{};
     if (reader.acquire(message, cg::Deadline::max()) != cg::ChannelStatus::ok)
-      return 0;
+      throw std::runtime_error("the overflow buffer cannot be read back");
     micros = median_micros(iterations, [&] {
       cg::detail::cuda_copy(device, message.payload.data(), message.payload.size());
     });

@@ -105,12 +105,8 @@ void GraphRuntime::Impl::watch_actors() {
       // before it exits (FAILED: which actor, what exception). That report
       // names the actor and its error better than the exit status: give it
       // a moment to arrive, as relay_fault() does.
-      if (!runs_here) {
-        std::unique_lock lock(mutex);
-        if (changed.wait_for(lock, std::chrono::milliseconds(300),
-                             [&] { return failure != nullptr || stopping.load(); }))
-          return; // remote_lost() reported it and stopped the graph
-      }
+      if (!runs_here && reported_within(std::chrono::milliseconds(300)))
+        return; // remote_lost() reported it and stopped the graph
       std::string why = describe_exit(actors[i].exit_status().value_or(0));
       // What it said before exiting: in our segment, if it runs there; else
       // its last line on stderr (a host command's, e.g. ssh's), if we read it.
@@ -129,6 +125,13 @@ void GraphRuntime::Impl::watch_actors() {
       return;
     }
   }
+}
+
+// Whether someone else reported a failure (or teardown began) within `wait`:
+// a fault seen from afar waits this long for the report that names it.
+bool GraphRuntime::Impl::reported_within(std::chrono::milliseconds wait) {
+  std::unique_lock lock(mutex);
+  return changed.wait_for(lock, wait, [&] { return failure != nullptr || stopping.load(); });
 }
 
 // A remote actor process's rendezvous connection ended (serving thread).
@@ -166,12 +169,8 @@ void GraphRuntime::Impl::remote_lost(const std::vector<std::string>& lost,
 void GraphRuntime::Impl::relay_fault(const std::string& why, bool corrupt) {
   if (stopping.load())
     return;
-  if (!corrupt) {
-    std::unique_lock lock(mutex);
-    if (changed.wait_for(lock, std::chrono::seconds(1),
-                         [&] { return failure != nullptr || stopping.load(); }))
-      return;
-  }
+  if (!corrupt && reported_within(std::chrono::seconds(1)))
+    return;
   fail(std::make_exception_ptr(
       ChannelError(why + (corrupt ? "; the graph cannot execute any more" : ""))));
   close_all();

@@ -186,6 +186,7 @@ struct GraphRuntime::Impl {
   void watch_actors();
   void remote_lost(const std::vector<std::string>& actors, const RemoteFailure& why);
   void relay_fault(const std::string& why, bool corrupt);
+  bool reported_within(std::chrono::milliseconds wait);
   void collect_loop();
   ChannelStatus collect_next(Deadline deadline);
   ChannelStatus collect_in_place(Deadline deadline, ResultsSink sink);
