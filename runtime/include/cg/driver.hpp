@@ -244,6 +244,10 @@ struct Collected {
 struct ResultView {
   MessageKind kind;
   std::span<const std::byte> bytes;
+  // Set for bytes in a channel's shared buffer: a large value decoded out of
+  // them lets their pages go as it goes (cg::InputPaging), so that the
+  // driver's memory holds the result once, not twice.
+  const InputPaging* paging = nullptr;
 };
 
 /// What take_results() hands an execution's outputs to, once. A function
@@ -378,7 +382,7 @@ template <class T> T decode_result(std::span<const ResultView> outputs, std::siz
   const ResultView& output = outputs[i];
   if (output.kind == MessageKind::error)
     throw TaskError(decode_all<ErrorRecord>(output.bytes));
-  return decode_all<T>(output.bytes);
+  return decode_all<T>(output.bytes, output.paging);
 }
 
 template <class T> struct ResultDecoder {
@@ -413,7 +417,7 @@ inline std::vector<ResultView> views_of(const std::vector<Collected>& kept) {
   std::vector<ResultView> views;
   views.reserve(kept.size());
   for (const Collected& output : kept)
-    views.push_back({output.kind, output.bytes});
+    views.push_back({output.kind, output.bytes, nullptr});
   return views;
 }
 

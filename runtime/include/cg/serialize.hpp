@@ -16,6 +16,7 @@
 //   static T decode(Decoder&);                // may throw DecodeError
 #pragma once
 
+#include <algorithm>
 #include <cassert>
 #include <concepts>
 #include <cstddef>
@@ -69,10 +70,26 @@ private:
   std::size_t written_ = 0;
 };
 
+// How a Decoder treats an input that is a mapping of memory kept elsewhere (a
+// channel's shared buffer) as it copies a large stretch of it out
+// (Decoder::copy_out): once a piece is copied, this process's pages of it are
+// let go. The memory stays where it is kept (a later read maps it again);
+// what goes is this process's hold on it, so that a large value decoded costs
+// the reader its decoded copy and one piece, not twice the value.
+struct InputPaging {
+  // Whole pages only, from the page holding `first` up to the one holding
+  // first + bytes (excluded): the bytes before `first` have been read.
+  void (*let_go)(const std::byte* first, std::size_t bytes) noexcept;
+};
+
 // Reads bytes from a buffer; throws DecodeError instead of reading past its end.
 class Decoder {
 public:
-  explicit Decoder(std::span<const std::byte> in) noexcept : in_(in) {}
+  // Copies out of an input with paging go in pieces of this many bytes.
+  static constexpr std::size_t kPagedPiece = std::size_t{4} << 20;
+
+  explicit Decoder(std::span<const std::byte> in, const InputPaging* paging = nullptr) noexcept
+      : in_(in), paging_(paging) {}
 
   void read(void* out, std::size_t bytes) {
     const std::span<const std::byte> src = take(bytes);
@@ -91,11 +108,30 @@ public:
     return out;
   }
 
+  // Takes the next `bytes` bytes and hands them to `sink` (called with a
+  // std::span<const std::byte>) to copy: at once, or, when the input has
+  // paging and is larger than a piece, in pieces of kPagedPiece bytes (a
+  // multiple of every scalar's size), each let go once sunk.
+  template <class Sink> void copy_out(std::size_t bytes, Sink&& sink) {
+    const std::span<const std::byte> all = take(bytes);
+    if (paging_ == nullptr || bytes <= kPagedPiece) {
+      sink(all);
+      return;
+    }
+    for (std::size_t done = 0; done < bytes; done += kPagedPiece) {
+      const std::span<const std::byte> piece =
+          all.subspan(done, std::min(kPagedPiece, bytes - done));
+      sink(piece);
+      paging_->let_go(piece.data(), piece.size());
+    }
+  }
+
   std::size_t remaining() const noexcept { return in_.size() - read_; }
 
 private:
   std::span<const std::byte> in_;
   std::size_t read_ = 0;
+  const InputPaging* paging_;
 };
 
 // Customisation point; left undefined so that unsupported types are detectable.
@@ -116,9 +152,10 @@ template <class T> void encode(Encoder& e, const T& v) { Codec<T>::encode(e, v);
 
 template <class T> T decode(Decoder& d) { return Codec<T>::decode(d); }
 
-// Decodes one T that must span the whole input.
-template <class T> T decode_all(std::span<const std::byte> bytes) {
-  Decoder d(bytes);
+// Decodes one T that must span the whole input, paged as `paging` says.
+template <class T>
+T decode_all(std::span<const std::byte> bytes, const InputPaging* paging = nullptr) {
+  Decoder d(bytes, paging);
   T value = Codec<T>::decode(d);
   if (d.remaining() != 0)
     throw DecodeError("cg: trailing bytes");
@@ -192,8 +229,12 @@ template <> struct Codec<std::string> {
   }
   static std::string decode(Decoder& d) {
     const std::size_t n = detail::decode_length(d, 1);
-    const std::span<const std::byte> bytes = d.take(n);
-    return std::string(reinterpret_cast<const char*>(bytes.data()), n);
+    std::string s;
+    s.reserve(n);
+    d.copy_out(n, [&s](std::span<const std::byte> piece) {
+      s.append(reinterpret_cast<const char*>(piece.data()), piece.size());
+    });
+    return s;
   }
 };
 
@@ -225,16 +266,22 @@ template <class T> struct Codec<std::vector<T>, std::enable_if_t<is_serializable
   static std::vector<T> decode(Decoder& d) {
     if constexpr (detail::is_plain_scalar_v<T>) {
       const std::size_t n = detail::decode_length(d, sizeof(T));
-      const std::span<const std::byte> bytes = d.take(n * sizeof(T));
+      std::vector<T> v;
       // One pass over the bytes, not two (zero-filling a vector, then
       // copying into it): what a large value costs is mostly this.
-      if (reinterpret_cast<std::uintptr_t>(bytes.data()) % alignof(T) == 0) {
-        const T* first = reinterpret_cast<const T*>(bytes.data());
-        return std::vector<T>(first, first + n);
-      }
-      std::vector<T> v(n); // misaligned: copy byte-wise into zeroed elements
-      if (n != 0)
-        std::memcpy(v.data(), bytes.data(), n * sizeof(T));
+      v.reserve(n);
+      d.copy_out(n * sizeof(T), [&v](std::span<const std::byte> piece) {
+        if (piece.empty())
+          return;
+        if (reinterpret_cast<std::uintptr_t>(piece.data()) % alignof(T) == 0) {
+          const T* first = reinterpret_cast<const T*>(piece.data());
+          v.insert(v.end(), first, first + piece.size() / sizeof(T));
+        } else { // misaligned: copy byte-wise into zeroed elements
+          const std::size_t had = v.size();
+          v.resize(had + piece.size() / sizeof(T));
+          std::memcpy(v.data() + had, piece.data(), piece.size());
+        }
+      });
       return v;
     } else {
       const std::size_t n = detail::decode_length(d, 1);

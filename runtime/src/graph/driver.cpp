@@ -176,6 +176,20 @@ void GraphRuntime::Impl::relay_fault(const std::string& why, bool corrupt) {
   close_all();
 }
 
+namespace {
+// A result's bytes, copied out of its channel to be decoded later; a large
+// one lets the channel's pages go as the copy grows, as decoding does.
+std::vector<std::byte> copy_of(const ChannelReader::Message& message) {
+  std::vector<std::byte> bytes;
+  bytes.reserve(message.payload.size());
+  Decoder(message.payload, message.paging)
+      .copy_out(message.payload.size(), [&bytes](std::span<const std::byte> piece) {
+        bytes.insert(bytes.end(), piece.begin(), piece.end());
+      });
+  return bytes;
+}
+} // namespace
+
 // Collects the results of execution `collected` from every result channel,
 // resuming a collection an earlier timeout interrupted, and files them: with
 // the future waiting for them, or in `results`.
@@ -189,7 +203,7 @@ ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline) {
       failed_reader = partial.size();
       return status;
     }
-    partial.push_back({message.kind, {message.payload.begin(), message.payload.end()}});
+    partial.push_back({message.kind, copy_of(message)});
     reader.release();
     if (profile.on())
       profile.record(ProfiledOp::read, result_channels[partial.size() - 1], message.sequence, start,
@@ -246,7 +260,7 @@ ChannelStatus GraphRuntime::Impl::collect_in_place(Deadline deadline, ResultsSin
       failed_reader = i;
       return status;
     }
-    message_views[i] = {message.kind, message.payload};
+    message_views[i] = {message.kind, message.payload, message.paging};
     if (profile.on()) {
       const std::int64_t end = profile_clock();
       profile.record(ProfiledOp::read, result_channels[i], message.sequence, start, end,
@@ -255,7 +269,7 @@ ChannelStatus GraphRuntime::Impl::collect_in_place(Deadline deadline, ResultsSin
     }
   }
   for (std::size_t i = 0; i < partial.size(); ++i)
-    message_views[i] = {partial[i].kind, partial[i].bytes};
+    message_views[i] = {partial[i].kind, partial[i].bytes, nullptr};
   output_views.resize(output_source.size());
   for (std::size_t i = 0; i < output_source.size(); ++i)
     output_views[i] = message_views[output_source[i]];

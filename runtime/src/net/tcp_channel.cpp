@@ -391,6 +391,7 @@ ChannelStatus TcpReader::receive(Message& message, Deadline deadline) noexcept {
   message.payload =
       std::span<const std::byte>(buffer_ + begin_ + frame_header_bytes, header.length);
   message.sequence = next_;
+  message.paging = nullptr; // our own receive buffer: it stays mapped
   begin_ += frame_bytes_;
   if (begin_ == end_)
     begin_ = end_ = 0; // the next frame starts at the front (nothing is written before then)

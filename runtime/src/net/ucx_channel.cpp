@@ -400,6 +400,7 @@ ChannelStatus UcxReader::receive(Message& message, Deadline deadline) noexcept {
       message.kind = static_cast<MessageKind>(header.kind);
       message.payload = std::span<const std::byte>(buffer_ + frame_header_bytes, header.length);
       message.sequence = next_++;
+      message.paging = nullptr; // our own receive buffer: it stays mapped
       return ChannelStatus::ok;
     }
     if (writer_gone) {

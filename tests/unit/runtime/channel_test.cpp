@@ -7,6 +7,7 @@
 // prompt wake-ups on close, refusal to read corrupted memory, and that it all
 // works across a fork()ed process.
 #include <cg/detail/channel.hpp>
+#include <cg/serialize.hpp>
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -360,6 +361,41 @@ TEST(Channel, ValueLargerThanASlotIsDeliveredWholeToEveryReader) {
     th.join();
   for (std::uint32_t r = 0; r < readers; ++r)
     EXPECT_EQ(failures[r], "") << "reader " << r;
+}
+
+// This process's resident memory, in KiB.
+long resident_kib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stol(line.substr(6));
+  return -1;
+}
+
+// A message in an overflow buffer says how its pages may be let go once read
+// (cg::InputPaging, which the driver's decoder uses): this process's resident
+// memory drops by the value, and reading it again finds the same bytes. A
+// message in its slot has no paging.
+TEST(Channel, AReaderMayLetThePagesOfALargeValueGoAndStillReadItAgain) {
+  TestChannel t({2, 1 * kKiB, 1});
+  cg::ChannelWriter writer(t.channel);
+  ASSERT_EQ(write_pattern(writer, 32 * kMiB, 5), cg::ChannelStatus::ok);
+  ASSERT_EQ(write_text(writer, "small"), cg::ChannelStatus::ok);
+  cg::ChannelReader reader(t.channel, 0);
+  cg::ChannelReader::Message m{};
+  ASSERT_EQ(reader.acquire(m, in(10s)), cg::ChannelStatus::ok);
+  ASSERT_NE(m.paging, nullptr);
+  ASSERT_EQ(first_mismatch(m.payload, 5), -1);
+  const long before = resident_kib();
+  m.paging->let_go(m.payload.data(), m.payload.size());
+  const long dropped = before - resident_kib();
+  EXPECT_GE(dropped, 31 * 1024) << "KiB let go of a 32 MiB value";
+  EXPECT_EQ(first_mismatch(m.payload, 5), -1) << "read again after its pages went";
+  reader.release();
+  ASSERT_EQ(reader.acquire(m, in(10s)), cg::ChannelStatus::ok);
+  EXPECT_EQ(text_of(m), "small");
+  EXPECT_EQ(m.paging, nullptr);
+  reader.release();
 }
 
 TEST(Channel, SlotKeepsItsOverflowBufferWhileLargeEnoughAndReplacesItWithALargerOne) {

@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -153,6 +155,56 @@ TEST(Serialize, DecoderTakeIsBoundsChecked) {
   EXPECT_EQ(d.take(3).size(), 3u);
   EXPECT_THROW(d.take(2), cg::DecodeError);
   EXPECT_EQ(d.remaining(), 1u);
+}
+
+// What a paged input's let_go was called with, in order.
+std::vector<std::pair<const std::byte*, std::size_t>> let_go_calls;
+void record_let_go(const std::byte* first, std::size_t bytes) noexcept {
+  let_go_calls.emplace_back(first, bytes);
+}
+constexpr cg::InputPaging kRecordedPaging{record_let_go};
+
+// A large vector out of a paged input (a channel's shared buffer, for the
+// driver) is copied in pieces of kPagedPiece bytes, each let go once copied,
+// in order and without a gap, so that the reader's pages of it go as its own
+// copy grows; aligned or not. A small one is copied at once, nothing let go.
+TEST(Serialize, ALargeVectorOutOfAPagedInputIsCopiedInPiecesEachLetGoOnceCopied) {
+  constexpr std::size_t piece = cg::Decoder::kPagedPiece;
+  std::vector<std::uint16_t> value((2 * piece + 6) / sizeof(std::uint16_t));
+  for (std::size_t i = 0; i < value.size(); ++i)
+    value[i] = static_cast<std::uint16_t>(i * 7919);
+  const std::vector<std::byte> encoded = encode_to_bytes(value);
+  for (std::size_t offset : {0, 1}) { // 1: the elements misaligned
+    std::vector<std::byte> input(offset);
+    input.insert(input.end(), encoded.begin(), encoded.end());
+    const std::span<const std::byte> bytes = std::span<const std::byte>(input).subspan(offset);
+    let_go_calls.clear();
+    EXPECT_EQ(cg::decode_all<std::vector<std::uint16_t>>(bytes, &kRecordedPaging), value)
+        << "offset " << offset;
+    const std::byte* elements = bytes.data() + sizeof(std::uint64_t);
+    const std::vector<std::pair<const std::byte*, std::size_t>> expected{
+        {elements, piece}, {elements + piece, piece}, {elements + 2 * piece, 6}};
+    EXPECT_EQ(let_go_calls, expected) << "offset " << offset;
+  }
+
+  let_go_calls.clear();
+  const std::vector<std::uint16_t> small(piece / sizeof(std::uint16_t), 3);
+  EXPECT_EQ(cg::decode_all<std::vector<std::uint16_t>>(encode_to_bytes(small), &kRecordedPaging),
+            small);
+  EXPECT_TRUE(let_go_calls.empty()) << "a piece or less is copied at once";
+}
+
+TEST(Serialize, ALargeStringOutOfAPagedInputIsCopiedInPiecesEachLetGoOnceCopied) {
+  constexpr std::size_t piece = cg::Decoder::kPagedPiece;
+  std::string value(piece + 1, 'x');
+  value.back() = 'y';
+  const std::vector<std::byte> encoded = encode_to_bytes(value);
+  let_go_calls.clear();
+  EXPECT_EQ(cg::decode_all<std::string>(encoded, &kRecordedPaging), value);
+  const std::byte* text = encoded.data() + sizeof(std::uint64_t);
+  const std::vector<std::pair<const std::byte*, std::size_t>> expected{{text, piece},
+                                                                       {text + piece, 1}};
+  EXPECT_EQ(let_go_calls, expected);
 }
 
 TEST(Serialize, SerializabilityIsDetectable) {

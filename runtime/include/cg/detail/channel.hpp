@@ -41,6 +41,8 @@
 
 namespace cg {
 
+struct InputPaging; // cg/serialize.hpp
+
 namespace detail {
 struct ChannelHeader;
 struct SlotHeader;
@@ -183,6 +185,9 @@ public:
     MessageKind kind;
     std::span<const std::byte> payload; // in the slot or an overflow buffer; valid until release()
     std::uint64_t sequence;             // 0-based: the n-th message published has sequence n
+    // For a payload in an overflow buffer (a mapping of the writer's memory),
+    // how a decoder may page it as it copies a large value out; else null.
+    const InputPaging* paging = nullptr;
   };
 
   ChannelReader() = default;
