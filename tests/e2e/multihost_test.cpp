@@ -490,23 +490,29 @@ TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
   ASSERT_EQ(fake_error, "");
   auto& graph = *launched;
   auto ref = graph.execute(5, "");
-  // b.add's channel (c3) to the driver: frame 1 where frame 0 belongs.
-  std::size_t c3 = 0;
-  while (c3 < outgoing.size() && outgoing[c3].channel != 3)
-    ++c3;
-  ASSERT_LT(c3, outgoing.size());
-  const std::byte payload[8] = {};
-  cg::detail::FrameHeader header;
-  header.sequence = 1;
-  header.length = sizeof payload;
-  header.checksum = cg::detail::frame_checksum(header, payload);
-  std::byte encoded[cg::detail::frame_header_bytes];
-  cg::detail::encode_frame_header(header, encoded);
-  const int fd = fake.writers[c3].fd();
-  ASSERT_EQ(::send(fd, encoded, sizeof encoded, MSG_NOSIGNAL),
-            static_cast<ssize_t>(sizeof encoded));
-  ASSERT_EQ(::send(fd, payload, sizeof payload, MSG_NOSIGNAL),
-            static_cast<ssize_t>(sizeof payload));
+  // The driver reads its results in order (c4, c3, c7), each off its stream:
+  // c.add's (c4) arrives whole, then b.add's (c3) is frame 1 where frame 0
+  // belongs.
+  auto send_frame = [&](std::uint32_t channel, std::uint64_t sequence) {
+    std::size_t stream = 0;
+    while (stream < outgoing.size() && outgoing[stream].channel != channel)
+      ++stream;
+    ASSERT_LT(stream, outgoing.size());
+    const std::byte payload[8] = {};
+    cg::detail::FrameHeader header;
+    header.sequence = sequence;
+    header.length = sizeof payload;
+    header.checksum = cg::detail::frame_checksum(header, payload);
+    std::byte encoded[cg::detail::frame_header_bytes];
+    cg::detail::encode_frame_header(header, encoded);
+    const int fd = fake.writers[stream].fd();
+    ASSERT_EQ(::send(fd, encoded, sizeof encoded, MSG_NOSIGNAL),
+              static_cast<ssize_t>(sizeof encoded));
+    ASSERT_EQ(::send(fd, payload, sizeof payload, MSG_NOSIGNAL),
+              static_cast<ssize_t>(sizeof payload));
+  };
+  send_frame(4, 0);
+  send_frame(3, 1);
   try {
     ref.get(5s);
     ADD_FAILURE() << "a value came through";

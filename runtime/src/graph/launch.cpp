@@ -783,6 +783,13 @@ void GraphRuntime::Impl::connect_remote(Deadline deadline) {
     throw LaunchError(describe(spec) + ": cannot set up its channels between hosts: " + error);
   for (const Stream& stream : plan_streams(spec, participants))
     transports[stream.channel] = to_string(host_transport);
+  // A result that only the driver reads here comes straight off its stream.
+  for (std::size_t i = 0; i < result_channels.size(); ++i) {
+    const std::uint32_t channel = result_channels[i];
+    const auto slot = static_cast<std::uint32_t>(spec.channels[channel].driver_reader());
+    if (MessageSource* direct = relays.source(channel, slot))
+      result_readers[i] = ChannelReader(*direct);
+  }
 }
 
 } // namespace cg::detail

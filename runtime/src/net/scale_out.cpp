@@ -246,7 +246,10 @@ std::string Relays::start(const GraphSpec& spec, const Participants& participant
   for (std::size_t i = 0; i < in_streams.size(); ++i) {
     const Stream& s = *in_streams[i];
     const int reading_actor = spec.channels[s.channel].reader_actors[s.slots[0]];
-    if (me != 0 && s.slots.size() == 1 && reading_actor >= 0) {
+    // Direct: the one reader here is an actor of an actor process, or the
+    // driver itself (not an actor of the driver's host: those may be
+    // processes of their own, sharing only its segment).
+    if (s.slots.size() == 1 && (me != 0 ? reading_actor >= 0 : reading_actor < 0)) {
       auto direct = std::make_unique<Direct>();
       direct->relays = this;
       direct->reader = std::move(readers[i]);

@@ -9,10 +9,11 @@
 // under one endpoint are one participant, those not published are the
 // driver's. So the driver and every actor process compute the same plan.
 //
-// A stream that brings a channel to one reading actor of an actor process
-// (not the driver's, whose actors may be processes sharing its segment) is
-// *direct*: that actor's reads take each frame from the stream itself, with
-// no relay thread and no copy into a ring (Relays::source).
+// A stream that brings a channel to one reading actor of an actor process,
+// or to the driver alone (a result), is *direct*: that actor's reads, or the
+// driver's, take each frame from the stream itself, with no relay thread and
+// no copy into a ring (Relays::source). Not to the actors of the driver's
+// host, which may be processes sharing its segment.
 //
 // A channel whose writer and some readers are in different participants
 // becomes one stream per reading participant (net/host_stream.hpp), carried

@@ -129,7 +129,7 @@ TEST_P(Relaying, CarriesEveryMessageToTheOtherSidesRing) {
             "");
   other.join();
   ASSERT_EQ(remote_error, "");
-  EXPECT_EQ(driver.relays.streams(), 2u); // sends c1, receives c2
+  EXPECT_EQ(driver.relays.streams(), 2u); // sends c1, receives c2 (directly)
 
   // a writes c1 on the driver's side; b reads it on the remote side. 20
   // messages through a ring of 4, one of them larger than a slot.
@@ -143,11 +143,12 @@ TEST_P(Relaying, CarriesEveryMessageToTheOtherSidesRing) {
       w.publish(cg::MessageKind::value, text.size());
     }
   });
-  // b, the one reader of c1 over there, reads the stream itself: no relay
-  // thread receives it (the driver's side relays: its actors may be processes).
+  // b, the one reader of c1 over there, reads the stream itself, and so does
+  // the driver, the one reader of c2 here: no relay thread receives either.
   ASSERT_NE(remote.relays.source(1, 0), nullptr);
   EXPECT_EQ(remote.relays.source(2, 0), nullptr);
-  EXPECT_EQ(driver.relays.threads(), 2u); // sends c1, receives c2
+  ASSERT_NE(driver.relays.source(2, 1), nullptr);
+  EXPECT_EQ(driver.relays.threads(), 1u); // sends c1
   EXPECT_EQ(remote.relays.threads(), 1u); // sends c2
   cg::ChannelReader r(*remote.relays.source(1, 0));
   for (int i = 0; i < 20; ++i) {
@@ -159,11 +160,11 @@ TEST_P(Relaying, CarriesEveryMessageToTheOtherSidesRing) {
   }
   writer.join();
 
-  // b writes c2 on the remote side: c reads it there, the driver here; slot
-  // 1 (the driver's) is the relay's there, slot 0 (c's) is drained here.
+  // b writes c2 on the remote side: c reads it there, the driver here, off
+  // its stream; slot 1 (the driver's) is the relay's there.
   cg::ChannelWriter w(remote.channels[2]);
   cg::ChannelReader c_reader(remote.channels[2], 0);
-  cg::ChannelReader driver_reader(driver.channels[2], 1);
+  cg::ChannelReader driver_reader(*driver.relays.source(2, 1));
   for (int i = 0; i < 10; ++i) {
     std::span<std::byte> slot;
     ASSERT_EQ(w.acquire(1, slot, Clock::now() + 10s), cg::ChannelStatus::ok);
@@ -177,6 +178,45 @@ TEST_P(Relaying, CarriesEveryMessageToTheOtherSidesRing) {
     EXPECT_EQ(m.kind, i == 3 ? cg::MessageKind::error : cg::MessageKind::value);
     driver_reader.release();
   }
+  driver.relays.join();
+  remote.relays.join();
+  EXPECT_EQ(driver.fault, "");
+}
+
+// With a on another host and b, c on the driver's: the stream of c1 (a -> b)
+// comes to an actor of the driver's host, which may be a process of its own
+// sharing only the driver's segment, so a relay thread writes it into that
+// ring: no direct reader on the driver's side.
+TEST_P(Relaying, TheActorsOfTheDriversHostReadTheirRings) {
+  Side driver, remote;
+  const std::map<std::string, cg::Endpoint> table{{"@driver", driver.listener.endpoint()},
+                                                  {"a", remote.listener.endpoint()}};
+  const Participants p = cg::detail::participants_from_table(kSpec, table);
+  const auto deadline = Clock::now() + 10s;
+  std::string remote_error;
+  std::thread other([&] {
+    remote_error = remote.relays.start(kSpec, p, 1, remote.listener, GetParam(), remote.channels,
+                                       deadline, remote.on_fault());
+  });
+  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, GetParam(), driver.channels, deadline,
+                                driver.on_fault()),
+            "");
+  other.join();
+  ASSERT_EQ(remote_error, "");
+  EXPECT_EQ(driver.relays.source(1, 0), nullptr);
+  EXPECT_EQ(driver.relays.threads(), 2u); // sends c0, receives c1 into b's ring
+  ASSERT_NE(remote.relays.source(0, 0), nullptr) << "a reads its input off the stream";
+
+  cg::ChannelWriter w(remote.channels[1]);
+  std::span<std::byte> slot;
+  ASSERT_EQ(w.acquire(1, slot, Clock::now() + 10s), cg::ChannelStatus::ok);
+  slot[0] = std::byte(42);
+  w.publish(cg::MessageKind::value, 1);
+  cg::ChannelReader b_reader(driver.channels[1], 0);
+  cg::ChannelReader::Message m;
+  ASSERT_EQ(b_reader.acquire(m, Clock::now() + 10s), cg::ChannelStatus::ok);
+  EXPECT_EQ(m.payload[0], std::byte(42));
+  b_reader.release();
   driver.relays.join();
   remote.relays.join();
   EXPECT_EQ(driver.fault, "");
@@ -212,29 +252,30 @@ TEST(ScaleOut, TheGreetingCarriesGeometrySilenceTransportAndProfile) {
 }
 
 TEST(ScaleOut, AFrameWithASkippedSequenceNumberIsReportedNotDelivered) {
-  // Only the driver's side relays; the test plays b's side by hand on c2.
+  // Only the driver's side relays; the test plays a's side by hand on c1,
+  // which a relay thread writes into the ring of b, an actor of the
+  // driver's host.
   Side driver;
-  cg::TcpChannelListener b_listener;
-  ASSERT_EQ(b_listener.listen(launch_secret(), {"127.0.0.1", 0}), cg::NetStatus::ok);
+  cg::TcpChannelListener a_listener;
+  ASSERT_EQ(a_listener.listen(launch_secret(), {"127.0.0.1", 0}), cg::NetStatus::ok);
   const std::map<std::string, cg::Endpoint> table{{"@driver", driver.listener.endpoint()},
-                                                  {"b", b_listener.endpoint()},
-                                                  {"c", b_listener.endpoint()}};
+                                                  {"a", a_listener.endpoint()}};
   const Participants p = cg::detail::participants_from_table(kSpec, table);
   const auto deadline = Clock::now() + 10s;
-  cg::TcpChannels b_side;
-  std::thread b([&] {
-    const cg::TcpChannelSpec in[] = {{"g", "c1", "driver", "b"}};
-    const cg::TcpOutgoing out[] = {{{"g", "c2", "b", "driver"}, driver.listener.endpoint()}};
-    EXPECT_EQ(cg::set_up_channels(b_listener, in, out, deadline, b_side), cg::NetStatus::ok)
-        << b_side.error;
+  cg::TcpChannels a_side;
+  std::thread a([&] {
+    const cg::TcpChannelSpec in[] = {{"g", "c0", "driver", "a"}};
+    const cg::TcpOutgoing out[] = {{{"g", "c1", "a", "driver"}, driver.listener.endpoint()}};
+    EXPECT_EQ(cg::set_up_channels(a_listener, in, out, deadline, a_side), cg::NetStatus::ok)
+        << a_side.error;
   });
   ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, cg::detail::HostTransport::tcp,
                                 driver.channels, deadline, driver.on_fault()),
             "");
-  b.join();
+  a.join();
   // Frame 0 is fine; then frame 2 arrives where frame 1 should.
   const std::byte one[] = {std::byte{1}};
-  ASSERT_EQ(b_side.writers[0].send(cg::MessageKind::value, one, Clock::now() + 5s),
+  ASSERT_EQ(a_side.writers[0].send(cg::MessageKind::value, one, Clock::now() + 5s),
             cg::ChannelStatus::ok);
   std::array<std::byte, cg::detail::frame_header_bytes> header;
   cg::detail::FrameHeader skipped;
@@ -242,21 +283,21 @@ TEST(ScaleOut, AFrameWithASkippedSequenceNumberIsReportedNotDelivered) {
   skipped.length = 1;
   skipped.checksum = cg::detail::frame_checksum(skipped, one);
   cg::detail::encode_frame_header(skipped, header.data());
-  ASSERT_EQ(::send(b_side.writers[0].fd(), header.data(), header.size(), MSG_NOSIGNAL),
+  ASSERT_EQ(::send(a_side.writers[0].fd(), header.data(), header.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(header.size()));
-  ASSERT_EQ(::send(b_side.writers[0].fd(), one, 1, MSG_NOSIGNAL), 1);
+  ASSERT_EQ(::send(a_side.writers[0].fd(), one, 1, MSG_NOSIGNAL), 1);
 
-  cg::ChannelReader driver_reader(driver.channels[2], 1);
+  cg::ChannelReader b_reader(driver.channels[1], 0);
   cg::ChannelReader::Message m;
-  ASSERT_EQ(driver_reader.acquire(m, Clock::now() + 5s), cg::ChannelStatus::ok); // frame 0
-  driver_reader.release();
+  ASSERT_EQ(b_reader.acquire(m, Clock::now() + 5s), cg::ChannelStatus::ok); // frame 0
+  b_reader.release();
   std::unique_lock lock(driver.mutex);
   ASSERT_TRUE(driver.changed.wait_for(lock, 5s, [&] { return !driver.fault.empty(); }));
   EXPECT_TRUE(driver.corrupt);
-  EXPECT_EQ(driver.fault, "TCP channel c2 (b -> driver) of graph 'g': lost frame: expected "
+  EXPECT_EQ(driver.fault, "TCP channel c1 (a -> driver) of graph 'g': lost frame: expected "
                           "sequence 1, got 2 (1 missing)");
   lock.unlock();
-  EXPECT_EQ(driver_reader.acquire(m, Clock::now() + 200ms),
+  EXPECT_EQ(b_reader.acquire(m, Clock::now() + 200ms),
             cg::ChannelStatus::timeout); // never delivered
   driver.relays.join();
 }
