@@ -39,6 +39,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -277,6 +278,30 @@ TEST(TcpForced, ConstructorArgumentsGivenToLaunchReachActorsInProcessesOfTheirOw
   auto [yc, yb, w] = graph.execute(5, "").get();
   EXPECT_EQ(yb, 5 + 1 + 20) << "b was not constructed with launch()'s argument";
   EXPECT_EQ(yc, 5 + 1 + 20 + 300);
+}
+
+// With TCP everywhere the driver reads every result off its stream: from
+// ready() (a look that does not wait), from get(), and from the collector
+// thread that futures start.
+TEST(TcpForced, ResultsReadOffTheirStreamsReachReadyGetAndFutures) {
+  cg::LaunchOptions options;
+  options.tcp_everywhere = true;
+  auto graph = cg::launch<&multihost>(options);
+  auto ref = graph.execute(1, "");
+  const auto until = Clock::now() + 10s;
+  while (!ref.ready() && Clock::now() < until)
+    std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(ref.ready());
+  EXPECT_EQ(std::get<0>(ref.get()), 112);
+  std::vector<decltype(graph.execute(0, "").get_future())> futures;
+  for (int i = 0; i < 6; ++i)
+    futures.push_back(graph.execute(i, "").get_future());
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_EQ(futures[i].wait_for(10s), std::future_status::ready) << "execution " << i;
+    auto [yc, yb, w] = futures[i].get();
+    EXPECT_EQ(yb, i + 11);
+    EXPECT_EQ(yc, i + 111);
+  }
 }
 
 TEST(HostCommands, WhatAHostsProcessPrintsIsTaggedWithItsActorsAndHost) {
