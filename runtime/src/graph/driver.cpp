@@ -249,10 +249,11 @@ ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline) {
 // earlier collection copied out), and only then are the messages released.
 // A timeout leaves the messages acquired: acquiring again, here or in
 // collect_next(), gives the same ones.
-ChannelStatus GraphRuntime::Impl::collect_in_place(Deadline deadline, ResultsSink sink) {
+ChannelStatus GraphRuntime::Impl::collect_in_place(Deadline deadline, ResultsSink sink,
+                                                   std::int64_t start) {
   message_views.resize(result_readers.size());
-  // Each READ begins where the one before it ended: one clock read each.
-  std::int64_t start = profile.on() ? profile_clock() : 0;
+  // The first READ begins at `start`, each other one where the one before it
+  // ended: one clock read each.
   for (std::size_t i = partial.size(); i < result_readers.size(); ++i) {
     ChannelReader::Message message;
     ChannelStatus status = result_readers[i].acquire(message, deadline);
@@ -567,17 +568,14 @@ void GraphRuntime::take_results(std::uint64_t seq, ResultsSink sink) {
 void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds timeout,
                                 ResultsSink sink) {
   Impl& s = *impl_;
-  // A get() that returns (not one that throws) is recorded, from call to decoded result.
-  struct Recorded {
-    ProfileRecorder& profile;
-    std::uint64_t seq;
-    std::int64_t start = profile.on() ? profile_clock() : 0;
-    int exceptions = profile.on() ? std::uncaught_exceptions() : 0; // not on the hot path when off
-    ~Recorded() {
-      if (profile.on() && std::uncaught_exceptions() == exceptions)
-        profile.record(ProfiledOp::get, 0, seq, start, profile_clock());
-    }
-  } recorded{s.profile, seq};
+  // A get() that returns (not one that throws) is recorded, from call to
+  // decoded result; its first READ waits from the call too.
+  const std::int64_t called = s.profile.on() ? profile_clock() : 0;
+  auto recorded = [&] {
+    if (s.profile.on())
+      s.profile.record(ProfiledOp::get, 0, seq, called, profile_clock());
+  };
+  std::int64_t read_from = called;
   Deadline deadline = deadline_or_look_once(timeout);
   std::unique_lock lock(s.mutex);
   if (s.torn_down) {
@@ -627,9 +625,12 @@ void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds tim
       const bool wanted = s.collected == seq;
       lock.unlock();
       ChannelStatus status =
-          wanted ? s.collect_in_place(phase_end, sink) : s.collect_next(phase_end);
-      if (wanted && status == ChannelStatus::ok)
+          wanted ? s.collect_in_place(phase_end, sink, read_from) : s.collect_next(phase_end);
+      if (wanted && status == ChannelStatus::ok) {
+        recorded();
         return;
+      }
+      read_from = s.profile.on() ? profile_clock() : 0;
       lock.lock();
       if (status == ChannelStatus::timeout && watch_on())
         continue;
@@ -646,6 +647,7 @@ void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds tim
       lock.unlock();
       const std::vector<ResultView> views = views_of(node.mapped());
       sink.decode(sink.context, views);
+      recorded();
       return;
     }
     if (seq < s.collected)

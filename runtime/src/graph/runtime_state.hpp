@@ -189,7 +189,7 @@ struct GraphRuntime::Impl {
   bool reported_within(std::chrono::milliseconds wait);
   void collect_loop();
   ChannelStatus collect_next(Deadline deadline);
-  ChannelStatus collect_in_place(Deadline deadline, ResultsSink sink);
+  ChannelStatus collect_in_place(Deadline deadline, ResultsSink sink, std::int64_t start);
   [[noreturn]] void throw_result_failure(ChannelStatus status);
   void fail(std::exception_ptr why);
   void fail_callbacks();
