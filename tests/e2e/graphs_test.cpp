@@ -1,6 +1,7 @@
 // graphs_test.cpp - errors as values, capacity, faults and graph shapes
 // beyond the quickstart, end to end.
 #include "../support/durations.hpp"
+#include "../support/proc_status.hpp"
 #include "e2e_graphs.cg.hpp"
 #include "leftovers.hpp"
 
@@ -119,15 +120,6 @@ TEST_F(Graphs, HugeExceptionMessageIsShortenedToFitASlot) {
   EXPECT_THROW(graph.execute(3).get(), cg::TaskError);
 }
 
-// This process's resident memory, in KiB (VmRSS).
-long resident_kib() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmRSS:", 0) == 0)
-      return std::stol(line.substr(6));
-  return -1;
-}
-
 // Fire-and-forget: 300 executions whose refs are dropped at once, each with a
 // 1 MiB result, through a window of 4. None may use up the window for good,
 // nor leave its result in the driver.
@@ -139,14 +131,14 @@ void drop_refs_of_large_results(bool collector_thread) {
     (void)graph.results_fd(); // results are then collected as they arrive
   const std::vector<double> large(128 * 1024, 1.0);
   (void)graph.execute(2, large).get(); // buffers of that size exist from here on
-  const long before = resident_kib();
+  const long before = cg_test::resident_kib();
   for (int i = 0; i < 300; ++i)
     (void)graph.execute(2, large);
   auto [scaled, sum] = graph.execute(3, std::vector<double>{1.0}).get();
   EXPECT_EQ(scaled, std::vector<double>{9.0});
   EXPECT_EQ(sum, 6);
 #if !defined(__SANITIZE_ADDRESS__) // ASan keeps freed memory in quarantine (256 MiB)
-  EXPECT_LT(resident_kib() - before, 64 * 1024) << "results of dropped refs were kept";
+  EXPECT_LT(cg_test::resident_kib() - before, 64 * 1024) << "results of dropped refs were kept";
 #else
   (void)before;
 #endif

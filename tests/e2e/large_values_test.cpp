@@ -4,6 +4,7 @@
 // Each test measures this process's peak resident memory (VmHWM) from a
 // reset (writing 5 to /proc/self/clear_refs), so the tests before it do not
 // count. Not under ASan: its quarantine keeps freed memory (256 MiB).
+#include "../support/proc_status.hpp"
 #include "e2e_graphs.cg.hpp"
 #include "leftovers.hpp"
 
@@ -25,15 +26,6 @@ constexpr long kMiB = 1024; // in KiB, what /proc/self/status counts in
 // These tests measure memory, not speed: a loaded machine running them under
 // AddressSanitizer took more than get()'s default 10 s for 200 MiB.
 constexpr std::chrono::milliseconds kSlowGet{120'000};
-
-// A field of /proc/self/status, in KiB.
-long status_kib(const std::string& field) {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind(field + ":", 0) == 0)
-      return std::stol(line.substr(field.size() + 1));
-  return -1;
-}
 
 // Starts a new peak: VmHWM is VmRSS from here on.
 void reset_peak() { std::ofstream("/proc/self/clear_refs") << "5"; }
@@ -63,9 +55,9 @@ TEST_F(LargeValues, TheDriverHoldsTwoCopiesOfALargeValueBeyondItsInput) {
   (void)graph.execute(pattern(16)).get();
   const std::vector<std::uint8_t> input = pattern(std::size_t{200} << 20);
   reset_peak();
-  const long before = status_kib("VmRSS");
+  const long before = cg_test::status_kib("VmRSS");
   std::vector<std::uint8_t> output = graph.execute(input).get(kSlowGet);
-  const long peak = status_kib("VmHWM") - before;
+  const long peak = cg_test::status_kib("VmHWM") - before;
   EXPECT_TRUE(output == input);
   const long copies = cg_test::threads_mode() ? 6 : 2;
   if (kPeakIsMeaningful)
@@ -82,11 +74,11 @@ TEST_F(LargeValues, AFutureHoldsThreeCopiesOfALargeValueBeyondItsInput) {
   (void)graph.execute(pattern(16)).get();
   const std::vector<std::uint8_t> input = pattern(std::size_t{200} << 20);
   reset_peak();
-  const long before = status_kib("VmRSS");
+  const long before = cg_test::status_kib("VmRSS");
   std::future<std::vector<std::uint8_t>> future = graph.execute(input).get_future();
   ASSERT_EQ(future.wait_for(kSlowGet), std::future_status::ready);
   std::vector<std::uint8_t> output = future.get();
-  const long peak = status_kib("VmHWM") - before;
+  const long peak = cg_test::status_kib("VmHWM") - before;
   EXPECT_TRUE(output == input);
   const long copies = cg_test::threads_mode() ? 7 : 3;
   if (kPeakIsMeaningful)
@@ -102,10 +94,10 @@ TEST_F(LargeValues, OneLargeValueAtATimeKeepsOneBufferPerChannel) {
   const std::vector<std::uint8_t> input = pattern(std::size_t{32} << 20);
   (void)graph.execute(input).get(kSlowGet);
   reset_peak();
-  const long before = status_kib("VmRSS");
+  const long before = cg_test::status_kib("VmRSS");
   for (int i = 0; i < 12; ++i)
     ASSERT_TRUE(graph.execute(input).get(kSlowGet) == input) << "execution " << i;
-  const long grown = status_kib("VmHWM") - before;
+  const long grown = cg_test::status_kib("VmHWM") - before;
   if (kPeakIsMeaningful)
     EXPECT_LE(grown, 2 * 32 * kMiB) << "12 x 32 MiB through a chain: the driver's peak grew by "
                                     << grown / kMiB << " MiB (one buffer per slot: 640 MiB)";

@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../support/proc_status.hpp"
 #include "shm/channel_layout.hpp"
 #include "shm/shm.hpp"
 
@@ -363,15 +364,6 @@ TEST(Channel, ValueLargerThanASlotIsDeliveredWholeToEveryReader) {
     EXPECT_EQ(failures[r], "") << "reader " << r;
 }
 
-// This process's resident memory, in KiB.
-long resident_kib() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmRSS:", 0) == 0)
-      return std::stol(line.substr(6));
-  return -1;
-}
-
 // A message in an overflow buffer says how its pages may be let go once read
 // (cg::InputPaging, which the driver's decoder uses): this process's resident
 // memory drops by the value, and reading it again finds the same bytes. A
@@ -386,9 +378,9 @@ TEST(Channel, AReaderMayLetThePagesOfALargeValueGoAndStillReadItAgain) {
   ASSERT_EQ(reader.acquire(m, in(10s)), cg::ChannelStatus::ok);
   ASSERT_NE(m.paging, nullptr);
   ASSERT_EQ(first_mismatch(m.payload, 5), -1);
-  const long before = resident_kib();
+  const long before = cg_test::resident_kib();
   m.paging->let_go(m.payload.data(), m.payload.size());
-  const long dropped = before - resident_kib();
+  const long dropped = before - cg_test::resident_kib();
   EXPECT_GE(dropped, 31 * 1024) << "KiB let go of a 32 MiB value";
   EXPECT_EQ(first_mismatch(m.payload, 5), -1) << "read again after its pages went";
   reader.release();

@@ -109,6 +109,24 @@ struct Side {
   }
 };
 
+// Starts the relays of the driver's side (participant 0) and the remote one
+// (participant 1, the actors in `table` beside the driver's), at once.
+void start_both(Side& driver, Side& remote, const std::map<std::string, cg::Endpoint>& table,
+                cg::detail::HostTransport transport) {
+  const Participants p = cg::detail::participants_from_table(kSpec, table);
+  const auto deadline = Clock::now() + 10s;
+  std::string remote_error;
+  std::thread other([&] {
+    remote_error = remote.relays.start(kSpec, p, 1, remote.listener, transport, remote.channels,
+                                       deadline, remote.on_fault());
+  });
+  const std::string driver_error = driver.relays.start(
+      kSpec, p, 0, driver.listener, transport, driver.channels, deadline, driver.on_fault());
+  other.join();
+  ASSERT_EQ(driver_error, "");
+  ASSERT_EQ(remote_error, "");
+}
+
 // Both transports, where the runtime has UCX.
 class Relaying : public ::testing::TestWithParam<cg::detail::HostTransport> {};
 
@@ -117,18 +135,7 @@ TEST_P(Relaying, CarriesEveryMessageToTheOtherSidesRing) {
   const std::map<std::string, cg::Endpoint> table{{"@driver", driver.listener.endpoint()},
                                                   {"b", remote.listener.endpoint()},
                                                   {"c", remote.listener.endpoint()}};
-  const Participants p = cg::detail::participants_from_table(kSpec, table);
-  const auto deadline = Clock::now() + 10s;
-  std::string remote_error;
-  std::thread other([&] {
-    remote_error = remote.relays.start(kSpec, p, 1, remote.listener, GetParam(), remote.channels,
-                                       deadline, remote.on_fault());
-  });
-  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, GetParam(), driver.channels, deadline,
-                                driver.on_fault()),
-            "");
-  other.join();
-  ASSERT_EQ(remote_error, "");
+  ASSERT_NO_FATAL_FAILURE(start_both(driver, remote, table, GetParam()));
   EXPECT_EQ(driver.relays.streams(), 2u); // sends c1, receives c2 (directly)
 
   // a writes c1 on the driver's side; b reads it on the remote side. 20
@@ -191,18 +198,7 @@ TEST_P(Relaying, TheActorsOfTheDriversHostReadTheirRings) {
   Side driver, remote;
   const std::map<std::string, cg::Endpoint> table{{"@driver", driver.listener.endpoint()},
                                                   {"a", remote.listener.endpoint()}};
-  const Participants p = cg::detail::participants_from_table(kSpec, table);
-  const auto deadline = Clock::now() + 10s;
-  std::string remote_error;
-  std::thread other([&] {
-    remote_error = remote.relays.start(kSpec, p, 1, remote.listener, GetParam(), remote.channels,
-                                       deadline, remote.on_fault());
-  });
-  ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, GetParam(), driver.channels, deadline,
-                                driver.on_fault()),
-            "");
-  other.join();
-  ASSERT_EQ(remote_error, "");
+  ASSERT_NO_FATAL_FAILURE(start_both(driver, remote, table, GetParam()));
   EXPECT_EQ(driver.relays.source(1, 0), nullptr);
   EXPECT_EQ(driver.relays.threads(), 2u); // sends c0, receives c1 into b's ring
   ASSERT_NE(remote.relays.source(0, 0), nullptr) << "a reads its input off the stream";
