@@ -4,6 +4,8 @@
 // tests read back through a method; `with_tensor_transport(cg::device::...)`
 // delivers tensors in host or GPU memory. Every graph here also runs on a
 // machine without a GPU: the tests check what happens there.
+#include "gpu_work.hpp"
+
 #include <cg/cg.hpp>
 #include <cg/tensor.hpp>
 
@@ -56,6 +58,20 @@ struct CG_ACTOR DeviceWorker {
     return out;
   }
 };
+
+// An actor whose method queues GPU work and returns at once, as one that
+// launches kernels does.
+struct CG_ACTOR Stepper {
+  // Queues a 5 ms step on the GPU; returns the steps done before it.
+  std::int64_t step(std::int64_t) { return gpu_work::queue_step(5); }
+};
+
+// s.gpus(1) steps once per execution: it may run ahead of its GPU by
+// max_in_flight executions, no more.
+CG_GRAPH void gpu_steps(cg::GraphBuilder& g) {
+  auto s = g.actor<Stepper>("s").gpus(1);
+  g.output(s.bind<&Stepper::step>(g.input<std::int64_t>()));
+}
 
 // a.gpus(1), b.gpus(2), c without, d.gpus(1): each reports its devices.
 CG_GRAPH void gpu_placement(cg::GraphBuilder& g) {

@@ -184,6 +184,32 @@ TEST_F(DeviceGraphs, LargeTensorsReachTheGpuExactlyThroughPinnedOverflowBuffers)
   }
 }
 
+// Each execution queues 5 ms of GPU work and returns at once; the driver
+// keeps max_in_flight (2) executions going. An actor running unbounded would
+// start execution i with almost no step done; bounded, it starts it once the
+// GPU has done every step up to i - 2 (its event was recorded after them).
+TEST_F(DeviceGraphs, AnActorRunsAtMostMaxInFlightExecutionsAheadOfItsGpu) {
+  if (!have_cuda_device())
+    GTEST_SKIP() << "no CUDA device: this test needs a GPU (built with CUDA: "
+                 << (cg::built_with_cuda() ? "yes" : "no") << ")";
+  cg::LaunchOptions options;
+  options.max_in_flight = 2;
+  auto graph = cg::launch<&gpu_steps>(options);
+  constexpr std::int64_t kExecutions = 30;
+  std::vector<cg::Ref<std::int64_t>> refs;
+  std::vector<std::int64_t> done_before(kExecutions);
+  for (std::int64_t i = 0; i < kExecutions; ++i) {
+    if (i >= 2)
+      done_before[i - 2] = refs[i - 2].get();
+    refs.push_back(graph.execute(i));
+  }
+  done_before[kExecutions - 2] = refs[kExecutions - 2].get();
+  done_before[kExecutions - 1] = refs[kExecutions - 1].get();
+  for (std::int64_t i = 0; i < kExecutions; ++i)
+    EXPECT_GE(done_before[i], i - 1)
+        << "execution " << i << " began " << i - done_before[i] << " steps ahead of the GPU";
+}
+
 TEST_F(DeviceGraphs, SingleRankAllreduceOverTheHostCommunicatorComesBackToTheHost) {
   cg::LaunchOptions options;
   options.cuda_devices = std::vector<std::string>{"0"};

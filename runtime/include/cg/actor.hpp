@@ -697,6 +697,7 @@ private:
   }
 
   using CollectiveKind = detail::CollectiveKind;
+  void bound_run_ahead() noexcept;
   detail::ActorProfile* profile() noexcept { return profile_.recorder.on() ? &profile_ : nullptr; }
   // The names of this actor's NVTX ranges (cg/detail/nvtx.hpp), kept for its
   // life; null when NVTX is off. "READ c1 (first.echo)", "WRITE c2 (...)".

@@ -10,8 +10,10 @@
 #include "graph/segment.hpp"
 #include "os/launcher.hpp"
 #include "shm/shm.hpp"
+#include "tensor/gpu_run_ahead.hpp"
 #include <cg/actor.hpp>
 #include <cg/cpu_binding.hpp>
+#include <cg/device.hpp>
 #include <cg/host_communicator.hpp>
 #if defined(CG_HAVE_CUDA)
 #include <cg/nccl_communicator.hpp>
@@ -64,6 +66,10 @@ struct ActorProcess::Impl {
   // by their method's name, a literal of the generated code.
   std::deque<std::string> nvtx_names;
   std::map<const char*, const char*> nvtx_tasks;
+  // An actor with GPUs of its own runs at most max_in_flight executions
+  // ahead of them (tensor/gpu_run_ahead.hpp); made after its first execution.
+  bool run_ahead_known = false;
+  std::unique_ptr<detail::GpuRunAhead> run_ahead;
 
   // NCCL groups: the driver stops a graph by aborting the host groups in the
   // segment, which NCCL does not see; this thread passes such an abort on to
@@ -236,6 +242,29 @@ void ActorProcess::executed() noexcept {
     impl_->record->executions.store(++impl_->executions, std::memory_order_relaxed);
   ++profile_.execution;
   profile_.computes = 0;
+  bound_run_ahead();
+}
+
+// Waits, when this actor has GPUs, for the GPU work of the execution
+// max_in_flight - 1 before the one that just ended. A CUDA failure here is
+// said once and ends the bound; the next CUDA call of a method reports it.
+void ActorProcess::bound_run_ahead() noexcept {
+  Impl& s = *impl_;
+  if (!s.run_ahead_known) {
+    s.run_ahead_known = true;
+    if (spec_->actors[actor_].gpus > 0 && cuda_device_count() > 0) {
+      try {
+        s.run_ahead = std::make_unique<detail::GpuRunAhead>(cuda_device_, s.header->slots);
+      } catch (...) {
+        return; // no memory for it: unbounded, as without a GPU
+      }
+    }
+  }
+  if (s.run_ahead && !s.run_ahead->executed()) {
+    std::fprintf(stderr, "cg: actor '%s' runs ahead of its GPU from now on: %s\n", name_.c_str(),
+                 s.run_ahead->error().c_str());
+    s.run_ahead.reset();
+  }
 }
 
 namespace detail {
