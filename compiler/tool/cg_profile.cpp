@@ -108,12 +108,17 @@ std::vector<const Slice*> criticalPath(const Trace& trace, std::uint64_t e) {
 int summary(const Trace& trace, bool asJson) {
   double first = trace.slices.front().start, last = 0;
   std::map<int, ActorTime> actors;
+  std::map<int, double> gpus; // GPU tracks: their device work, busy time
   std::uint64_t lastExecution = 0;
   for (const Slice& slice : trace.slices) {
     last = std::max(last, slice.end());
     if (slice.tid == 0) {
       if (slice.category == "get")
         lastExecution = std::max(lastExecution, slice.execution);
+      continue;
+    }
+    if (slice.category == "device") {
+      gpus[slice.tid] += slice.duration;
       continue;
     }
     ActorTime& actor = actors[slice.tid];
@@ -136,6 +141,9 @@ int summary(const Trace& trace, bool asJson) {
   }
   const double bubble = actors.empty() ? 0 : idleSum / static_cast<double>(actors.size());
   out["bubble_fraction"] = bubble;
+  out["gpu_tracks"] = json::array();
+  for (const auto& [tid, busy] : gpus)
+    out["gpu_tracks"].push_back({{"track", trace.track(tid)}, {"busy", busy / window}});
   const std::vector<const Slice*> path = criticalPath(trace, lastExecution);
   out["critical_path"] = {{"execution", lastExecution}, {"steps", json::array()}};
   for (const Slice* step : path)
@@ -158,6 +166,9 @@ int summary(const Trace& trace, bool asJson) {
   std::cout << fmt::format("bubble fraction: {:.1f}% (the mean share of the window the actors "
                            "did not compute)\n",
                            100 * bubble);
+  for (const json& gpu : out["gpu_tracks"])
+    std::cout << fmt::format("{:<16} {:>7.1f}% busy with the ports' device work\n",
+                             gpu["track"].get<std::string>(), 100 * gpu["busy"].get<double>());
   std::cout << fmt::format("critical path of execution {}:\n", lastExecution);
   for (const Slice* step : path)
     std::cout << fmt::format("  {:<10} {:<32} {:>10.2f} us\n",

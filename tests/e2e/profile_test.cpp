@@ -391,6 +391,73 @@ TEST_F(Profile, CgProfileTimelinePicturesTheLastExecutions) {
   std::filesystem::remove(trace);
 }
 
+// Device work (a CUDA IPC copy, an NCCL transfer: recorded only on a GPU,
+// tests/gpu) is on a GPU track of its actor's, tid 1000000 + the actor's,
+// shown under it. cg-profile keeps it out of the actors' shares and the
+// critical path, says how busy each GPU track was, and draws it. Here b's
+// GPU track is added to a real trace by hand: 3 us of device work in
+// execution 5.
+TEST_F(Profile, CgProfileShowsAnActorsDeviceWorkOnItsGpuTrack) {
+  const std::string trace = diamond_trace("gpu.json", 6);
+  json document;
+  {
+    std::ifstream in(trace);
+    document = json::parse(in);
+  }
+  double b_read_at = -1;
+  for (const json& e : document["traceEvents"])
+    if (e["ph"] == "X" && e["tid"] == 2 && e["cat"] == "read" && e["args"]["execution"] == 5)
+      b_read_at = e["ts"].get<double>();
+  ASSERT_GE(b_read_at, 0) << "no READ of b's in execution 5";
+  json& events = document["traceEvents"];
+  events.push_back({{"ph", "M"},
+                    {"name", "thread_name"},
+                    {"pid", 1},
+                    {"tid", 1000002},
+                    {"args", {{"name", "b (GPU)"}}}});
+  events.push_back({{"ph", "M"},
+                    {"name", "thread_sort_index"},
+                    {"pid", 1},
+                    {"tid", 1000002},
+                    {"args", {{"sort_index", 5}}}});
+  events.push_back({{"ph", "X"},
+                    {"name", "GPU READ c0 (input #0)"},
+                    {"cat", "device"},
+                    {"pid", 1},
+                    {"tid", 1000002},
+                    {"ts", b_read_at},
+                    {"dur", 3.0},
+                    {"args", {{"execution", 5}, {"channel", 0}, {"bytes", 8}}}});
+  std::ofstream(trace) << document.dump();
+
+  int status = -1;
+  const json summary =
+      json::parse(run(std::string(CG_PROFILE_TOOL) + " summary " + trace + " --json", status));
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(summary["actors"].size(), 3u) << "a GPU track is no actor";
+  ASSERT_EQ(summary["gpu_tracks"].size(), 1u);
+  EXPECT_EQ(summary["gpu_tracks"][0]["track"], "b (GPU)");
+  EXPECT_NEAR(summary["gpu_tracks"][0]["busy"].get<double>(),
+              3.0 / summary["window_us"].get<double>(), 1e-9);
+  for (const json& step : summary["critical_path"]["steps"])
+    EXPECT_NE(step["track"], "b (GPU)");
+  const std::string text = run(std::string(CG_PROFILE_TOOL) + " summary " + trace, status);
+  EXPECT_NE(text.find("\nb (GPU)         "), std::string::npos) << text;
+  EXPECT_NE(text.find("% busy with the ports' device work\n"), std::string::npos) << text;
+
+  const std::string svg =
+      run(std::string(CG_PROFILE_TOOL) + " timeline " + trace + " --executions 2", status);
+  ASSERT_EQ(status, 0);
+  static const std::regex row(R"(<text class="track"[^>]*>([^<]+)</text>)");
+  std::vector<std::string> rows;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), row); it != std::sregex_iterator();
+       ++it)
+    rows.push_back((*it)[1]);
+  EXPECT_EQ(rows, (std::vector<std::string>{"driver", "a", "b", "b (GPU)", "c"}));
+  EXPECT_NE(svg.find("<title>GPU READ c0 (input #0) (execution 5): "), std::string::npos) << svg;
+  std::filesystem::remove(trace);
+}
+
 TEST_F(Profile, CgProfileRefusesWhatIsNotATrace) {
   const std::string path = temp_path("not-a-trace.json");
   std::ofstream(path) << "{\"format\": \"cg-costs\"}";

@@ -13,10 +13,15 @@
 #include <cg/device.hpp>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -77,6 +82,50 @@ TEST_F(CudaIpc, SizesThatGrowAndShrinkWithExecutionsInFlight) {
         EXPECT_EQ(values(ref.get()), doubled_ramp(n)) << "n = " << n;
     }
   }
+}
+
+// With a profile, each CUDA IPC copy is timed on the GPU by CUDA events and
+// shown on its actor's GPU track: a's copy into the slot (GPU WRITE), then
+// b's copy out of it (GPU READ), which waits for a's event, so it starts
+// after a's ends (the two actors' clocks are anchored apart: a few us).
+TEST_F(CudaIpc, AProfileTimesEachCopyOnTheGpuTracksOfItsActors) {
+  CG_SKIP_WITHOUT_GPU();
+  const std::string path = "/tmp/cg-gpu-profile-" + std::to_string(::getpid()) + ".json";
+  cg::LaunchOptions options;
+  options.profile = path;
+  constexpr int kExecutions = 5, kElements = 1 << 16;
+  {
+    auto graph = cg::launch<&ipc_pipeline>(options);
+    for (int i = 0; i < kExecutions; ++i)
+      EXPECT_EQ(values(graph.execute(kElements).get()), doubled_ramp(kElements));
+  } // torn down: the profile is written
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  std::map<int, std::string> tracks;
+  for (const nlohmann::json& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      tracks[e["tid"].get<int>()] = e["args"]["name"].get<std::string>();
+  std::map<std::pair<std::string, int>, nlohmann::json> copies; // (track, execution)
+  for (const nlohmann::json& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] == "device")
+      copies[{tracks[e["tid"].get<int>()], e["args"]["execution"].get<int>()}] = e;
+  EXPECT_EQ(copies.size(), 2u * kExecutions);
+  for (int e = 0; e < kExecutions; ++e) {
+    auto out = copies.find({"a (GPU)", e}), back = copies.find({"b (GPU)", e});
+    ASSERT_NE(out, copies.end()) << "no GPU WRITE in execution " << e;
+    ASSERT_NE(back, copies.end()) << "no GPU READ in execution " << e;
+    EXPECT_EQ(out->second["name"].get<std::string>().rfind("GPU WRITE c", 0), 0u);
+    EXPECT_EQ(back->second["name"].get<std::string>().rfind("GPU READ c", 0), 0u);
+    EXPECT_EQ(out->second["args"]["bytes"], 4 * kElements);
+    EXPECT_EQ(back->second["args"]["bytes"], 4 * kElements);
+    EXPECT_GT(out->second["dur"].get<double>(), 0.0);
+    EXPECT_GT(back->second["dur"].get<double>(), 0.0);
+    const double written = out->second["ts"].get<double>() + out->second["dur"].get<double>();
+    EXPECT_GE(back->second["ts"].get<double>(), written - 50.0)
+        << "execution " << e << ": b's copy began before a's ended";
+  }
+  std::remove(path.c_str());
 }
 
 TEST_F(CudaIpc, OneBufferReadByTwoActors) {

@@ -30,6 +30,7 @@ constexpr Kind kKinds[] = {
     {"write", "#59a14f", "WRITE"},
     {"execute", "#9c9c9c", "execute()"},
     {"get", "#c7c7c7", "get()"},
+    {"device", "#b07aa1", "GPU work (CUDA events)"},
 };
 
 std::string_view colourOf(const std::string& category) {
@@ -120,7 +121,12 @@ std::string renderTimelineSvg(const Trace& trace, unsigned executions) {
   for (const Slice* slice : slices)
     if (std::find(rows.begin(), rows.end(), slice->tid) == rows.end())
       rows.push_back(slice->tid);
-  std::sort(rows.begin(), rows.end());
+  // As a viewer shows them (an actor's GPU track under it), else by tid.
+  const auto order = [&](int tid) {
+    auto it = trace.sort_index.find(tid);
+    return it != trace.sort_index.end() ? it->second : 2L * tid;
+  };
+  std::sort(rows.begin(), rows.end(), [&](int a, int b) { return order(a) < order(b); });
   const auto rowY = [&](int tid) {
     return kTop + kRowHeight *
                       static_cast<double>(std::find(rows.begin(), rows.end(), tid) - rows.begin());

@@ -35,6 +35,9 @@ Trace readTrace(const std::string& path) {
       const std::string phase = event.value("ph", "");
       if (phase == "M" && event.value("name", "") == "thread_name")
         trace.tracks[event.at("tid").get<int>()] = event.at("args").at("name").get<std::string>();
+      if (phase == "M" && event.value("name", "") == "thread_sort_index")
+        trace.sort_index[event.at("tid").get<int>()] =
+            event.at("args").at("sort_index").get<long>();
       if (phase != "X")
         continue;
       Slice slice;

@@ -11,11 +11,12 @@
 
 namespace cg::profile {
 
-/// One operation: a READ, COMPUTE or WRITE of an actor, or the driver's
-/// execute, get, WRITE of an input or READ of a result.
+/// One operation: a READ, COMPUTE or WRITE of an actor, the driver's
+/// execute, get, WRITE of an input or READ of a result, or an actor's device
+/// work (a copy or an NCCL transfer on a CUDA stream) on its GPU track.
 struct Slice {
-  std::string name, category;     // category: read, compute, write, execute, get
-  int tid = 0;                    // the track: 0 the driver, then the actors
+  std::string name, category;     // category: read, compute, write, execute, get, device
+  int tid = 0;                    // the track: 0 the driver, then the actors, then GPU tracks
   double start = 0, duration = 0; // microseconds
   std::uint64_t execution = 0;
   int channel = -1; // READ, WRITE
@@ -24,7 +25,8 @@ struct Slice {
 
 struct Trace {
   std::string graph;
-  std::map<int, std::string> tracks; // tid -> actor ("driver": tid 0)
+  std::map<int, std::string> tracks; // tid -> actor ("driver": tid 0), or "<actor> (GPU)"
+  std::map<int, long> sort_index;    // tid -> where a viewer shows it (thread_sort_index)
   std::vector<Slice> slices;         // in time order
 
   /// The track's name as the trace gives it, else "tid <n>".

@@ -601,14 +601,14 @@ public:
                              Communicator& communicator) {
     return NcclOutputPort(OutputPort<detail::TensorHeader>(ChannelWriter(channel_at(channel)),
                                                            channel, slot_bytes_, name_, method),
-                          communicator, channel, communicator_bytes(), name_, method, profile(),
-                          nvtx_name(detail::ProfiledOp::write, channel));
+                          communicator, channel, communicator_bytes(), name_, method,
+                          device_profile(), nvtx_name(detail::ProfiledOp::write, channel));
   }
   NcclInputPort nccl_input(std::uint32_t channel, std::uint32_t reader,
                            Communicator& communicator) {
     return NcclInputPort(
         InputPort<detail::TensorHeader>(reader_of(channel, reader), channel, name_), communicator,
-        channel, device::cpu, profile(), nvtx_name(detail::ProfiledOp::read, channel));
+        channel, device::cpu, device_profile(), nvtx_name(detail::ProfiledOp::read, channel));
   }
 
   /// The ends of a channel delivering a cg::Tensor on a device; `method` is
@@ -626,13 +626,13 @@ public:
   /// `method` is the reading task's (the writing task's for an output).
   CudaIpcOutputPort cuda_ipc_output(std::uint32_t channel, const char* method) {
     return CudaIpcOutputPort(ChannelWriter(channel_at(channel)), channel, slots_of(channel),
-                             slot_bytes_, cuda_device_, name_, method, profile(),
+                             slot_bytes_, cuda_device_, name_, method, device_profile(),
                              nvtx_name(detail::ProfiledOp::write, channel));
   }
   CudaIpcInputPort cuda_ipc_input(std::uint32_t channel, std::uint32_t reader, const char* method,
                                   Overlap overlap = Overlap::off) {
     return CudaIpcInputPort(reader_of(channel, reader), channel, slots_of(channel), cuda_device_,
-                            overlap, name_, method, profile(),
+                            overlap, name_, method, device_profile(),
                             nvtx_name(detail::ProfiledOp::read, channel));
   }
 
@@ -698,6 +698,8 @@ private:
 
   using CollectiveKind = detail::CollectiveKind;
   void bound_run_ahead() noexcept;
+  // profile(), with a timer for the device work of ports on CUDA streams.
+  detail::ActorProfile* device_profile();
   detail::ActorProfile* profile() noexcept { return profile_.recorder.on() ? &profile_ : nullptr; }
   // The names of this actor's NVTX ranges (cg/detail/nvtx.hpp), kept for its
   // life; null when NVTX is off. "READ c1 (first.echo)", "WRITE c2 (...)".

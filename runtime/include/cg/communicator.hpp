@@ -90,6 +90,9 @@ public:
 
   /// Waits for the calls made so far to finish (a no-op where they finish before returning).
   virtual void synchronize() = 0;
+  /// The CUDA stream the operations run on (a cudaStream_t), for a profile
+  /// to time them on; null for a communicator that runs on none.
+  virtual void* cuda_stream() const noexcept { return nullptr; }
 
   /// Marks the whole group failed: wakes every rank's waiting call, in every
   /// process, and makes later calls fail. `reason` appears in their errors.

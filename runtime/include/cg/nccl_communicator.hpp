@@ -87,6 +87,7 @@ public:
   int size() const noexcept override { return size_; }
   int cuda_device() const noexcept { return device_; }
   CUstream_st* stream() const noexcept { return stream_; }
+  void* cuda_stream() const noexcept override { return stream_; }
 
   void send(const Tensor& t, int peer) override;
   void recv(Tensor& t, int peer) override;

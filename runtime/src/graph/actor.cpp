@@ -10,6 +10,7 @@
 #include "graph/segment.hpp"
 #include "os/launcher.hpp"
 #include "shm/shm.hpp"
+#include "tensor/device_timer.hpp"
 #include "tensor/gpu_run_ahead.hpp"
 #include <cg/actor.hpp>
 #include <cg/cpu_binding.hpp>
@@ -70,6 +71,8 @@ struct ActorProcess::Impl {
   // ahead of them (tensor/gpu_run_ahead.hpp); made after its first execution.
   bool run_ahead_known = false;
   std::unique_ptr<detail::GpuRunAhead> run_ahead;
+  // Times the device work of its ports on CUDA streams, when profiled.
+  std::unique_ptr<detail::DeviceTimer> device_timer;
 
   // NCCL groups: the driver stops a graph by aborting the host groups in the
   // segment, which NCCL does not see; this thread passes such an abort on to
@@ -145,7 +148,23 @@ void ActorProcess::attach(const detail::GraphSpec& spec, std::uint32_t actor,
                                               detail::ProfileRecorder::Writers::one);
 }
 
-ActorProcess::~ActorProcess() = default;
+ActorProcess::~ActorProcess() {
+  // The timer records what finished into profile_'s ring: before it goes.
+  if (impl_ && impl_->device_timer) {
+    profile_.device = nullptr;
+    impl_->device_timer.reset();
+  }
+}
+
+detail::ActorProfile* ActorProcess::device_profile() {
+  if (!profile_.recorder.on())
+    return nullptr;
+  if (!impl_->device_timer) {
+    impl_->device_timer = std::make_unique<detail::DeviceTimer>(profile_, name_, cuda_device_);
+    profile_.device = impl_->device_timer.get();
+  }
+  return &profile_;
+}
 
 const char* ActorProcess::nvtx_name(detail::ProfiledOp op, std::uint32_t channel) {
   if (!nvtx_)

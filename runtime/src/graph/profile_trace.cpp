@@ -39,6 +39,10 @@ std::string quoted(std::string_view text) {
   return out + "\"";
 }
 
+bool in_time_order(const ProfileEvent& a, const ProfileEvent& b) {
+  return std::tie(a.start, a.end) < std::tie(b.start, b.end);
+}
+
 // Nanoseconds since `origin` as trace microseconds ("12.345").
 std::string micros(std::int64_t ns, std::int64_t origin) {
   char text[32];
@@ -74,7 +78,14 @@ public:
     metadata("process_name", 0, "\"name\": " + quoted(std::string("graph ") + spec_.name));
     for (std::size_t t = 0; t < tracks_.size(); ++t) {
       metadata("thread_name", tid(t), "\"name\": " + quoted(tracks_[t].name));
-      metadata("thread_sort_index", tid(t), "\"sort_index\": " + std::to_string(tid(t)));
+      metadata("thread_sort_index", tid(t), "\"sort_index\": " + std::to_string(2 * tid(t)));
+      if (std::any_of(tracks_[t].events.begin(), tracks_[t].events.end(),
+                      [](const ProfileEvent& e) { return timed_on_device(e.op); })) {
+        // Its GPU's work on a track of its own, just below it in a viewer.
+        metadata("thread_name", gpu_tid(t), "\"name\": " + quoted(tracks_[t].name + " (GPU)"));
+        metadata("thread_sort_index", gpu_tid(t),
+                 "\"sort_index\": " + std::to_string(2 * tid(t) + 1));
+      }
     }
     for (std::size_t t = 0; t < tracks_.size(); ++t)
       for (const ProfileEvent& event : tracks_[t].events)
@@ -89,6 +100,11 @@ private:
     return track + 1 == tracks_.size() ? 0 : static_cast<std::uint32_t>(track + 1);
   }
   bool is_driver(std::size_t track) const { return track + 1 == tracks_.size(); }
+  // An actor's GPU track: its device work (DEVICE_READ, DEVICE_WRITE).
+  static std::uint32_t gpu_tid(std::size_t track) {
+    return kGpuTids + static_cast<std::uint32_t>(track + 1);
+  }
+  static constexpr std::uint32_t kGpuTids = 1'000'000;
 
   void separator() {
     if (!first_)
@@ -118,7 +134,17 @@ private:
 
   void complete(std::size_t track, const ProfileEvent& event) {
     std::string name, category, args = "\"execution\": " + std::to_string(event.execution);
+    std::uint32_t on = tid(track);
     switch (event.op) {
+    case ProfiledOp::device_read:
+    case ProfiledOp::device_write:
+      name = (event.op == ProfiledOp::device_read ? "GPU READ " : "GPU WRITE ") +
+             channel_name(event.index);
+      category = "device";
+      args += ", \"channel\": " + std::to_string(event.index) +
+              ", \"bytes\": " + std::to_string(event.bytes);
+      on = gpu_tid(track);
+      break;
     case ProfiledOp::read:
     case ProfiledOp::write:
       name = (event.op == ProfiledOp::read ? "READ " : "WRITE ") + channel_name(event.index);
@@ -146,8 +172,7 @@ private:
     }
     separator();
     out_ << "{\"ph\": \"X\", \"name\": " << quoted(name) << ", \"cat\": \"" << category
-         << "\", \"pid\": 1, \"tid\": " << tid(track)
-         << ", \"ts\": " << micros(event.start, origin_)
+         << "\", \"pid\": 1, \"tid\": " << on << ", \"ts\": " << micros(event.start, origin_)
          << ", \"dur\": " << micros(std::max(event.end, event.start), event.start)
          << ", \"args\": {" << args << "}}";
   }
@@ -207,10 +232,7 @@ ProfileTrack read_profile_ring(const ProfileRing& ring, std::string name) {
   for (std::uint64_t n = written - kept; n < written; ++n)
     track.events.push_back(events[n % capacity]);
   // In time order: the driver's ring has two writers.
-  std::stable_sort(track.events.begin(), track.events.end(),
-                   [](const ProfileEvent& a, const ProfileEvent& b) {
-                     return std::tie(a.start, a.end) < std::tie(b.start, b.end);
-                   });
+  std::stable_sort(track.events.begin(), track.events.end(), in_time_order);
   return track;
 }
 
@@ -247,11 +269,19 @@ void ticks_to_ns(std::span<ProfileTrack> tracks, ProfileClocks origin, ProfileCl
   auto convert = [&](std::int64_t ticks) {
     return origin.ns + std::llround(static_cast<double>(ticks - origin.ticks) * ns_per_tick);
   };
-  for (ProfileTrack& track : tracks)
+  for (ProfileTrack& track : tracks) {
+    bool device_work = false;
     for (ProfileEvent& event : track.events) {
+      if (timed_on_device(event.op)) {
+        device_work = true;
+        continue; // nanoseconds already
+      }
       event.start = convert(event.start);
       event.end = convert(event.end);
     }
+    if (device_work) // sorted by ticks and nanoseconds mixed: in time order again
+      std::stable_sort(track.events.begin(), track.events.end(), in_time_order);
+  }
 }
 
 void write_chrome_trace(std::ostream& out, const GraphSpec& spec,

@@ -1,11 +1,13 @@
 // graph/tensor_port_watch.hpp - how the tensor ports (device, CUDA IPC, NCCL) are watched: each
-// read or write inside its NVTX range, recorded in the profile once done (internal).
+// read or write inside its NVTX range, recorded in the profile once done, its
+// work on a CUDA stream timed by the actor's device timer (internal).
 //
 // A tensor port's read or write moves the elements too (a copy, an NCCL
 // receive), so it is recorded after that, with the tensor's bytes: the
 // trace's READ then covers the copy, not only the wait for the header.
 #pragma once
 
+#include "tensor/device_timer.hpp"
 #include <cg/actor.hpp> // Result
 #include <cg/detail/nvtx.hpp>
 #include <cg/detail/profile.hpp>
@@ -13,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 namespace cg::detail {
 
@@ -29,6 +32,15 @@ bool watched(ProfiledOp op, std::uint32_t channel, ActorProfile* profile, const 
     profile->record(op, channel, has_elements ? tensor.value().nbytes() : 0);
   }
   return happened;
+}
+
+/// A port's device work as its actor's timer times it (a read or write of
+/// `channel` moving `bytes` on a CUDA stream), when the launch is profiled.
+inline std::optional<TimedWork> device_work(ActorProfile* profile, ProfiledOp op,
+                                            std::uint32_t channel, std::uint64_t bytes) {
+  if (profile == nullptr || profile->device == nullptr)
+    return std::nullopt;
+  return TimedWork{*profile->device, {op, channel, bytes}};
 }
 
 } // namespace cg::detail

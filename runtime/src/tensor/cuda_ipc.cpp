@@ -89,7 +89,8 @@ CudaIpcSender::~CudaIpcSender() {
   (void)cudaSetDevice(current);
 }
 
-CudaIpcBlock CudaIpcSender::stage(std::uint32_t index, const Tensor& tensor) {
+CudaIpcBlock CudaIpcSender::stage(std::uint32_t index, const Tensor& tensor,
+                                  const TimedWork* timed) {
   const CudaDeviceGuard guard = on_device(device_);
   // A blocking stream: its copy waits for the work queued on the legacy
   // default stream, where a method that names no stream ran the kernels
@@ -119,9 +120,11 @@ CudaIpcBlock CudaIpcSender::stage(std::uint32_t index, const Tensor& tensor) {
     ++slot->generation;
     check(cudaIpcGetMemHandle(&slot->memory_handle, slot->buffer), "cudaIpcGetMemHandle");
   }
+  TimedSpan copy(timed, stream);
   if (bytes != 0)
     check(cudaMemcpyAsync(slot->buffer, tensor.data_ptr(), bytes, cudaMemcpyDefault, stream),
           "cudaMemcpyAsync of " + std::to_string(bytes) + " bytes into the slot");
+  copy.queued();
   check(cudaEventRecord(slot->event, stream), "cudaEventRecord");
   slot->source = tensor;
 
@@ -174,7 +177,8 @@ CudaIpcReceiver::~CudaIpcReceiver() {
 }
 
 Tensor CudaIpcReceiver::receive(std::uint32_t index, const CudaIpcBlock& block, DType dtype,
-                                const std::vector<std::int64_t>& shape, bool overlap) {
+                                const std::vector<std::int64_t>& shape, bool overlap,
+                                const TimedWork* timed) {
   const CudaDeviceGuard guard = on_device(device_);
   // A non-blocking stream: the copy waits for the writer's event only, not
   // for the kernels queued on the legacy default stream, so with overlap it
@@ -232,9 +236,11 @@ Tensor CudaIpcReceiver::receive(std::uint32_t index, const CudaIpcBlock& block, 
       [device = device_](void* storage) { cuda_free(storage, device); }, dtype, shape, {},
       Device{DeviceKind::cuda, device_});
   check(cudaStreamWaitEvent(stream, slot->event, 0), "cudaStreamWaitEvent");
+  TimedSpan copy(timed, stream); // from when the writer's elements are there
   if (bytes != 0)
     check(cudaMemcpyAsync(out.data_ptr(), slot->buffer, bytes, cudaMemcpyDefault, stream),
           "cudaMemcpyAsync of " + std::to_string(bytes) + " bytes from the slot");
+  copy.queued();
   if (!overlap) {
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     return out;
@@ -272,12 +278,14 @@ struct CudaIpcReceiver::Slot {};
 
 CudaIpcSender::CudaIpcSender(std::uint32_t, int device) : device_(device), pid_(0) {}
 CudaIpcSender::~CudaIpcSender() = default;
-CudaIpcBlock CudaIpcSender::stage(std::uint32_t, const Tensor&) { throw_no_cuda(); }
+CudaIpcBlock CudaIpcSender::stage(std::uint32_t, const Tensor&, const TimedWork*) {
+  throw_no_cuda();
+}
 
 CudaIpcReceiver::CudaIpcReceiver(std::uint32_t, int device) : device_(device) {}
 CudaIpcReceiver::~CudaIpcReceiver() = default;
 Tensor CudaIpcReceiver::receive(std::uint32_t, const CudaIpcBlock&, DType,
-                                const std::vector<std::int64_t>&, bool) {
+                                const std::vector<std::int64_t>&, bool, const TimedWork*) {
   throw_no_cuda();
 }
 void CudaIpcReceiver::finish() {}

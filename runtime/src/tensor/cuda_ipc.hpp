@@ -38,6 +38,7 @@
 // Without CUDA (CG_WITH_CUDA off) the classes exist and throw TensorError.
 #pragma once
 
+#include "tensor/device_timer.hpp"
 #include <cg/dtype.hpp>
 #include <cg/serialize.hpp>
 #include <cg/tensor.hpp>
@@ -76,8 +77,9 @@ public:
   /// `slot`'s buffer, growing it when too small, records the slot's event
   /// after the copy and says where a reader finds them. The tensor is kept
   /// until the slot is staged again, so the copy never outlives its source.
-  /// Throws TensorError (CUDA's message) when CUDA refuses.
-  CudaIpcBlock stage(std::uint32_t slot, const Tensor& tensor);
+  /// Throws TensorError (CUDA's message) when CUDA refuses. The copy is
+  /// timed as `timed` says, if given (tensor/device_timer.hpp).
+  CudaIpcBlock stage(std::uint32_t slot, const Tensor& tensor, const TimedWork* timed = nullptr);
 
 private:
   struct Slot;
@@ -102,9 +104,11 @@ public:
   /// Throws TensorError (CUDA's message) when a handle cannot be opened
   /// (the reader cannot see the writer's device) or CUDA refuses. With
   /// `overlap`, the copy may still run when this returns (see above): call
-  /// finish() before the slot is released.
+  /// finish() before the slot is released. The copy is timed as `timed`
+  /// says, if given (tensor/device_timer.hpp).
   Tensor receive(std::uint32_t slot, const CudaIpcBlock& block, DType dtype,
-                 const std::vector<std::int64_t>& shape, bool overlap = false);
+                 const std::vector<std::int64_t>& shape, bool overlap = false,
+                 const TimedWork* timed = nullptr);
 
   /// Waits for the last copy receive() left running.
   void finish();

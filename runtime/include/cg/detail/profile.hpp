@@ -40,7 +40,20 @@ enum class ProfiledOp : std::uint16_t {
   write,   // a write of one channel: index = channel
   execute, // the driver's execute(): from the start to the last input handed over
   get,     // the driver's get(): from the call to the decoded result
+  // The device work of an actor's read or write of channel `index` on a
+  // CUDA stream (a CUDA IPC copy, an NCCL receive or send), timed by CUDA
+  // events (tensor/device_timer.hpp). Its start and end are CLOCK_MONOTONIC
+  // nanoseconds from the first, not ticks: ticks_to_ns() leaves them.
+  device_read,
+  device_write,
 };
+
+/// Whether an event's times are already nanoseconds (see above).
+constexpr bool timed_on_device(ProfiledOp op) noexcept {
+  return op == ProfiledOp::device_read || op == ProfiledOp::device_write;
+}
+
+class DeviceTimer; // tensor/device_timer.hpp
 
 struct ProfileEvent {
   std::uint64_t execution; // 0-based, as the driver numbers them
@@ -126,9 +139,10 @@ private:
 /// What an actor's ports record with: its ring, and where its program is.
 struct ActorProfile {
   ProfileRecorder recorder;
-  std::uint64_t execution = 0; // the one the program is running
-  std::uint32_t computes = 0;  // COMPUTE operations done in it so far
-  std::int64_t last = 0;       // when its last operation ended (or it became ready)
+  DeviceTimer* device = nullptr; // times the ports' work on CUDA streams; null: none
+  std::uint64_t execution = 0;   // the one the program is running
+  std::uint32_t computes = 0;    // COMPUTE operations done in it so far
+  std::int64_t last = 0;         // when its last operation ended (or it became ready)
 
   /// A COMPUTE (a method or a collective) that ends now.
   void computed() noexcept { record(ProfiledOp::compute, computes++); }
