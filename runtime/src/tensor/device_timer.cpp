@@ -30,6 +30,14 @@ cudaStream_t as_stream(void* stream) { return static_cast<cudaStream_t>(stream);
 // The anchor is renewed after this long, when nothing is pending.
 constexpr std::int64_t kAnchorLifeNs = 1'000'000'000;
 
+// cuda:`device` current for a scope; `error` says whether CUDA refused.
+struct OnDevice {
+  cudaError_t error = cudaSuccess;
+  CudaDeviceGuard guard;
+  explicit OnDevice(int device)
+      : guard(device, [this](cudaError_t e, const std::string&) { error = e; }) {}
+};
+
 } // namespace
 
 DeviceTimer::~DeviceTimer() {
@@ -123,10 +131,9 @@ bool DeviceTimer::anchored() noexcept {
 void DeviceTimer::begin(void* stream) noexcept {
   if (stopped_ || open_ != nullptr)
     return;
-  cudaError_t switched = cudaSuccess;
-  const CudaDeviceGuard guard(device_, [&](cudaError_t e, const std::string&) { switched = e; });
-  if (switched != cudaSuccess)
-    return stop("selecting the device", switched);
+  const OnDevice current(device_);
+  if (current.error != cudaSuccess)
+    return stop("selecting the device", current.error);
   collect();
   if (!anchored())
     return;
@@ -143,10 +150,9 @@ void DeviceTimer::begin(void* stream) noexcept {
 void DeviceTimer::begin_after_legacy_stream(void* stream) noexcept {
   if (stopped_ || open_ != nullptr)
     return;
-  cudaError_t switched = cudaSuccess;
-  const CudaDeviceGuard guard(device_, [&](cudaError_t e, const std::string&) { switched = e; });
-  if (switched != cudaSuccess)
-    return stop("selecting the device", switched);
+  const OnDevice current(device_);
+  if (current.error != cudaSuccess)
+    return stop("selecting the device", current.error);
   void* legacy_done = event();
   if (legacy_done == nullptr)
     return;
@@ -162,10 +168,9 @@ void DeviceTimer::begin_after_legacy_stream(void* stream) noexcept {
 void DeviceTimer::end(void* stream, const Work& work) noexcept {
   if (stopped_ || open_ == nullptr)
     return;
-  cudaError_t switched = cudaSuccess;
-  const CudaDeviceGuard guard(device_, [&](cudaError_t e, const std::string&) { switched = e; });
-  if (switched != cudaSuccess)
-    return stop("selecting the device", switched);
+  const OnDevice current(device_);
+  if (current.error != cudaSuccess)
+    return stop("selecting the device", current.error);
   void* start = std::exchange(open_, nullptr);
   void* finish = event();
   if (finish == nullptr) {
