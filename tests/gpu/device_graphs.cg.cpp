@@ -31,6 +31,11 @@ struct CG_ACTOR DeviceWorker {
       t.data<float>()[i] = static_cast<float>(n + i);
     return t;
   }
+  // The same on this process's first GPU (in host memory without one).
+  cg::Tensor ramp_on_gpu(int n) {
+    cg::Tensor t = ramp(n);
+    return cg::cuda_device_count() > 0 ? t.to(cg::device::cuda) : t;
+  }
   // "cuda:0 [1, 2, 3]": where the tensor arrived and its elements.
   std::string where(cg::Tensor t) {
     std::string out = cg::to_string(t.device()) + " [";
@@ -106,6 +111,14 @@ CG_GRAPH void large_to_cuda(cg::GraphBuilder& g) {
   auto q = g.actor<DeviceWorker>("q").gpus(1);
   auto t = g.input<cg::Tensor>().with_tensor_transport(cg::device::cuda);
   g.output(q.bind<&DeviceWorker::summed>(t));
+}
+
+// A large tensor from q's GPU to the driver's host memory: copied from the
+// GPU straight into the overflow buffers q's writer pins.
+CG_GRAPH void large_from_cuda(cg::GraphBuilder& g) {
+  auto q = g.actor<DeviceWorker>("q").gpus(1);
+  auto t = q.bind<&DeviceWorker::ramp_on_gpu>(g.input<int>());
+  g.output(t.with_tensor_transport(cg::device::cpu));
 }
 
 // One rank, one GPU: an allreduce (over NCCL when launched with

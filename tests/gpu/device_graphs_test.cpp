@@ -184,6 +184,33 @@ TEST_F(DeviceGraphs, LargeTensorsReachTheGpuExactlyThroughPinnedOverflowBuffers)
   }
 }
 
+TEST_F(DeviceGraphs, LargeTensorsFromTheGpuReachTheHostExactlyThroughPinnedOverflowBuffers) {
+  if (!have_cuda_device())
+    GTEST_SKIP() << "no CUDA device: this test needs a GPU (built with CUDA: "
+                 << (cg::built_with_cuda() ? "yes" : "no") << ")";
+  cg::LaunchOptions options;
+  options.slot_bytes = 64 * 1024; // 16 MiB tensors go through overflow buffers
+  options.max_in_flight = 2;
+  const cg::detail::PinnedCounts before = cg::detail::pinned_counts();
+  auto graph = cg::launch<&large_from_cuda>(options);
+  // Other contents each time, in the same buffers: no copy may leave stale data.
+  for (int round = 0; round < 4; ++round) {
+    const int n = (4 << 20) + round;
+    const cg::Tensor t = graph.execute(n).get();
+    ASSERT_EQ(t.numel(), n) << "round " << round;
+    const std::vector<float> got = values(t);
+    std::int64_t wrong = 0;
+    for (int i = 0; i < n; ++i)
+      wrong += got[i] != static_cast<float>(n + i);
+    EXPECT_EQ(wrong, 0) << "round " << round << ": elements that differ";
+  }
+  if (cg_test::threads_mode()) { // the actor pinned in this process: count it
+    const cg::detail::PinnedCounts after = cg::detail::pinned_counts();
+    EXPECT_GE(after.pinned, before.pinned + 1) << "no overflow buffer was pinned";
+    EXPECT_EQ(after.refused, before.refused) << "CUDA refused to pin an overflow buffer";
+  }
+}
+
 // Each execution queues 5 ms of GPU work and returns at once; the driver
 // keeps max_in_flight (2) executions going. An actor running unbounded would
 // start execution i with almost no step done; bounded, it starts it once the

@@ -19,11 +19,31 @@ private:
   cg::Tensor small_;
 };
 
+struct CG_ACTOR GpuSource {
+  // `n` float32 zeros on this actor's GPU, the same tensor each time.
+  cg::Tensor large(std::int64_t n) {
+    if (!large_.defined() || large_.numel() != n)
+      large_ = cg::Tensor::zeros(cg::DType::float32, {n}, cg::device::cuda);
+    return large_;
+  }
+
+private:
+  cg::Tensor large_;
+};
+
 // driver (host tensor) -> shm -> g's GPU: one host copy, one host-to-device copy.
 CG_GRAPH void host_to_gpu(cg::GraphBuilder& g) {
   auto gpu = g.actor<GpuSide>("gpu").gpus(1);
   auto t = g.input<cg::Tensor>().with_tensor_transport(cg::device::cuda);
   g.output(gpu.bind<&GpuSide::bytes>(t));
+}
+
+// g's GPU -> shm (a pinned overflow buffer) -> the driver's host memory: one
+// device-to-host copy, one host copy.
+CG_GRAPH void gpu_to_host(cg::GraphBuilder& g) {
+  auto gpu = g.actor<GpuSource>("gpu").gpus(1);
+  auto t = gpu.bind<&GpuSource::large>(g.input<std::int64_t>());
+  g.output(t.with_tensor_transport(cg::device::cpu));
 }
 
 // a's GPU -> host -> shm -> b's GPU: a small tensor's hop between two GPU

@@ -8,6 +8,10 @@
 //     delivered on an actor's GPU (with_tensor_transport(cg::device::cuda):
 //     one copy into shared memory, one copy from there to the GPU), beside
 //     cudaMemcpy of the same size from pinned and from pageable memory;
+//   - GPU -> host bandwidth of a 64 MiB tensor an actor returns on its GPU and
+//     the driver gets in host memory (cg::device::cpu: the actor's copy into
+//     its pinned overflow buffer, the driver's out of it), beside pinned
+//     cudaMemcpy device to host, alone and followed by a host memcpy;
 //   - the latency of a 16-byte CUDA tensor's hop between two actor processes
 //     (execute() to get()) over CUDA IPC (cg::transport::cuda_ipc) and through
 //     host memory (cg::device::cuda), beside cudaMemcpy device to device in
@@ -99,7 +103,8 @@ double pinned_overflow_copy_micros(int iterations, void* device, std::size_t byt
   {
     cg::Channel channel = cg::Channel::create(memory, config);
     cg::ChannelWriter writer(channel);
-    auto pinned = cg::detail::pin_mappings_for(0); // outlives the reader, which tells it of unmaps
+    auto pinned = cg::detail::pin_mappings_for(
+        0, cg::detail::PinnedAccess::read_only); // outlives the reader, which tells it of unmaps
     cg::ChannelReader reader(channel, 0);
     reader.observe_mappings(pinned.get());
     std::span<std::byte> payload;
@@ -175,6 +180,25 @@ int main(int argc, char** argv) {
   if (const auto pins = cg::detail::pinned_counts(); pins.pinned + pins.refused > 0)
     std::printf("overflow buffers pinned for the copy to the GPU: %zu (CUDA refused %zu)\n",
                 pins.pinned, pins.refused);
+
+  // GPU -> host, 64 MiB: the actor's copy into the pinned overflow buffer,
+  // then the driver's out of it (a result is the caller's own memory).
+  {
+    cg::LaunchOptions options;
+    options.slot_bytes = 1 << 20;
+    options.max_in_flight = 2;
+    auto graph = cg::launch<&gpu_to_host>(options);
+    const double back = median_micros(iterations, [&] { (void)graph.execute(kBytes / 4).get(); });
+    void* from = cg::detail::cuda_allocate(kBytes, 0);
+    void* to = cg::detail::cuda_allocate_pinned(kBytes);
+    const double d2h_micros = copy_micros(iterations, to, from, kBytes);
+    cg::detail::cuda_free_pinned(to);
+    cg::detail::cuda_free(from, 0);
+    row("GPU -> host 64 MiB (execute..get)", gbps(back), "cudaMemcpy D2H 64 MiB, pinned",
+        gbps(d2h_micros), "GB/s", true);
+    row("GPU -> host 64 MiB (execute..get)", gbps(back), "pinned cudaMemcpy D2H + memcpy",
+        gbps(d2h_micros + memcpy_micros), "GB/s", true);
+  }
 
   // 16 bytes between GPU buffers: the baselines.
   void* a = cg::detail::cuda_allocate(16, 0);

@@ -316,6 +316,12 @@ public:
     return written;
   }
 
+  /// Lets `observer` hear of the overflow buffers this port's writer makes
+  /// (ChannelWriter::observe_mappings).
+  void observe_mappings(detail::MappingObserver* observer) noexcept {
+    writer_.observe_mappings(observer);
+  }
+
 private:
   bool write_unprofiled(const Result<T>& result) {
     if (!result.ok())
@@ -465,6 +471,10 @@ public:
   bool write(const Result<Tensor>& result);
 
 private:
+  // Pins the overflow buffers port_ makes, once a tensor on a GPU comes
+  // (tensor/pinned_mappings.hpp); declared first so that it outlives the
+  // port's writer, which tells it of unmaps.
+  std::unique_ptr<detail::MappingObserver> pinned_;
   OutputPort<detail::TensorToHost> port_;
   std::string actor_;
   std::string method_;

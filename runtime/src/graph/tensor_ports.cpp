@@ -215,7 +215,7 @@ DeviceInputPort::DeviceInputPort(ChannelReader reader, std::uint32_t channel, De
       cuda_devices_(device.kind == DeviceKind::cuda ? cuda_device_count() : 0),
       actor_(std::move(actor)), method_(std::move(method)), profile_(profile), nvtx_(nvtx) {
   if (device_.kind == DeviceKind::cuda && device_.index < cuda_devices_) {
-    pinned_ = detail::pin_mappings_for(device_.index);
+    pinned_ = detail::pin_mappings_for(device_.index, detail::PinnedAccess::read_only);
     reader_.observe_mappings(pinned_.get());
   }
 }
@@ -284,6 +284,13 @@ bool DeviceOutputPort::write(const Result<Tensor>& result) {
   using Wire = detail::TensorToHost;
   if (!result.ok())
     return port_.write(Result<Wire>(result.error()));
+  // From the first tensor on a GPU, the buffers large ones are copied into
+  // are pinned (an actor that never has one never touches CUDA here).
+  if (const Device device = result.value().device();
+      !pinned_ && device.kind == DeviceKind::cuda && device.index < cuda_device_count()) {
+    pinned_ = detail::pin_mappings_for(device.index, detail::PinnedAccess::read_write);
+    port_.observe_mappings(pinned_.get());
+  }
   try {
     return port_.write(Result<Wire>(Wire{result.value()}));
   } catch (const std::exception& e) { // a strided CUDA tensor, a copy CUDA refused

@@ -360,6 +360,7 @@ ChannelWriter& ChannelWriter::operator=(ChannelWriter&& other) noexcept {
     overflowing_ = std::exchange(other.overflowing_, false);
     acquired_buffer_ = std::exchange(other.acquired_buffer_, 0);
     overflow_ = std::exchange(other.overflow_, nullptr);
+    observer_ = std::exchange(other.observer_, nullptr);
   }
   return *this;
 }
@@ -369,10 +370,27 @@ ChannelWriter::~ChannelWriter() { reset(); }
 void ChannelWriter::reset() noexcept {
   if (overflow_ != nullptr) {
     for (std::uint32_t s = 0; s < slots_; ++s)
-      unmap_buffer(overflow_[s]);
+      retire(overflow_[s]);
     delete[] overflow_;
     overflow_ = nullptr;
   }
+}
+
+void ChannelWriter::observe_mappings(detail::MappingObserver* observer) noexcept {
+  observer_ = observer;
+  if (observer_ == nullptr || overflow_ == nullptr)
+    return;
+  for (std::uint32_t b = 0; b < slots_; ++b)
+    if (overflow_[b].data != nullptr && overflow_[b].owner == ::getpid())
+      observer_->mapped({overflow_[b].data, overflow_[b].mapped});
+}
+
+// Unmaps one of our buffers, telling the observer first (not of one
+// inherited over fork(): it was never ours to observe).
+void ChannelWriter::retire(detail::OverflowBuffer& buffer) noexcept {
+  if (observer_ != nullptr && buffer.data != nullptr && buffer.owner == ::getpid())
+    observer_->unmapping({buffer.data, buffer.mapped});
+  unmap_buffer(buffer);
 }
 
 ChannelStatus ChannelWriter::acquire(std::size_t bytes, std::span<std::byte>& payload,
@@ -462,11 +480,13 @@ ChannelStatus ChannelWriter::acquire_overflow(std::size_t bytes,
         std::max<std::uint64_t>(bytes, chosen->capacity + chosen->capacity / 2);
     if (capacity <= UINT64_MAX - overflow_granule)
       capacity = round_up(capacity, overflow_granule);
-    unmap_buffer(*chosen);
+    retire(*chosen);
     const std::uint64_t generation =
         header_->overflow_generations.fetch_add(1, std::memory_order_relaxed) + 1;
     if (!make_buffer(*chosen, capacity, generation))
       return ChannelStatus::too_large;
+    if (observer_ != nullptr)
+      observer_->mapped({chosen->data, chosen->mapped});
   }
   acquired_buffer_ = static_cast<std::uint32_t>(chosen - overflow_);
   payload = std::span<std::byte>(chosen->data + detail::overflow_payload_offset, bytes);

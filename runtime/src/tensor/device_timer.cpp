@@ -72,7 +72,8 @@ void DeviceTimer::stop(const char* call, int error) noexcept {
     return;
   stopped_ = true;
   const auto e = static_cast<cudaError_t>(error);
-  std::fprintf(stderr, "cg: actor '%s': its device work is not timed from now on: %s on cuda:%d "
+  std::fprintf(stderr,
+               "cg: actor '%s': its device work is not timed from now on: %s on cuda:%d "
                "failed: %s: %s\n",
                actor_.c_str(), call, device_, cudaGetErrorName(e), cudaGetErrorString(e));
 }

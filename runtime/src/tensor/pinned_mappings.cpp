@@ -1,5 +1,5 @@
-// pinned_mappings.cpp - cudaHostRegister of the overflow buffers a GPU port reads (see
-// tensor/pinned_mappings.hpp).
+// pinned_mappings.cpp - cudaHostRegister of the overflow buffers a GPU port reads or writes
+// (see tensor/pinned_mappings.hpp).
 #include "tensor/pinned_mappings.hpp"
 
 #include <atomic>
@@ -29,7 +29,7 @@ namespace {
 
 class PinnedMappings final : public MappingObserver {
 public:
-  explicit PinnedMappings(int device) : device_(device) {}
+  PinnedMappings(int device, PinnedAccess access) : device_(device), access_(access) {}
   ~PinnedMappings() override {
     for (const void* base : pinned_)
       (void)cudaHostUnregister(const_cast<void*>(base));
@@ -40,10 +40,11 @@ public:
       return;
     try {
       const CudaDeviceGuard guard(device_, [](cudaError_t, const std::string&) {});
-      // The reader maps buffers read-only; the copy engines only read them.
+      // A reader maps buffers read-only, and the copy engines only read them.
       void* base = const_cast<std::byte*>(mapping.data());
-      if (cudaHostRegister(base, mapping.size(),
-                           cudaHostRegisterPortable | cudaHostRegisterReadOnly) != cudaSuccess) {
+      const unsigned flags = cudaHostRegisterPortable |
+                             (access_ == PinnedAccess::read_only ? cudaHostRegisterReadOnly : 0u);
+      if (cudaHostRegister(base, mapping.size(), flags) != cudaSuccess) {
         (void)cudaGetLastError(); // not sticky: no later call should see it
         refused_total.fetch_add(1, std::memory_order_relaxed);
         return;
@@ -63,18 +64,19 @@ public:
 
 private:
   int device_;
+  PinnedAccess access_;
   std::unordered_set<const void*> pinned_;
 };
 
 } // namespace
 
-std::unique_ptr<MappingObserver> pin_mappings_for(int device) {
-  return std::make_unique<PinnedMappings>(device);
+std::unique_ptr<MappingObserver> pin_mappings_for(int device, PinnedAccess access) {
+  return std::make_unique<PinnedMappings>(device, access);
 }
 
 #else
 
-std::unique_ptr<MappingObserver> pin_mappings_for(int) { return nullptr; }
+std::unique_ptr<MappingObserver> pin_mappings_for(int, PinnedAccess) { return nullptr; }
 
 #endif
 

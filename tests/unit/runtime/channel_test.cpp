@@ -418,7 +418,8 @@ TEST(Channel, SlotKeepsItsOverflowBufferWhileLargeEnoughAndReplacesItWithALarger
   EXPECT_EQ(header->overflow_generations.load(), 2u);
 }
 
-// Hears what a reader maps and unmaps (the GPU ports pin these buffers).
+// Hears what a reader maps or a writer makes, and what either unmaps (the
+// GPU ports pin these buffers).
 class RecordingObserver final : public cg::detail::MappingObserver {
 public:
   void mapped(std::span<const std::byte> mapping) noexcept override {
@@ -461,6 +462,40 @@ TEST(Channel, AnObserverHearsOfEveryOverflowMappingAndOfItsUnmappingBeforeItGoes
     EXPECT_EQ(observer.live.size(), 1u);
   }
   EXPECT_EQ(observer.unmapped, 2) << "the reader unmaps the rest when it goes";
+  EXPECT_TRUE(observer.live.empty());
+}
+
+// The same on the writing side: the buffers a writer makes, the one made
+// before the observer came included, each told again before it goes.
+TEST(Channel, AWritersObserverHearsOfEveryBufferItMakesAndOfItsUnmappingBeforeItGoes) {
+  TestChannel t({1, 256, 1});
+  RecordingObserver observer;
+  {
+    cg::ChannelWriter writer(t.channel);
+    cg::ChannelReader reader(t.channel, 0);
+    auto round_trip = [&](std::size_t bytes, std::uint32_t seed) {
+      ASSERT_EQ(write_pattern(writer, bytes, seed), cg::ChannelStatus::ok);
+      cg::ChannelReader::Message m{};
+      ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok);
+      EXPECT_EQ(first_mismatch(m.payload, seed), -1);
+      reader.release();
+    };
+    round_trip(1 * kMiB, 1); // made before the observer comes
+    writer.observe_mappings(&observer);
+    ASSERT_EQ(observer.sizes.size(), 1u) << "told of the buffer made before";
+    EXPECT_GE(observer.sizes[0], 1 * kMiB);
+    round_trip(100, 2);
+    round_trip(1 * kMiB, 3);
+    EXPECT_EQ(observer.sizes.size(), 1u) << "the same buffer: none made";
+    round_trip(3 * kMiB, 4);
+    ASSERT_EQ(observer.sizes.size(), 2u) << "a larger buffer is made";
+    EXPECT_GE(observer.sizes[1], 3 * kMiB);
+    EXPECT_EQ(observer.unmapped, 1) << "in place of the smaller one";
+    EXPECT_EQ(observer.live.size(), 1u);
+    cg::ChannelWriter moved = std::move(writer); // the observer goes with the buffers
+    EXPECT_EQ(observer.unmapped, 1);
+  }
+  EXPECT_EQ(observer.unmapped, 2) << "the writer unmaps the rest when it goes";
   EXPECT_TRUE(observer.live.empty());
 }
 

@@ -46,9 +46,9 @@ ProfileEvent event(ProfiledOp op, std::uint32_t channel, std::int64_t start, std
 // Ticks at 2 ns each from the origin; device work in nanoseconds already.
 TEST(ProfileTrace, DeviceWorkKeepsItsNanosecondsAndComesInTimeOrder) {
   ProfileTrack b{"b", {}, 0};
-  b.events.push_back(event(ProfiledOp::read, 1, 100, 200));               // ticks
+  b.events.push_back(event(ProfiledOp::read, 1, 100, 200));                    // ticks
   b.events.push_back(event(ProfiledOp::device_read, 1, 1'000'150, 1'000'180)); // ns
-  b.events.push_back(event(ProfiledOp::compute, 0, 200, 300));            // ticks
+  b.events.push_back(event(ProfiledOp::compute, 0, 200, 300));                 // ticks
   std::vector<ProfileTrack> tracks{b};
   cg::detail::ticks_to_ns(tracks, {0, 1'000'000}, {1000, 1'002'000});
   const std::vector<ProfileEvent>& events = tracks[0].events;
@@ -85,11 +85,10 @@ TEST(ProfileTrace, DeviceWorkIsOnAGpuTrackOfItsActorsAndFlowsStayBetweenHostOper
     else if (e["ph"] == "s" || e["ph"] == "f")
       flows.push_back(e);
   }
-  EXPECT_EQ(names, (std::map<int, std::string>{{0, "driver"},
-                                               {1, "a"},
-                                               {2, "b"},
-                                               {1'000'001, "a (GPU)"},
-                                               {1'000'002, "b (GPU)"}}));
+  EXPECT_EQ(
+      names,
+      (std::map<int, std::string>{
+          {0, "driver"}, {1, "a"}, {2, "b"}, {1'000'001, "a (GPU)"}, {1'000'002, "b (GPU)"}}));
   ASSERT_EQ(slices.size(), 4u);
   std::map<std::string, nlohmann::json> by_name;
   for (const nlohmann::json& s : slices)

@@ -52,11 +52,11 @@ class MessageSource;
 } // namespace detail
 
 namespace detail {
-// Told of each overflow buffer a reader maps, and of it again before it is
-// unmapped: the ports that copy payloads to a GPU pin these buffers
-// (cudaHostRegister, tensor/pinned_mappings.hpp) so that the copy engines
-// read them directly, at the speed of pinned memory. Called from the
-// reader's thread; must not throw.
+// Told of each overflow buffer a reader maps (or a writer makes), and of it
+// again before it is unmapped: the ports that copy payloads to a GPU (or
+// from one) pin these buffers (cudaHostRegister, tensor/pinned_mappings.hpp)
+// so that the copy engines reach them directly, at the speed of pinned
+// memory. Called from the reader's (writer's) thread; must not throw.
 class MappingObserver {
 public:
   virtual ~MappingObserver() = default;
@@ -158,8 +158,15 @@ public:
   // Messages published so far (the sequence number the next message will get).
   std::uint64_t published() const noexcept { return next_; }
 
+  // From now on `observer` (which must outlive this writer, or be replaced
+  // first) hears of each overflow buffer made and unmapped, starting with
+  // those made already: as ChannelReader::observe_mappings, for ports that
+  // copy from a GPU into the buffers. Null stops it.
+  void observe_mappings(detail::MappingObserver* observer) noexcept;
+
 private:
   void reset() noexcept;
+  void retire(detail::OverflowBuffer& buffer) noexcept;
   ChannelStatus acquire_overflow(std::size_t bytes, std::span<std::byte>& payload) noexcept;
 
   detail::ChannelHeader* header_ = nullptr;
@@ -174,6 +181,7 @@ private:
   bool overflowing_ = false;                   // the acquired payload is in an overflow buffer
   std::uint32_t acquired_buffer_ = 0;          // which one
   detail::OverflowBuffer* overflow_ = nullptr; // the pool: K entries, made on the first large value
+  detail::MappingObserver* observer_ = nullptr;
 };
 
 // One reader index of a channel. A default-constructed reader (or one made from
