@@ -24,7 +24,8 @@ GpuRunAhead::~GpuRunAhead() {
     return; // nothing made, or the runtime is gone (process exit)
   (void)cudaSetDevice(device_);
   for (void* event : events_)
-    (void)cudaEventDestroy(static_cast<cudaEvent_t>(event));
+    if (event != nullptr)
+      (void)cudaEventDestroy(static_cast<cudaEvent_t>(event));
   (void)cudaSetDevice(previous);
 }
 
@@ -32,7 +33,7 @@ bool GpuRunAhead::fail(const char* what, int code) noexcept {
   failed_ = true;
   const auto error = static_cast<cudaError_t>(code);
   try {
-    error_ = std::string("cg: ") + what + " on cuda:" + std::to_string(device_) +
+    error_ = std::string(what) + " on cuda:" + std::to_string(device_) +
              " failed: " + cudaGetErrorName(error) + ": " + cudaGetErrorString(error);
   } catch (...) {
   }
@@ -47,7 +48,11 @@ bool GpuRunAhead::executed() noexcept {
   if (switched != cudaSuccess)
     return fail("selecting the device", switched);
   if (events_.empty()) {
-    events_.assign(depth_, nullptr);
+    try {
+      events_.assign(depth_, nullptr);
+    } catch (...) {
+      return fail("making its events (no memory)", cudaErrorMemoryAllocation);
+    }
     for (void*& event : events_) {
       cudaEvent_t made = nullptr;
       if (const cudaError_t e = cudaEventCreateWithFlags(&made, cudaEventDisableTiming);
@@ -69,7 +74,6 @@ bool GpuRunAhead::executed() noexcept {
           cudaEventSynchronize(static_cast<cudaEvent_t>(events_[oldest % depth_]));
       e != cudaSuccess)
     return fail("cudaEventSynchronize", e);
-  waited_ = oldest + 1;
   return true;
 }
 

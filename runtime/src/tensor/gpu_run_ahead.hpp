@@ -37,8 +37,7 @@ public:
   /// reports too.
   bool executed() noexcept;
 
-  /// Executions whose GPU work was waited for so far (for tests).
-  std::uint64_t waited() const noexcept { return waited_; }
+  /// Why executed() failed ("cudaEventSynchronize on cuda:0 failed: ...").
   const std::string& error() const noexcept { return error_; }
 
 private:
@@ -48,7 +47,6 @@ private:
   std::uint32_t depth_;
   std::vector<void*> events_; // cudaEvent_t, one per execution in flight
   std::uint64_t executions_ = 0;
-  std::uint64_t waited_ = 0;
   bool failed_ = false;
   std::string error_;
 };

@@ -68,7 +68,7 @@ TEST(GpuRunAhead, WithoutADeviceItSaysWhyAndStops) {
     GTEST_SKIP() << "a CUDA device is present: this test is for machines without one";
   cg::detail::GpuRunAhead run_ahead(0, 2);
   EXPECT_FALSE(run_ahead.executed());
-  EXPECT_EQ(run_ahead.error().rfind("cg: selecting the device on cuda:0 failed: cuda", 0), 0u)
+  EXPECT_EQ(run_ahead.error().rfind("selecting the device on cuda:0 failed: cuda", 0), 0u)
       << run_ahead.error();
   const std::string first = run_ahead.error();
   EXPECT_FALSE(run_ahead.executed());
