@@ -5,6 +5,7 @@
 // real; the cuda direction and NCCL check the errors a machine without a
 // device gives; the GPU tests skip, saying so.
 #include "device_graphs.cg.hpp"
+#include "gpu_skip.hpp"
 #include "leftovers.hpp"
 #include "tensor/pinned_mappings.hpp"
 
@@ -30,7 +31,7 @@ std::string drivers_visible_devices() {
   return value ? value : "<unset>";
 }
 
-bool have_cuda_device() { return cg::built_with_cuda() && cg::cuda_device_count() > 0; }
+using cg_test::have_cuda_device;
 
 cg::Tensor floats(std::vector<float> values) {
   cg::Tensor t = cg::Tensor::empty(cg::DType::float32, {static_cast<std::int64_t>(values.size())});
@@ -147,21 +148,33 @@ TEST_F(DeviceGraphs, CudaTransportWithoutADeviceIsTheReadingTasksError) {
   }
 }
 
+// 16 MiB tensors go through overflow buffers (a slot of 64 KiB).
+cg::LaunchOptions through_overflow_buffers() {
+  cg::LaunchOptions options;
+  options.slot_bytes = 64 * 1024;
+  options.max_in_flight = 2;
+  return options;
+}
+
+// In threads mode the actor pinned its overflow buffers in this process
+// since `before`: at least one, and CUDA refused none.
+void expect_pinned_since(const cg::detail::PinnedCounts& before) {
+  if (!cg_test::threads_mode())
+    return;
+  const cg::detail::PinnedCounts after = cg::detail::pinned_counts();
+  EXPECT_GE(after.pinned, before.pinned + 1) << "no overflow buffer was pinned";
+  EXPECT_EQ(after.refused, before.refused) << "CUDA refused to pin an overflow buffer";
+}
+
 TEST_F(DeviceGraphs, CudaTransportDeliversTheDriversTensorOnTheGpu) {
-  if (!have_cuda_device())
-    GTEST_SKIP() << "no CUDA device: this test needs a GPU (built with CUDA: "
-                 << (cg::built_with_cuda() ? "yes" : "no") << ")";
+  CG_SKIP_WITHOUT_GPU();
   auto graph = cg::launch<&to_cuda>();
   EXPECT_EQ(graph.execute(floats({1, 2, 3})).get(), "cuda:0 [1, 2, 3]");
 }
 
 TEST_F(DeviceGraphs, LargeTensorsReachTheGpuExactlyThroughPinnedOverflowBuffers) {
-  if (!have_cuda_device())
-    GTEST_SKIP() << "no CUDA device: this test needs a GPU (built with CUDA: "
-                 << (cg::built_with_cuda() ? "yes" : "no") << ")";
-  cg::LaunchOptions options;
-  options.slot_bytes = 64 * 1024; // 16 MiB tensors go through overflow buffers
-  options.max_in_flight = 2;
+  CG_SKIP_WITHOUT_GPU();
+  const cg::LaunchOptions options = through_overflow_buffers();
   const cg::detail::PinnedCounts before = cg::detail::pinned_counts();
   auto graph = cg::launch<&large_to_cuda>(options);
   constexpr std::int64_t n = 4 << 20;
@@ -177,20 +190,12 @@ TEST_F(DeviceGraphs, LargeTensorsReachTheGpuExactlyThroughPinnedOverflowBuffers)
               "cuda:0 " + std::to_string(n) + " elements, sum " + std::to_string(sum))
         << "round " << round;
   }
-  if (cg_test::threads_mode()) { // the actor pinned in this process: count it
-    const cg::detail::PinnedCounts after = cg::detail::pinned_counts();
-    EXPECT_GE(after.pinned, before.pinned + 1) << "no overflow buffer was pinned";
-    EXPECT_EQ(after.refused, before.refused) << "CUDA refused to pin an overflow buffer";
-  }
+  expect_pinned_since(before);
 }
 
 TEST_F(DeviceGraphs, LargeTensorsFromTheGpuReachTheHostExactlyThroughPinnedOverflowBuffers) {
-  if (!have_cuda_device())
-    GTEST_SKIP() << "no CUDA device: this test needs a GPU (built with CUDA: "
-                 << (cg::built_with_cuda() ? "yes" : "no") << ")";
-  cg::LaunchOptions options;
-  options.slot_bytes = 64 * 1024; // 16 MiB tensors go through overflow buffers
-  options.max_in_flight = 2;
+  CG_SKIP_WITHOUT_GPU();
+  const cg::LaunchOptions options = through_overflow_buffers();
   const cg::detail::PinnedCounts before = cg::detail::pinned_counts();
   auto graph = cg::launch<&large_from_cuda>(options);
   // Other contents each time, in the same buffers: no copy may leave stale data.
@@ -204,11 +209,7 @@ TEST_F(DeviceGraphs, LargeTensorsFromTheGpuReachTheHostExactlyThroughPinnedOverf
       wrong += got[i] != static_cast<float>(n + i);
     EXPECT_EQ(wrong, 0) << "round " << round << ": elements that differ";
   }
-  if (cg_test::threads_mode()) { // the actor pinned in this process: count it
-    const cg::detail::PinnedCounts after = cg::detail::pinned_counts();
-    EXPECT_GE(after.pinned, before.pinned + 1) << "no overflow buffer was pinned";
-    EXPECT_EQ(after.refused, before.refused) << "CUDA refused to pin an overflow buffer";
-  }
+  expect_pinned_since(before);
 }
 
 // Each execution queues 5 ms of GPU work and returns at once; the driver
@@ -216,9 +217,7 @@ TEST_F(DeviceGraphs, LargeTensorsFromTheGpuReachTheHostExactlyThroughPinnedOverf
 // start execution i with almost no step done; bounded, it starts it once the
 // GPU has done every step up to i - 2 (its event was recorded after them).
 TEST_F(DeviceGraphs, AnActorRunsAtMostMaxInFlightExecutionsAheadOfItsGpu) {
-  if (!have_cuda_device())
-    GTEST_SKIP() << "no CUDA device: this test needs a GPU (built with CUDA: "
-                 << (cg::built_with_cuda() ? "yes" : "no") << ")";
+  CG_SKIP_WITHOUT_GPU();
   cg::LaunchOptions options;
   options.max_in_flight = 2;
   auto graph = cg::launch<&gpu_steps>(options);

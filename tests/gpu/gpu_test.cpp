@@ -8,6 +8,7 @@
 // the tests check what each end reports, and those needing a GPU skip,
 // saying so. scripts/gpu-bundle runs them on GPU machines, in both modes.
 #include GPU_GRAPHS_HEADER // gpu_graphs.cg.cpp, built as is or with overlap (CMakeLists.txt)
+#include "gpu_skip.hpp"
 #include "leftovers.hpp"
 
 #include <cg/device.hpp>
@@ -31,14 +32,7 @@ namespace {
 
 using CudaIpc = cg_test::NoLeftovers;
 
-bool have_cuda_device() { return cg::built_with_cuda() && cg::cuda_device_count() > 0; }
-
-#define CG_SKIP_WITHOUT_GPU()                                                                      \
-  do {                                                                                             \
-    if (!have_cuda_device())                                                                       \
-      GTEST_SKIP() << "no CUDA device: this test needs a GPU (built with CUDA: "                   \
-                   << (cg::built_with_cuda() ? "yes" : "no") << ")";                               \
-  } while (false)
+using cg_test::have_cuda_device;
 
 std::vector<float> values(const cg::Tensor& t) {
   EXPECT_EQ(t.dtype(), cg::DType::float32);

@@ -9,7 +9,6 @@
 #include "tensor/cuda_ipc.hpp"
 #include <cg/actor.hpp>
 
-#include <optional>
 #include <utility>
 
 namespace cg {
@@ -92,10 +91,9 @@ bool CudaIpcOutputPort::write_unprofiled(const Result<Tensor>& result) {
       if (!sender_)
         sender_ = std::make_unique<detail::CudaIpcSender>(slots_, device_);
       const auto slot = static_cast<std::uint32_t>(writer_.published() % slots_);
-      const std::optional<detail::TimedWork> timed = detail::device_work(
-          profile_, detail::ProfiledOp::device_write, channel_, tensor.nbytes());
       block = sender_->stage(slot, tensor.is_contiguous() ? tensor : tensor.contiguous(),
-                             timed ? &*timed : nullptr);
+                             detail::device_work(profile_, detail::ProfiledOp::device_write,
+                                                 channel_, tensor.nbytes()));
     } catch (const std::exception& e) { // a strided CUDA tensor, no memory, CUDA refused
       return refused(e.what());         // acquiring again gives the same slot
     }
@@ -166,10 +164,9 @@ Result<Tensor> CudaIpcInputPort::receive(const ChannelReader::Message& message, 
     if (!receiver_)
       receiver_ = std::make_unique<detail::CudaIpcReceiver>(slots_, device_);
     const auto slot = static_cast<std::uint32_t>(message.sequence % slots_);
-    const std::optional<detail::TimedWork> timed =
-        detail::device_work(profile_, detail::ProfiledOp::device_read, channel_, block.bytes);
-    Tensor tensor = receiver_->receive(slot, block, header.dtype, header.shape, overlap_,
-                                       timed ? &*timed : nullptr);
+    Tensor tensor = receiver_->receive(
+        slot, block, header.dtype, header.shape, overlap_,
+        detail::device_work(profile_, detail::ProfiledOp::device_read, channel_, block.bytes));
     holding = overlap_;
     return Result<Tensor>(std::move(tensor));
   } catch (const TensorError& e) {

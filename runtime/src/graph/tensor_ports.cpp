@@ -153,10 +153,9 @@ bool NcclOutputPort::write_unprofiled(const Result<Tensor>& result) {
           Result<detail::TensorHeader>(detail::TensorHeader{true, tensor.dtype(), tensor.shape()})))
     return false;
   try {
-    const std::optional<detail::TimedWork> timed =
-        detail::device_work(profile_, detail::ProfiledOp::device_write, channel_, tensor.nbytes());
-    detail::TimedSpan sends(timed ? &*timed : nullptr, communicator_.cuda_stream(),
-                            detail::TimedSpan::Start::after_legacy_stream);
+    detail::TimedSpan sends(
+        detail::device_work(profile_, detail::ProfiledOp::device_write, channel_, tensor.nbytes()),
+        communicator_.cuda_stream(), detail::DeviceTimer::Start::after_legacy_stream);
     for (int peer = 1; peer < communicator_.size(); ++peer)
       communicator_.send(tensor, peer);
     sends.queued();
@@ -190,10 +189,9 @@ bool NcclInputPort::read_unprofiled(Result<Tensor>& out) {
   const std::string where = "channel " + std::to_string(channel_) + ": nccl recv";
   try {
     Tensor tensor = Tensor::empty(h.dtype, h.shape, device_of(communicator_));
-    const std::optional<detail::TimedWork> timed =
-        detail::device_work(profile_, detail::ProfiledOp::device_read, channel_, tensor.nbytes());
-    detail::TimedSpan receive(timed ? &*timed : nullptr, communicator_.cuda_stream(),
-                              detail::TimedSpan::Start::after_legacy_stream);
+    detail::TimedSpan receive(
+        detail::device_work(profile_, detail::ProfiledOp::device_read, channel_, tensor.nbytes()),
+        communicator_.cuda_stream(), detail::DeviceTimer::Start::after_legacy_stream);
     communicator_.recv(tensor, 0);
     receive.queued();
     communicator_.synchronize();

@@ -90,7 +90,7 @@ CudaIpcSender::~CudaIpcSender() {
 }
 
 CudaIpcBlock CudaIpcSender::stage(std::uint32_t index, const Tensor& tensor,
-                                  const TimedWork* timed) {
+                                  const TimedWork& timed) {
   const CudaDeviceGuard guard = on_device(device_);
   // A blocking stream: its copy waits for the work queued on the legacy
   // default stream, where a method that names no stream ran the kernels
@@ -178,7 +178,7 @@ CudaIpcReceiver::~CudaIpcReceiver() {
 
 Tensor CudaIpcReceiver::receive(std::uint32_t index, const CudaIpcBlock& block, DType dtype,
                                 const std::vector<std::int64_t>& shape, bool overlap,
-                                const TimedWork* timed) {
+                                const TimedWork& timed) {
   const CudaDeviceGuard guard = on_device(device_);
   // A non-blocking stream: the copy waits for the writer's event only, not
   // for the kernels queued on the legacy default stream, so with overlap it
@@ -278,14 +278,14 @@ struct CudaIpcReceiver::Slot {};
 
 CudaIpcSender::CudaIpcSender(std::uint32_t, int device) : device_(device), pid_(0) {}
 CudaIpcSender::~CudaIpcSender() = default;
-CudaIpcBlock CudaIpcSender::stage(std::uint32_t, const Tensor&, const TimedWork*) {
+CudaIpcBlock CudaIpcSender::stage(std::uint32_t, const Tensor&, const TimedWork&) {
   throw_no_cuda();
 }
 
 CudaIpcReceiver::CudaIpcReceiver(std::uint32_t, int device) : device_(device) {}
 CudaIpcReceiver::~CudaIpcReceiver() = default;
 Tensor CudaIpcReceiver::receive(std::uint32_t, const CudaIpcBlock&, DType,
-                                const std::vector<std::int64_t>&, bool, const TimedWork*) {
+                                const std::vector<std::int64_t>&, bool, const TimedWork&) {
   throw_no_cuda();
 }
 void CudaIpcReceiver::finish() {}

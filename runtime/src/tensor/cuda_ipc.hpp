@@ -78,8 +78,8 @@ public:
   /// after the copy and says where a reader finds them. The tensor is kept
   /// until the slot is staged again, so the copy never outlives its source.
   /// Throws TensorError (CUDA's message) when CUDA refuses. The copy is
-  /// timed as `timed` says, if given (tensor/device_timer.hpp).
-  CudaIpcBlock stage(std::uint32_t slot, const Tensor& tensor, const TimedWork* timed = nullptr);
+  /// timed by `timed`'s timer, if any (tensor/device_timer.hpp).
+  CudaIpcBlock stage(std::uint32_t slot, const Tensor& tensor, const TimedWork& timed = {});
 
 private:
   struct Slot;
@@ -104,11 +104,11 @@ public:
   /// Throws TensorError (CUDA's message) when a handle cannot be opened
   /// (the reader cannot see the writer's device) or CUDA refuses. With
   /// `overlap`, the copy may still run when this returns (see above): call
-  /// finish() before the slot is released. The copy is timed as `timed`
-  /// says, if given (tensor/device_timer.hpp).
+  /// finish() before the slot is released. The copy is timed by
+  /// `timed`'s timer, if any (tensor/device_timer.hpp).
   Tensor receive(std::uint32_t slot, const CudaIpcBlock& block, DType dtype,
                  const std::vector<std::int64_t>& shape, bool overlap = false,
-                 const TimedWork* timed = nullptr);
+                 const TimedWork& timed = {});
 
   /// Waits for the last copy receive() left running.
   void finish();

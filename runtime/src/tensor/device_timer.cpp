@@ -129,7 +129,7 @@ bool DeviceTimer::anchored() noexcept {
   return true;
 }
 
-void DeviceTimer::begin(void* stream) noexcept {
+void DeviceTimer::begin(void* stream, Start start) noexcept {
   if (stopped_ || open_ != nullptr)
     return;
   const OnDevice current(device_);
@@ -138,32 +138,25 @@ void DeviceTimer::begin(void* stream) noexcept {
   collect();
   if (!anchored())
     return;
-  void* start = event();
-  if (start == nullptr)
+  if (start == Start::after_legacy_stream) {
+    void* legacy_done = event();
+    if (legacy_done == nullptr)
+      return;
+    cudaError_t e = cudaEventRecord(as_event(legacy_done), cudaStreamLegacy);
+    if (e == cudaSuccess)
+      e = cudaStreamWaitEvent(as_stream(stream), as_event(legacy_done), 0);
+    give_back(legacy_done); // the wait holds the record it saw; the event may be recorded again
+    if (e != cudaSuccess)
+      return stop("ordering after the legacy default stream", e);
+  }
+  void* first = event();
+  if (first == nullptr)
     return;
-  if (const cudaError_t e = cudaEventRecord(as_event(start), as_stream(stream)); e != cudaSuccess) {
-    give_back(start);
+  if (const cudaError_t e = cudaEventRecord(as_event(first), as_stream(stream)); e != cudaSuccess) {
+    give_back(first);
     return stop("cudaEventRecord", e);
   }
-  open_ = start;
-}
-
-void DeviceTimer::begin_after_legacy_stream(void* stream) noexcept {
-  if (stopped_ || open_ != nullptr)
-    return;
-  const OnDevice current(device_);
-  if (current.error != cudaSuccess)
-    return stop("selecting the device", current.error);
-  void* legacy_done = event();
-  if (legacy_done == nullptr)
-    return;
-  cudaError_t e = cudaEventRecord(as_event(legacy_done), cudaStreamLegacy);
-  if (e == cudaSuccess)
-    e = cudaStreamWaitEvent(as_stream(stream), as_event(legacy_done), 0);
-  give_back(legacy_done); // the wait holds the record it saw; the event may be recorded again
-  if (e != cudaSuccess)
-    return stop("ordering after the legacy default stream", e);
-  begin(stream);
+  open_ = first;
 }
 
 void DeviceTimer::end(void* stream, const Work& work) noexcept {
@@ -214,7 +207,6 @@ void DeviceTimer::collect() noexcept {
     auto ns = [&](float ms) { return anchor_ns_ + std::llround(double{ms} * 1e6); };
     profile_.recorder.record(oldest.work.op, oldest.work.channel, oldest.execution,
                              ns(from_anchor_to_start), ns(from_anchor_to_end), oldest.work.bytes);
-    ++recorded_;
     give_back(oldest.start);
     give_back(oldest.end);
     pending_.pop_front();
@@ -224,15 +216,10 @@ void DeviceTimer::collect() noexcept {
 #else
 
 DeviceTimer::~DeviceTimer() = default;
-void DeviceTimer::begin(void*) noexcept {}
-void DeviceTimer::begin_after_legacy_stream(void*) noexcept {}
+void DeviceTimer::begin(void*, Start) noexcept {}
 void DeviceTimer::end(void*, const Work&) noexcept {}
 void DeviceTimer::cancel() noexcept {}
 void DeviceTimer::collect() noexcept {}
-bool DeviceTimer::anchored() noexcept { return false; }
-void* DeviceTimer::event() noexcept { return nullptr; }
-void DeviceTimer::stop(const char*, int) noexcept { stopped_ = true; }
-void DeviceTimer::give_back(void*) noexcept {}
 
 #endif
 

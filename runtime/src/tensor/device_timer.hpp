@@ -52,23 +52,19 @@ public:
     std::uint64_t bytes;
   };
 
+  /// Where a piece of work is timed from: where its stream reaches it, or,
+  /// for work its stream orders after the legacy default stream (an NCCL
+  /// communicator's: cg/nccl_communicator.hpp), once the stream has waited
+  /// for that, so that the producing kernels are not counted in.
+  enum class Start { as_queued, after_legacy_stream };
   /// Before the port queues its work on `stream` (a cudaStream_t).
-  void begin(void* stream) noexcept;
-  /// The same for a stream that its work orders after the legacy default
-  /// stream (an NCCL communicator's: cg/nccl_communicator.hpp): the stream
-  /// is made to wait for that first, so that the work is timed from when it
-  /// could start, not from when the stream reached it.
-  void begin_after_legacy_stream(void* stream) noexcept;
+  void begin(void* stream, Start start = Start::as_queued) noexcept;
   /// After: the work queued since begin() on `stream` was `work`.
   void end(void* stream, const Work& work) noexcept;
   /// Instead of end(): nothing was queued after all (it threw).
   void cancel() noexcept;
   /// Records the work that has finished, oldest first, into the ring.
   void collect() noexcept;
-
-  /// Work recorded so far, and work still pending (for tests).
-  std::uint64_t recorded() const noexcept { return recorded_; }
-  std::size_t pending() const noexcept { return pending_.size(); }
 
 private:
   struct Pending {
@@ -92,46 +88,43 @@ private:
   void* open_ = nullptr;          // begin()'s event, until end()
   std::deque<Pending> pending_;
   std::vector<void*> free_;
-  std::uint64_t recorded_ = 0;
 };
 
-/// A port's device work to time, and whose timer times it.
+/// A port's device work to time, and whose timer times it (null: nobody's,
+/// the launch is not profiled).
 struct TimedWork {
-  DeviceTimer& timer;
-  DeviceTimer::Work work;
+  DeviceTimer* timer = nullptr;
+  DeviceTimer::Work work{};
 };
 
 /// One piece of device work on `stream`, timed from construction to
 /// queued(); forgotten when queued() never comes (queueing it threw).
 class TimedSpan {
 public:
-  enum class Start { as_queued, after_legacy_stream };
-  /// `timed` null: times nothing.
-  TimedSpan(const TimedWork* timed, void* stream, Start start = Start::as_queued) noexcept
-      : timed_(stream != nullptr ? timed : nullptr), stream_(stream) {
-    if (timed_ == nullptr)
-      return;
-    if (start == Start::after_legacy_stream)
-      timed_->timer.begin_after_legacy_stream(stream_);
-    else
-      timed_->timer.begin(stream_);
+  /// A null `stream` (a communicator that runs on none) times nothing.
+  TimedSpan(const TimedWork& timed, void* stream,
+            DeviceTimer::Start start = DeviceTimer::Start::as_queued) noexcept
+      : timer_(stream != nullptr ? timed.timer : nullptr), work_(timed.work), stream_(stream) {
+    if (timer_ != nullptr)
+      timer_->begin(stream_, start);
   }
   ~TimedSpan() {
-    if (timed_ != nullptr)
-      timed_->timer.cancel();
+    if (timer_ != nullptr)
+      timer_->cancel();
   }
   TimedSpan(const TimedSpan&) = delete;
   TimedSpan& operator=(const TimedSpan&) = delete;
 
   /// The work is queued on the stream.
   void queued() noexcept {
-    if (timed_ != nullptr)
-      timed_->timer.end(stream_, timed_->work);
-    timed_ = nullptr;
+    if (timer_ != nullptr)
+      timer_->end(stream_, work_);
+    timer_ = nullptr;
   }
 
 private:
-  const TimedWork* timed_;
+  DeviceTimer* timer_;
+  DeviceTimer::Work work_;
   void* stream_;
 };
 

@@ -81,8 +81,6 @@ bool GpuRunAhead::executed() noexcept {
 
 GpuRunAhead::~GpuRunAhead() = default;
 
-bool GpuRunAhead::fail(const char*, int) noexcept { return false; }
-
 bool GpuRunAhead::executed() noexcept { return true; }
 
 #endif

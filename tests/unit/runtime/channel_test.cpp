@@ -435,63 +435,56 @@ public:
   int unmapped = 0;
 };
 
+// Four values through a one-slot ring, `observe` called after the first:
+// the observer hears of the first value's buffer then, of no new one for a
+// small value or one as large, and of a larger one in place of the first.
+template <class Observe>
+void expect_told_of_each_buffer(RecordingObserver& observer, cg::ChannelWriter& writer,
+                                cg::ChannelReader& reader, Observe observe) {
+  auto round_trip = [&](std::size_t bytes, std::uint32_t seed) {
+    ASSERT_EQ(write_pattern(writer, bytes, seed), cg::ChannelStatus::ok);
+    cg::ChannelReader::Message m{};
+    ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok);
+    EXPECT_EQ(first_mismatch(m.payload, seed), -1);
+    reader.release();
+  };
+  round_trip(1 * kMiB, 1); // before the observer comes
+  observe();
+  ASSERT_EQ(observer.sizes.size(), 1u) << "told of the buffer of before";
+  EXPECT_GE(observer.sizes[0], 1 * kMiB);
+  round_trip(100, 2);
+  round_trip(1 * kMiB, 3);
+  EXPECT_EQ(observer.sizes.size(), 1u) << "the same buffer: none new";
+  round_trip(3 * kMiB, 4);
+  ASSERT_EQ(observer.sizes.size(), 2u) << "a larger buffer";
+  EXPECT_GE(observer.sizes[1], 3 * kMiB);
+  EXPECT_EQ(observer.unmapped, 1) << "in place of the smaller one";
+  EXPECT_EQ(observer.live.size(), 1u);
+}
+
 TEST(Channel, AnObserverHearsOfEveryOverflowMappingAndOfItsUnmappingBeforeItGoes) {
   TestChannel t({1, 256, 1});
   cg::ChannelWriter writer(t.channel);
   RecordingObserver observer;
   {
     cg::ChannelReader reader(t.channel, 0);
-    auto round_trip = [&](std::size_t bytes, std::uint32_t seed) {
-      ASSERT_EQ(write_pattern(writer, bytes, seed), cg::ChannelStatus::ok);
-      cg::ChannelReader::Message m{};
-      ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok);
-      EXPECT_EQ(first_mismatch(m.payload, seed), -1);
-      reader.release();
-    };
-    round_trip(1 * kMiB, 1); // mapped before the observer comes
-    reader.observe_mappings(&observer);
-    ASSERT_EQ(observer.sizes.size(), 1u) << "told of the mapping made before";
-    EXPECT_GE(observer.sizes[0], 1 * kMiB);
-    round_trip(100, 2);
-    round_trip(1 * kMiB, 3);
-    EXPECT_EQ(observer.sizes.size(), 1u) << "the same buffer: no new mapping";
-    round_trip(3 * kMiB, 4);
-    ASSERT_EQ(observer.sizes.size(), 2u) << "a larger buffer is mapped";
-    EXPECT_GE(observer.sizes[1], 3 * kMiB);
-    EXPECT_EQ(observer.unmapped, 1) << "in place of the smaller one";
-    EXPECT_EQ(observer.live.size(), 1u);
+    expect_told_of_each_buffer(observer, writer, reader,
+                               [&] { reader.observe_mappings(&observer); });
   }
   EXPECT_EQ(observer.unmapped, 2) << "the reader unmaps the rest when it goes";
   EXPECT_TRUE(observer.live.empty());
 }
 
-// The same on the writing side: the buffers a writer makes, the one made
-// before the observer came included, each told again before it goes.
+// The same on the writing side: the buffers a writer makes, each told again
+// before it goes.
 TEST(Channel, AWritersObserverHearsOfEveryBufferItMakesAndOfItsUnmappingBeforeItGoes) {
   TestChannel t({1, 256, 1});
   RecordingObserver observer;
   {
     cg::ChannelWriter writer(t.channel);
     cg::ChannelReader reader(t.channel, 0);
-    auto round_trip = [&](std::size_t bytes, std::uint32_t seed) {
-      ASSERT_EQ(write_pattern(writer, bytes, seed), cg::ChannelStatus::ok);
-      cg::ChannelReader::Message m{};
-      ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok);
-      EXPECT_EQ(first_mismatch(m.payload, seed), -1);
-      reader.release();
-    };
-    round_trip(1 * kMiB, 1); // made before the observer comes
-    writer.observe_mappings(&observer);
-    ASSERT_EQ(observer.sizes.size(), 1u) << "told of the buffer made before";
-    EXPECT_GE(observer.sizes[0], 1 * kMiB);
-    round_trip(100, 2);
-    round_trip(1 * kMiB, 3);
-    EXPECT_EQ(observer.sizes.size(), 1u) << "the same buffer: none made";
-    round_trip(3 * kMiB, 4);
-    ASSERT_EQ(observer.sizes.size(), 2u) << "a larger buffer is made";
-    EXPECT_GE(observer.sizes[1], 3 * kMiB);
-    EXPECT_EQ(observer.unmapped, 1) << "in place of the smaller one";
-    EXPECT_EQ(observer.live.size(), 1u);
+    expect_told_of_each_buffer(observer, writer, reader,
+                               [&] { writer.observe_mappings(&observer); });
     cg::ChannelWriter moved = std::move(writer); // the observer goes with the buffers
     EXPECT_EQ(observer.unmapped, 1);
   }
