@@ -573,7 +573,8 @@ public:
   /// An actor thread: uses the driver's mapping of the segment, which must
   /// outlive it. Reader slots that `sources` names (an actor process on
   /// another host: streams its actors read directly) read from there, not
-  /// from their rings; `sources` must outlive this.
+  /// from their rings, and writers tell its forwarders of each message (to
+  /// send it on at once); `sources` must outlive this.
   ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor, std::span<std::byte> segment,
                const detail::MessageSources* sources = nullptr);
   ~ActorProcess();
@@ -587,8 +588,8 @@ public:
                         nvtx_name(detail::ProfiledOp::read, channel));
   }
   template <class T> OutputPort<T> output(std::uint32_t channel, const char* method) {
-    return OutputPort<T>(ChannelWriter(channel_at(channel)), channel, slot_bytes_, name_, method,
-                         profile(), nvtx_name(detail::ProfiledOp::write, channel));
+    return OutputPort<T>(writer_of(channel), channel, slot_bytes_, name_, method, profile(),
+                         nvtx_name(detail::ProfiledOp::write, channel));
   }
 
   /// This actor's rank of the graph's communicator group `group`
@@ -609,10 +610,10 @@ public:
   /// rank 0, reader slot r is rank r + 1).
   NcclOutputPort nccl_output(std::uint32_t channel, const char* method,
                              Communicator& communicator) {
-    return NcclOutputPort(OutputPort<detail::TensorHeader>(ChannelWriter(channel_at(channel)),
-                                                           channel, slot_bytes_, name_, method),
-                          communicator, channel, communicator_bytes(), name_, method,
-                          device_profile(), nvtx_name(detail::ProfiledOp::write, channel));
+    return NcclOutputPort(
+        OutputPort<detail::TensorHeader>(writer_of(channel), channel, slot_bytes_, name_, method),
+        communicator, channel, communicator_bytes(), name_, method, device_profile(),
+        nvtx_name(detail::ProfiledOp::write, channel));
   }
   NcclInputPort nccl_input(std::uint32_t channel, std::uint32_t reader,
                            Communicator& communicator) {
@@ -635,8 +636,8 @@ public:
   /// The ends of a CUDA IPC edge, on this actor's GPU (cuda_device());
   /// `method` is the reading task's (the writing task's for an output).
   CudaIpcOutputPort cuda_ipc_output(std::uint32_t channel, const char* method) {
-    return CudaIpcOutputPort(ChannelWriter(channel_at(channel)), channel, slots_of(channel),
-                             slot_bytes_, cuda_device_, name_, method, device_profile(),
+    return CudaIpcOutputPort(writer_of(channel), channel, slots_of(channel), slot_bytes_,
+                             cuda_device_, name_, method, device_profile(),
                              nvtx_name(detail::ProfiledOp::write, channel));
   }
   CudaIpcInputPort cuda_ipc_input(std::uint32_t channel, std::uint32_t reader, const char* method,
@@ -726,6 +727,8 @@ private:
   Channel channel_at(std::uint32_t channel) const;
   // Reader slot `reader` of `channel`: from its source if it has one, else its ring.
   ChannelReader reader_of(std::uint32_t channel, std::uint32_t reader) const;
+  // The writer of `channel`, telling its forwarder (if any) of each message.
+  ChannelWriter writer_of(std::uint32_t channel) const;
   std::uint32_t slots_of(std::uint32_t channel) const { return channel_at(channel).config().slots; }
 
   struct Impl;

@@ -131,6 +131,13 @@ ChannelReader ActorProcess::reader_of(std::uint32_t channel, std::uint32_t reade
   return ChannelReader(channel_at(channel), reader);
 }
 
+ChannelWriter ActorProcess::writer_of(std::uint32_t channel) const {
+  ChannelWriter writer(channel_at(channel));
+  if (sources_ != nullptr)
+    writer.forward_with(sources_->forwarder(channel));
+  return writer;
+}
+
 // Checks that the segment was made for this graph and this build, then finds
 // where its channels are (graph/segment.hpp).
 void ActorProcess::attach(const detail::GraphSpec& spec, std::uint32_t actor,

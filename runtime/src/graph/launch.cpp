@@ -783,6 +783,9 @@ void GraphRuntime::Impl::connect_remote(Deadline deadline) {
     throw LaunchError(describe(spec) + ": cannot set up its channels between hosts: " + error);
   for (const Stream& stream : plan_streams(spec, participants))
     transports[stream.channel] = to_string(host_transport);
+  // Inputs that go to other hosts are sent on as execute() writes them.
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    inputs[i].forward_with(relays.forwarder(spec.input_channels[i]));
   // A result that only the driver reads here comes straight off its stream.
   for (std::size_t i = 0; i < result_channels.size(); ++i) {
     const std::uint32_t channel = result_channels[i];

@@ -12,6 +12,7 @@ ChannelStatus HostWriter::fail(ChannelStatus status, TcpFault fault, const char*
   std::vsnprintf(error_, sizeof error_, format, args);
   va_end(args);
   fault_ = fault;
+  pending_ = false;
   const bool nothing_sent = status == ChannelStatus::too_large ||
                             (status == ChannelStatus::timeout && fault == TcpFault::none);
   if (!nothing_sent)

@@ -24,13 +24,33 @@
 namespace cg::detail {
 
 /// The writing end of a stream between hosts.
+///
+/// A frame is sent in two steps, which send() takes together: start() hands
+/// it to the transport without ever waiting, and finish() waits for what the
+/// transport could not take at once. A ring's writer forwards its messages to
+/// the stream itself with start(), where it must not wait (a wait the
+/// schedule's proof of deadlock freedom does not know of), and leaves the
+/// rest to the relay's finish() (net/scale_out.hpp).
 class HostWriter {
 public:
   virtual ~HostWriter() = default;
-  /// Sends `payload` as the next frame.
-  virtual ChannelStatus send(MessageKind kind, std::span<const std::byte> payload,
-                             Deadline deadline) noexcept = 0;
-  /// Ends the stream; wakes a send() blocked in another thread.
+  /// Sends `payload` as the next frame: start(), then finish() within `deadline`.
+  ChannelStatus send(MessageKind kind, std::span<const std::byte> payload,
+                     Deadline deadline) noexcept {
+    const ChannelStatus status = start(kind, payload);
+    return status == ChannelStatus::ok && pending_ ? finish(deadline) : status;
+  }
+  /// Starts sending `payload` as the next frame and returns without waiting:
+  /// ok when the frame is on its way, whole unless pending(); then finish()
+  /// sends the rest, and `payload` must stay as it is until it has. Failures
+  /// as send()'s. Precondition: nothing pending.
+  virtual ChannelStatus start(MessageKind kind, std::span<const std::byte> payload) noexcept = 0;
+  /// Completes the frame start() left pending (ok at once if none is),
+  /// waiting at most until `deadline`.
+  virtual ChannelStatus finish(Deadline deadline) noexcept = 0;
+  /// Part of a started frame is still to be sent (by finish()).
+  bool pending() const noexcept { return pending_; }
+  /// Ends the stream; wakes a send() or finish() blocked in another thread.
   virtual void close() noexcept = 0;
   /// Why the last send() failed.
   TcpFault fault() const noexcept { return fault_; }
@@ -41,13 +61,14 @@ protected:
   HostWriter(const HostWriter&) = default;
   HostWriter& operator=(const HostWriter&) = default;
 
-  /// Records why a send failed and returns `status`. The stream is broken
-  /// from then on (every later send() returns closed) unless none of the
-  /// frame went out: a payload too large, or a deadline that passed before
-  /// its first byte (timeout with no fault).
+  /// Records why a send failed and returns `status`; the frame is no longer
+  /// pending. The stream is broken from then on (every later send() returns
+  /// closed) unless none of the frame went out: a payload too large, or a
+  /// deadline that passed before its first byte (timeout with no fault).
   ChannelStatus fail(ChannelStatus status, TcpFault fault, const char* format, ...) noexcept
       __attribute__((format(printf, 4, 5)));
 
+  bool pending_ = false;
   bool broken_ = false;
   TcpFault fault_ = TcpFault::none;
   char error_[256] = {};

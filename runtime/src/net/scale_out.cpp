@@ -1,11 +1,13 @@
 // scale_out.cpp - Participants, TCP streams and relays of a graph spread over hosts.
 //
 // See net/scale_out.hpp for the model. The relays are threads that
-// block: a sender in ChannelReader::acquire (woken by the ring's close) or
-// TcpWriter::send, a receiver in TcpReader::receive (woken by close()) or
+// block: a sender in ChannelReader::acquire (woken by the ring's close), a
+// forwarded one on its kicks (woken by close()), both in HostWriter::finish;
+// a receiver in HostReader::receive (woken by close()) or
 // ChannelWriter::acquire. Closing the rings and the streams ends them all.
 #include "net/scale_out.hpp"
 #include "net/rendezvous.hpp"
+#include "shm/wait.hpp"
 #if CG_HAVE_UCX
 #include "net/ucx_channel.hpp"
 #endif
@@ -241,6 +243,22 @@ std::string Relays::start(const GraphSpec& spec, const Participants& participant
     for (std::uint32_t slot : s.slots)
       sender->readers.emplace_back(local_.at(s.channel), slot);
     sender->what = describe(s);
+    sender->ring = local_.at(s.channel);
+    // Forwarded where the writer is a thread of this process: every actor of
+    // an actor process, and on the driver's host the driver itself (not its
+    // host's actors, which may be processes sharing only its segment).
+    sender->forwarded = me != 0 || spec.channels[s.channel].writer < 0;
+    if (sender->forwarded) {
+      auto same = std::find_if(forwardings_.begin(), forwardings_.end(),
+                               [&](const auto& f) { return f->channel == s.channel; });
+      if (same == forwardings_.end()) {
+        forwardings_.push_back(std::make_unique<Forwarding>());
+        forwardings_.back()->relays = this;
+        forwardings_.back()->channel = s.channel;
+        same = forwardings_.end() - 1;
+      }
+      (*same)->senders.push_back(sender.get());
+    }
     senders_.push_back(std::move(sender));
   }
   for (std::size_t i = 0; i < in_streams.size(); ++i) {
@@ -273,33 +291,122 @@ std::string Relays::start(const GraphSpec& spec, const Participants& participant
     receivers_.push_back(std::move(receiver));
   }
   for (auto& sender : senders_)
-    threads_.emplace_back([this, s = sender.get()] { send_loop(*s); });
+    threads_.emplace_back([this, s = sender.get()] {
+      if (s->forwarded)
+        forward_loop(*s);
+      else
+        send_loop(*s);
+    });
   for (auto& receiver : receivers_)
     threads_.emplace_back([this, r = receiver.get()] { receive_loop(*r); });
   return {};
 }
 
+// The relay of a stream that is not forwarded: waits on the ring.
 void Relays::send_loop(Sender& s) {
   for (;;) {
-    ChannelReader::Message first;
-    ChannelStatus status = s.readers[0].acquire(first, Deadline::max());
-    for (std::size_t i = 1; status == ChannelStatus::ok && i < s.readers.size(); ++i) {
-      ChannelReader::Message same;
-      status = s.readers[i].acquire(same, Deadline::max());
-    }
+    ChannelReader::Message next; // move_ready() acquires it again: the same one
+    const ChannelStatus status = s.readers[0].acquire(next, Deadline::max());
     if (status == ChannelStatus::closed || closing_.load())
       return;
     if (status != ChannelStatus::ok) {
       fault_(s.what + ": the local ring is " + to_string(status), true);
       return;
     }
-    if (s.writer->send(first.kind, first.payload, Deadline::max()) != ChannelStatus::ok) {
-      if (!closing_.load())
-        fault_(s.what + ": " + std::string(s.writer->error()), false);
+    if (move_ready(s, true) == Moved::stopped)
       return;
-    }
+  }
+}
+
+// Moves the messages ready in s's ring to its stream, s.busy held: the
+// relay (`wait`) sends each whole and reports what fails; the ring's writer
+// only starts them and returns `left` for whatever it cannot finish without
+// waiting (the relay then meets it again: a pending frame, or the same
+// failure, since a message stays in the ring until it has gone).
+Relays::Moved Relays::move_ready(Sender& s, bool wait) noexcept {
+  auto release = [&] {
     for (ChannelReader& reader : s.readers)
       reader.release();
+  };
+  auto failed = [&](const std::string& why, bool corrupt) {
+    if (!wait)
+      return Moved::left;
+    if (!closing_.load())
+      fault_(s.what + ": " + why, corrupt);
+    return Moved::stopped;
+  };
+  if (s.writer->pending()) {
+    if (!wait)
+      return Moved::left;
+    if (s.writer->finish(Deadline::max()) != ChannelStatus::ok)
+      return failed(std::string(s.writer->error()), false);
+    release();
+  }
+  for (;;) {
+    ChannelReader::Message first;
+    ChannelStatus status = s.readers[0].acquire(first, Deadline::min());
+    for (std::size_t i = 1; status == ChannelStatus::ok && i < s.readers.size(); ++i) {
+      ChannelReader::Message same;
+      status = s.readers[i].acquire(same, Deadline::min());
+    }
+    if (status == ChannelStatus::timeout)
+      return Moved::all;
+    if (status == ChannelStatus::closed || closing_.load())
+      return wait ? Moved::stopped : Moved::left;
+    if (status != ChannelStatus::ok)
+      return failed(std::string("the local ring is ") + to_string(status), true);
+    status = s.writer->start(first.kind, first.payload);
+    if (status == ChannelStatus::ok && s.writer->pending()) {
+      if (!wait)
+        return Moved::left;
+      status = s.writer->finish(Deadline::max());
+    }
+    if (status != ChannelStatus::ok)
+      return failed(std::string(s.writer->error()), false);
+    if (!wait)
+      s.by_writer.fetch_add(1, std::memory_order_relaxed);
+    release();
+  }
+}
+
+// Tells s's relay that there is work for it.
+void Relays::kick(Sender& s) noexcept {
+  s.kicks.fetch_add(1, std::memory_order_release);
+  wake({s.kicks, s.kick_waiters});
+}
+
+// On the ring's writer's thread, after each message it publishes.
+void Relays::Forwarding::published() noexcept {
+  for (Sender* s : senders) {
+    Moved moved = Moved::left;
+    if (s->busy.try_lock()) {
+      moved = relays->move_ready(*s, false);
+      s->busy.unlock();
+    }
+    if (moved != Moved::all)
+      kick(*s);
+  }
+}
+
+// The relay of a forwarded stream: sends what the writer left, when kicked.
+// A kick read before the lock is taken is never missed: one that comes
+// later ends the wait at once.
+void Relays::forward_loop(Sender& s) {
+  for (;;) {
+    const std::uint32_t seen = s.kicks.load(std::memory_order_acquire);
+    Moved moved;
+    {
+      std::lock_guard lock(s.busy);
+      moved = move_ready(s, true);
+    }
+    if (moved == Moved::stopped)
+      return;
+    const WaitOutcome outcome = wait_until(
+        {s.kicks, s.kick_waiters}, Deadline::max(),
+        [&] { return closing_.load() || s.ring.closed(); },
+        [&] { return s.kicks.load(std::memory_order_acquire) != seen; });
+    if (outcome != WaitOutcome::ready)
+      return;
   }
 }
 
@@ -330,6 +437,20 @@ void Relays::receive_loop(Receiver& r) {
       drain.release();
     }
   }
+}
+
+Forwarder* Relays::forwarder(std::uint32_t channel) const noexcept {
+  for (const auto& forwarding : forwardings_)
+    if (forwarding->channel == channel)
+      return forwarding.get();
+  return nullptr;
+}
+
+std::uint64_t Relays::sent_by_writers() const noexcept {
+  std::uint64_t sent = 0;
+  for (const auto& sender : senders_)
+    sent += sender->by_writer.load(std::memory_order_relaxed);
+  return sent;
 }
 
 MessageSource* Relays::source(std::uint32_t channel, std::uint32_t slot) const noexcept {
@@ -364,8 +485,11 @@ void Relays::close() noexcept {
   closing_.store(true);
   for (Channel& channel : local_)
     channel.close();
-  for (auto& sender : senders_)
+  for (auto& sender : senders_) {
     sender->writer->close();
+    if (sender->forwarded)
+      kick(*sender);
+  }
   for (auto& receiver : receivers_)
     receiver->reader->close();
   for (auto& direct : directs_)

@@ -23,7 +23,9 @@
 // channel connection (net/tcp_setup.hpp). Nothing in the generated
 // actor programs changes: *relays* move messages between the local rings and
 // the streams. On the writer's side a sender relay reads the ring as the
-// reader slots of that participant and sends each message as one frame; on
+// reader slots of that participant and sends each message as one frame
+// (where the ring's writer is a thread of this process, it mostly sends the
+// message itself and the relay finishes what it could not: Sender); on
 // the reader's side a receiver relay writes each frame into the local ring
 // (and consumes the slots of readers who live elsewhere, so the ring never
 // fills up with messages nobody here reads). Frames are sequence-numbered and
@@ -125,12 +127,39 @@ public:
 
   /// The stream reader slot `slot` of `channel` reads directly; null if none.
   MessageSource* source(std::uint32_t channel, std::uint32_t slot) const noexcept override;
+  /// What the writer of `channel` must tell of each message (see Sender);
+  /// null if its streams' relays wait on its ring.
+  Forwarder* forwarder(std::uint32_t channel) const noexcept override;
+  /// Frames that ring writers sent whole themselves (see Sender), of all streams.
+  std::uint64_t sent_by_writers() const noexcept;
 
 private:
+  // The writing end of one stream. Where the ring's writer is a thread of
+  // this process (an actor process's actors, the driver's inputs) it is
+  // *forwarded*: the writer tells it of each message and, when nobody else
+  // is sending, starts the message on the stream itself, which saves the
+  // relay's wake-up on the way. start() never waits, so the writer still
+  // only waits where its schedule says. What the writer cannot finish (a
+  // frame the socket did not take whole, a message it found the relay
+  // sending, a failure to report) it leaves to the relay with a kick. The
+  // relay of a stream that is not forwarded waits on the ring instead.
   struct Sender {
     std::unique_ptr<HostWriter> writer;
     std::vector<ChannelReader> readers;
     std::string what;
+    Channel ring;
+    bool forwarded = false;
+    std::mutex busy; // held by whoever moves messages from the ring to the stream
+    std::atomic<std::uint32_t> kicks{0};
+    std::atomic<std::uint32_t> kick_waiters{0};
+    std::atomic<std::uint64_t> by_writer{0}; // frames the ring's writer sent whole
+  };
+  // The senders of one forwarded channel, which its writer tells.
+  struct Forwarding final : Forwarder {
+    void published() noexcept override;
+    Relays* relays = nullptr;
+    std::uint32_t channel = 0;
+    std::vector<Sender*> senders;
   };
   struct Receiver {
     std::unique_ptr<HostReader> reader;
@@ -150,10 +179,15 @@ private:
     ChannelReader::Message held{};
     bool holding = false;
   };
+  enum class Moved { all, left, stopped };
+  Moved move_ready(Sender& s, bool wait) noexcept;
+  static void kick(Sender& s) noexcept;
   void send_loop(Sender& s);
+  void forward_loop(Sender& s);
   void receive_loop(Receiver& r);
 
   std::vector<std::unique_ptr<Sender>> senders_;
+  std::vector<std::unique_ptr<Forwarding>> forwardings_;
   std::vector<std::unique_ptr<Receiver>> receivers_;
   std::vector<std::unique_ptr<Direct>> directs_;
   std::vector<std::thread> threads_;

@@ -18,8 +18,10 @@
 #include "net/crc32c.hpp"
 #include "net/socket.hpp"
 #include "net/tcp_frame.hpp"
+#include "shm/wait.hpp"
 
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -86,6 +88,10 @@ TcpWriter& TcpWriter::operator=(TcpWriter&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
     max_payload_ = other.max_payload_;
     next_ = std::exchange(other.next_, 0);
+    pending_ = std::exchange(other.pending_, false);
+    std::memcpy(head_, other.head_, sizeof head_);
+    payload_ = std::exchange(other.payload_, {});
+    done_ = std::exchange(other.done_, 0);
     broken_ = std::exchange(other.broken_, false);
     closing_.store(other.closing_.exchange(false));
     fault_ = std::exchange(other.fault_, TcpFault::none);
@@ -109,8 +115,7 @@ void TcpWriter::close() noexcept {
     ::shutdown(fd_, SHUT_RDWR);
 }
 
-ChannelStatus TcpWriter::send(MessageKind kind, std::span<const std::byte> payload,
-                              Deadline deadline) noexcept {
+ChannelStatus TcpWriter::start(MessageKind kind, std::span<const std::byte> payload) noexcept {
   if (fd_ < 0)
     return fail(ChannelStatus::closed, TcpFault::closed_locally, "the writer has no connection");
   if (broken_)
@@ -119,48 +124,55 @@ ChannelStatus TcpWriter::send(MessageKind kind, std::span<const std::byte> paylo
     return fail(ChannelStatus::closed, TcpFault::closed_locally,
                 "the stream was closed locally after %llu frames", static_cast<ull>(next_));
   }
+  if (pending_) {
+    return fail(ChannelStatus::closed, TcpFault::connection_error,
+                "frame %llu: started while the one before it was still being sent",
+                static_cast<ull>(next_ + 1));
+  }
   if (payload.size() > max_payload_) {
     return fail(ChannelStatus::too_large, TcpFault::too_large,
                 "frame %llu: payload of %zu bytes exceeds the limit of %llu",
                 static_cast<ull>(next_), payload.size(), static_cast<ull>(max_payload_));
   }
-
   detail::FrameHeader header;
   header.kind = static_cast<std::uint16_t>(kind);
   header.sequence = next_;
   header.length = payload.size();
-  std::byte head[frame_header_bytes];
-  detail::encode_frame_header(header, head);
+  detail::encode_frame_header(header, head_);
   header.checksum =
-      detail::crc32c(detail::frame_header_checksum(head), payload.data(), payload.size());
-  detail::encode_frame_header(header, head);
+      detail::crc32c(detail::frame_header_checksum(head_), payload.data(), payload.size());
+  detail::encode_frame_header(header, head_);
+  payload_ = payload;
+  done_ = 0;
+  pending_ = true;
+  return push(false, Deadline::min());
+}
 
-  iovec iov[2] = {{head, frame_header_bytes},
-                  {const_cast<std::byte*>(payload.data()), payload.size()}};
-  msghdr message{};
-  message.msg_iov = iov;
-  message.msg_iovlen = payload.empty() ? 1 : 2;
-  const std::size_t total = frame_header_bytes + payload.size();
-  std::size_t done = 0;
-  // Without a deadline, wait inside sendmsg itself.
-  const int flags = MSG_NOSIGNAL | (deadline == Deadline::max() ? 0 : MSG_DONTWAIT);
-  while (done < total) {
+ChannelStatus TcpWriter::finish(Deadline deadline) noexcept {
+  return pending_ ? push(true, deadline) : ChannelStatus::ok;
+}
+
+// Sends what is left of the pending frame: what the socket takes now, or,
+// if `wait`, all of it by `deadline` (without one, blocked in sendmsg itself).
+ChannelStatus TcpWriter::push(bool wait, Deadline deadline) noexcept {
+  const std::size_t total = frame_header_bytes + payload_.size();
+  const int flags = MSG_NOSIGNAL | (wait && deadline == Deadline::max() ? 0 : MSG_DONTWAIT);
+  while (done_ < total) {
+    iovec iov[2];
+    msghdr message{};
+    message.msg_iov = iov;
+    if (done_ < frame_header_bytes) {
+      iov[0] = {head_ + done_, frame_header_bytes - done_};
+      iov[1] = {const_cast<std::byte*>(payload_.data()), payload_.size()};
+      message.msg_iovlen = payload_.empty() ? 1 : 2;
+    } else {
+      iov[0] = {const_cast<std::byte*>(payload_.data()) + (done_ - frame_header_bytes),
+                total - done_};
+      message.msg_iovlen = 1;
+    }
     const ssize_t n = ::sendmsg(fd_, &message, flags);
     if (n > 0) {
-      done += static_cast<std::size_t>(n);
-      auto left = static_cast<std::size_t>(n);
-      while (left > 0 && message.msg_iovlen > 0) {
-        iovec& first = message.msg_iov[0];
-        if (left >= first.iov_len) {
-          left -= first.iov_len;
-          ++message.msg_iov;
-          --message.msg_iovlen;
-        } else {
-          first.iov_base = static_cast<std::byte*>(first.iov_base) + left;
-          first.iov_len -= left;
-          left = 0;
-        }
-      }
+      done_ += static_cast<std::size_t>(n);
       continue;
     }
     const int e = errno;
@@ -169,11 +181,13 @@ ChannelStatus TcpWriter::send(MessageKind kind, std::span<const std::byte> paylo
     if (closing_.load(std::memory_order_acquire)) {
       return fail(ChannelStatus::closed, TcpFault::closed_locally,
                   "frame %llu: the stream was closed locally after %zu of its %zu bytes were sent",
-                  static_cast<ull>(next_), done, total);
+                  static_cast<ull>(next_), done_, total);
     }
     if (e == EAGAIN || e == EWOULDBLOCK) {
+      if (!wait)
+        return ChannelStatus::ok; // pending: finish() sends the rest
       const int ready = detail::wait_fd(fd_, POLLOUT, deadline);
-      if (ready == 0 && done == 0) {
+      if (ready == 0 && done_ == 0) {
         return fail(ChannelStatus::timeout, TcpFault::none,
                     "frame %llu: not sent before the deadline", static_cast<ull>(next_));
       }
@@ -183,7 +197,7 @@ ChannelStatus TcpWriter::send(MessageKind kind, std::span<const std::byte> paylo
         return fail(ChannelStatus::timeout, TcpFault::send_timeout,
                     "frame %llu: the deadline passed after %zu of its %zu bytes were sent; the "
                     "stream is shut down",
-                    static_cast<ull>(next_), done, total);
+                    static_cast<ull>(next_), done_, total);
       }
       if (ready < 0 && errno != EINTR) {
         const ErrnoText why(errno);
@@ -197,11 +211,12 @@ ChannelStatus TcpWriter::send(MessageKind kind, std::span<const std::byte> paylo
       return fail(
           ChannelStatus::closed, TcpFault::peer_closed,
           "frame %llu: the peer closed the connection (%s) after %zu of its %zu bytes were sent",
-          static_cast<ull>(next_), why.text, done, total);
+          static_cast<ull>(next_), why.text, done_, total);
     }
     return fail(ChannelStatus::closed, TcpFault::connection_error, "frame %llu: send failed: %s",
                 static_cast<ull>(next_), why.text);
   }
+  pending_ = false;
   ++next_;
   return ChannelStatus::ok;
 }
@@ -295,8 +310,12 @@ ChannelStatus TcpReader::fill(std::size_t frame_bytes, Deadline deadline) noexce
                 "frame %llu: no memory for a buffer of %zu bytes", static_cast<ull>(next_),
                 frame_bytes);
   }
-  // Without a deadline, wait inside recv itself (one system call per wake-up).
-  const int flags = deadline == Deadline::max() ? 0 : MSG_DONTWAIT;
+  // Look again, yielding the CPU in between, before sleeping (as the rings
+  // do, shm/wait.hpp): a sleeping thread's wake-up costs more than a round
+  // trip between hosts, more still where an idle CPU halts (a VM). Then,
+  // without a deadline, wait inside recv itself (one system call per wake-up).
+  int looks = deadline == Deadline::min() ? 0 : detail::kYields;
+  int flags = MSG_DONTWAIT;
   for (;;) {
     const std::size_t target = begin_ + frame_bytes;
     // Read ahead a little for small frames; read a large rest exactly in place.
@@ -335,6 +354,15 @@ ChannelStatus TcpReader::fill(std::size_t frame_bytes, Deadline deadline) noexce
           static_cast<ull>(next_), end_ - begin_, frame_header_bytes);
     }
     if (e == EAGAIN || e == EWOULDBLOCK) {
+      if (looks > 0) {
+        --looks;
+        sched_yield();
+        continue;
+      }
+      if (deadline == Deadline::max()) {
+        flags = 0;
+        continue;
+      }
       const int ready = detail::wait_fd(fd_, POLLIN, deadline);
       if (ready == 0)
         return ChannelStatus::timeout; // what arrived so far is kept for the next call

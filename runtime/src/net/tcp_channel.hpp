@@ -44,7 +44,8 @@
 //   frame. error() then says what happened in one sentence naming the frame,
 //   e.g. "lost frame: expected sequence 3, got 5 (2 missing)".
 // - send() writes one whole frame (header and payload in one writev-style
-//   call, no copy of the payload) or returns: timeout (the deadline passed
+//   call, no copy of the payload; start() and finish() are its two halves)
+//   or returns: timeout (the deadline passed
 //   before any byte of it was sent: nothing happened, call again; if it passes
 //   mid-frame the stream is shut down, fault() send_timeout, and later calls
 //   return closed), closed (the peer is gone, or close() was called),
@@ -89,9 +90,11 @@ public:
   TcpWriter& operator=(const TcpWriter&) = delete;
   ~TcpWriter() override;
 
-  // Sends `payload` as the next frame (see the contract above).
-  ChannelStatus send(MessageKind kind, std::span<const std::byte> payload,
-                     Deadline deadline) noexcept override;
+  // send() sends `payload` as the next frame (see the contract above);
+  // start() sends what the socket's buffer takes now, finish() the rest
+  // (net/host_stream.hpp).
+  ChannelStatus start(MessageKind kind, std::span<const std::byte> payload) noexcept override;
+  ChannelStatus finish(Deadline deadline) noexcept override;
 
   // Ends the stream: frames already sent still reach the reader, which then
   // sees closed (peer_closed). Wakes a send() blocked in another thread.
@@ -104,10 +107,17 @@ public:
   int fd() const noexcept { return fd_; }
 
 private:
+  ChannelStatus push(bool wait, Deadline deadline) noexcept;
+
   int fd_ = -1;
   std::uint64_t max_payload_ = tcp_default_max_payload;
   std::uint64_t next_ = 0;
   std::atomic<bool> closing_{false};
+  // The frame being sent: its header, its payload, and how many bytes of
+  // the two have gone.
+  std::byte head_[detail::frame_header_bytes] = {};
+  std::span<const std::byte> payload_;
+  std::size_t done_ = 0;
 };
 
 // The reading end. Owns its socket and its receive buffer. Movable (not while

@@ -9,8 +9,10 @@
 #include "net/ucx_channel.hpp"
 
 #include "net/crc32c.hpp"
+#include "shm/wait.hpp"
 
 #include <poll.h>
+#include <sched.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <ucp/api/ucp.h>
@@ -33,10 +35,13 @@ using ull = unsigned long long; // for printf
 
 constexpr std::uint32_t offer_magic = 0x58554743u; // "CGUX" as little-endian bytes
 constexpr std::uint32_t max_address_bytes = 64 * 1024;
-// Progress calls before a wait sleeps. One: on a shared machine a relay that
-// spins takes the core the thread it waits for needs (multihost_bench: 107 us
-// round trip with 1, 136 us with 16, 616 us with 200).
-constexpr int spin_progress_calls = 1;
+// Progress calls before a wait sleeps, the CPU yielded between them (as the
+// rings do, shm/wait.hpp): a sleeping thread's wake-up costs more than a
+// round trip between hosts, more still where an idle CPU halts (a VM).
+constexpr int spin_progress_calls = kYields;
+// Progress calls a start() makes for a send UCX did not finish at once,
+// before leaving it pending (to a relay's finish()).
+constexpr int start_progress_calls = 4;
 constexpr std::align_val_t buffer_alignment{64};
 constexpr std::size_t min_capacity = 64 * 1024;
 constexpr auto close_grace = std::chrono::seconds(1); // for the last frames at a clean close
@@ -99,7 +104,9 @@ public:
     end->control_ = std::move(control);
     ucp_worker_params_t params{};
     params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE | UCP_WORKER_PARAM_FIELD_EVENTS;
-    params.thread_mode = UCS_THREAD_MODE_SINGLE;
+    // Serialized, not single: a writer's worker is used by the thread that
+    // writes the ring and by its relay, one at a time (net/scale_out.cpp).
+    params.thread_mode = UCS_THREAD_MODE_SERIALIZED;
     params.events = UCP_WAKEUP_TAG_SEND | UCP_WAKEUP_TAG_RECV | UCP_WAKEUP_TX | UCP_WAKEUP_RX;
     if (ucs_status_t s = ucp_worker_create(c.handle, &params, &end->worker_); s != UCS_OK) {
       error = std::string("cannot make a UCX worker: ") + ucs_status_string(s);
@@ -133,11 +140,14 @@ public:
   // its condition), the deadline passed, the control connection hung up, or
   // close() was called.
   Wake wait(Deadline deadline) noexcept {
-    for (int i = 0; i < spin_progress_calls; ++i) {
+    const int looks = deadline == Deadline::min() ? 1 : spin_progress_calls;
+    for (int i = 0; i < looks; ++i) {
       if (ucp_worker_progress(worker_) != 0)
         return Wake::again;
       if (closing())
         return Wake::closing;
+      if (i + 1 < looks)
+        sched_yield();
     }
     if (ucp_worker_arm(worker_) == UCS_ERR_BUSY)
       return Wake::again; // events arrived meanwhile
@@ -151,6 +161,19 @@ public:
     if (ready == 0 && std::chrono::steady_clock::now() >= deadline)
       return Wake::timeout;
     return Wake::again;
+  }
+
+  // Progresses the worker at most `calls` times, without waiting, until
+  // `request` (a pending one) is done: true if it is (finish() then takes it
+  // at once). A send that is not done at once is often waiting for the
+  // worker itself, such as the replies that complete the endpoint's wire-up.
+  bool progress_until_done(void* request, int calls) noexcept {
+    for (int i = 0; i < calls; ++i) {
+      if (ucp_request_check_status(request) != UCS_INPROGRESS)
+        return true;
+      ucp_worker_progress(worker_);
+    }
+    return ucp_request_check_status(request) != UCS_INPROGRESS;
   }
 
   // Waits for `request` (null: it completed at once) and frees it. Returns
@@ -247,13 +270,17 @@ UcxWriter::~UcxWriter() {
 
 void UcxWriter::close() noexcept { end_->close(); }
 
-ChannelStatus UcxWriter::send(MessageKind kind, std::span<const std::byte> payload,
-                              Deadline deadline) noexcept {
+ChannelStatus UcxWriter::start(MessageKind kind, std::span<const std::byte> payload) noexcept {
   if (broken_)
     return ChannelStatus::closed; // error_ still says why
   if (end_->closing()) {
     return fail(ChannelStatus::closed, TcpFault::closed_locally,
                 "the stream was closed locally after %llu frames", static_cast<ull>(next_));
+  }
+  if (pending_) {
+    return fail(ChannelStatus::closed, TcpFault::connection_error,
+                "frame %llu: started while the one before it was still being sent",
+                static_cast<ull>(next_ + 1));
   }
   if (payload.size() > max_payload_) {
     return fail(ChannelStatus::too_large, TcpFault::too_large,
@@ -281,37 +308,51 @@ ChannelStatus UcxWriter::send(MessageKind kind, std::span<const std::byte> paylo
     pieces_[0] = {head_, frame_header_bytes};
     pieces_[1] = {payload.data(), payload.size()};
   }
-  const ChannelStatus status = send_pieces(count, deadline);
-  if (status == ChannelStatus::ok)
-    ++next_;
-  return status;
+  return start_pieces(count, true);
 }
 
 ChannelStatus UcxWriter::send_forged(std::span<const std::byte> frame, Deadline deadline) noexcept {
   if (broken_)
     return ChannelStatus::closed;
   pieces_[0] = {frame.data(), frame.size()};
-  return send_pieces(1, deadline);
+  const ChannelStatus status = start_pieces(1, false);
+  return status == ChannelStatus::ok && pending_ ? finish(deadline) : status;
 }
 
-// Sends the first `count` pieces as one tagged message and waits until UCX is
-// done with them.
-ChannelStatus UcxWriter::send_pieces(std::size_t count, Deadline deadline) noexcept {
+// Hands the first `count` pieces to UCX as one tagged message; a frame
+// `counted` takes the next sequence number once UCX is done with it.
+ChannelStatus UcxWriter::start_pieces(std::size_t count, bool counted) noexcept {
   static_assert(sizeof(Piece) == sizeof(ucp_dt_iov_t) &&
                 offsetof(Piece, buffer) == offsetof(ucp_dt_iov_t, buffer) &&
                 offsetof(Piece, length) == offsetof(ucp_dt_iov_t, length));
+  // What arrived for the worker since it was last used (the endpoint's
+  // wire-up, acknowledgements) first: a send behind them is not done at once.
+  ucp_worker_progress(end_->worker());
   ucp_request_param_t param{};
-  void* request = nullptr;
   if (count == 1) { // contiguous bytes: UCX's fastest (inline) path for a small frame
-    request = ucp_tag_send_nbx(static_cast<ucp_ep_h>(endpoint_), pieces_[0].buffer,
-                               pieces_[0].length, tag_, &param);
+    request_ = ucp_tag_send_nbx(static_cast<ucp_ep_h>(endpoint_), pieces_[0].buffer,
+                                pieces_[0].length, tag_, &param);
   } else {
     param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
     param.datatype = ucp_dt_make_iov();
-    request = ucp_tag_send_nbx(static_cast<ucp_ep_h>(endpoint_), pieces_, count, tag_, &param);
+    request_ = ucp_tag_send_nbx(static_cast<ucp_ep_h>(endpoint_), pieces_, count, tag_, &param);
   }
+  counted_ = counted;
+  pending_ = true;
+  // Done at once (null), failed at once, or done after a little progress:
+  // settled without waiting.
+  if (request_ == nullptr || UCS_PTR_IS_ERR(request_) ||
+      end_->progress_until_done(request_, start_progress_calls))
+    return finish(Deadline::min());
+  return ChannelStatus::ok;
+}
+
+// Waits until UCX is done with the pending frame's pieces.
+ChannelStatus UcxWriter::finish(Deadline deadline) noexcept {
+  if (!pending_)
+    return ChannelStatus::ok;
   Wake why = Wake::again;
-  const ucs_status_t s = end_->finish(request, deadline, why);
+  const ucs_status_t s = end_->finish(std::exchange(request_, nullptr), deadline, why);
   if (s == UCS_INPROGRESS) {
     switch (why) {
     case Wake::closing:
@@ -336,6 +377,9 @@ ChannelStatus UcxWriter::send_pieces(std::size_t count, Deadline deadline) noexc
                                                                        : TcpFault::connection_error,
         "frame %llu: UCX could not send it: %s", static_cast<ull>(next_), ucs_status_string(s));
   }
+  pending_ = false;
+  if (counted_)
+    ++next_;
   return ChannelStatus::ok;
 }
 

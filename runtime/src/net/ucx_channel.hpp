@@ -62,8 +62,8 @@ public:
                                             std::uint64_t max_payload = tcp_default_max_payload);
   ~UcxWriter() override;
 
-  ChannelStatus send(MessageKind kind, std::span<const std::byte> payload,
-                     Deadline deadline) noexcept override;
+  ChannelStatus start(MessageKind kind, std::span<const std::byte> payload) noexcept override;
+  ChannelStatus finish(Deadline deadline) noexcept override;
   void close() noexcept override;
   std::uint64_t sent() const noexcept { return next_; }
 
@@ -73,7 +73,7 @@ public:
 
 private:
   UcxWriter() = default;
-  ChannelStatus send_pieces(std::size_t count, Deadline deadline) noexcept;
+  ChannelStatus start_pieces(std::size_t count, bool counted) noexcept;
 
   std::unique_ptr<UcxEnd> end_;
   void* endpoint_ = nullptr; // ucp_ep_h
@@ -89,6 +89,8 @@ private:
   };
   Piece pieces_[2] = {};
   std::byte small_[1024] = {}; // a small frame, copied whole
+  void* request_ = nullptr;    // UCX's request for it while pending (ucs_status_ptr_t)
+  bool counted_ = false;       // it takes a sequence number (a forged one does not)
 };
 
 /// The reading end of a UCX stream.

@@ -361,6 +361,7 @@ ChannelWriter& ChannelWriter::operator=(ChannelWriter&& other) noexcept {
     acquired_buffer_ = std::exchange(other.acquired_buffer_, 0);
     overflow_ = std::exchange(other.overflow_, nullptr);
     observer_ = std::exchange(other.observer_, nullptr);
+    forwarder_ = std::exchange(other.forwarder_, nullptr);
   }
   return *this;
 }
@@ -521,6 +522,8 @@ void ChannelWriter::publish(MessageKind kind, std::size_t bytes) noexcept {
   holding_ = false;
   header_->published.store(next_, std::memory_order_release);
   detail::wake({header_->reader_futex, header_->reader_waiters});
+  if (forwarder_ != nullptr)
+    forwarder_->published();
 }
 
 // ---- ChannelReader ---------------------------------------------------------

@@ -168,8 +168,13 @@ TEST_P(Relaying, CarriesEveryMessageToTheOtherSidesRing) {
   writer.join();
 
   // b writes c2 on the remote side: c reads it there, the driver here, off
-  // its stream; slot 1 (the driver's) is the relay's there.
+  // its stream; slot 1 (the driver's) is the relay's there. b is a thread of
+  // the remote process, so it forwards each message to the stream itself;
+  // a, an actor of the driver's host, does not (its relay waits on the ring).
+  EXPECT_EQ(driver.relays.forwarder(1), nullptr);
+  ASSERT_NE(remote.relays.forwarder(2), nullptr);
   cg::ChannelWriter w(remote.channels[2]);
+  w.forward_with(remote.relays.forwarder(2));
   cg::ChannelReader c_reader(remote.channels[2], 0);
   cg::ChannelReader driver_reader(*driver.relays.source(2, 1));
   for (int i = 0; i < 10; ++i) {
@@ -204,6 +209,7 @@ TEST_P(Relaying, TheActorsOfTheDriversHostReadTheirRings) {
   ASSERT_NE(remote.relays.source(0, 0), nullptr) << "a reads its input off the stream";
 
   cg::ChannelWriter w(remote.channels[1]);
+  w.forward_with(remote.relays.forwarder(1));
   std::span<std::byte> slot;
   ASSERT_EQ(w.acquire(1, slot, Clock::now() + 10s), cg::ChannelStatus::ok);
   slot[0] = std::byte(42);
@@ -216,6 +222,70 @@ TEST_P(Relaying, TheActorsOfTheDriversHostReadTheirRings) {
   driver.relays.join();
   remote.relays.join();
   EXPECT_EQ(driver.fault, "");
+}
+
+// The driver's input c0 goes to a on the other host. Its writer (the
+// driver, a thread of this process) sends each message itself while the
+// relay is idle, and never waits on the stream: with nobody reading over
+// there, it still publishes as many large messages as the ring has slots,
+// and the relay finishes each frame the socket could not take at once.
+TEST_P(Relaying, AWriterSendsItsMessagesItselfAndNeverWaitsOnTheStream) {
+  Side driver, remote;
+  const std::map<std::string, cg::Endpoint> table{{"@driver", driver.listener.endpoint()},
+                                                  {"a", remote.listener.endpoint()}};
+  ASSERT_NO_FATAL_FAILURE(start_both(driver, remote, table, GetParam()));
+  ASSERT_NE(driver.relays.forwarder(0), nullptr);
+  EXPECT_EQ(driver.relays.forwarder(2), nullptr) << "the driver does not write c2";
+  cg::ChannelWriter w(driver.channels[0]);
+  w.forward_with(driver.relays.forwarder(0));
+  ASSERT_NE(remote.relays.source(0, 0), nullptr);
+  cg::ChannelReader a_reader(*remote.relays.source(0, 0));
+  auto write = [&](std::size_t bytes, int tag) {
+    std::span<std::byte> slot;
+    ASSERT_EQ(w.acquire(bytes, slot, Clock::now() + 10s), cg::ChannelStatus::ok);
+    for (std::size_t i = 0; i < bytes; ++i)
+      slot[i] = static_cast<std::byte>((tag * 31 + i * 7 + (i >> 12)) & 0xff);
+    w.publish(cg::MessageKind::value, bytes);
+  };
+  auto read = [&](std::size_t bytes, int tag) {
+    cg::ChannelReader::Message m;
+    ASSERT_EQ(a_reader.acquire(m, Clock::now() + 30s), cg::ChannelStatus::ok);
+    ASSERT_EQ(m.payload.size(), bytes);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < bytes; ++i)
+      wrong += m.payload[i] != static_cast<std::byte>((tag * 31 + i * 7 + (i >> 12)) & 0xff);
+    EXPECT_EQ(wrong, 0u) << "message " << tag;
+    a_reader.release();
+  };
+  // One at a time: the relay sleeps, and the writer sends them. Over TCP
+  // every one; UCX may leave a small send unfinished for a while (the
+  // endpoint's wire-up, its TCP transport's own queue), and then the relay
+  // finishes it, and sends what the writer publishes meanwhile.
+  for (int i = 0; i < 50; ++i) {
+    write(8, i);
+    read(8, i);
+  }
+  if (GetParam() == cg::detail::HostTransport::tcp)
+    EXPECT_EQ(driver.relays.sent_by_writers(), 50u);
+  else
+    EXPECT_GT(driver.relays.sent_by_writers(), 0u);
+
+  // As many 8 MiB messages as the ring has slots (4), nobody reading yet.
+  const auto started = Clock::now();
+  for (int i = 0; i < 4; ++i)
+    write(std::size_t{8} << 20, 100 + i);
+  EXPECT_LT(Clock::now() - started, 5s);
+  for (int i = 0; i < 4; ++i)
+    read(std::size_t{8} << 20, 100 + i);
+  // And small ones again, whole and in order after them.
+  for (int i = 0; i < 10; ++i) {
+    write(8, 200 + i);
+    read(8, 200 + i);
+  }
+  driver.relays.join();
+  remote.relays.join();
+  EXPECT_EQ(driver.fault, "");
+  EXPECT_EQ(remote.fault, "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, Relaying,

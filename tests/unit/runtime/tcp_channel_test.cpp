@@ -14,6 +14,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -393,6 +394,57 @@ TEST(TcpChannel, SendThatMissesItsDeadlineMidFrameShutsTheStreamDown) {
   cg::TcpReader::Message m{};
   EXPECT_EQ(reader.receive(m, in(10s)), ChannelStatus::closed);
   EXPECT_EQ(reader.fault(), TcpFault::truncated) << reader.error();
+}
+
+// The two halves of send(): start() takes what the socket's buffer holds
+// and returns at once, whatever is left; finish() sends the rest.
+TEST(TcpChannel, StartNeverWaitsAndFinishSendsWhatTheSocketDidNotTake) {
+  const Connection c = connect_loopback();
+  cg::TcpWriter writer(c.writer_fd);
+  cg::TcpReader reader(c.reader_fd);
+  // Small: the socket takes it whole.
+  ASSERT_EQ(writer.start(cg::MessageKind::error, bytes_of("small")), ChannelStatus::ok);
+  EXPECT_FALSE(writer.pending());
+  EXPECT_EQ(writer.sent(), 1u);
+  // 64 MiB with nobody reading yet: far more than the socket's buffers hold.
+  const std::vector<std::byte> big = message_bytes(1, std::size_t{64} << 20);
+  const auto started = Clock::now();
+  ASSERT_EQ(writer.start(cg::MessageKind::value, big), ChannelStatus::ok) << writer.error();
+  EXPECT_LT(Clock::now() - started, 1s);
+  EXPECT_TRUE(writer.pending());
+  EXPECT_EQ(writer.sent(), 1u); // not until all of it has gone
+
+  std::thread finisher([&] {
+    EXPECT_EQ(writer.finish(in(30s)), ChannelStatus::ok) << writer.error();
+    EXPECT_FALSE(writer.pending());
+    EXPECT_EQ(writer.finish(in(30s)), ChannelStatus::ok); // nothing pending: at once
+  });
+  cg::TcpReader::Message m{};
+  ASSERT_EQ(reader.receive(m, in(30s)), ChannelStatus::ok) << reader.error();
+  EXPECT_EQ(text_of(m), "small");
+  EXPECT_EQ(m.kind, cg::MessageKind::error);
+  ASSERT_EQ(reader.receive(m, in(30s)), ChannelStatus::ok) << reader.error();
+  EXPECT_EQ(m.sequence, 1u);
+  EXPECT_TRUE(m.payload.size() == big.size() &&
+              std::equal(big.begin(), big.end(), m.payload.begin()));
+  finisher.join();
+  EXPECT_EQ(writer.sent(), 2u);
+}
+
+// A frame started over a pending one would interleave the two on the wire.
+TEST(TcpChannel, StartingAFrameWhileOneIsPendingBreaksTheStreamAndSaysWhy) {
+  const Connection c = connect_loopback();
+  cg::TcpWriter writer(c.writer_fd);
+  cg::TcpReader reader(c.reader_fd);
+  const std::vector<std::byte> big = message_bytes(1, std::size_t{64} << 20);
+  ASSERT_EQ(writer.start(cg::MessageKind::value, big), ChannelStatus::ok);
+  ASSERT_TRUE(writer.pending());
+  EXPECT_EQ(writer.start(cg::MessageKind::value, bytes_of("too soon")), ChannelStatus::closed);
+  EXPECT_EQ(std::string(writer.error()),
+            "frame 1: started while the one before it was still being sent");
+  EXPECT_FALSE(writer.pending());
+  EXPECT_EQ(writer.send(cg::MessageKind::value, bytes_of("later"), in(1s)), ChannelStatus::closed);
+  (void)reader;
 }
 
 TEST(TcpChannel, FrameHeaderIsLittleEndianAsDocumented) {

@@ -49,6 +49,7 @@ struct SlotHeader;
 struct OverflowBuffer;
 struct OverflowMapping;
 class MessageSource;
+class Forwarder;
 } // namespace detail
 
 namespace detail {
@@ -164,6 +165,12 @@ public:
   // copy from a GPU into the buffers. Null stops it.
   void observe_mappings(detail::MappingObserver* observer) noexcept;
 
+  // From now on publish() tells `forwarder` (which must outlive this writer,
+  // or be replaced first) of each message, after the readers: a channel
+  // whose readers are on other hosts forwards it to their streams at once
+  // (net/scale_out.hpp). Null stops it.
+  void forward_with(detail::Forwarder* forwarder) noexcept { forwarder_ = forwarder; }
+
 private:
   void reset() noexcept;
   void retire(detail::OverflowBuffer& buffer) noexcept;
@@ -182,6 +189,7 @@ private:
   std::uint32_t acquired_buffer_ = 0;          // which one
   detail::OverflowBuffer* overflow_ = nullptr; // the pool: K entries, made on the first large value
   detail::MappingObserver* observer_ = nullptr;
+  detail::Forwarder* forwarder_ = nullptr;
 };
 
 // One reader index of a channel. A default-constructed reader (or one made from
@@ -259,12 +267,26 @@ protected:
   ~MessageSource() = default;
 };
 
-/// The sources some reader slots of a graph's channels take their messages
-/// from (net/scale_out.hpp's relays for an actor process on another host).
+/// Told by a ChannelWriter of each message it publishes, on the writer's
+/// thread: it may take the message off the ring at once, but must not wait
+/// (the writer's schedule does not expect it to).
+class Forwarder {
+public:
+  virtual void published() noexcept = 0;
+
+protected:
+  ~Forwarder() = default;
+};
+
+/// Where some reader slots of a graph's channels take their messages from,
+/// and who forwards what some writers publish (net/scale_out.hpp's relays:
+/// streams to and from other hosts).
 class MessageSources {
 public:
   /// Reader slot `slot` of channel `channel`'s source; null: its ring.
   virtual MessageSource* source(std::uint32_t channel, std::uint32_t slot) const noexcept = 0;
+  /// Who the writer of `channel` tells of its messages; null: nobody.
+  virtual Forwarder* forwarder(std::uint32_t channel) const noexcept = 0;
 
 protected:
   ~MessageSources() = default;
