@@ -467,7 +467,7 @@ TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
   const cg::detail::GraphSpec& spec = cg_generated::e2e_multihost::multihost_spec;
   std::string fake_error;
   cg::TcpChannels fake;
-  std::vector<cg::detail::Stream> outgoing;
+  cg::detail::Connections plan; // as the relays of b and c's process would connect
   cg::RendezvousClient client;
   std::thread remote([&] {
     const auto deadline = Clock::now() + 20s;
@@ -486,17 +486,10 @@ TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
       return;
     }
     const cg::detail::Participants p = cg::detail::participants_from_table(spec, client.table());
-    std::vector<cg::TcpChannelSpec> in;
-    std::vector<cg::TcpOutgoing> out;
-    for (const cg::detail::Stream& s : cg::detail::plan_streams(spec, p)) {
-      if (s.to == 1)
-        in.push_back(cg::detail::stream_spec(spec, p, s));
-      if (s.from == 1) {
-        out.push_back({cg::detail::stream_spec(spec, p, s), p.endpoints[0]});
-        outgoing.push_back(s);
-      }
-    }
-    if (cg::set_up_channels(listener, in, out, deadline, fake) != cg::NetStatus::ok ||
+    plan = cg::detail::plan_connections(spec, p, cg::detail::plan_streams(spec, p), 1,
+                                        cg::detail::HostTransport::tcp);
+    if (cg::set_up_channels(listener, plan.incoming, plan.outgoing, deadline, fake) !=
+            cg::NetStatus::ok ||
         client.ready("b", deadline) != cg::NetStatus::ok ||
         client.ready("c", deadline) != cg::NetStatus::ok)
       fake_error = fake.error + client.error();
@@ -520,9 +513,9 @@ TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
   // belongs.
   auto send_frame = [&](std::uint32_t channel, std::uint64_t sequence) {
     std::size_t stream = 0;
-    while (stream < outgoing.size() && outgoing[stream].channel != channel)
+    while (stream < plan.out_streams.size() && plan.out_streams[stream].channel != channel)
       ++stream;
-    ASSERT_LT(stream, outgoing.size());
+    ASSERT_LT(stream, plan.out_streams.size());
     const std::byte payload[8] = {};
     cg::detail::FrameHeader header;
     header.sequence = sequence;
@@ -530,7 +523,7 @@ TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
     header.checksum = cg::detail::frame_checksum(header, payload);
     std::byte encoded[cg::detail::frame_header_bytes];
     cg::detail::encode_frame_header(header, encoded);
-    const int fd = fake.writers[stream].fd();
+    const int fd = plan.writer_of(stream, fake).fd();
     ASSERT_EQ(::send(fd, encoded, sizeof encoded, MSG_NOSIGNAL),
               static_cast<ssize_t>(sizeof encoded));
     ASSERT_EQ(::send(fd, payload, sizeof payload, MSG_NOSIGNAL),

@@ -169,6 +169,76 @@ TcpChannelSpec stream_spec(const GraphSpec& spec, const Participants& participan
           participants.names.at(static_cast<std::size_t>(stream.to))};
 }
 
+Connections plan_connections(const GraphSpec& spec, const Participants& participants,
+                             const std::vector<Stream>& streams, int me, HostTransport transport) {
+  Connections plan;
+  for (const Stream& s : streams) {
+    if (s.to == me)
+      plan.in_streams.push_back(s);
+    else if (s.from == me)
+      plan.out_streams.push_back(s);
+  }
+  const std::vector<Stream>& ins = plan.in_streams;
+  const std::vector<Stream>& outs = plan.out_streams;
+  // The i-th stream (by channel: plan_streams() lists them so) from here to
+  // a participant and the i-th from it to here are partners.
+  constexpr std::size_t none = SIZE_MAX;
+  std::vector<std::size_t> out_partner(outs.size(), none), in_partner(ins.size(), none);
+  if (transport == HostTransport::tcp) {
+    for (std::size_t q = 0; q < participants.endpoints.size(); ++q) {
+      std::vector<std::size_t> to_q, from_q;
+      for (std::size_t k = 0; k < outs.size(); ++k)
+        if (outs[k].to == static_cast<int>(q))
+          to_q.push_back(k);
+      for (std::size_t j = 0; j < ins.size(); ++j)
+        if (ins[j].from == static_cast<int>(q))
+          from_q.push_back(j);
+      for (std::size_t i = 0; i < std::min(to_q.size(), from_q.size()); ++i) {
+        out_partner[to_q[i]] = from_q[i];
+        in_partner[from_q[i]] = to_q[i];
+      }
+    }
+  }
+  plan.out_ends.resize(outs.size());
+  plan.in_ends.resize(ins.size());
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    const std::size_t j = out_partner[k];
+    if (j != none && ins[j].channel < outs[k].channel)
+      continue; // it goes back on ins[j]'s connection
+    TcpChannelSpec connection = stream_spec(spec, participants, outs[k]);
+    if (j != none) {
+      connection.returning = stream_spec(spec, participants, ins[j]).channel;
+      plan.in_ends[j] = {true, plan.outgoing.size()};
+    }
+    plan.out_ends[k] = {false, plan.outgoing.size()};
+    plan.outgoing.push_back(
+        {connection, participants.endpoints.at(static_cast<std::size_t>(outs[k].to))});
+  }
+  for (std::size_t j = 0; j < ins.size(); ++j) {
+    const std::size_t k = in_partner[j];
+    if (k != none && outs[k].channel < ins[j].channel)
+      continue; // it comes back on outs[k]'s connection
+    TcpChannelSpec connection = stream_spec(spec, participants, ins[j]);
+    if (k != none) {
+      connection.returning = stream_spec(spec, participants, outs[k]).channel;
+      plan.out_ends[k] = {true, plan.incoming.size()};
+    }
+    plan.in_ends[j] = {false, plan.incoming.size()};
+    plan.incoming.push_back(connection);
+  }
+  return plan;
+}
+
+TcpReader& Connections::reader_of(std::size_t j, TcpChannels& made) const {
+  const End& end = in_ends.at(j);
+  return end.returned ? made.returned_readers.at(end.index) : made.readers.at(end.index);
+}
+
+TcpWriter& Connections::writer_of(std::size_t k, TcpChannels& made) const {
+  const End& end = out_ends.at(k);
+  return end.returned ? made.returned_writers.at(end.index) : made.writers.at(end.index);
+}
+
 // ---- Relays -----------------------------------------------------------------
 
 Relays::~Relays() { join(); }
@@ -178,23 +248,19 @@ std::string Relays::start(const GraphSpec& spec, const Participants& participant
                           std::vector<Channel> local, Deadline deadline, Fault fault) {
   local_ = std::move(local);
   fault_ = std::move(fault);
-  std::vector<Stream> streams = plan_streams(spec, participants);
-  std::vector<TcpChannelSpec> incoming;
-  std::vector<TcpOutgoing> outgoing;
-  std::vector<const Stream*> in_streams, out_streams;
-  for (const Stream& s : streams) {
-    if (s.to == me) {
-      incoming.push_back(stream_spec(spec, participants, s));
-      in_streams.push_back(&s);
-    } else if (s.from == me) {
-      outgoing.push_back({stream_spec(spec, participants, s),
-                          participants.endpoints.at(static_cast<std::size_t>(s.to))});
-      out_streams.push_back(&s);
-    }
-  }
+  const Connections plan =
+      plan_connections(spec, participants, plan_streams(spec, participants), me, transport);
+  const std::vector<Stream>& in_streams = plan.in_streams;
+  const std::vector<Stream>& out_streams = plan.out_streams;
   TcpChannels tcp;
-  if (set_up_channels(listener, incoming, outgoing, deadline, tcp) != NetStatus::ok)
+  if (set_up_channels(listener, plan.incoming, plan.outgoing, deadline, tcp) != NetStatus::ok)
     return tcp.error;
+  std::vector<TcpReader> tcp_readers;
+  std::vector<TcpWriter> tcp_writers;
+  for (std::size_t j = 0; j < in_streams.size(); ++j)
+    tcp_readers.push_back(std::move(plan.reader_of(j, tcp)));
+  for (std::size_t k = 0; k < out_streams.size(); ++k)
+    tcp_writers.push_back(std::move(plan.writer_of(k, tcp)));
   // Connections dropped on the way (a stranger, a wrong secret) are logged;
   // a failed set-up says them in its error instead.
   for (const std::string& rejection : listener.rejections())
@@ -210,7 +276,7 @@ std::string Relays::start(const GraphSpec& spec, const Participants& participant
   // each other).
   std::vector<std::unique_ptr<HostReader>> readers;
   std::vector<std::unique_ptr<HostWriter>> writers;
-  for (TcpReader& reader : tcp.readers) {
+  for (TcpReader& reader : tcp_readers) {
     if (transport == HostTransport::tcp) {
       readers.push_back(std::make_unique<TcpReader>(std::move(reader)));
       continue;
@@ -222,7 +288,7 @@ std::string Relays::start(const GraphSpec& spec, const Participants& participant
       return error;
 #endif
   }
-  for (TcpWriter& writer : tcp.writers) {
+  for (TcpWriter& writer : tcp_writers) {
     if (transport == HostTransport::tcp) {
       writers.push_back(std::make_unique<TcpWriter>(std::move(writer)));
       continue;
@@ -237,7 +303,7 @@ std::string Relays::start(const GraphSpec& spec, const Participants& participant
   if (readers.size() != in_streams.size() || writers.size() != out_streams.size())
     return "this runtime was built without UCX (CG_WITH_UCX=OFF), but the driver chose it";
   for (std::size_t i = 0; i < out_streams.size(); ++i) {
-    const Stream& s = *out_streams[i];
+    const Stream& s = out_streams[i];
     auto sender = std::make_unique<Sender>();
     sender->writer = std::move(writers[i]);
     for (std::uint32_t slot : s.slots)
@@ -262,7 +328,7 @@ std::string Relays::start(const GraphSpec& spec, const Participants& participant
     senders_.push_back(std::move(sender));
   }
   for (std::size_t i = 0; i < in_streams.size(); ++i) {
-    const Stream& s = *in_streams[i];
+    const Stream& s = in_streams[i];
     const int reading_actor = spec.channels[s.channel].reader_actors[s.slots[0]];
     // Direct: the one reader here is an actor of an actor process, or the
     // driver itself (not an actor of the driver's host: those may be

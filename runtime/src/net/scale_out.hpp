@@ -93,6 +93,29 @@ std::vector<Stream> plan_streams(const GraphSpec& spec, const Participants& part
 TcpChannelSpec stream_spec(const GraphSpec& spec, const Participants& participants,
                            const Stream& stream);
 
+/// How participant `me` connects its streams (set_up_channels()). Over our
+/// TCP stream the i-th stream (by channel) from `me` to a participant and
+/// the i-th from it to `me` share one connection (TcpChannelSpec::returning),
+/// which the writer of the lower channel opens: each side's acknowledgements
+/// then ride on the other's data. Both sides plan alike.
+struct Connections {
+  std::vector<Stream> in_streams;  // the streams `me` reads
+  std::vector<Stream> out_streams; // the streams `me` writes
+  std::vector<TcpChannelSpec> incoming;
+  std::vector<TcpOutgoing> outgoing;
+  /// The end of in_streams[j] (out_streams[k]) among what set_up_channels() made.
+  TcpReader& reader_of(std::size_t j, TcpChannels& made) const;
+  TcpWriter& writer_of(std::size_t k, TcpChannels& made) const;
+
+  struct End {
+    bool returned = false; // carried back on its partner's connection
+    std::size_t index = 0; // into incoming or outgoing: that connection
+  };
+  std::vector<End> in_ends, out_ends;
+};
+Connections plan_connections(const GraphSpec& spec, const Participants& participants,
+                             const std::vector<Stream>& streams, int me, HostTransport transport);
+
 /// The relays of one participant: a thread per stream it sends or receives,
 /// but for the direct streams it receives (above), which its actors read.
 class Relays final : public MessageSources {

@@ -354,11 +354,18 @@ ChannelStatus TcpReader::fill(std::size_t frame_bytes, Deadline deadline) noexce
           static_cast<ull>(next_), end_ - begin_, frame_header_bytes);
     }
     if (e == EAGAIN || e == EWOULDBLOCK) {
-      if (looks > 0) {
+      // Looking is poll(), not recv(): a recv() takes the socket's lock, which
+      // a send on the same connection (the returning channel's) holds while
+      // it copies.
+      bool readable = false;
+      while (looks > 0 && !readable) {
         --looks;
         sched_yield();
-        continue;
+        pollfd polled{fd_, POLLIN, 0};
+        readable = ::poll(&polled, 1, 0) != 0;
       }
+      if (readable)
+        continue;
       if (deadline == Deadline::max()) {
         flags = 0;
         continue;

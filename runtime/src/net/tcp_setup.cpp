@@ -12,6 +12,7 @@
 #include "net/rendezvous.hpp"
 #include "net/tcp_frame.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -102,9 +103,9 @@ NetStatus receive_setup_frame(int fd, FrameKind kind, Deadline deadline, std::st
 // What a side of the handshake proves (see net/tcp_setup.hpp).
 std::string proof_message(std::string_view role, const TcpChannelSpec& spec,
                           std::string_view reader_nonce, std::string_view writer_nonce) {
-  return "cg-channel/1 " + std::string(role) + " " + spec.graph + " " + spec.channel + " " +
-         spec.writer + " " + spec.reader + " " + std::string(reader_nonce) + " " +
-         std::string(writer_nonce);
+  return "cg-channel/2 " + std::string(role) + " " + spec.graph + " " + spec.channel + " " +
+         spec.writer + " " + spec.reader + " back=" + spec.returning + " " +
+         std::string(reader_nonce) + " " + std::string(writer_nonce);
 }
 
 struct Hello {
@@ -116,25 +117,31 @@ struct Hello {
 std::string hello_payload(const Hello& hello) {
   const TcpChannelSpec& spec = hello.spec;
   return spec.graph + "\n" + spec.channel + "\n" + spec.writer + "\n" + spec.reader + "\n" +
-         hello.nonce + "\n" + hello.proof;
+         spec.returning + "\n" + hello.nonce + "\n" + hello.proof;
 }
 
 std::optional<Hello> parse_hello(std::string_view payload) {
-  constexpr int count = 6;
+  constexpr int count = 7;
+  constexpr int returning = 4; // the one field that may be empty
   std::string fields[count];
   for (int i = 0; i < count; ++i) {
     const std::size_t newline = payload.find('\n');
     if ((newline == std::string_view::npos) != (i == count - 1))
       return std::nullopt;
     fields[i] = std::string(payload.substr(0, newline));
-    if (!detail::valid_rendezvous_name(fields[i]))
+    if (!detail::valid_rendezvous_name(fields[i]) && !(i == returning && fields[i].empty()))
       return std::nullopt;
     payload.remove_prefix(newline == std::string_view::npos ? payload.size() : newline + 1);
   }
-  return Hello{{fields[0], fields[1], fields[2], fields[3]}, fields[4], fields[5]};
+  return Hello{{fields[0], fields[1], fields[2], fields[3], fields[4]}, fields[5], fields[6]};
 }
 
 bool valid_spec(const TcpChannelSpec& spec, std::string& error) {
+  if (!spec.returning.empty() && !detail::valid_rendezvous_name(spec.returning)) {
+    error = to_string(spec) + ": name '" + spec.returning +
+            "' is not 1 to 128 printable characters without spaces";
+    return false;
+  }
   for (const std::string* name : {&spec.graph, &spec.channel, &spec.writer, &spec.reader}) {
     if (!detail::valid_rendezvous_name(*name)) {
       error = to_string(spec) + ": name '" + *name +
@@ -161,6 +168,13 @@ std::string judge(const TcpChannelSpec& got, std::span<const TcpChannelSpec> exp
     if (e.writer != got.writer || e.reader != got.reader) {
       return "channel '" + e.channel + "' of graph '" + e.graph + "' runs " + e.writer + " -> " +
              e.reader + ", not " + got.writer + " -> " + got.reader;
+    }
+    if (e.returning != got.returning) {
+      auto carried = [](const std::string& c) {
+        return c.empty() ? std::string("nothing") : "channel '" + c + "'";
+      };
+      return "channel '" + e.channel + "' of graph '" + e.graph + "' carries " +
+             carried(e.returning) + " back here, not " + carried(got.returning);
     }
     if (done[i])
       return "channel '" + e.channel + "' of graph '" + e.graph + "' is already connected";
@@ -225,10 +239,14 @@ void authenticate(Handshake& h, const detail::Secret& secret) {
 
 NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
                                      std::vector<TcpReader>& readers, Deadline deadline,
-                                     std::uint64_t max_payload) {
+                                     std::uint64_t max_payload, std::vector<TcpWriter>* returned) {
   error_.clear();
   readers.clear();
   readers.resize(expected.size());
+  if (returned != nullptr) {
+    returned->clear();
+    returned->resize(expected.size());
+  }
   if (expected.empty())
     return NetStatus::ok;
   for (const TcpChannelSpec& spec : expected) {
@@ -297,6 +315,10 @@ NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
         rejections_.push_back("connection from " + h.peer + " for " + to_string(h.hello->spec) +
                               " dropped before the verdict: " + why);
       } else {
+        // (Should the descriptor not duplicate, the returning writer has no
+        // connection and says so at its first send.)
+        if (returned != nullptr && !expected[match].returning.empty())
+          (*returned)[match] = TcpWriter(::fcntl(h.fd.get(), F_DUPFD_CLOEXEC, 0), max_payload);
         readers[match] = TcpReader(h.fd.release(), max_payload);
         done[match] = true;
         --remaining;
@@ -362,7 +384,7 @@ NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
 
 NetStatus connect_channel(const Endpoint& reader, const TcpChannelSpec& spec,
                           const detail::Secret& secret, Deadline deadline, TcpWriter& writer,
-                          std::string& error, std::uint64_t max_payload) {
+                          std::string& error, std::uint64_t max_payload, TcpReader* returned) {
   if (!valid_spec(spec, error))
     return NetStatus::invalid_argument;
   detail::UniqueFd connection;
@@ -390,6 +412,15 @@ NetStatus connect_channel(const Endpoint& reader, const TcpChannelSpec& spec,
               " could not prove it knows the launch's secret: it is not the channel's reader";
       return NetStatus::protocol_error;
     }
+    if (returned != nullptr && !spec.returning.empty()) {
+      const int back = ::fcntl(connection.get(), F_DUPFD_CLOEXEC, 0);
+      if (back < 0) {
+        error = to_string(spec) + ": cannot share the connection with channel '" + spec.returning +
+                "': " + detail::errno_text(errno);
+        return NetStatus::system_error;
+      }
+      *returned = TcpReader(back, max_payload);
+    }
     writer = TcpWriter(connection.release(), max_payload);
     return NetStatus::ok;
   }
@@ -408,8 +439,11 @@ NetStatus set_up_channels(TcpChannelListener& listener, std::span<const TcpChann
                           TcpChannels& out, std::uint64_t max_payload) {
   out.readers.clear();
   out.writers.clear();
+  out.returned_readers.clear();
+  out.returned_writers.clear();
   out.error.clear();
   std::vector<TcpWriter> writers(outgoing.size());
+  std::vector<TcpReader> returned_readers(outgoing.size());
   NetStatus connected = NetStatus::ok;
   std::string connect_error;
   const detail::Secret* secret = listener.secret();
@@ -420,11 +454,13 @@ NetStatus set_up_channels(TcpChannelListener& listener, std::span<const TcpChann
   std::thread connector([&] {
     for (std::size_t i = 0; i < outgoing.size() && connected == NetStatus::ok; ++i) {
       connected = connect_channel(outgoing[i].reader, outgoing[i].spec, *secret, deadline,
-                                  writers[i], connect_error, max_payload);
+                                  writers[i], connect_error, max_payload, &returned_readers[i]);
     }
   });
   std::vector<TcpReader> readers;
-  const NetStatus accepted_all = listener.accept(incoming, readers, deadline, max_payload);
+  std::vector<TcpWriter> returned_writers;
+  const NetStatus accepted_all =
+      listener.accept(incoming, readers, deadline, max_payload, &returned_writers);
   connector.join();
   // A refusal is the cause of whatever timed out on the other side: report it first.
   if (connected != NetStatus::ok &&
@@ -438,6 +474,8 @@ NetStatus set_up_channels(TcpChannelListener& listener, std::span<const TcpChann
   }
   out.readers = std::move(readers);
   out.writers = std::move(writers);
+  out.returned_readers = std::move(returned_readers);
+  out.returned_writers = std::move(returned_writers);
   return NetStatus::ok;
 }
 

@@ -27,14 +27,16 @@
 // Handshake (frames as in net/tcp_frame.hpp, sequence 0, not counted):
 //   reader -> writer  kind challenge: payload "<reader nonce>" (on accepting)
 //   writer -> reader  kind hello:     payload "<graph>\n<channel>\n<writer actor>\n<reader actor>
+//                                              \n<returning channel, or nothing>
 //                                              \n<writer nonce>\n<writer proof>"
 //   reader -> writer  kind verdict:   payload "ok <reader proof>", or "rejected: <reason>" and the
 //                                     reader closes ("rejected: authentication failed" is all a
 //                                     writer without the secret learns).
-// A proof is the HMAC, under the launch's secret, of "cg-channel/1 <role> <graph> <channel>
-// <writer actor> <reader actor> <reader nonce> <writer nonce>" with role "writer" or "reader":
-// good for one connection and one direction, so a recorded handshake replayed fails.
-// Then data frames flow writer -> reader from sequence 0; nothing flows back.
+// A proof is the HMAC, under the launch's secret, of "cg-channel/2 <role> <graph> <channel>
+// <writer actor> <reader actor> back=<returning channel> <reader nonce> <writer nonce>" with
+// role "writer" or "reader": good for one connection and its directions, so a recorded
+// handshake replayed fails. Then data frames flow writer -> reader from sequence 0, and
+// those of the returning channel, if any, reader -> writer from sequence 0.
 //
 // The listener authenticates up to 64 connections at once, each within 5 s,
 // so connections that never speak delay nobody else.
@@ -66,6 +68,12 @@ struct TcpChannelSpec {
   std::string channel; // the channel's id within the graph
   std::string writer;  // the writing actor
   std::string reader;  // the reading actor
+  // A channel the reader writes to the writer on the same connection, or
+  // empty: both directions of one socket, so that each side's
+  // acknowledgements ride on the other's data instead of costing a packet
+  // each (a round trip over two one-way connections measured 15.4 us here,
+  // over one 10.1 us).
+  std::string returning;
   friend bool operator==(const TcpChannelSpec&, const TcpChannelSpec&) = default;
 };
 
@@ -89,8 +97,11 @@ public:
   // answered "rejected: <reason>", closed and listed in rejections();
   // accepting goes on. timeout: error() names the
   // channels whose writers never came (and the rejections, if any).
+  // For an expected channel with a `returning` one, returned[i] (if given)
+  // writes that one back on the same connection.
   NetStatus accept(std::span<const TcpChannelSpec> expected, std::vector<TcpReader>& readers,
-                   Deadline deadline, std::uint64_t max_payload = tcp_default_max_payload);
+                   Deadline deadline, std::uint64_t max_payload = tcp_default_max_payload,
+                   std::vector<TcpWriter>* returned = nullptr);
 
   const std::string& error() const noexcept { return error_; }
   const std::vector<std::string>& rejections() const noexcept { return rejections_; }
@@ -109,9 +120,12 @@ private:
 // cannot prove `secret`. rejected: `error` carries the reader's reason, e.g.
 // "channel 'c9' (a -> b) of graph 'g' was rejected by 10.0.0.2:4100: no
 // channel 'c9' of graph 'g' is read here".
+// With a `returning` channel, `returned` (if given) then reads it off the
+// same connection.
 NetStatus connect_channel(const Endpoint& reader, const TcpChannelSpec& spec,
                           const detail::Secret& secret, Deadline deadline, TcpWriter& writer,
-                          std::string& error, std::uint64_t max_payload = tcp_default_max_payload);
+                          std::string& error, std::uint64_t max_payload = tcp_default_max_payload,
+                          TcpReader* returned = nullptr);
 
 // A channel this actor writes, and where its reader listens.
 struct TcpOutgoing {
@@ -122,7 +136,12 @@ struct TcpOutgoing {
 struct TcpChannels {
   std::vector<TcpReader> readers; // readers[i] reads incoming[i]
   std::vector<TcpWriter> writers; // writers[i] writes outgoing[i]
-  std::string error;              // why set_up_channels failed
+  // The channels that come back on those connections: returned_readers[i]
+  // reads outgoing[i].spec.returning, returned_writers[i] writes
+  // incoming[i].returning (where they have one).
+  std::vector<TcpReader> returned_readers;
+  std::vector<TcpWriter> returned_writers;
+  std::string error; // why set_up_channels failed
 };
 
 // Accepts `incoming` on `listener` while connecting `outgoing` on a second

@@ -79,6 +79,40 @@ TEST(ScaleOut, AStreamPerChannelAndReadingParticipant) {
             (cg::TcpChannelSpec{"g", "c2", "b", "c"}));
 }
 
+// Over our TCP stream a stream each way between two participants share one
+// connection, opened by the writer of the lower channel; UCX streams each
+// have their own (UCX carries the data; the connection is only its control).
+TEST(ScaleOut, OppositeStreamsShareAConnectionOverTcp) {
+  const Participants p = cg::detail::participants_from_table(
+      kSpec,
+      {{"@driver", {"10.0.0.1", 4000}}, {"b", {"10.0.0.2", 4100}}, {"c", {"10.0.0.2", 4100}}});
+  const std::vector<cg::detail::Stream> streams = cg::detail::plan_streams(kSpec, p);
+  // c1: a (driver's) -> b; c2: b -> driver. The driver opens c1's
+  // connection, and c2 comes back on it.
+  const cg::detail::Connections driver =
+      cg::detail::plan_connections(kSpec, p, streams, 0, cg::detail::HostTransport::tcp);
+  ASSERT_EQ(driver.outgoing.size(), 1u);
+  EXPECT_EQ(driver.outgoing[0].spec, (cg::TcpChannelSpec{"g", "c1", "driver", "b", "c2"}));
+  EXPECT_EQ(driver.outgoing[0].reader, (cg::Endpoint{"10.0.0.2", 4100}));
+  EXPECT_TRUE(driver.incoming.empty());
+  ASSERT_EQ(driver.in_ends.size(), 1u);
+  EXPECT_TRUE(driver.in_ends[0].returned);
+  EXPECT_EQ(driver.in_ends[0].index, 0u);
+  const cg::detail::Connections remote =
+      cg::detail::plan_connections(kSpec, p, streams, 1, cg::detail::HostTransport::tcp);
+  ASSERT_EQ(remote.incoming.size(), 1u);
+  EXPECT_EQ(remote.incoming[0], driver.outgoing[0].spec);
+  EXPECT_TRUE(remote.outgoing.empty());
+  EXPECT_TRUE(remote.out_ends.at(0).returned);
+
+  const cg::detail::Connections ucx =
+      cg::detail::plan_connections(kSpec, p, streams, 0, cg::detail::HostTransport::ucx);
+  ASSERT_EQ(ucx.outgoing.size(), 1u);
+  ASSERT_EQ(ucx.incoming.size(), 1u);
+  EXPECT_EQ(ucx.outgoing[0].spec, (cg::TcpChannelSpec{"g", "c1", "driver", "b"}));
+  EXPECT_EQ(ucx.incoming[0], (cg::TcpChannelSpec{"g", "c2", "b", "driver"}));
+}
+
 // Two participants on threads: the driver's (a) and b's, relaying over loopback.
 struct Side {
   std::vector<std::byte> memory;
@@ -330,9 +364,10 @@ TEST(ScaleOut, AFrameWithASkippedSequenceNumberIsReportedNotDelivered) {
   const auto deadline = Clock::now() + 10s;
   cg::TcpChannels a_side;
   std::thread a([&] {
-    const cg::TcpChannelSpec in[] = {{"g", "c0", "driver", "a"}};
-    const cg::TcpOutgoing out[] = {{{"g", "c1", "a", "driver"}, driver.listener.endpoint()}};
-    EXPECT_EQ(cg::set_up_channels(a_listener, in, out, deadline, a_side), cg::NetStatus::ok)
+    // c0 (driver -> a) and c1 (a -> driver) share a connection, which the
+    // driver opens, c0 being the lower channel; c1 comes back on it.
+    const cg::TcpChannelSpec in[] = {{"g", "c0", "driver", "a", "c1"}};
+    EXPECT_EQ(cg::set_up_channels(a_listener, in, {}, deadline, a_side), cg::NetStatus::ok)
         << a_side.error;
   });
   ASSERT_EQ(driver.relays.start(kSpec, p, 0, driver.listener, cg::detail::HostTransport::tcp,
@@ -341,17 +376,17 @@ TEST(ScaleOut, AFrameWithASkippedSequenceNumberIsReportedNotDelivered) {
   a.join();
   // Frame 0 is fine; then frame 2 arrives where frame 1 should.
   const std::byte one[] = {std::byte{1}};
-  ASSERT_EQ(a_side.writers[0].send(cg::MessageKind::value, one, Clock::now() + 5s),
-            cg::ChannelStatus::ok);
+  cg::TcpWriter& c1 = a_side.returned_writers.at(0);
+  ASSERT_EQ(c1.send(cg::MessageKind::value, one, Clock::now() + 5s), cg::ChannelStatus::ok);
   std::array<std::byte, cg::detail::frame_header_bytes> header;
   cg::detail::FrameHeader skipped;
   skipped.sequence = 2;
   skipped.length = 1;
   skipped.checksum = cg::detail::frame_checksum(skipped, one);
   cg::detail::encode_frame_header(skipped, header.data());
-  ASSERT_EQ(::send(a_side.writers[0].fd(), header.data(), header.size(), MSG_NOSIGNAL),
+  ASSERT_EQ(::send(c1.fd(), header.data(), header.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(header.size()));
-  ASSERT_EQ(::send(a_side.writers[0].fd(), one, 1, MSG_NOSIGNAL), 1);
+  ASSERT_EQ(::send(c1.fd(), one, 1, MSG_NOSIGNAL), 1);
 
   cg::ChannelReader b_reader(driver.channels[1], 0);
   cg::ChannelReader::Message m;
@@ -381,9 +416,9 @@ TEST(ScaleOut, ADirectStreamsBadFrameIsReportedAndNeverReachesTheActor) {
   const auto deadline = Clock::now() + 10s;
   cg::TcpChannels driver_side;
   std::thread driver([&] {
-    const cg::TcpChannelSpec in[] = {{"g", "c2", "b", "driver"}};
-    const cg::TcpOutgoing out[] = {{{"g", "c1", "driver", "b"}, remote.listener.endpoint()}};
-    EXPECT_EQ(cg::set_up_channels(driver_listener, in, out, deadline, driver_side),
+    // c1 (driver -> b) carries c2 (b -> driver) back.
+    const cg::TcpOutgoing out[] = {{{"g", "c1", "driver", "b", "c2"}, remote.listener.endpoint()}};
+    EXPECT_EQ(cg::set_up_channels(driver_listener, {}, out, deadline, driver_side),
               cg::NetStatus::ok)
         << driver_side.error;
   });

@@ -105,7 +105,7 @@ TEST(TcpSetup, ChannelIsSetUpThroughTheHandshakeAndCarriesMessages) {
 
 TEST(TcpSetup, HandshakeForAWrongChannelIsRejectedWithTheReasonAndTheRightOnesStillGetIn) {
   cg::TcpChannelListener listener = loopback_listener();
-  const TcpChannelSpec expected[] = {{"g", "c1", "a", "b"}, {"g", "c2", "c", "b"}};
+  const TcpChannelSpec expected[] = {{"g", "c1", "a", "b"}, {"g", "c2", "c", "b", "c3"}};
   struct Attempt {
     TcpChannelSpec spec;
     std::string reason; // "" = accepted
@@ -113,6 +113,11 @@ TEST(TcpSetup, HandshakeForAWrongChannelIsRejectedWithTheReasonAndTheRightOnesSt
   const std::vector<Attempt> attempts = {
       {{"g", "c9", "a", "b"}, "no channel 'c9' of graph 'g' is read here"},
       {{"g", "c1", "b", "a"}, "channel 'c1' of graph 'g' runs a -> b, not b -> a"},
+      {{"g", "c1", "a", "b", "c3"},
+       "channel 'c1' of graph 'g' carries nothing back here, not channel 'c3'"},
+      {{"g", "c2", "c", "b"},
+       "channel 'c2' of graph 'g' carries channel 'c3' back here, not "
+       "nothing"},
       {{"other", "c1", "a", "b"}, "wrong graph 'other' (channels read here belong to graph 'g')"},
       {expected[0], ""},
       {expected[0], "channel 'c1' of graph 'g' is already connected"},
@@ -154,9 +159,9 @@ TEST(TcpSetup, HandshakeForAWrongChannelIsRejectedWithTheReasonAndTheRightOnesSt
   }
 
   // readers[i] reads expected[i], whatever order the writers came in.
-  ASSERT_EQ(writers[5].send(cg::MessageKind::value, bytes_of("on c2"), in(1s)),
+  ASSERT_EQ(writers[7].send(cg::MessageKind::value, bytes_of("on c2"), in(1s)),
             cg::ChannelStatus::ok);
-  ASSERT_EQ(writers[3].send(cg::MessageKind::value, bytes_of("on c1"), in(1s)),
+  ASSERT_EQ(writers[5].send(cg::MessageKind::value, bytes_of("on c1"), in(1s)),
             cg::ChannelStatus::ok);
   cg::TcpReader::Message m{};
   ASSERT_EQ(readers[0].receive(m, in(5s)), cg::ChannelStatus::ok);
@@ -185,11 +190,11 @@ std::string hello_frame(const cg::detail::Secret& secret, const TcpChannelSpec& 
                         const std::string& challenge) {
   const std::string nonce = cg::detail::fresh_nonce();
   const std::string proof =
-      secret.prove("cg-channel/1 writer " + spec.graph + " " + spec.channel + " " + spec.writer +
-                   " " + spec.reader + " " + challenge + " " + nonce);
-  return setup_frame(cg::detail::FrameKind::hello, spec.graph + "\n" + spec.channel + "\n" +
-                                                       spec.writer + "\n" + spec.reader + "\n" +
-                                                       nonce + "\n" + proof);
+      secret.prove("cg-channel/2 writer " + spec.graph + " " + spec.channel + " " + spec.writer +
+                   " " + spec.reader + " back=" + spec.returning + " " + challenge + " " + nonce);
+  return setup_frame(cg::detail::FrameKind::hello,
+                     spec.graph + "\n" + spec.channel + "\n" + spec.writer + "\n" + spec.reader +
+                         "\n" + spec.returning + "\n" + nonce + "\n" + proof);
 }
 
 // A connection to a listener that sends `bytes` after reading its challenge
@@ -239,6 +244,45 @@ std::vector<std::string> accept_after(const std::function<void(const cg::Endpoin
     reasons.push_back(r.substr(r.find(": ") + 2));
   }
   return reasons;
+}
+
+// One connection carries a channel each way: "forth" from a to b, and
+// "back", which b writes to a, on the same socket.
+TEST(TcpSetup, AConnectionCarriesItsReturningChannelBackFromReaderToWriter) {
+  cg::TcpChannelListener listener = loopback_listener();
+  const TcpChannelSpec spec{"g", "forth", "a", "b", "back"};
+  cg::TcpWriter forth_writer;
+  cg::TcpReader back_reader;
+  NetStatus connected = NetStatus::system_error;
+  std::string error;
+  std::thread a([&] {
+    connected = cg::connect_channel(listener.endpoint(), spec, launch_secret(), in(5s),
+                                    forth_writer, error, cg::tcp_default_max_payload, &back_reader);
+  });
+  std::vector<cg::TcpReader> readers;
+  std::vector<cg::TcpWriter> returned;
+  ASSERT_EQ(listener.accept({&spec, 1}, readers, in(5s), cg::tcp_default_max_payload, &returned),
+            NetStatus::ok)
+      << listener.error();
+  a.join();
+  ASSERT_EQ(connected, NetStatus::ok) << error;
+  ASSERT_EQ(returned.size(), 1u);
+  EXPECT_EQ(back_reader.fd() >= 0 && returned[0].fd() >= 0, true);
+  cg::TcpReader::Message m{};
+  for (int i = 0; i < 3; ++i) {
+    const std::string ping = "ping " + std::to_string(i), pong = "pong " + std::to_string(i);
+    ASSERT_EQ(forth_writer.send(cg::MessageKind::value, bytes_of(ping), in(1s)),
+              cg::ChannelStatus::ok);
+    ASSERT_EQ(readers[0].receive(m, in(5s)), cg::ChannelStatus::ok) << readers[0].error();
+    EXPECT_EQ(text_of(m), ping);
+    EXPECT_EQ(m.sequence, static_cast<std::uint64_t>(i));
+    ASSERT_EQ(returned[0].send(cg::MessageKind::error, bytes_of(pong), in(1s)),
+              cg::ChannelStatus::ok);
+    ASSERT_EQ(back_reader.receive(m, in(5s)), cg::ChannelStatus::ok) << back_reader.error();
+    EXPECT_EQ(text_of(m), pong);
+    EXPECT_EQ(m.kind, cg::MessageKind::error);
+    EXPECT_EQ(m.sequence, static_cast<std::uint64_t>(i)); // each direction numbers its own
+  }
 }
 
 TEST(TcpSetup, ConnectionThatIsNotAWriterIsTurnedAwayWithoutStoppingTheListener) {
