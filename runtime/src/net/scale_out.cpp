@@ -28,6 +28,7 @@
 #include <cstring>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -183,6 +184,7 @@ Connections plan_connections(const GraphSpec& spec, const Participants& particip
   // The i-th stream (by channel: plan_streams() lists them so) from here to
   // a participant and the i-th from it to here are partners.
   constexpr std::size_t none = SIZE_MAX;
+  using End = Connections::End;
   std::vector<std::size_t> out_partner(outs.size(), none), in_partner(ins.size(), none);
   if (transport == HostTransport::tcp) {
     for (std::size_t q = 0; q < participants.endpoints.size(); ++q) {
@@ -201,30 +203,40 @@ Connections plan_connections(const GraphSpec& spec, const Participants& particip
   }
   plan.out_ends.resize(outs.size());
   plan.in_ends.resize(ins.size());
+  // The connection stream `s` opens, carrying its partner (if any) back, the
+  // `index`-th of its side's list; none if the partner's carries it instead:
+  // the lower channel opens.
+  auto connection_of = [&](const Stream& s, const Stream* partner, End* partner_end,
+                           std::size_t index) -> std::optional<TcpChannelSpec> {
+    if (partner != nullptr && partner->channel < s.channel)
+      return std::nullopt;
+    TcpChannelSpec connection = stream_spec(spec, participants, s);
+    if (partner != nullptr) {
+      connection.returning = stream_spec(spec, participants, *partner).channel;
+      *partner_end = {true, index};
+    }
+    return connection;
+  };
   for (std::size_t k = 0; k < outs.size(); ++k) {
     const std::size_t j = out_partner[k];
-    if (j != none && ins[j].channel < outs[k].channel)
-      continue; // it goes back on ins[j]'s connection
-    TcpChannelSpec connection = stream_spec(spec, participants, outs[k]);
-    if (j != none) {
-      connection.returning = stream_spec(spec, participants, ins[j]).channel;
-      plan.in_ends[j] = {true, plan.outgoing.size()};
-    }
+    const std::optional<TcpChannelSpec> connection =
+        connection_of(outs[k], j == none ? nullptr : &ins[j],
+                      j == none ? nullptr : &plan.in_ends[j], plan.outgoing.size());
+    if (!connection)
+      continue;
     plan.out_ends[k] = {false, plan.outgoing.size()};
     plan.outgoing.push_back(
-        {connection, participants.endpoints.at(static_cast<std::size_t>(outs[k].to))});
+        {*connection, participants.endpoints.at(static_cast<std::size_t>(outs[k].to))});
   }
   for (std::size_t j = 0; j < ins.size(); ++j) {
     const std::size_t k = in_partner[j];
-    if (k != none && outs[k].channel < ins[j].channel)
-      continue; // it comes back on outs[k]'s connection
-    TcpChannelSpec connection = stream_spec(spec, participants, ins[j]);
-    if (k != none) {
-      connection.returning = stream_spec(spec, participants, outs[k]).channel;
-      plan.out_ends[k] = {true, plan.incoming.size()};
-    }
+    const std::optional<TcpChannelSpec> connection =
+        connection_of(ins[j], k == none ? nullptr : &outs[k],
+                      k == none ? nullptr : &plan.out_ends[k], plan.incoming.size());
+    if (!connection)
+      continue;
     plan.in_ends[j] = {false, plan.incoming.size()};
-    plan.incoming.push_back(connection);
+    plan.incoming.push_back(*connection);
   }
   return plan;
 }
