@@ -291,18 +291,17 @@ TEST_P(Relaying, AWriterSendsItsMessagesItselfAndNeverWaitsOnTheStream) {
     EXPECT_EQ(wrong, 0u) << "message " << tag;
     a_reader.release();
   };
-  // One at a time: the relay sleeps, and the writer sends them. Over TCP
-  // every one; UCX may leave a small send unfinished for a while (the
-  // endpoint's wire-up, its TCP transport's own queue), and then the relay
-  // finishes it, and sends what the writer publishes meanwhile.
+  // One at a time: the relay sleeps, and the writer sends every one. (Not
+  // counted over UCX, which may leave a small send unfinished for a while,
+  // the endpoint's wire-up or its TCP transport's own queue, and then the
+  // relay finishes it and sends what the writer publishes meanwhile: how
+  // many, depends on the machine's load.)
   for (int i = 0; i < 50; ++i) {
     write(8, i);
     read(8, i);
   }
   if (GetParam() == cg::detail::HostTransport::tcp)
     EXPECT_EQ(driver.relays.sent_by_writers(), 50u);
-  else
-    EXPECT_GT(driver.relays.sent_by_writers(), 0u);
 
   // As many 8 MiB messages as the ring has slots (4), nobody reading yet.
   const auto started = Clock::now();
