@@ -1,7 +1,10 @@
 // tcp_pingpong.cpp — the TCP channel (cg::TcpWriter / cg::TcpReader) beside plain TCP, one run.
 //
 // Two processes, one connection. The measuring side sends; the echo side
-// answers. Figures are medians over many repetitions, and the plain-TCP
+// answers. Ours runs twice: over one connection, both directions on it (as
+// a graph's two streams between two hosts share one), and over a connection
+// each way, where every message costs its receiver an acknowledgement packet
+// of its own. Figures are medians over many repetitions, and the plain-TCP
 // baseline (send()/recv() on blocking sockets with TCP_NODELAY, the least any
 // TCP transport can do) runs in the same invocation, alternating with ours, so
 // their ratio survives the noise of a shared machine even when absolute
@@ -48,7 +51,7 @@ using namespace cg_bench;
 constexpr int warm_up_rounds = 1000;
 constexpr int passes = 3; // each pass runs the baseline, then ours
 
-enum class Transport { plain, cg };
+enum class Transport { plain, cg, cg_split }; // cg_split: a connection each way
 
 struct Options {
   bool netns = false;
@@ -112,9 +115,10 @@ void check(cg::ChannelStatus status, std::string_view error) {
     die(std::string(cg::to_string(status)) + ": " + std::string(error));
 }
 
-void cg_echo(int fd, const Options& o) {
-  cg::TcpWriter writer(fd);
-  cg::TcpReader reader(::dup(fd));
+// `in` and `out` may be one connection (two descriptors of it) or two.
+void cg_echo(int in, int out, const Options& o) {
+  cg::TcpWriter writer(out);
+  cg::TcpReader reader(in);
   const std::vector<std::byte> ack(small_bytes);
   cg::TcpReader::Message m{};
   for (int i = 0; i < warm_up_rounds + o.rounds; ++i) {
@@ -127,9 +131,9 @@ void cg_echo(int fd, const Options& o) {
   }
 }
 
-Samples cg_measure(int fd, const Options& o) {
-  cg::TcpWriter writer(fd);
-  cg::TcpReader reader(::dup(fd));
+Samples cg_measure(int out, int in, const Options& o) {
+  cg::TcpWriter writer(out);
+  cg::TcpReader reader(in);
   Samples s;
   const std::vector<std::byte> small(small_bytes, std::byte{'p'});
   const std::vector<std::byte> big(big_bytes, std::byte{'b'});
@@ -176,8 +180,14 @@ Samples run_pass(Transport transport, const Options& o) {
       die(error);
     if (transport == Transport::plain) {
       plain_echo(connection.release(), o);
+    } else if (transport == Transport::cg) {
+      const int fd = connection.release();
+      cg_echo(fd, ::dup(fd), o);
     } else {
-      cg_echo(connection.release(), o);
+      cg::detail::UniqueFd back;
+      if (cg::detail::accept_tcp(listener.get(), soon(), back, error) != cg::NetStatus::ok)
+        die(error);
+      cg_echo(connection.release(), back.release(), o);
     }
     ::_exit(0);
   }
@@ -191,7 +201,17 @@ Samples run_pass(Transport transport, const Options& o) {
   if (cg::detail::connect_tcp({echo_host, port}, soon(), connection, error) != cg::NetStatus::ok)
     die(error);
   const int fd = connection.release();
-  Samples s = transport == Transport::plain ? plain_measure(fd, o) : cg_measure(fd, o);
+  Samples s;
+  if (transport == Transport::plain) {
+    s = plain_measure(fd, o);
+  } else if (transport == Transport::cg) {
+    s = cg_measure(fd, ::dup(fd), o);
+  } else {
+    cg::detail::UniqueFd back;
+    if (cg::detail::connect_tcp({echo_host, port}, soon(), back, error) != cg::NetStatus::ok)
+      die(error);
+    s = cg_measure(fd, back.release(), o);
+  }
   if (transport == Transport::plain)
     ::close(fd); // cg's writer closed its own
   int status = 0;
@@ -254,11 +274,11 @@ int main(int argc, char** argv) {
     enter_namespace("cgtest-a"); // the measuring side; the echo side enters cgtest-b
   }
 
-  Samples plain, ours;
+  Samples plain, ours, split;
   for (int pass = 0; pass < passes; ++pass) {
-    for (Transport t : {Transport::plain, Transport::cg}) {
+    for (Transport t : {Transport::plain, Transport::cg, Transport::cg_split}) {
       Samples s = run_pass(t, o);
-      Samples& into = t == Transport::plain ? plain : ours;
+      Samples& into = t == Transport::plain ? plain : t == Transport::cg ? ours : split;
       into.round_trip_us.insert(into.round_trip_us.end(), s.round_trip_us.begin(),
                                 s.round_trip_us.end());
       into.big_seconds.insert(into.big_seconds.end(), s.big_seconds.begin(), s.big_seconds.end());
@@ -270,18 +290,21 @@ int main(int argc, char** argv) {
   }
 
   const double rtt_plain = median(plain.round_trip_us), rtt_ours = median(ours.round_trip_us);
+  const double rtt_split = median(split.round_trip_us);
   const double bw_plain = static_cast<double>(big_bytes) / median(plain.big_seconds) / 1e9;
   const double bw_ours = static_cast<double>(big_bytes) / median(ours.big_seconds) / 1e9;
+  const double bw_split = static_cast<double>(big_bytes) / median(split.big_seconds) / 1e9;
   std::printf("tcp_pingpong over %s, cg waiting %s: %d passes x (%d round trips of %zu B, %d "
               "transfers of 64 MiB), medians\n",
               o.netns ? "a veth pair between netns cgtest-a and cgtest-b" : "loopback",
               finite_deadlines ? "with deadlines (poll)" : "without deadlines", passes, o.rounds,
               small_bytes, o.big);
-  std::printf("%-26s %14s %14s %10s\n", "", "plain TCP", "cg::Tcp*", "cg/plain");
-  std::printf("%-26s %11.1f us %11.1f us %9.2fx\n", "8 B round trip", rtt_plain, rtt_ours,
-              rtt_ours / rtt_plain);
-  std::printf("%-26s %9.2f GB/s %9.2f GB/s %9.2fx\n", "64 MiB one way (+8 B ack)", bw_plain,
-              bw_ours, bw_ours / bw_plain);
+  std::printf("%-26s %14s %14s %10s %18s\n", "", "plain TCP", "cg::Tcp*", "cg/plain",
+              "cg, a conn each way");
+  std::printf("%-26s %11.1f us %11.1f us %9.2fx %15.1f us\n", "8 B round trip", rtt_plain, rtt_ours,
+              rtt_ours / rtt_plain, rtt_split);
+  std::printf("%-26s %9.2f GB/s %9.2f GB/s %9.2fx %13.2f GB/s\n", "64 MiB one way (+8 B ack)",
+              bw_plain, bw_ours, bw_ours / bw_plain, bw_split);
   std::printf("(CRC-32C alone on this machine: %.1f GB/s; cg checksums every byte on both sides)\n",
               crc_gigabytes_per_second());
   return 0;
