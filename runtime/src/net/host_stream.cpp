@@ -20,6 +20,12 @@ ChannelStatus HostWriter::fail(ChannelStatus status, TcpFault fault, const char*
   return status;
 }
 
+ChannelStatus HostWriter::refuse_overlapping_start(std::uint64_t frame) noexcept {
+  return fail(ChannelStatus::closed, TcpFault::connection_error,
+              "frame %llu: started while the one before it was still being sent",
+              static_cast<unsigned long long>(frame));
+}
+
 ChannelStatus HostReader::fail(ChannelStatus status, TcpFault fault, const char* format,
                                ...) noexcept {
   va_list args;

@@ -38,7 +38,7 @@ public:
   ChannelStatus send(MessageKind kind, std::span<const std::byte> payload,
                      Deadline deadline) noexcept {
     const ChannelStatus status = start(kind, payload);
-    return status == ChannelStatus::ok && pending_ ? finish(deadline) : status;
+    return status == ChannelStatus::ok ? finish(deadline) : status;
   }
   /// Starts sending `payload` as the next frame and returns without waiting:
   /// ok when the frame is on its way, whole unless pending(); then finish()
@@ -67,6 +67,9 @@ protected:
   /// deadline that passed before its first byte (timeout with no fault).
   ChannelStatus fail(ChannelStatus status, TcpFault fault, const char* format, ...) noexcept
       __attribute__((format(printf, 4, 5)));
+  /// What start() answers while a frame is pending (its precondition
+  /// broken): frame `frame` would interleave with it, so the stream breaks.
+  ChannelStatus refuse_overlapping_start(std::uint64_t frame) noexcept;
 
   bool pending_ = false;
   bool broken_ = false;

@@ -124,11 +124,8 @@ ChannelStatus TcpWriter::start(MessageKind kind, std::span<const std::byte> payl
     return fail(ChannelStatus::closed, TcpFault::closed_locally,
                 "the stream was closed locally after %llu frames", static_cast<ull>(next_));
   }
-  if (pending_) {
-    return fail(ChannelStatus::closed, TcpFault::connection_error,
-                "frame %llu: started while the one before it was still being sent",
-                static_cast<ull>(next_ + 1));
-  }
+  if (pending_)
+    return refuse_overlapping_start(next_ + 1);
   if (payload.size() > max_payload_) {
     return fail(ChannelStatus::too_large, TcpFault::too_large,
                 "frame %llu: payload of %zu bytes exceeds the limit of %llu",

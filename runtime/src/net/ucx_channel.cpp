@@ -277,11 +277,8 @@ ChannelStatus UcxWriter::start(MessageKind kind, std::span<const std::byte> payl
     return fail(ChannelStatus::closed, TcpFault::closed_locally,
                 "the stream was closed locally after %llu frames", static_cast<ull>(next_));
   }
-  if (pending_) {
-    return fail(ChannelStatus::closed, TcpFault::connection_error,
-                "frame %llu: started while the one before it was still being sent",
-                static_cast<ull>(next_ + 1));
-  }
+  if (pending_)
+    return refuse_overlapping_start(next_ + 1);
   if (payload.size() > max_payload_) {
     return fail(ChannelStatus::too_large, TcpFault::too_large,
                 "frame %llu: payload of %zu bytes exceeds the limit of %llu",
@@ -316,7 +313,7 @@ ChannelStatus UcxWriter::send_forged(std::span<const std::byte> frame, Deadline 
     return ChannelStatus::closed;
   pieces_[0] = {frame.data(), frame.size()};
   const ChannelStatus status = start_pieces(1, false);
-  return status == ChannelStatus::ok && pending_ ? finish(deadline) : status;
+  return status == ChannelStatus::ok ? finish(deadline) : status;
 }
 
 // Hands the first `count` pieces to UCX as one tagged message; a frame
@@ -325,9 +322,6 @@ ChannelStatus UcxWriter::start_pieces(std::size_t count, bool counted) noexcept 
   static_assert(sizeof(Piece) == sizeof(ucp_dt_iov_t) &&
                 offsetof(Piece, buffer) == offsetof(ucp_dt_iov_t, buffer) &&
                 offsetof(Piece, length) == offsetof(ucp_dt_iov_t, length));
-  // What arrived for the worker since it was last used (the endpoint's
-  // wire-up, acknowledgements) first: a send behind them is not done at once.
-  ucp_worker_progress(end_->worker());
   ucp_request_param_t param{};
   if (count == 1) { // contiguous bytes: UCX's fastest (inline) path for a small frame
     request_ = ucp_tag_send_nbx(static_cast<ucp_ep_h>(endpoint_), pieces_[0].buffer,
