@@ -1,6 +1,6 @@
 // tensor.cpp - cg::Tensor: construction, DLPack and the wire codec.
 //
-// Owned memory is a shared_ptr<void> whose deleter releases it (free,
+// Owned memory is a shared_ptr<void> whose deleter releases it (host_free,
 // cudaFree, the user's deleter, or a DLPack producer's deleter), so copies of
 // a Tensor, slices made by the user with from_blob over them and DLPack
 // exports all share one reference count. Strided copies are in
@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "tensor/cuda_memory.hpp"
+#include "tensor/host_memory.hpp"
 #include "tensor/tensor_copy.hpp"
 #include "tensor/tensor_wire.hpp"
 
@@ -23,9 +24,6 @@ namespace {
 
 // kDLBool arrived in DLPack 0.8; the installed header (0.6) does not have it.
 constexpr std::uint8_t dl_bool_code = 6;
-
-// Host allocations are aligned as DLPack recommends for its data pointers.
-constexpr std::size_t host_alignment = 256;
 
 std::string shape_text(const std::vector<std::int64_t>& v) {
   std::string s = "[";
@@ -61,15 +59,6 @@ std::size_t checked_bytes(DType dtype, const std::vector<std::int64_t>& shape, c
                       shape_text(shape) + " is too large");
   }
   return static_cast<std::size_t>(bytes);
-}
-
-void* host_allocate(std::size_t bytes) {
-  const std::size_t rounded =
-      (bytes == 0 ? 1 : (bytes + host_alignment - 1) / host_alignment) * host_alignment;
-  void* p = std::aligned_alloc(host_alignment, rounded);
-  if (p == nullptr)
-    throw std::bad_alloc();
-  return p;
 }
 
 DLDataType to_dl(DType t) noexcept {
@@ -154,8 +143,9 @@ Tensor Tensor::empty(DType dtype, std::vector<std::int64_t> shape, Device device
     t.owner_ = std::shared_ptr<void>(t.storage_, [index](void* p) { detail::cuda_free(p, index); });
   } else {
     device = device::cpu;
-    t.storage_ = host_allocate(bytes);
-    t.owner_ = std::shared_ptr<void>(t.storage_, [](void* p) { std::free(p); });
+    const detail::HostBlock block = detail::host_allocate(bytes);
+    t.storage_ = block.memory;
+    t.owner_ = std::shared_ptr<void>(block.memory, [block](void*) { detail::host_free(block); });
   }
   t.dtype_ = dtype;
   t.device_ = device;
