@@ -16,6 +16,9 @@
 //     (execute() to get()) over CUDA IPC (cg::transport::cuda_ipc) and through
 //     host memory (cg::device::cuda), beside cudaMemcpy device to device in
 //     one process (for the IPC hop) and device -> host -> device (for the other);
+//   - the same CUDA IPC hop of 4 KiB (the largest tensor that travels in
+//     the message) and of 16 KiB (through the slot's device buffer), beside
+//     cudaMemcpy device to device of the same size;
 //   - a one-rank allreduce of 16 bytes over NCCL (execute() to get()), beside
 //     the same cudaMemcpy device to device.
 // The host -> GPU rows also give a host memcpy of the same 64 MiB: the driver
@@ -217,6 +220,24 @@ int main(int argc, char** argv) {
     const double hop = median_micros(iterations * 20, [&] { (void)graph.execute(4).get(); });
     row("GPU hop of 16 B, cuda_ipc (execute..get)", hop, "cudaMemcpy D2D 16 B, one process", d2d,
         "us", false);
+    row("GPU hop of 16 B, cuda_ipc (execute..get)", hop, "cudaMemcpy D2H + H2D 16 B", through_host,
+        "us", false);
+    // The largest tensor that travels in the message, and one four times
+    // larger through the slot's device buffer (tensor/cuda_ipc.hpp).
+    for (const int floats : {1024, 4096}) {
+      const std::size_t bytes = sizeof(float) * floats;
+      void* from = cg::detail::cuda_allocate(bytes, 0);
+      void* to = cg::detail::cuda_allocate(bytes, 0);
+      const double copy = copy_micros(iterations * 20, to, from, bytes);
+      cg::detail::cuda_free(from, 0);
+      cg::detail::cuda_free(to, 0);
+      const double larger =
+          median_micros(iterations * 20, [&] { (void)graph.execute(floats).get(); });
+      const std::string size = std::to_string(bytes / 1024) + " KiB";
+      row(("GPU hop of " + size + ", cuda_ipc" + (floats == 1024 ? ", in message" : ", buffer"))
+              .c_str(),
+          larger, ("cudaMemcpy D2D " + size + ", one process").c_str(), copy, "us", false);
+    }
   }
   {
     auto graph = cg::launch<&gpu_hop>();

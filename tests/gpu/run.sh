@@ -5,11 +5,12 @@
 #                      and each program's full output to <dir>/gpu-logs/
 #
 # The summary lists the tests passed, failed and skipped by name, what NCCL
-# said of two ranks on one GPU, every figure gpu_bench printed and the
+# said of two ranks on one GPU, every figure gpu_bench printed (actor
+# processes, then actor threads) and the
 # overlap example's durations (as is and with --overlap-gpu-communication,
 # twice each, then two executions in flight), and all of these again under
 # NVIDIA MPS where it can be started. Exit status 1 if a test failed or a program did not finish;
-# 0 otherwise. Each program has a time limit, 7.4 minutes in all. On a machine
+# 0 otherwise. Each program has a time limit, 7.9 minutes in all. On a machine
 # without a CUDA device it says "no GPU: ..." and exits 0.
 # NCCL is loaded from CG_NCCL_LIBRARY, else from python3's nvidia-nccl-cu13
 # wheel, else as libnccl.so.2 (the NCCL tests skip, saying so, without it);
@@ -109,6 +110,7 @@ overlap_runs() {
     --in-flight 2
 }
 run_program gpu_bench 45 "$bin/gpu_bench"
+run_program gpu_bench.threads 30 env CG_MODE=threads "$bin/gpu_bench"
 overlap_runs overlap
 
 # Actor processes sharing one GPU take turns on it (the GPU switches between
@@ -141,6 +143,9 @@ if [[ -s $logs/nccl.txt ]]; then cat "$logs/nccl.txt" >>"$summary"; else say "(n
 say ""
 say "## figures (gpu_bench), each actor process with its own CUDA context"
 cat "$logs/gpu_bench.log" >>"$summary"
+say ""
+say "## figures (gpu_bench), threads mode: the actors are threads of the driver, one CUDA context"
+cat "$logs/gpu_bench.threads.log" >>"$summary"
 say ""
 say "## the overlap example (3 senders, 1 receiver, 10000 x 10000 float16, cuBLAS)"
 cat "$logs"/overlap.[0-9].log "$logs"/overlap.overlapped.[0-9].log "$logs"/overlap.pipelined.log \

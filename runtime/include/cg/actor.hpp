@@ -488,9 +488,10 @@ class CudaIpcReceiver;
 /// Writing end of a CUDA IPC edge (`with_tensor_transport(cg::transport::cuda_ipc)`,
 /// tensor/cuda_ipc.hpp): the tensor's elements are copied into the device
 /// buffer of the ring slot it is written to, and the slot's message carries
-/// its dtype, shape and where the elements are. A tensor that cannot be
-/// staged (no CUDA device here, a strided CUDA tensor, CUDA out of memory)
-/// becomes the writing task's error record.
+/// its dtype, shape and where the elements are; a tensor of at most
+/// detail::kInMessageBytes that fits the slot travels in the message itself. A tensor that cannot
+/// be staged (no CUDA device here, a strided CUDA tensor, CUDA out of memory) becomes the writing
+/// task's error record.
 class CudaIpcOutputPort {
 public:
   /// `profile`: where each write is recorded, if the launch is profiled.

@@ -2,9 +2,11 @@
 // programs (the buffers and events themselves: tensor/cuda_ipc.hpp).
 //
 // A message is the tensor's header (cg::detail::TensorHeader) and, for a
-// defined tensor, the CudaIpcBlock saying where its elements wait: one
-// message, so a reader never pairs one execution's shape with another's
-// elements. Errors travel as error records, as on every channel.
+// defined tensor, a CudaIpcCarrier byte, then either the CudaIpcBlock saying
+// where its elements wait or, for a tensor of at most kInMessageBytes that
+// fits the slot, the elements themselves: one message, so a reader never
+// pairs one execution's shape with another's elements. Errors travel as
+// error records, as on every channel.
 #include "graph/tensor_port_watch.hpp"
 #include "tensor/cuda_ipc.hpp"
 #include <cg/actor.hpp>
@@ -76,8 +78,12 @@ bool CudaIpcOutputPort::write_unprofiled(const Result<Tensor>& result) {
       return refused(why);
     header = {true, tensor.dtype(), tensor.shape()};
   }
-  const std::size_t bytes =
-      encoded_size(header) + (header.defined ? Codec<detail::CudaIpcBlock>::kBytes : 0);
+  const std::size_t elements = header.defined ? tensor.nbytes() : 0;
+  std::size_t bytes = encoded_size(header);
+  const bool in_message =
+      header.defined && elements <= detail::kInMessageBytes && bytes + 1 + elements <= slot_bytes_;
+  if (header.defined)
+    bytes += 1 + (in_message ? elements : Codec<detail::CudaIpcBlock>::kBytes);
   std::span<std::byte> payload;
   // The slot first: its buffer is free only once every reader released it.
   const ChannelStatus status = writer_.acquire(bytes, payload, Deadline::max());
@@ -85,23 +91,28 @@ bool CudaIpcOutputPort::write_unprofiled(const Result<Tensor>& result) {
     return false;
   if (status != ChannelStatus::ok)
     detail::channel_failure("write", channel_, status);
-  detail::CudaIpcBlock block;
+  Encoder encoder(payload);
+  encode(encoder, header);
   if (header.defined) {
+    const auto carrier =
+        in_message ? detail::CudaIpcCarrier::in_message : detail::CudaIpcCarrier::device_buffer;
+    encode(encoder, static_cast<std::uint8_t>(carrier));
     try {
       if (!sender_)
         sender_ = std::make_unique<detail::CudaIpcSender>(slots_, device_);
-      const auto slot = static_cast<std::uint32_t>(writer_.published() % slots_);
-      block = sender_->stage(slot, tensor.is_contiguous() ? tensor : tensor.contiguous(),
-                             detail::device_work(profile_, detail::ProfiledOp::device_write,
-                                                 channel_, tensor.nbytes()));
+      const Tensor& contiguous = tensor.is_contiguous() ? tensor : tensor.contiguous();
+      const detail::TimedWork timed =
+          detail::device_work(profile_, detail::ProfiledOp::device_write, channel_, elements);
+      if (in_message) {
+        sender_->copy_out(contiguous, encoder.reserve(elements), timed);
+      } else {
+        const auto slot = static_cast<std::uint32_t>(writer_.published() % slots_);
+        encode(encoder, sender_->stage(slot, contiguous, timed));
+      }
     } catch (const std::exception& e) { // a strided CUDA tensor, no memory, CUDA refused
       return refused(e.what());         // acquiring again gives the same slot
     }
   }
-  Encoder encoder(payload);
-  encode(encoder, header);
-  if (header.defined)
-    encode(encoder, block);
   writer_.publish(MessageKind::value, encoder.written());
   return true;
 }
@@ -149,9 +160,20 @@ Result<Tensor> CudaIpcInputPort::receive(const ChannelReader::Message& message, 
       throw DecodeError("cg: bytes after an undefined tensor's header");
     return Result<Tensor>(Tensor{});
   }
-  const auto block = decode<detail::CudaIpcBlock>(decoder);
-  if (decoder.remaining() != 0)
-    throw DecodeError("cg: bytes after a cuda_ipc block");
+  const auto carrier = decode<std::uint8_t>(decoder);
+  std::span<const std::byte> elements;
+  detail::CudaIpcBlock block;
+  if (carrier == static_cast<std::uint8_t>(detail::CudaIpcCarrier::in_message)) {
+    elements = decoder.take(decoder.remaining());
+  } else if (carrier == static_cast<std::uint8_t>(detail::CudaIpcCarrier::device_buffer)) {
+    block = decode<detail::CudaIpcBlock>(decoder);
+    if (decoder.remaining() != 0)
+      throw DecodeError("cg: bytes after a cuda_ipc block");
+  } else {
+    throw DecodeError("cg: a cuda_ipc message says its elements are in place " +
+                      std::to_string(carrier) + ", which no writer sends");
+  }
+  const bool in_message = carrier == static_cast<std::uint8_t>(detail::CudaIpcCarrier::in_message);
   auto refused = [&](const std::string& why) {
     return Result<Tensor>(ErrorRecord{actor_, method_, "cg::TensorError",
                                       "cannot receive " + describe(header) +
@@ -163,10 +185,13 @@ Result<Tensor> CudaIpcInputPort::receive(const ChannelReader::Message& message, 
   try {
     if (!receiver_)
       receiver_ = std::make_unique<detail::CudaIpcReceiver>(slots_, device_);
+    const detail::TimedWork timed =
+        detail::device_work(profile_, detail::ProfiledOp::device_read, channel_,
+                            in_message ? elements.size() : block.bytes);
+    if (in_message) // copied when this returns: the slot may go back at once
+      return Result<Tensor>(receiver_->copy_in(elements, header.dtype, header.shape, timed));
     const auto slot = static_cast<std::uint32_t>(message.sequence % slots_);
-    Tensor tensor = receiver_->receive(
-        slot, block, header.dtype, header.shape, overlap_,
-        detail::device_work(profile_, detail::ProfiledOp::device_read, channel_, block.bytes));
+    Tensor tensor = receiver_->receive(slot, block, header.dtype, header.shape, overlap_, timed);
     holding = overlap_;
     return Result<Tensor>(std::move(tensor));
   } catch (const TensorError& e) {

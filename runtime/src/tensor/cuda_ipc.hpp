@@ -25,11 +25,28 @@
 // that names no stream runs its kernels) wait for it with an event, so the
 // compute that needs the tensor waits on the GPU, not on the host, and work
 // already queued keeps the GPU busy meanwhile. finish() waits for the copy;
-// the port calls it, and releases the slot, at its next read.
+// the port calls it, and releases the slot, at its next read. Where the
+// writer is another process on the reader's own GPU, the reader's host waits
+// for the writer's event before it queues its copy (measured in
+// CudaIpcReceiver::receive: without MPS such a GPU takes turns between the
+// processes, and a queued wait for another's event stalled it).
 //
 // A received tensor's memory goes back to the pool in the legacy default
 // stream's order when its last copy goes, so kernels still reading it finish
 // before the memory is reused (tensor/cuda_memory.cpp).
+//
+// Small tensors ride in the message itself: the writer copies the elements
+// of a tensor of at most kInMessageBytes from its GPU into the channel slot
+// (waiting for the copy), the reader copies them from there to its GPU and
+// waits for that copy. At this size two short copies that each end on the
+// host beat the device buffer's copy, event and wait, most of all where
+// processes share a GPU without MPS and it switches between their contexts.
+// Measured on an H200 (gpu_bench), a 16-byte hop between two processes took
+// 315 us through the device buffer and 16 us in the message (22.6 and 15.7
+// under MPS). At 16 KiB the message took 21-28 us and the device buffer
+// 19-25 us under MPS or in one process (threads mode), so the message stops
+// at 4 KiB. The byte after the tensor's header says which way the elements
+// went (CudaIpcCarrier).
 //
 // Actors that are threads of one process (threads mode) cannot open their own
 // process's IPC handles; the block carries the writer's pid and its plain
@@ -47,9 +64,19 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace cg::detail {
+
+/// Tensors of at most this many bytes travel in the message (see above).
+inline constexpr std::size_t kInMessageBytes = 4 * 1024;
+
+/// Where a defined tensor's elements are: the byte after its header.
+enum class CudaIpcCarrier : std::uint8_t {
+  device_buffer = 0, // a CudaIpcBlock follows
+  in_message = 1,    // the elements follow, contiguous
+};
 
 /// Where a reader finds one message's elements: the writer's slot buffer and
 /// the event recorded after the elements were copied there.
@@ -81,6 +108,11 @@ public:
   /// timed by `timed`'s timer, if any (tensor/device_timer.hpp).
   CudaIpcBlock stage(std::uint32_t slot, const Tensor& tensor, const TimedWork& timed = {});
 
+  /// Copies the elements of `tensor` (contiguous; host or device) into
+  /// `to` (host memory of exactly its bytes) and waits for the copy: a
+  /// small tensor's way into the message (CudaIpcCarrier::in_message).
+  void copy_out(const Tensor& tensor, std::span<std::byte> to, const TimedWork& timed = {});
+
 private:
   struct Slot;
   int device_;
@@ -109,6 +141,13 @@ public:
   Tensor receive(std::uint32_t slot, const CudaIpcBlock& block, DType dtype,
                  const std::vector<std::int64_t>& shape, bool overlap = false,
                  const TimedWork& timed = {});
+
+  /// A contiguous tensor of `dtype` and `shape` on this reader's device
+  /// holding the elements in `from` (host memory: the message), copied when
+  /// this returns. Throws TensorError when `from` does not hold exactly the
+  /// shape's bytes or CUDA refuses.
+  Tensor copy_in(std::span<const std::byte> from, DType dtype,
+                 const std::vector<std::int64_t>& shape, const TimedWork& timed = {});
 
   /// Waits for the last copy receive() left running.
   void finish();

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,8 +18,8 @@ bool have_cuda_device() { return cg::built_with_cuda() && cg::cuda_device_count(
 
 // A channel of `slots` slots in heap memory (threads of one process).
 struct MemoryChannel {
-  explicit MemoryChannel(std::uint32_t slots)
-      : config{slots, 4096, 1},
+  explicit MemoryChannel(std::uint32_t slots, std::uint32_t slot_bytes = 4096)
+      : config{slots, slot_bytes, 1},
         memory(std::aligned_alloc(64, cg::channel_footprint(config)), &std::free),
         channel(cg::Channel::create(memory.get(), config)) {}
   cg::ChannelConfig config;
@@ -64,22 +65,37 @@ TEST(CudaIpcBlock, RoundTripsEveryField) {
 
 // A writer's message reaches a reader that has no device: the reading task's
 // error, and the channel stays in step.
+// Publishes a value message: a float32[n] tensor's header, `carrier` and
+// then a CudaIpcBlock (device_buffer) or `elements` bytes.
+void publish_tensor(cg::ChannelWriter& writer, int n, std::uint8_t carrier,
+                    std::size_t elements = 0) {
+  const cg::detail::TensorHeader header{true, cg::DType::float32, {n}};
+  const bool block =
+      carrier == static_cast<std::uint8_t>(cg::detail::CudaIpcCarrier::device_buffer);
+  std::span<std::byte> payload;
+  const std::size_t bytes = cg::encoded_size(header) + 1 +
+                            (block ? cg::Codec<cg::detail::CudaIpcBlock>::kBytes : elements);
+  ASSERT_EQ(writer.acquire(bytes, payload, cg::Deadline::max()), cg::ChannelStatus::ok);
+  cg::Encoder encoder(payload);
+  cg::encode(encoder, header);
+  cg::encode(encoder, carrier);
+  if (block)
+    cg::encode(encoder, cg::detail::CudaIpcBlock{});
+  else
+    std::memset(encoder.reserve(elements).data(), 0, elements);
+  writer.publish(cg::MessageKind::value, encoder.written());
+}
+
+constexpr auto kDeviceBuffer = static_cast<std::uint8_t>(cg::detail::CudaIpcCarrier::device_buffer);
+constexpr auto kInMessage = static_cast<std::uint8_t>(cg::detail::CudaIpcCarrier::in_message);
+
 TEST(CudaIpcPorts, AReaderWithoutADeviceGetsTheReadingTasksError) {
   if (have_cuda_device())
     GTEST_SKIP() << "this machine has a CUDA device";
   MemoryChannel memory(2);
   cg::ChannelWriter writer(memory.channel);
-  for (int n : {3, 5}) {
-    const cg::detail::TensorHeader header{true, cg::DType::float32, {n}};
-    std::span<std::byte> payload;
-    const std::size_t bytes =
-        cg::encoded_size(header) + cg::Codec<cg::detail::CudaIpcBlock>::kBytes;
-    ASSERT_EQ(writer.acquire(bytes, payload, cg::Deadline::max()), cg::ChannelStatus::ok);
-    cg::Encoder encoder(payload);
-    cg::encode(encoder, header);
-    cg::encode(encoder, cg::detail::CudaIpcBlock{});
-    writer.publish(cg::MessageKind::value, encoder.written());
-  }
+  publish_tensor(writer, 3, kDeviceBuffer);
+  publish_tensor(writer, 5, kInMessage, 5 * sizeof(float));
   cg::CudaIpcInputPort port(cg::ChannelReader(memory.channel, 0), 7, 2, 0, cg::Overlap::on, "b",
                             "consume");
   for (int n : {3, 5}) {
@@ -94,6 +110,30 @@ TEST(CudaIpcPorts, AReaderWithoutADeviceGetsTheReadingTasksError) {
                   "] over cuda_ipc (channel 7): this process has no CUDA device" +
                   (cg::built_with_cuda() ? "" : " (the runtime was built without CUDA)"));
   }
+}
+
+// A carrier byte no writer sends is the reading task's error (the reader
+// cannot know where the elements are), and the channel stays in step.
+TEST(CudaIpcPorts, ACarrierNoWriterSendsIsTheReadingTasksErrorAndTheNextMessageIsRead) {
+  MemoryChannel memory(2);
+  cg::ChannelWriter writer(memory.channel);
+  publish_tensor(writer, 3, 7, 12);
+  std::span<std::byte> nothing;
+  ASSERT_EQ(writer.acquire(0, nothing, cg::Deadline::max()), cg::ChannelStatus::ok);
+  writer.publish(cg::MessageKind::value, 0); // not even a header
+  cg::CudaIpcInputPort port(cg::ChannelReader(memory.channel, 0), 7, 2, 0, cg::Overlap::off, "b",
+                            "consume");
+  cg::Result<cg::Tensor> got;
+  ASSERT_TRUE(port.read(got));
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.error().exception_type, "cg::DecodeError");
+  EXPECT_NE(got.error().message.find(
+                "a cuda_ipc message says its elements are in place 7, which no writer sends"),
+            std::string::npos)
+      << got.error().message;
+  ASSERT_TRUE(port.read(got));
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.error().exception_type, "cg::DecodeError");
 }
 
 TEST(CudaIpcPorts, AWriterWithoutADeviceSendsItsTasksErrorAndAnUndefinedTensorAsIs) {
@@ -143,6 +183,50 @@ TEST(CudaIpcPorts, TensorsCrossOnTheGpuWithAndWithoutOverlap) {
       for (int i = 0; i < n; i += std::max(1, n / 50))
         ASSERT_EQ(back.data<float>()[i], static_cast<float>(n + i)) << "n = " << n;
     }
+  }
+}
+
+// Tensors of at most kInMessageBytes that fit the slot travel in the message
+// (carrier in_message, the elements after it); larger ones, or ones the slot
+// cannot hold, in the slot's device buffer. Both arrive exactly.
+TEST(CudaIpcPorts, SmallTensorsTravelInTheMessageLargerOnesInTheSlotsDeviceBuffer) {
+  if (!have_cuda_device())
+    GTEST_SKIP() << "no CUDA device: this test needs a GPU (built with CUDA: "
+                 << (cg::built_with_cuda() ? "yes" : "no") << ")";
+  constexpr int kLimit = static_cast<int>(cg::detail::kInMessageBytes / sizeof(float));
+  struct Case {
+    int n;
+    std::uint32_t slot_bytes;
+    std::uint8_t carrier;
+  };
+  for (const Case c : {Case{4, 4096, kInMessage}, Case{kLimit, 65536, kInMessage},
+                       Case{kLimit + 1, 65536, kDeviceBuffer}, Case{kLimit, 4096, kDeviceBuffer}}) {
+    MemoryChannel memory(2, c.slot_bytes);
+    cg::CudaIpcOutputPort writer(cg::ChannelWriter(memory.channel), 0, 2, c.slot_bytes, 0, "a",
+                                 "make");
+    const cg::Tensor sent = ramp(c.n, 1.0f).to(cg::device::cuda);
+    ASSERT_TRUE(writer.write(cg::Result<cg::Tensor>(sent)));
+    ASSERT_TRUE(writer.write(cg::Result<cg::Tensor>(sent)));
+    cg::ChannelReader raw(memory.channel, 0);
+    cg::ChannelReader::Message message;
+    ASSERT_EQ(raw.acquire(message, cg::Deadline::max()), cg::ChannelStatus::ok);
+    cg::Decoder decoder(message.payload);
+    (void)cg::decode<cg::detail::TensorHeader>(decoder);
+    EXPECT_EQ(cg::decode<std::uint8_t>(decoder), c.carrier) << "n = " << c.n;
+    EXPECT_EQ(decoder.remaining(), c.carrier == kInMessage
+                                       ? c.n * sizeof(float)
+                                       : cg::Codec<cg::detail::CudaIpcBlock>::kBytes);
+    raw.release();
+    cg::CudaIpcInputPort reader(cg::ChannelReader(memory.channel, 0), 0, 2, 0, cg::Overlap::off,
+                                "b", "consume");
+    cg::Result<cg::Tensor> got;
+    ASSERT_TRUE(reader.read(got));
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    ASSERT_EQ(got.value().device(), cg::device::cuda);
+    const cg::Tensor back = got.value().to(cg::device::cpu);
+    ASSERT_EQ(back.numel(), c.n);
+    for (int i = 0; i < c.n; ++i)
+      ASSERT_EQ(back.data<float>()[i], 1.0f + static_cast<float>(i)) << "n = " << c.n;
   }
 }
 
