@@ -167,7 +167,7 @@ TcpChannelSpec stream_spec(const GraphSpec& spec, const Participants& participan
                            const Stream& stream) {
   return {spec.name, "c" + std::to_string(stream.channel),
           participants.names.at(static_cast<std::size_t>(stream.from)),
-          participants.names.at(static_cast<std::size_t>(stream.to))};
+          participants.names.at(static_cast<std::size_t>(stream.to)), ""};
 }
 
 Connections plan_connections(const GraphSpec& spec, const Participants& participants,

@@ -76,7 +76,7 @@ TEST(ScaleOut, AStreamPerChannelAndReadingParticipant) {
   EXPECT_EQ(streams[2].to, 2);
   EXPECT_EQ(streams[2].slots, (std::vector<std::uint32_t>{0}));
   EXPECT_EQ(cg::detail::stream_spec(kSpec, p, streams[2]),
-            (cg::TcpChannelSpec{"g", "c2", "b", "c"}));
+            (cg::TcpChannelSpec{"g", "c2", "b", "c", ""}));
 }
 
 // Over our TCP stream a stream each way between two participants share one
@@ -109,8 +109,8 @@ TEST(ScaleOut, OppositeStreamsShareAConnectionOverTcp) {
       cg::detail::plan_connections(kSpec, p, streams, 0, cg::detail::HostTransport::ucx);
   ASSERT_EQ(ucx.outgoing.size(), 1u);
   ASSERT_EQ(ucx.incoming.size(), 1u);
-  EXPECT_EQ(ucx.outgoing[0].spec, (cg::TcpChannelSpec{"g", "c1", "driver", "b"}));
-  EXPECT_EQ(ucx.incoming[0], (cg::TcpChannelSpec{"g", "c2", "b", "driver"}));
+  EXPECT_EQ(ucx.outgoing[0].spec, (cg::TcpChannelSpec{"g", "c1", "driver", "b", ""}));
+  EXPECT_EQ(ucx.incoming[0], (cg::TcpChannelSpec{"g", "c2", "b", "driver", ""}));
 }
 
 // Two participants on threads: the driver's (a) and b's, relaying over loopback.
@@ -313,8 +313,9 @@ TEST_P(Relaying, AWriterSendsItsMessagesItselfAndNeverWaitsOnTheStream) {
     write(contents(8, i));
     read(contents(8, i), i);
   }
-  if (GetParam() == cg::detail::HostTransport::tcp)
+  if (GetParam() == cg::detail::HostTransport::tcp) {
     EXPECT_EQ(driver.relays.sent_by_writers() - before, 50u);
+  }
 
   // As many 8 MiB messages as the ring has slots (4), nobody reading yet.
   std::vector<std::vector<std::byte>> large;
