@@ -53,6 +53,8 @@ TEST_F(CudaIpc, PipelineDeliversExactValuesOnTheReadersGpu) {
   auto graph = cg::launch<&ipc_pipeline>();
   EXPECT_EQ(values(graph.execute(3).get()), doubled_ramp(3));
   EXPECT_EQ(values(graph.execute(1).get()), doubled_ramp(1));
+  // Larger than a tensor that travels in the message: the slot's device buffer.
+  EXPECT_EQ(values(graph.execute(5000).get()), doubled_ramp(5000));
 }
 
 TEST_F(CudaIpc, SizesThatGrowAndShrinkWithExecutionsInFlight) {
@@ -125,7 +127,7 @@ TEST_F(CudaIpc, AProfileTimesEachCopyOnTheGpuTracksOfItsActors) {
 TEST_F(CudaIpc, OneBufferReadByTwoActors) {
   CG_SKIP_WITHOUT_GPU();
   auto graph = cg::launch<&ipc_fanout>();
-  for (int n : {4, 2, 100}) {
+  for (int n : {4, 2, 100, 5000}) { // the last through the slot's device buffer
     auto [twice, where] = graph.execute(n).get();
     EXPECT_EQ(values(twice), doubled_ramp(n));
     EXPECT_EQ(where, "float32[" + std::to_string(n) + "] on cuda:0");
