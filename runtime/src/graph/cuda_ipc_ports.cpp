@@ -161,19 +161,19 @@ Result<Tensor> CudaIpcInputPort::receive(const ChannelReader::Message& message, 
     return Result<Tensor>(Tensor{});
   }
   const auto carrier = decode<std::uint8_t>(decoder);
+  const bool in_message = carrier == static_cast<std::uint8_t>(detail::CudaIpcCarrier::in_message);
+  if (!in_message && carrier != static_cast<std::uint8_t>(detail::CudaIpcCarrier::device_buffer))
+    throw DecodeError("cg: a cuda_ipc message says its elements are in place " +
+                      std::to_string(carrier) + ", which no writer sends");
   std::span<const std::byte> elements;
   detail::CudaIpcBlock block;
-  if (carrier == static_cast<std::uint8_t>(detail::CudaIpcCarrier::in_message)) {
+  if (in_message) {
     elements = decoder.take(decoder.remaining());
-  } else if (carrier == static_cast<std::uint8_t>(detail::CudaIpcCarrier::device_buffer)) {
+  } else {
     block = decode<detail::CudaIpcBlock>(decoder);
     if (decoder.remaining() != 0)
       throw DecodeError("cg: bytes after a cuda_ipc block");
-  } else {
-    throw DecodeError("cg: a cuda_ipc message says its elements are in place " +
-                      std::to_string(carrier) + ", which no writer sends");
   }
-  const bool in_message = carrier == static_cast<std::uint8_t>(detail::CudaIpcCarrier::in_message);
   auto refused = [&](const std::string& why) {
     return Result<Tensor>(ErrorRecord{actor_, method_, "cg::TensorError",
                                       "cannot receive " + describe(header) +

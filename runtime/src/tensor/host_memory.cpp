@@ -16,8 +16,14 @@ constexpr std::size_t kAlignment = 256;
 // for blocks of a MiB or more, whose copies cost far more.
 struct Kept {
   std::mutex mutex;
-  std::vector<HostBlock> blocks;
-  std::size_t bytes = 0;
+  std::vector<HostBlock> blocks; // at most kKeptBlocks + 1, briefly
+
+  std::size_t bytes() const noexcept {
+    std::size_t sum = 0;
+    for (const HostBlock& block : blocks)
+      sum += block.capacity;
+    return sum;
+  }
 };
 
 Kept& kept() {
@@ -41,7 +47,6 @@ HostBlock host_allocate(std::size_t bytes) {
       const HostBlock block = k.blocks[i];
       if (block.capacity >= capacity && block.capacity / 2 <= capacity) {
         k.blocks.erase(k.blocks.begin() + static_cast<std::ptrdiff_t>(i));
-        k.bytes -= block.capacity;
         return block;
       }
     }
@@ -68,10 +73,8 @@ void host_free(HostBlock block) noexcept {
       std::free(block.memory);
       return;
     }
-    k.bytes += block.capacity;
-    while (k.blocks.size() > kKeptBlocks || k.bytes > kKeptBytes) {
+    while (k.blocks.size() > kKeptBlocks || k.bytes() > kKeptBytes) {
       released[count++] = k.blocks.front().memory;
-      k.bytes -= k.blocks.front().capacity;
       k.blocks.erase(k.blocks.begin());
     }
   }
@@ -82,7 +85,7 @@ void host_free(HostBlock block) noexcept {
 KeptHostMemory kept_host_memory() noexcept {
   Kept& k = kept();
   std::lock_guard lock(k.mutex);
-  return {k.blocks.size(), k.bytes};
+  return {k.blocks.size(), k.bytes()};
 }
 
 } // namespace cg::detail

@@ -126,14 +126,15 @@ TEST(CudaIpcPorts, ACarrierNoWriterSendsIsTheReadingTasksErrorAndTheNextMessageI
   cg::Result<cg::Tensor> got;
   ASSERT_TRUE(port.read(got));
   ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.error().actor, "b");
   EXPECT_EQ(got.error().exception_type, "cg::DecodeError");
-  EXPECT_NE(got.error().message.find(
-                "a cuda_ipc message says its elements are in place 7, which no writer sends"),
-            std::string::npos)
-      << got.error().message;
+  EXPECT_EQ(got.error().message, "channel 7 holds a value that cannot be decoded: cg: a cuda_ipc "
+                                 "message says its elements are in place 7, which no writer sends");
   ASSERT_TRUE(port.read(got));
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.error().exception_type, "cg::DecodeError");
+  EXPECT_EQ(got.error().message.rfind("channel 7 holds a value that cannot be decoded: ", 0), 0u)
+      << got.error().message;
 }
 
 TEST(CudaIpcPorts, AWriterWithoutADeviceSendsItsTasksErrorAndAnUndefinedTensorAsIs) {
