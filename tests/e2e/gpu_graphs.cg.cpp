@@ -126,3 +126,19 @@ CG_GRAPH void collectives(cg::GraphBuilder& g) {
   auto scattered = cg::reducescatter(g, {gathered[0], gathered[1], gathered[2]}, cg::ReduceOp::sum);
   g.output(sums[0], gathered[1], scattered[0], scattered[1], scattered[2]);
 }
+
+// A collective whose rank w0 is fed by another actor, x: with x gone, w1 and
+// w2 wait in the allreduce for w0 until the graph stops.
+CG_GRAPH void fed_collective(cg::GraphBuilder& g) {
+  auto x = g.actor<TensorWorker>("x");
+  auto w0 = g.actor<TensorWorker>("w0");
+  auto w1 = g.actor<TensorWorker>("w1");
+  auto w2 = g.actor<TensorWorker>("w2");
+  auto n = g.input<int>();
+  auto sums = cg::allreduce(
+      g,
+      {w0.bind<&TensorWorker::twice>(x.bind<&TensorWorker::contribution>(n, 0)),
+       w1.bind<&TensorWorker::contribution>(n, 1), w2.bind<&TensorWorker::contribution>(n, 2)},
+      cg::ReduceOp::sum);
+  g.output(sums[0], sums[1], sums[2]);
+}

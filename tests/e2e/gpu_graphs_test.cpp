@@ -7,9 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -144,6 +147,106 @@ TEST_F(GpuGraphs, NcclCommunicatorWithoutACudaDeviceIsALaunchError) {
                   : "graph 'nccl_pipeline': cg::CommunicatorKind::nccl needs a CUDA device, and "
                     "this runtime was built without CUDA (configure with -DCG_WITH_CUDA=ON, or "
                     "use cg::CommunicatorKind::host)");
+  }
+}
+
+// ---- Communicator groups on other hosts ------------------------------------
+
+// Actors placed on host 1, whose process a host command starts here (over
+// loopback: no second machine needed). Its segment holds the groups.
+class GroupsOnAnotherHost : public cg_test::NoLeftovers {
+protected:
+  cg::LaunchOptions placed(const std::string& placement) {
+    path_ = "/tmp/cg-groups-placement-" + std::to_string(::getpid()) + ".txt";
+    std::ofstream(path_) << placement;
+    cg::LaunchOptions options;
+    options.placement = path_;
+    options.host_commands[1] = {"sh", "-c", "exec \"$@\"", "sh"};
+    return options;
+  }
+  void TearDown() override {
+    std::remove(path_.c_str());
+    NoLeftovers::TearDown();
+  }
+  std::string path_;
+};
+
+TEST_F(GroupsOnAnotherHost, CollectivesOfRanksOnAnotherHostGiveExactValuesAndErrors) {
+  auto graph = cg::launch<&collectives>(placed("w0 1\nw1 1\nw2 1\n"));
+  auto [sum, gathered, s0, s1, s2] = graph.execute(2).get();
+  EXPECT_EQ(values(sum), (std::vector<float>{6, 60}));
+  EXPECT_EQ(values(gathered), (std::vector<float>{12, 120, 12, 120, 6, 60}));
+  EXPECT_EQ(values(s0), (std::vector<float>{36, 360}));
+  EXPECT_EQ(values(s2), (std::vector<float>{18, 180}));
+  try {
+    graph.execute(-2).get();
+    FAIL() << "expected cg::TaskError";
+  } catch (const cg::TaskError& e) {
+    EXPECT_EQ(e.actor(), "w1");
+    EXPECT_EQ(e.message(), "rank 1 has no contribution");
+  }
+  EXPECT_EQ(values(std::get<0>(graph.execute(1).get())), (std::vector<float>{6}));
+}
+
+TEST_F(GroupsOnAnotherHost, AnNcclEdgeBetweenActorsOfAnotherHostDeliversExactValues) {
+  auto graph = cg::launch<&nccl_pipeline>(placed("a 1\nb 1\n"));
+  EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{6, 8, 10}));
+  std::vector<cg::Ref<cg::Tensor>> refs;
+  for (int n = 1; n <= 6; ++n)
+    refs.push_back(graph.execute(n));
+  for (int n = 1; n <= 6; ++n)
+    EXPECT_EQ(refs[static_cast<std::size_t>(n - 1)].get().numel(), n);
+}
+
+TEST_F(GroupsOnAnotherHost, RanksWaitingInACollectiveOnAnotherHostWakeWhenTheGraphStops) {
+  CG_SKIP_IN_THREADS_MODE(); // x is killed: it must be a process
+  auto start = std::chrono::steady_clock::now();
+  {
+    auto graph = cg::launch<&fed_collective>(placed("w0 1\nw1 1\nw2 1\n"));
+    auto [s0, s1, s2] = graph.execute(1).get(); // [2] + [2] + [3]
+    EXPECT_EQ(values(s0), (std::vector<float>{7}));
+    EXPECT_EQ(values(s2), (std::vector<float>{7}));
+    // x is the one actor in a process of its own: its arguments name it alone.
+    int x = 0;
+    for (int pid : cg_test::child_pids()) {
+      std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+      std::string args((std::istreambuf_iterator<char>(cmdline)), {});
+      if (args.find(std::string("fed_collective\0x\0", 17)) != std::string::npos)
+        x = pid;
+    }
+    ASSERT_NE(x, 0);
+    ::kill(x, SIGKILL);
+    // w1 and w2 enter the allreduce and wait there for w0, who waits for x.
+    EXPECT_THROW(graph.execute(1).get(), cg::ActorDiedError);
+    start = std::chrono::steady_clock::now();
+  }
+  // Host 1's process aborted its groups and exited by itself: the driver
+  // gives actor processes 2 s before it kills them.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
+}
+
+TEST_F(GroupsOnAnotherHost, AHostCommunicatorGroupAcrossProcessesIsALaunchErrorSayingWhy) {
+  try {
+    auto graph = cg::launch<&nccl_pipeline>(placed("b 1\n"));
+    FAIL() << "expected cg::LaunchError";
+  } catch (const cg::LaunchError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "graph 'nccl_pipeline': communicator group 0 (actors a, b) joins processes that "
+              "share no memory ('a' shares the driver's memory, 'b' runs in the process of host "
+              "1): cg::CommunicatorKind::host moves tensors through shared memory; use "
+              "cg::CommunicatorKind::nccl, or place the group's actors together");
+  }
+  cg::LaunchOptions forced;
+  forced.tcp_everywhere = true; // every actor in a process of its own
+  try {
+    auto graph = cg::launch<&collectives>(forced);
+    FAIL() << "expected cg::LaunchError";
+  } catch (const cg::LaunchError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "graph 'collectives': communicator group 0 (actors w0, w1, w2) joins processes "
+              "that share no memory ('w0' runs in a process of its own, 'w1' runs in a process "
+              "of its own): cg::CommunicatorKind::host moves tensors through shared memory; use "
+              "cg::CommunicatorKind::nccl, or place the group's actors together");
   }
 }
 

@@ -55,6 +55,17 @@ TEST_F(DeviceGraphs, EachActorProcessSeesTheNextOfTheDriversDevices) {
                                                     drivers_visible_devices(), std::string("0")));
 }
 
+TEST_F(DeviceGraphs, EachActorProcessReachedOverTcpSeesItsDevicesToo) {
+  // TCP forced: every actor in a process of its own, started by the driver
+  // on its host (in either mode), with the devices it would have otherwise.
+  cg::LaunchOptions options;
+  options.cuda_devices = std::vector<std::string>{"0", "1", "2"};
+  options.tcp_everywhere = true;
+  auto graph = cg::launch<&gpu_placement>(options);
+  EXPECT_EQ(graph.execute(0).get(), std::make_tuple(std::string("0"), std::string("1,2"),
+                                                    drivers_visible_devices(), std::string("0")));
+}
+
 TEST_F(DeviceGraphs, ActorThreadsShareTheDriversVisibleDevices) {
   // Threads mode: one process, one environment; the devices are still checked.
   cg::LaunchOptions options;
@@ -288,6 +299,51 @@ TEST_F(DeviceGraphs, NcclEdgeBetweenTwoGpusDeliversExactValues) {
 #endif
   cg::LaunchOptions options;
   options.communicator = cg::CommunicatorKind::nccl;
+  auto graph = cg::launch<&two_gpu_pipeline>(options);
+  EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{6, 8, 10}));
+  EXPECT_EQ(values(graph.execute(1).get()), (std::vector<float>{2}));
+}
+
+// TCP forced: the rank runs in a process that shares no memory with the
+// driver, as on another host. Its group lives in that process's segment,
+// and (over NCCL) the group's id reaches it through the rendezvous.
+TEST_F(DeviceGraphs, SingleRankAllreduceInAProcessReachedOverTcp) {
+  cg::LaunchOptions options;
+  options.cuda_devices = std::vector<std::string>{"0"};
+  options.tcp_everywhere = true;
+  auto graph = cg::launch<&single_rank_allreduce>(options);
+  EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{3, 4, 5}));
+}
+
+TEST_F(DeviceGraphs, SingleRankAllreduceOverNcclInAProcessReachedOverTcp) {
+  if (!have_cuda_device())
+    GTEST_SKIP() << "no CUDA device: this test needs a GPU and NCCL (built with CUDA: "
+                 << (cg::built_with_cuda() ? "yes" : "no") << ")";
+#if defined(CG_HAVE_CUDA)
+  if (!cg::NcclCommunicator::available())
+    GTEST_SKIP() << "NCCL cannot be loaded (libnccl.so.2, or CG_NCCL_LIBRARY): this test needs it";
+#endif
+  cg::LaunchOptions options;
+  options.communicator = cg::CommunicatorKind::nccl;
+  options.tcp_everywhere = true;
+  auto graph = cg::launch<&single_rank_allreduce>(options);
+  EXPECT_EQ(graph.channel_transports(),
+            std::vector<std::string>(graph.channel_transports().size(), "tcp"));
+  EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{3, 4, 5}));
+  EXPECT_EQ(values(graph.execute(2).get()), (std::vector<float>{2, 3}));
+}
+
+TEST_F(DeviceGraphs, NcclEdgeBetweenTwoGpusOfProcessesReachedOverTcp) {
+  if (!cg::built_with_cuda() || cg::cuda_device_count() < 2)
+    GTEST_SKIP() << "this test needs two CUDA devices and NCCL (this machine has "
+                 << cg::cuda_device_count() << ")";
+#if defined(CG_HAVE_CUDA)
+  if (!cg::NcclCommunicator::available())
+    GTEST_SKIP() << "NCCL cannot be loaded (libnccl.so.2, or CG_NCCL_LIBRARY): this test needs it";
+#endif
+  cg::LaunchOptions options;
+  options.communicator = cg::CommunicatorKind::nccl;
+  options.tcp_everywhere = true;
   auto graph = cg::launch<&two_gpu_pipeline>(options);
   EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{6, 8, 10}));
   EXPECT_EQ(values(graph.execute(1).get()), (std::vector<float>{2}));

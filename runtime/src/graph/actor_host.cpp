@@ -75,8 +75,6 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   const std::optional<Secret> secret = Secret::from_environment(no_secret);
   if (!secret)
     return fail(no_secret, 64);
-  if (!spec.communicators.empty())
-    return fail("graphs with NCCL edges or collectives cannot run on several hosts yet");
   const Deadline deadline = Clock::now() + std::chrono::seconds(60);
 
   RendezvousClient client;
@@ -114,9 +112,31 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   const Participants participants = participants_from_table(spec, client.table());
   const int me = participants.of_actor[mine[0]];
 
-  // No communicator groups: graphs with NCCL edges or collectives were refused above.
-  SegmentContents contents{
-      .slots = slots, .slot_bytes = slot_bytes, .profile_executions = greeting.profile_executions};
+  // Our segment holds every communicator group, as the driver's does; our
+  // actors use the groups they are ranks of. NCCL groups join the driver's
+  // (and other hosts') ranks through the ids the driver made; host groups
+  // never span processes (launch() refuses that).
+  SegmentContents contents{.slots = slots,
+                           .slot_bytes = slot_bytes,
+                           .communicator_bytes = greeting.communicator_bytes,
+                           .profile_executions = greeting.profile_executions};
+  std::vector<NcclIdBytes> nccl_ids;
+  if (!spec.communicators.empty()) {
+    if (greeting.communicator_bytes == 0)
+      return fail("the rendezvous at " + to_string(*server) + " gave no communicator size ('" +
+                  client.greeting() + "'), and graph '" + spec.name + "' has " +
+                  std::to_string(spec.communicators.size()) + " communicator groups");
+    std::vector<std::byte> ids;
+    if (client.nccl_ids(deadline, ids) != NetStatus::ok)
+      return fail(client.error());
+    if (!ids.empty() && ids.size() != spec.communicators.size() * kNcclIdBytes)
+      return fail("the rendezvous at " + to_string(*server) + " sent " +
+                  std::to_string(ids.size()) + " bytes of NCCL ids for " +
+                  std::to_string(spec.communicators.size()) + " communicator groups");
+    nccl_ids.resize(ids.size() / kNcclIdBytes);
+    std::memcpy(nccl_ids.data(), ids.data(), ids.size());
+    contents.nccl_ids = nccl_ids;
+  }
   if (any_constructor_args)
     contents.constructor_args = constructor_args;
   SharedSegment segment = SharedSegment::create_anonymous(std::string("cg.") + spec.name,
@@ -163,6 +183,10 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
     });
   auto stop = [&] {
     relays.close();
+    // Ranks waiting in a collective or an NCCL edge wake up (an NCCL
+    // group's watcher aborts its communicator).
+    for (HostGroup group : written.groups)
+      group.abort("graph '" + std::string(spec.name) + "' stopped");
     for (std::thread& thread : threads)
       thread.join();
     relays.join();

@@ -313,6 +313,46 @@ void check_cuda_ipc_placement(const GraphSpec& spec, const ActorPlacement& place
   }
 }
 
+void check_communicator_placement(const GraphSpec& spec, const ActorPlacement& placement,
+                                  const LaunchOptions& options) {
+  if (options.communicator != CommunicatorKind::host)
+    return;
+  // The process an actor runs in: the driver's, its host's (a host command's
+  // process runs all that host's actors), or one of its own (TCP forced, a
+  // launcher's rank); and how the error says so.
+  struct Process {
+    std::int64_t id;
+    std::string said;
+  };
+  const auto process_of = [&](std::uint32_t a) -> Process {
+    if (placement.local[a])
+      return {-1, "shares the driver's memory"};
+    if (!placement.under_launcher && options.host_commands.count(placement.hosts[a]) != 0)
+      return {placement.hosts[a],
+              "runs in the process of host " + std::to_string(placement.hosts[a])};
+    return {(std::int64_t{1} << 32) + a, "runs in a process of its own"};
+  };
+  for (std::uint32_t g = 0; g < spec.communicators.size(); ++g) {
+    const std::span<const std::uint32_t> ranks = spec.communicators[g].actors;
+    if (ranks.size() < 2)
+      continue;
+    const Process first = process_of(ranks.front());
+    const auto apart = std::find_if(ranks.begin() + 1, ranks.end(),
+                                    [&](std::uint32_t a) { return process_of(a).id != first.id; });
+    if (apart == ranks.end())
+      continue;
+    std::string names;
+    for (std::uint32_t a : ranks)
+      names += (names.empty() ? "" : ", ") + std::string(spec.actors[a].name);
+    throw LaunchError(describe(spec) + ": communicator group " + std::to_string(g) + " (actors " +
+                      names + ") joins processes that share no memory ('" +
+                      spec.actors[ranks.front()].name + "' " + first.said + ", '" +
+                      spec.actors[*apart].name + "' " + process_of(*apart).said +
+                      "): cg::CommunicatorKind::host moves tensors through shared memory; use "
+                      "cg::CommunicatorKind::nccl, or place the group's actors together");
+  }
+}
+
 GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
                            const LaunchOptions& options,
                            std::vector<std::optional<std::vector<std::byte>>> constructor_args)
@@ -327,6 +367,7 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
   s.assign_gpus();
   const ActorPlacement placement = place_actors(spec, options);
   check_cuda_ipc_placement(spec, placement);
+  check_communicator_placement(spec, placement, options);
   s.create_segment(constructor_args);
   if (s.log.info())
     s.log.say(LogLevel::info, s.describe_launch(placement));
@@ -382,7 +423,6 @@ void GraphRuntime::Impl::assign_gpus() {
 // launch() and NCCL ids (graph/segment.hpp).
 void GraphRuntime::Impl::create_segment(
     std::span<const std::optional<std::vector<std::byte>>> constructor_args) {
-  std::vector<NcclIdBytes> nccl_ids;
   if (!spec.communicators.empty() && options.communicator == CommunicatorKind::nccl)
     nccl_ids = make_nccl_ids(spec);
   const bool any_constructor_args = std::any_of(constructor_args.begin(), constructor_args.end(),
@@ -651,9 +691,6 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
   const bool under_launcher = placement.under_launcher;
   const bool tcp = placement.tcp;
   const std::vector<std::uint32_t>& hosts = placement.hosts;
-  if (!spec.communicators.empty())
-    throw LaunchError(describe(spec) + " has NCCL edges or collectives, which cannot run on "
-                                       "several hosts yet; place all its actors on host 0");
   std::vector<std::string> remote;
   for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
     if (!local[a])
@@ -697,12 +734,14 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
   expected.push_back(driver_rendezvous_name);
   if (listener.listen(*secret, {listen.host, 0}) != NetStatus::ok)
     throw LaunchError(describe(spec) + ": cannot listen for TCP channels: " + listener.error());
+  const std::span<const std::byte> nccl_bytes = std::as_bytes(std::span(nccl_ids));
   RendezvousServer::Options server_options{
       spec.name,
       expected,
       listen,
       format_greeting({options.max_in_flight, options.slot_bytes, options.partition_timeout,
-                       host_transport, profile_executions}),
+                       host_transport, profile_executions,
+                       spec.communicators.empty() ? 0 : options.communicator_bytes}),
       secret,
       [this](const std::vector<std::string>& actors, const RemoteFailure& why) {
         remote_lost(actors, why);
@@ -711,7 +750,8 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
         std::fprintf(stderr, "cg: graph '%s': rendezvous dropped a %s\n", name, why.c_str());
       },
       options.partition_timeout,
-      std::move(remote_constructor_args)};
+      std::move(remote_constructor_args),
+      {nccl_bytes.begin(), nccl_bytes.end()}};
   if (server.start(std::move(server_options)) != NetStatus::ok)
     throw LaunchError(describe(spec) + ": cannot start the rendezvous: " + server.error());
   if (host.empty())
@@ -722,9 +762,16 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
   if (under_launcher)
     return; // mpirun/srun starts every actor
   if (tcp && options.host_commands.empty()) {
+    // Processes of this host: each gets its GPUs, as a process sharing the
+    // segment would.
     const std::string secret_entry = std::string(secret_variable) + "=" + secret->hex();
-    for (const std::string& name : remote) {
-      spawn_child(actor_host, {spec.name, name}, {variable, secret_entry}, {}, name);
+    for (std::uint32_t a = 0; a < spec.actors.size(); ++a) {
+      if (local[a])
+        continue;
+      std::vector<std::string> env{variable, secret_entry};
+      if (!cuda_devices[a].empty())
+        env.push_back("CUDA_VISIBLE_DEVICES=" + join(cuda_devices[a], ","));
+      spawn_child(actor_host, {spec.name, spec.actors[a].name}, env, {}, spec.actors[a].name);
     }
     return;
   }

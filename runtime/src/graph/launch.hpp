@@ -62,4 +62,11 @@ ActorPlacement place_actors(const GraphSpec& spec, const LaunchOptions& options)
 /// let the writer reuse a buffer before the reader copied it.
 void check_cuda_ipc_placement(const GraphSpec& spec, const ActorPlacement& placement);
 
+/// Throws LaunchError when a communicator group of host communicators
+/// (CommunicatorKind::host, whose tensors move through shared memory) has
+/// ranks in processes that share no memory: the driver's, another host's,
+/// one of their own. NCCL groups may span hosts.
+void check_communicator_placement(const GraphSpec& spec, const ActorPlacement& placement,
+                                  const LaunchOptions& options);
+
 } // namespace cg::detail

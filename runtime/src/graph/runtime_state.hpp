@@ -83,6 +83,9 @@ struct GraphRuntime::Impl {
   // Per actor in a process of its own, the constructor arguments launch()
   // was given for it: what the rendezvous answers to its ARGS.
   std::map<std::string, std::vector<std::byte>> remote_constructor_args;
+  // CommunicatorKind::nccl: the unique id of each communicator group (in the
+  // segment, and served to other hosts by the rendezvous).
+  std::vector<NcclIdBytes> nccl_ids;
   TcpChannelListener listener;
   Relays relays;
   HostTransport host_transport = HostTransport::tcp; // what carries the streams between hosts

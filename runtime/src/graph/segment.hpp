@@ -123,8 +123,8 @@ SegmentLayout segment_layout(const GraphSpec& spec, std::uint32_t slots, std::ui
 struct SegmentContents {
   std::uint32_t slots = 0; // ring slots per channel
   std::uint32_t slot_bytes = 0;
-  /// Per communicator group message bytes; 0: no groups are made (a remote
-  /// host's segment: communicators never cross hosts).
+  /// Per communicator group message bytes; 0: no groups are made (the graph
+  /// has none).
   std::uint64_t communicator_bytes = 0;
   /// Per actor, its encoded constructor arguments given to launch(), or
   /// nullopt; empty when launch() was given none.

@@ -41,6 +41,8 @@ constexpr std::size_t max_line = 4096;
 constexpr std::size_t max_name = 128;
 // The most constructor arguments an ARGS answer may carry.
 constexpr std::uint64_t max_constructor_args = std::uint64_t{1} << 30;
+// The most NCCL unique ids an NCCL answer may carry (128 bytes each).
+constexpr std::uint64_t max_nccl_ids = std::uint64_t{1} << 20;
 // The largest profile one actor may send (a deep ring: 40 bytes an event).
 constexpr std::uint64_t max_profile_bytes = std::uint64_t{1} << 30;
 // How long a client waits for the server's answer beyond its own deadline:
@@ -149,6 +151,7 @@ struct RendezvousServer::State {
   std::function<void(const std::string&)> on_rejected;
   std::chrono::milliseconds silence{};
   std::map<std::string, std::vector<std::byte>> constructor_args;
+  std::vector<std::byte> nccl_ids;
   std::optional<detail::Secret> secret;
   detail::UniqueFd listener;
   detail::UniqueFd wake; // eventfd: stop() or publish_local()
@@ -248,6 +251,7 @@ NetStatus RendezvousServer::start(Options options) {
   s.on_rejected = std::move(options.on_rejected);
   s.silence = options.silence;
   s.constructor_args = std::move(options.constructor_args);
+  s.nccl_ids = std::move(options.nccl_ids);
   s.secret = std::move(options.secret);
   s.listener = std::move(listener);
   s.wake = std::move(wake);
@@ -513,6 +517,16 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
     }
     reply("ARGS " + std::to_string(args->second.size()));
     c.output.append(reinterpret_cast<const char*>(args->second.data()), args->second.size());
+    return;
+  }
+  if (f[0] == "NCCL" && f.size() == 1) {
+    // Whoever holds an id can join its NCCL group: only for actors of the graph.
+    if (c.published.empty()) {
+      reply("ERROR no actor was published on this connection");
+      return;
+    }
+    reply("NCCL " + std::to_string(nccl_ids.size()));
+    c.output.append(reinterpret_cast<const char*>(nccl_ids.data()), nccl_ids.size());
     return;
   }
   if (f[0] == "FAILED" && f.size() >= 3) {
@@ -927,24 +941,42 @@ NetStatus RendezvousClient::constructor_args(std::string_view actor, Deadline de
   out.reset();
   if (reply == "NONE")
     return NetStatus::ok;
+  std::vector<std::byte> bytes;
+  if (const NetStatus s = receive_counted("ARGS", reply, max_constructor_args, deadline, bytes);
+      s != NetStatus::ok)
+    return s;
+  out = std::move(bytes);
+  return NetStatus::ok;
+}
+
+NetStatus RendezvousClient::nccl_ids(Deadline deadline, std::vector<std::byte>& out) {
+  std::string reply;
+  if (const NetStatus s = request("NCCL", deadline, reply); s != NetStatus::ok)
+    return s;
+  return receive_counted("NCCL", reply, max_nccl_ids, deadline, out);
+}
+
+NetStatus RendezvousClient::receive_counted(std::string_view command, const std::string& reply,
+                                            std::uint64_t most, Deadline deadline,
+                                            std::vector<std::byte>& out) {
   const std::vector<std::string_view> f = split(reply);
   const std::optional<std::uint64_t> size =
-      f.size() == 2 && f[0] == "ARGS" ? parse_number(f[1]) : std::nullopt;
-  if (!size || *size > max_constructor_args) {
-    error_ = "rendezvous at " + to_string(server_) + " answered ARGS with '" + reply + "'";
+      f.size() == 2 && f[0] == command ? parse_number(f[1]) : std::nullopt;
+  if (!size || *size > most) {
+    error_ = "rendezvous at " + to_string(server_) + " answered " + std::string(command) +
+             " with '" + reply + "'";
     return reply.rfind("ERROR ", 0) == 0 ? NetStatus::rejected : NetStatus::protocol_error;
   }
-  std::vector<std::byte> bytes(*size);
-  const std::size_t buffered = std::min<std::size_t>(input_.size(), bytes.size());
-  std::memcpy(bytes.data(), input_.data(), buffered);
+  out.assign(*size, std::byte{0});
+  const std::size_t buffered = std::min<std::size_t>(input_.size(), out.size());
+  std::memcpy(out.data(), input_.data(), buffered);
   input_.erase(0, buffered);
-  if (const NetStatus s = detail::receive_exact(fd_.get(), bytes.data() + buffered,
-                                                bytes.size() - buffered, deadline, error_);
+  if (const NetStatus s = detail::receive_exact(fd_.get(), out.data() + buffered,
+                                                out.size() - buffered, deadline, error_);
       s != NetStatus::ok) {
     error_ = "rendezvous: " + error_;
     return s;
   }
-  out = std::move(bytes);
   return NetStatus::ok;
 }
 

@@ -46,6 +46,10 @@
 //   ARGS <actor>                    ->  ARGS <n>, then n bytes: the actor's encoded constructor
 //                                       arguments given to launch(); NONE if it was given none;
 //                                       ERROR if the actor was not published on this connection
+//   NCCL                            ->  NCCL <n>, then n bytes: the NCCL unique id of every
+//                                       communicator group (128 bytes each, by group; n = 0
+//                                       for host communicators); ERROR if no actor was
+//                                       published on this connection
 //   (asked by the server with a line "PROFILE", once its actors run:)
 //   CLOCK <ns>                      ->  (no answer) this host's CLOCK_MONOTONIC, read as the
 //                                       request arrived: the server's round trip bounds it
@@ -145,6 +149,9 @@ public:
     // Per actor, the encoded constructor arguments launch() was given for
     // it (answered to ARGS).
     std::map<std::string, std::vector<std::byte>> constructor_args{};
+    // The NCCL unique ids of the graph's communicator groups, back to back
+    // (answered to NCCL); empty for host communicators.
+    std::vector<std::byte> nccl_ids{};
   };
 
   RendezvousServer();
@@ -221,6 +228,11 @@ public:
   NetStatus constructor_args(std::string_view actor, Deadline deadline,
                              std::optional<std::vector<std::byte>>& out);
 
+  // The NCCL unique ids of the graph's communicator groups, back to back
+  // (none for host communicators). Asked after publishing: the ids let their
+  // holder join the groups.
+  NetStatus nccl_ids(Deadline deadline, std::vector<std::byte>& out);
+
   // Says that `actor` is constructed and running.
   NetStatus ready(std::string_view actor, Deadline deadline);
   // Tells the server why this client is about to go away (sent, not
@@ -246,6 +258,9 @@ public:
 
 private:
   NetStatus request(const std::string& line, Deadline deadline, std::string& reply);
+  // After `reply` "<command> <n>": the n bytes that follow it (at most `most`).
+  NetStatus receive_counted(std::string_view command, const std::string& reply, std::uint64_t most,
+                            Deadline deadline, std::vector<std::byte>& out);
   NetStatus read_line(Deadline deadline, std::string& line);
 
   detail::UniqueFd fd_;

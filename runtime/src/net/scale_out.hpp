@@ -220,14 +220,18 @@ private:
 };
 
 /// What the driver's rendezvous tells every actor process, as its greeting
-/// "slots=K slot_bytes=B silence_ms=T transport=ucx": the channel geometry,
-/// how long a silent host is given, and what carries the streams.
+/// "slots=K slot_bytes=B silence_ms=T transport=ucx profile=P groups=G": the
+/// channel geometry, how long a silent host is given, what carries the
+/// streams, the profile's depth and the communicator groups' message bytes.
 struct Greeting {
   std::uint32_t slots = 0;
   std::uint32_t slot_bytes = 0;
   std::chrono::milliseconds silence{0};
   HostTransport transport = HostTransport::tcp;
   std::uint32_t profile_executions = 0; // the profile rings' depth; 0: no profile
+  // LaunchOptions::communicator_bytes for a graph with communicator groups
+  // (NCCL edges or collectives); 0: it has none.
+  std::uint64_t communicator_bytes = 0;
 };
 std::string format_greeting(const Greeting& greeting);
 /// Reads a greeting back; false if it is malformed or out of range.

@@ -512,6 +512,46 @@ TEST(Rendezvous, ConstructorArgumentsReachTheClientThatPublishedTheActor) {
   EXPECT_EQ(client.wait_for_table(in(5s)), NetStatus::ok) << "the stream is in step after ARGS";
 }
 
+TEST(Rendezvous, NcclIdsReachOnlyAClientThatPublishedAnActor) {
+  std::vector<std::byte> ids(2 * 128);
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    ids[i] = static_cast<std::byte>(i * 13 + 10); // '\n' and NUL among them
+  cg::RendezvousServer server;
+  ASSERT_EQ(server.start({.graph = "g",
+                          .actors = {"a", "b"},
+                          .listen = {"127.0.0.1", 0},
+                          .secret = launch_secret(),
+                          .nccl_ids = ids}),
+            NetStatus::ok);
+  cg::RendezvousClient client;
+  ASSERT_EQ(client.connect(server.endpoint(), "g", launch_secret(), in(5s)), NetStatus::ok);
+  std::vector<std::byte> got;
+  EXPECT_EQ(client.nccl_ids(in(5s), got), NetStatus::rejected);
+  EXPECT_EQ(client.error(), "rendezvous at " + cg::to_string(server.endpoint()) +
+                                " answered NCCL with 'ERROR no actor was published on this "
+                                "connection'");
+  ASSERT_EQ(client.publish("b", {"10.0.0.1", 1}, in(5s)), NetStatus::ok);
+  ASSERT_EQ(client.nccl_ids(in(5s), got), NetStatus::ok) << client.error();
+  EXPECT_EQ(got, ids);
+  ASSERT_EQ(client.publish("a", {"10.0.0.1", 1}, in(5s)), NetStatus::ok);
+  EXPECT_EQ(client.wait_for_table(in(5s)), NetStatus::ok) << "the stream is in step after NCCL";
+}
+
+TEST(Rendezvous, AGraphWithHostCommunicatorsHasNoNcclIds) {
+  cg::RendezvousServer server;
+  ASSERT_EQ(
+      server.start(
+          {.graph = "g", .actors = {"a"}, .listen = {"127.0.0.1", 0}, .secret = launch_secret()}),
+      NetStatus::ok);
+  cg::RendezvousClient client;
+  ASSERT_EQ(client.connect(server.endpoint(), "g", launch_secret(), in(5s)), NetStatus::ok);
+  ASSERT_EQ(client.publish("a", {"10.0.0.1", 1}, in(5s)), NetStatus::ok);
+  std::vector<std::byte> got(3);
+  ASSERT_EQ(client.nccl_ids(in(5s), got), NetStatus::ok) << client.error();
+  EXPECT_TRUE(got.empty());
+  EXPECT_EQ(client.wait_for_table(in(5s)), NetStatus::ok);
+}
+
 TEST(Liveness, ASocketIsGivenKeepaliveAndTheUserTimeout) {
   cg::detail::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   ASSERT_TRUE(fd);
