@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -165,6 +166,17 @@ int wait_fd(int fd, short events, Deadline deadline) noexcept {
   if (rc <= 0)
     return rc;
   return entry.revents != 0 ? entry.revents : events;
+}
+
+bool look_yielding(int fd, short events, int& looks) noexcept {
+  while (looks > 0) {
+    --looks;
+    sched_yield();
+    pollfd polled{fd, events, 0};
+    if (::poll(&polled, 1, 0) != 0)
+      return true;
+  }
+  return false;
 }
 
 bool set_nonblocking(int fd) noexcept {

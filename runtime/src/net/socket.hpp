@@ -39,6 +39,12 @@ private:
 // A deadline in the past polls once without waiting.
 int wait_fd(int fd, short events, Deadline deadline) noexcept;
 
+// Looks whether `fd` is ready for `events` up to `looks` more times (counted
+// down), yielding the CPU before each look and never sleeping: a sleeping
+// thread's wake-up costs more than a round trip between hosts, more still
+// where an idle CPU halts (a VM). True once it is ready.
+bool look_yielding(int fd, short events, int& looks) noexcept;
+
 // Milliseconds from now until `deadline`, rounded up, clamped to [0, INT_MAX].
 int milliseconds_until(Deadline deadline) noexcept;
 

@@ -153,7 +153,12 @@ ChannelStatus TcpWriter::finish(Deadline deadline) noexcept {
 // if `wait`, all of it by `deadline` (without one, blocked in sendmsg itself).
 ChannelStatus TcpWriter::push(bool wait, Deadline deadline) noexcept {
   const std::size_t total = frame_header_bytes + payload_.size();
-  const int flags = MSG_NOSIGNAL | (wait && deadline == Deadline::max() ? 0 : MSG_DONTWAIT);
+  // As a reader does (TcpReader::fill): when the socket is full, look again,
+  // yielding the CPU, before sleeping; a sleeping sender's wake-up for each
+  // freed window costs a large transfer its pace where an idle CPU halts.
+  const int looks_after_progress = wait && deadline != Deadline::min() ? detail::kYields : 0;
+  int looks = looks_after_progress;
+  int flags = MSG_NOSIGNAL | MSG_DONTWAIT;
   while (done_ < total) {
     iovec iov[2];
     msghdr message{};
@@ -170,6 +175,8 @@ ChannelStatus TcpWriter::push(bool wait, Deadline deadline) noexcept {
     const ssize_t n = ::sendmsg(fd_, &message, flags);
     if (n > 0) {
       done_ += static_cast<std::size_t>(n);
+      looks = looks_after_progress;
+      flags = MSG_NOSIGNAL | MSG_DONTWAIT;
       continue;
     }
     const int e = errno;
@@ -183,6 +190,12 @@ ChannelStatus TcpWriter::push(bool wait, Deadline deadline) noexcept {
     if (e == EAGAIN || e == EWOULDBLOCK) {
       if (!wait)
         return ChannelStatus::ok; // pending: finish() sends the rest
+      if (detail::look_yielding(fd_, POLLOUT, looks))
+        continue;
+      if (deadline == Deadline::max()) {
+        flags = MSG_NOSIGNAL; // wait inside sendmsg itself
+        continue;
+      }
       const int ready = detail::wait_fd(fd_, POLLOUT, deadline);
       if (ready == 0 && done_ == 0) {
         return fail(ChannelStatus::timeout, TcpFault::none,
@@ -322,6 +335,9 @@ ChannelStatus TcpReader::fill(std::size_t frame_bytes, Deadline deadline) noexce
     const ssize_t n = ::recv(fd_, buffer_ + end_, limit - end_, flags);
     if (n > 0) {
       end_ += static_cast<std::size_t>(n);
+      // Only a pause in what arrives, not a long frame, ends the looking.
+      looks = deadline == Deadline::min() ? 0 : detail::kYields;
+      flags = MSG_DONTWAIT;
       if (have_header_)
         advance_checksum();
       if (end_ - begin_ >= frame_bytes)
@@ -354,14 +370,7 @@ ChannelStatus TcpReader::fill(std::size_t frame_bytes, Deadline deadline) noexce
       // Looking is poll(), not recv(): a recv() takes the socket's lock, which
       // a send on the same connection (the returning channel's) holds while
       // it copies.
-      bool readable = false;
-      while (looks > 0 && !readable) {
-        --looks;
-        sched_yield();
-        pollfd polled{fd_, POLLIN, 0};
-        readable = ::poll(&polled, 1, 0) != 0;
-      }
-      if (readable)
+      if (detail::look_yielding(fd_, POLLIN, looks))
         continue;
       if (deadline == Deadline::max()) {
         flags = 0;
