@@ -394,7 +394,8 @@ ChannelStatus TcpReader::fill(std::size_t frame_bytes, Deadline deadline) noexce
 
 ChannelStatus TcpReader::check_header() noexcept {
   const detail::FrameHeader header = detail::decode_frame_header(buffer_ + begin_);
-  if (const TcpFault fault = detail::check_frame_start(header, next_, max_payload_, error_);
+  if (const TcpFault fault = detail::check_frame_start(
+          header, detail::header_checksum_of(buffer_ + begin_), next_, max_payload_, error_);
       fault != TcpFault::none)
     return fail(ChannelStatus::corrupt, fault);
   have_header_ = true;

@@ -85,7 +85,7 @@ void encode_frame_header(const FrameHeader& header, std::byte* out) noexcept {
   store_le<std::uint64_t>(out + 8, header.sequence);
   store_le<std::uint64_t>(out + 16, header.length);
   store_le<std::uint32_t>(out + frame_checksum_offset, header.checksum);
-  store_le<std::uint32_t>(out + 28, header.reserved);
+  store_le<std::uint32_t>(out + frame_header_checksum_offset, header_checksum_of(out));
 }
 
 FrameHeader decode_frame_header(const std::byte* in) noexcept {
@@ -96,15 +96,19 @@ FrameHeader decode_frame_header(const std::byte* in) noexcept {
   header.sequence = load_le<std::uint64_t>(in + 8);
   header.length = load_le<std::uint64_t>(in + 16);
   header.checksum = load_le<std::uint32_t>(in + frame_checksum_offset);
-  header.reserved = load_le<std::uint32_t>(in + 28);
+  header.header_checksum = load_le<std::uint32_t>(in + frame_header_checksum_offset);
   return header;
 }
 
 std::uint32_t frame_header_checksum(const std::byte* encoded) noexcept {
   std::byte copy[frame_header_bytes];
   std::memcpy(copy, encoded, frame_header_bytes);
-  std::memset(copy + frame_checksum_offset, 0, 4);
+  std::memset(copy + frame_checksum_offset, 0, 8);
   return crc32c(0, copy, frame_header_bytes);
+}
+
+std::uint32_t header_checksum_of(const std::byte* encoded) noexcept {
+  return crc32c(0, encoded, frame_header_checksum_offset);
 }
 
 std::uint32_t frame_checksum(const FrameHeader& header,
@@ -114,8 +118,8 @@ std::uint32_t frame_checksum(const FrameHeader& header,
   return crc32c(frame_header_checksum(encoded), payload.data(), payload.size());
 }
 
-TcpFault check_frame_start(const FrameHeader& header, std::uint64_t next, std::uint64_t max_payload,
-                           std::span<char> error) noexcept {
+TcpFault check_frame_start(const FrameHeader& header, std::uint32_t header_crc, std::uint64_t next,
+                           std::uint64_t max_payload, std::span<char> error) noexcept {
   if (header.magic != frame_magic) {
     return say(error, TcpFault::bad_magic,
                "frame %llu: bad magic 0x%08x (expected 0x%08x, \"CGTF\")", static_cast<ull>(next),
@@ -125,10 +129,10 @@ TcpFault check_frame_start(const FrameHeader& header, std::uint64_t next, std::u
     return say(error, TcpFault::bad_version, "frame %llu: protocol version %u, expected %u",
                static_cast<ull>(next), unsigned{header.version}, unsigned{frame_version});
   }
-  if (header.reserved != 0) {
-    return say(error, TcpFault::bad_header,
-               "frame %llu: reserved header field is 0x%08x, expected 0", static_cast<ull>(next),
-               header.reserved);
+  if (header.header_checksum != header_crc) {
+    return say(error, TcpFault::checksum_mismatch,
+               "frame %llu: header checksum mismatch: it says 0x%08x, its bytes give 0x%08x",
+               static_cast<ull>(next), header.header_checksum, header_crc);
   }
   if (header.length > max_payload) {
     return say(

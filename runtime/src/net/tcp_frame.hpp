@@ -9,13 +9,18 @@
 //
 //   offset size field
 //        0    4 magic     0x46544743, the bytes "CGTF"
-//        4    2 version   1
+//        4    2 version   2
 //        6    2 kind      0 value, 1 error (cg::MessageKind); 2 hello, 3 verdict,
 //                         4 challenge (set-up only)
 //        8    8 sequence  0 for a stream's first data frame, then +1 per frame
 //       16    8 length    payload bytes
-//       24    4 checksum  CRC-32C of the 32 header bytes (this field taken as 0), then the payload
-//       28    4 reserved  0
+//       24    4 checksum  CRC-32C of the 32 header bytes (this field and the next
+//                         taken as 0), then the payload
+//       28    4 header    CRC-32C of the 28 bytes before it
+//
+// The header's own checksum is checked before its length is believed: a
+// corrupted length would otherwise have a reader wait for bytes that never
+// come (version 1 had no such field: its offset 28 was reserved).
 //
 // Set-up frames (challenge, hello, verdict) always carry sequence 0 and are not counted:
 // the first data frame after a handshake is still sequence 0.
@@ -38,7 +43,7 @@ enum class TcpFault {
   send_timeout,      // the send deadline passed mid-frame; the stream was shut down
   bad_magic,         // the bytes where a header should start are not "CGTF"
   bad_version,       // a frame of another protocol version
-  bad_header,        // the reserved header field is not 0
+  bad_header,        // a header that disagrees with the message carrying it (UCX)
   too_large,         // a payload exceeds max_payload
   no_memory,         // no buffer for a frame within max_payload
   checksum_mismatch, // the CRC-32C does not match the header and payload received
@@ -54,9 +59,10 @@ const char* to_string(TcpFault fault) noexcept;
 namespace cg::detail {
 
 inline constexpr std::uint32_t frame_magic = 0x4654'4743u; // "CGTF" as little-endian bytes
-inline constexpr std::uint16_t frame_version = 1;
+inline constexpr std::uint16_t frame_version = 2;
 inline constexpr std::size_t frame_header_bytes = 32;
 inline constexpr std::size_t frame_checksum_offset = 24;
+inline constexpr std::size_t frame_header_checksum_offset = 28;
 
 enum class FrameKind : std::uint16_t {
   value = 0,
@@ -73,11 +79,12 @@ struct FrameHeader {
   std::uint64_t sequence = 0;
   std::uint64_t length = 0;
   std::uint32_t checksum = 0;
-  std::uint32_t reserved = 0;
+  std::uint32_t header_checksum = 0; // decoded; encoding computes it
 };
 
-void encode_frame_header(const FrameHeader& header,
-                         std::byte* out) noexcept;             // writes frame_header_bytes
+// Writes frame_header_bytes: the fields of `header`, then the header's own
+// checksum of them (header.header_checksum is not used).
+void encode_frame_header(const FrameHeader& header, std::byte* out) noexcept;
 FrameHeader decode_frame_header(const std::byte* in) noexcept; // reads frame_header_bytes
 
 // The checksum field a frame with this header (its checksum field ignored)
@@ -85,18 +92,22 @@ FrameHeader decode_frame_header(const std::byte* in) noexcept; // reads frame_he
 std::uint32_t frame_checksum(const FrameHeader& header,
                              std::span<const std::byte> payload) noexcept;
 
-// The CRC-32C of an encoded header with its checksum field taken as 0: where a
-// frame's checksum starts before the payload is fed in.
+// The CRC-32C of an encoded header with both checksum fields taken as 0: where
+// a frame's checksum starts before the payload is fed in.
 std::uint32_t frame_header_checksum(const std::byte* encoded) noexcept;
+
+// What the header checksum field of an encoded header must say.
+std::uint32_t header_checksum_of(const std::byte* encoded) noexcept;
 
 // The checks every reader of frames makes, in this order, before it believes
 // a data frame. Each returns TcpFault::none, or the fault with one sentence in
 // `error` naming the frame (`next`: the sequence number expected).
 //
-// Once the header is in: magic, version, reserved field, and a length within
-// `max_payload` (the length says how much more to read).
-TcpFault check_frame_start(const FrameHeader& header, std::uint64_t next, std::uint64_t max_payload,
-                           std::span<char> error) noexcept;
+// Once the header is in (`header_crc`: header_checksum_of its bytes): magic,
+// version, the header's checksum, and a length within `max_payload` (the
+// length says how much more to read).
+TcpFault check_frame_start(const FrameHeader& header, std::uint32_t header_crc, std::uint64_t next,
+                           std::uint64_t max_payload, std::span<char> error) noexcept;
 // Once the whole frame is in (`crc`: the CRC-32C of its `frame_bytes`, the
 // checksum field taken as 0): the checksum before the kind and the sequence
 // number, so that a corrupted sequence field is reported as the corruption it

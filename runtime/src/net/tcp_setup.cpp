@@ -81,8 +81,9 @@ NetStatus receive_setup_frame(int fd, FrameKind kind, Deadline deadline, std::st
     return bad("protocol version " + std::to_string(header.version) + ", expected " +
                std::to_string(detail::frame_version));
   }
-  if (header.kind != static_cast<std::uint16_t>(kind) || header.sequence != 0 ||
-      header.reserved != 0) {
+  if (header.header_checksum != detail::header_checksum_of(head))
+    return bad("header checksum mismatch");
+  if (header.kind != static_cast<std::uint16_t>(kind) || header.sequence != 0) {
     return bad("unexpected frame kind " + std::to_string(header.kind));
   }
   if (header.length > max_handshake)

@@ -512,7 +512,8 @@ ChannelStatus UcxReader::take(void* m, std::size_t bytes) noexcept {
                 ucs_status_string(s));
   }
   const FrameHeader header = decode_frame_header(buffer_);
-  if (const TcpFault f = check_frame_start(header, next_, max_payload_, error_);
+  if (const TcpFault f =
+          check_frame_start(header, header_checksum_of(buffer_), next_, max_payload_, error_);
       f != TcpFault::none)
     return fail(ChannelStatus::corrupt, f);
   if (header.length != bytes - frame_header_bytes) {
