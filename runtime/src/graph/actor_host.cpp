@@ -133,8 +133,9 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
       return fail("the rendezvous at " + to_string(*server) + " sent " +
                   std::to_string(ids.size()) + " bytes of NCCL ids for " +
                   std::to_string(spec.communicators.size()) + " communicator groups");
-    nccl_ids.resize(ids.size() / kNcclIdBytes);
-    std::memcpy(nccl_ids.data(), ids.data(), ids.size());
+    nccl_ids.resize(ids.size() / kNcclIdBytes); // none: host communicators
+    if (!ids.empty())
+      std::memcpy(nccl_ids.data(), ids.data(), ids.size());
     contents.nccl_ids = nccl_ids;
   }
   if (any_constructor_args)

@@ -969,7 +969,8 @@ NetStatus RendezvousClient::receive_counted(std::string_view command, const std:
   }
   out.assign(*size, std::byte{0});
   const std::size_t buffered = std::min<std::size_t>(input_.size(), out.size());
-  std::memcpy(out.data(), input_.data(), buffered);
+  if (buffered > 0) // out.data() is null when nothing follows (NCCL 0)
+    std::memcpy(out.data(), input_.data(), buffered);
   input_.erase(0, buffered);
   if (const NetStatus s = detail::receive_exact(fd_.get(), out.data() + buffered,
                                                 out.size() - buffered, deadline, error_);
