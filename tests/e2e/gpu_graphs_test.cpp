@@ -152,6 +152,16 @@ TEST_F(GpuGraphs, NcclCommunicatorWithoutACudaDeviceIsALaunchError) {
 
 // ---- Communicator groups on other hosts ------------------------------------
 
+// What launch() of `Graph` with `options` throws as cg::LaunchError.
+template <auto Graph> std::string launch_error(const cg::LaunchOptions& options) {
+  try {
+    cg::launch<Graph>(options);
+  } catch (const cg::LaunchError& e) {
+    return e.what();
+  }
+  return "(launched)";
+}
+
 // Actors placed on host 1, whose process a host command starts here (over
 // loopback: no second machine needed). Its segment holds the groups.
 class GroupsOnAnotherHost : public cg_test::NoLeftovers {
@@ -226,28 +236,18 @@ TEST_F(GroupsOnAnotherHost, RanksWaitingInACollectiveOnAnotherHostWakeWhenTheGra
 }
 
 TEST_F(GroupsOnAnotherHost, AHostCommunicatorGroupAcrossProcessesIsALaunchErrorSayingWhy) {
-  try {
-    auto graph = cg::launch<&nccl_pipeline>(placed("b 1\n"));
-    FAIL() << "expected cg::LaunchError";
-  } catch (const cg::LaunchError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "graph 'nccl_pipeline': communicator group 0 (actors a, b) joins processes that "
-              "share no memory ('a' shares the driver's memory, 'b' runs in the process of host "
-              "1): cg::CommunicatorKind::host moves tensors through shared memory; use "
-              "cg::CommunicatorKind::nccl, or place the group's actors together");
-  }
+  EXPECT_EQ(launch_error<&nccl_pipeline>(placed("b 1\n")),
+            "graph 'nccl_pipeline': communicator group 0 (actors a, b) joins processes that "
+            "share no memory ('a' shares the driver's memory, 'b' runs in the process of host "
+            "1): cg::CommunicatorKind::host moves tensors through shared memory; use "
+            "cg::CommunicatorKind::nccl, or place the group's actors together");
   cg::LaunchOptions forced;
   forced.tcp_everywhere = true; // every actor in a process of its own
-  try {
-    auto graph = cg::launch<&collectives>(forced);
-    FAIL() << "expected cg::LaunchError";
-  } catch (const cg::LaunchError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "graph 'collectives': communicator group 0 (actors w0, w1, w2) joins processes "
-              "that share no memory ('w0' runs in a process of its own, 'w1' runs in a process "
-              "of its own): cg::CommunicatorKind::host moves tensors through shared memory; use "
-              "cg::CommunicatorKind::nccl, or place the group's actors together");
-  }
+  EXPECT_EQ(launch_error<&collectives>(forced),
+            "graph 'collectives': communicator group 0 (actors w0, w1, w2) joins processes "
+            "that share no memory ('w0' runs in a process of its own, 'w1' runs in a process "
+            "of its own): cg::CommunicatorKind::host moves tensors through shared memory; use "
+            "cg::CommunicatorKind::nccl, or place the group's actors together");
 }
 
 } // namespace

@@ -274,34 +274,46 @@ TEST_F(DeviceGraphs, NcclWithoutACudaDeviceIsALaunchError) {
   }
 }
 
-TEST_F(DeviceGraphs, SingleRankAllreduceOverNcclOnOneGpu) {
-  if (!have_cuda_device())
-    GTEST_SKIP() << "no CUDA device: this test needs a GPU and NCCL (built with CUDA: "
-                 << (cg::built_with_cuda() ? "yes" : "no") << ")";
+// Why an NCCL test cannot run here, "" when it can: it needs `gpus` CUDA
+// devices and a loadable NCCL.
+std::string without_nccl(int gpus) {
+  if (!cg::built_with_cuda() || cg::cuda_device_count() < gpus)
+    return "this test needs " + std::to_string(gpus) + " CUDA device(s) and NCCL (built with " +
+           "CUDA: " + (cg::built_with_cuda() ? "yes" : "no") + "; this machine has " +
+           std::to_string(cg::cuda_device_count()) + ")";
 #if defined(CG_HAVE_CUDA)
   if (!cg::NcclCommunicator::available())
-    GTEST_SKIP() << "NCCL cannot be loaded (libnccl.so.2, or CG_NCCL_LIBRARY): this test needs it";
+    return "NCCL cannot be loaded (libnccl.so.2, or CG_NCCL_LIBRARY): this test needs it";
 #endif
-  cg::LaunchOptions options;
+  return "";
+}
+
+// One rank's allreduce over NCCL, launched with `options`.
+void expect_single_rank_allreduce_over_nccl(cg::LaunchOptions options) {
   options.communicator = cg::CommunicatorKind::nccl;
   auto graph = cg::launch<&single_rank_allreduce>(options);
   EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{3, 4, 5}));
   EXPECT_EQ(values(graph.execute(2).get()), (std::vector<float>{2, 3}));
 }
 
-TEST_F(DeviceGraphs, NcclEdgeBetweenTwoGpusDeliversExactValues) {
-  if (!cg::built_with_cuda() || cg::cuda_device_count() < 2)
-    GTEST_SKIP() << "this test needs two CUDA devices and NCCL (this machine has "
-                 << cg::cuda_device_count() << ")";
-#if defined(CG_HAVE_CUDA)
-  if (!cg::NcclCommunicator::available())
-    GTEST_SKIP() << "NCCL cannot be loaded (libnccl.so.2, or CG_NCCL_LIBRARY): this test needs it";
-#endif
-  cg::LaunchOptions options;
+// An NCCL edge between two GPUs, launched with `options`.
+void expect_nccl_edge_between_two_gpus(cg::LaunchOptions options) {
   options.communicator = cg::CommunicatorKind::nccl;
   auto graph = cg::launch<&two_gpu_pipeline>(options);
   EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{6, 8, 10}));
   EXPECT_EQ(values(graph.execute(1).get()), (std::vector<float>{2}));
+}
+
+TEST_F(DeviceGraphs, SingleRankAllreduceOverNcclOnOneGpu) {
+  if (const std::string why = without_nccl(1); !why.empty())
+    GTEST_SKIP() << why;
+  expect_single_rank_allreduce_over_nccl({});
+}
+
+TEST_F(DeviceGraphs, NcclEdgeBetweenTwoGpusDeliversExactValues) {
+  if (const std::string why = without_nccl(2); !why.empty())
+    GTEST_SKIP() << why;
+  expect_nccl_edge_between_two_gpus({});
 }
 
 // TCP forced: the rank runs in a process that shares no memory with the
@@ -312,41 +324,25 @@ TEST_F(DeviceGraphs, SingleRankAllreduceInAProcessReachedOverTcp) {
   options.cuda_devices = std::vector<std::string>{"0"};
   options.tcp_everywhere = true;
   auto graph = cg::launch<&single_rank_allreduce>(options);
+  EXPECT_EQ(graph.channel_transports(),
+            std::vector<std::string>(graph.channel_transports().size(), "tcp"));
   EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{3, 4, 5}));
 }
 
 TEST_F(DeviceGraphs, SingleRankAllreduceOverNcclInAProcessReachedOverTcp) {
-  if (!have_cuda_device())
-    GTEST_SKIP() << "no CUDA device: this test needs a GPU and NCCL (built with CUDA: "
-                 << (cg::built_with_cuda() ? "yes" : "no") << ")";
-#if defined(CG_HAVE_CUDA)
-  if (!cg::NcclCommunicator::available())
-    GTEST_SKIP() << "NCCL cannot be loaded (libnccl.so.2, or CG_NCCL_LIBRARY): this test needs it";
-#endif
+  if (const std::string why = without_nccl(1); !why.empty())
+    GTEST_SKIP() << why;
   cg::LaunchOptions options;
-  options.communicator = cg::CommunicatorKind::nccl;
   options.tcp_everywhere = true;
-  auto graph = cg::launch<&single_rank_allreduce>(options);
-  EXPECT_EQ(graph.channel_transports(),
-            std::vector<std::string>(graph.channel_transports().size(), "tcp"));
-  EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{3, 4, 5}));
-  EXPECT_EQ(values(graph.execute(2).get()), (std::vector<float>{2, 3}));
+  expect_single_rank_allreduce_over_nccl(options);
 }
 
 TEST_F(DeviceGraphs, NcclEdgeBetweenTwoGpusOfProcessesReachedOverTcp) {
-  if (!cg::built_with_cuda() || cg::cuda_device_count() < 2)
-    GTEST_SKIP() << "this test needs two CUDA devices and NCCL (this machine has "
-                 << cg::cuda_device_count() << ")";
-#if defined(CG_HAVE_CUDA)
-  if (!cg::NcclCommunicator::available())
-    GTEST_SKIP() << "NCCL cannot be loaded (libnccl.so.2, or CG_NCCL_LIBRARY): this test needs it";
-#endif
+  if (const std::string why = without_nccl(2); !why.empty())
+    GTEST_SKIP() << why;
   cg::LaunchOptions options;
-  options.communicator = cg::CommunicatorKind::nccl;
   options.tcp_everywhere = true;
-  auto graph = cg::launch<&two_gpu_pipeline>(options);
-  EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{6, 8, 10}));
-  EXPECT_EQ(values(graph.execute(1).get()), (std::vector<float>{2}));
+  expect_nccl_edge_between_two_gpus(options);
 }
 
 TEST_F(DeviceGraphs, TwoGpuPipelineRunsOverTheHostCommunicatorWithoutGpus) {
