@@ -51,6 +51,38 @@ public:
       : input_(input), graph_(graph), schedule_(schedule), id_(identifierFor(graph.name)),
         tasks_(ir::taskLabels(graph)), values_(ir::valueLabels(graph, tasks_)) {}
 
+  // The driver class's input_tensor<I>() when the graph has cg::Tensor
+  // inputs: input I made in place (cg::detail::GraphRuntime::input_tensor),
+  // I checked against those inputs when the caller compiles.
+  std::string inputTensorMethodFor() const {
+    std::vector<std::string> tensorInputs;
+    for (size_t i = 0; i < graph_.inputs.size(); ++i)
+      if (graph_.values.at(graph_.inputs[i]).type.spelling == "cg::Tensor")
+        tensorInputs.push_back(std::to_string(i));
+    if (tensorInputs.empty())
+      return "";
+    std::vector<std::string> checks;
+    for (const std::string& i : tensorInputs)
+      checks.push_back("I == " + i);
+    return fmt::format(
+        "\n"
+        "  /// Input #I of the next execute() (#{first} unless told: the graph's cg::Tensor\n"
+        "  /// inputs are #{list}) as a host tensor made where the graph carries it, in its\n"
+        "  /// channel's shared memory: fill it, then pass it to execute(), which hands it\n"
+        "  /// over without copying its elements. The next execute() takes it, whatever it\n"
+        "  /// is given; the memory is the graph's from then on (see\n"
+        "  /// cg::detail::GraphRuntime::input_tensor).\n"
+        "  template <std::size_t I = {first}>\n"
+        "  cg::Tensor input_tensor(cg::DType dtype, std::vector<std::int64_t> shape) {{\n"
+        "    static_assert({checks},\n"
+        "                  \"input_tensor<I>(): input #I of graph '{graph}' is not a "
+        "cg::Tensor\");\n"
+        "    return runtime_->input_tensor(I, dtype, std::move(shape));\n"
+        "  }}\n",
+        fmt::arg("first", tensorInputs.front()), fmt::arg("list", fmt::join(tensorInputs, ", #")),
+        fmt::arg("checks", fmt::join(checks, " || ")), fmt::arg("graph", graph_.name));
+  }
+
   // This graph's section of the driver header; its tables (one row per
   // actor or channel) go into `tables`, laid out.
   std::string driverSection(LaidOutTables& tables) const {
@@ -82,6 +114,7 @@ public:
               ? fmt::format("    runtime_->write_input({}, input{}.to(cg::device::cpu));\n", i, i)
               : fmt::format("    runtime_->write_input({}, input{});\n", i, i);
     }
+    std::string inputTensorMethod = inputTensorMethodFor();
     // Constructor arguments launch() may replace: one member each, encoded
     // by the driver class for the runtime (which takes none when no actor
     // has any).
@@ -158,7 +191,8 @@ public:
         fmt::arg("constructor_members", constructorMembers),
         fmt::arg("encoded_constructors", encodedConstructors),
         fmt::arg("constructors_param", constructorsParam),
-        fmt::arg("encode_function_private", encodeFunction), fmt::arg("input_writes", inputWrites));
+        fmt::arg("encode_function_private", encodeFunction), fmt::arg("input_writes", inputWrites),
+        fmt::arg("input_tensor_method", inputTensorMethod));
   }
 
   // The names a profile gives the operations (cg::detail::OperationNames):

@@ -44,7 +44,7 @@ public:
   std::future<{result_type}> execute_async({input_params}) {{
     return execute({input_args}).get_future();
   }}
-{encode_function_private}}};
+{input_tensor_method}{encode_function_private}}};
 
 }} // namespace cg_generated::{target_ns}
 

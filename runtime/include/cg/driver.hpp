@@ -40,6 +40,7 @@
 #include <cg/errors.hpp>
 #include <cg/serialize.hpp>
 #include <cg/stats.hpp>
+#include <cg/tensor.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -280,6 +281,18 @@ public:
   /// drained first (waiting up to the submit timeout: TimeoutError).
   std::uint64_t begin_execution();
 
+  /// A host tensor of `dtype` and `shape` (contiguous, uninitialised) made
+  /// where input `input` of the next execution travels: in its channel's
+  /// shared memory (an overflow buffer when larger than a slot), after the
+  /// encoding's header, 64-byte aligned. write_input() of this tensor then
+  /// copies none of its elements, and a reader on this host reads them where
+  /// the caller wrote them. The channel's next slot is taken now (waiting
+  /// up to the submit timeout: TimeoutError), and held until that
+  /// write_input(), whatever it is given. Throws Error when the input does
+  /// not exist, already has such a tensor waiting, or no buffer that large
+  /// can be made; TensorError for a bad shape.
+  Tensor input_tensor(std::size_t input, DType dtype, std::vector<std::int64_t> shape);
+
   /// Hands input `input` of the execution begun last to the graph, waiting up
   /// to the submit timeout for room (TimeoutError).
   template <class T> void write_input(std::size_t input, const T& value) {
@@ -357,6 +370,8 @@ private:
   struct Impl;
   bool finish(Deadline deadline) noexcept;
   bool acquire_input(std::size_t input, std::size_t bytes, std::span<std::byte>& slot);
+  ChannelStatus acquire_input_area(std::size_t input, std::size_t bytes,
+                                   std::span<std::byte>& slot);
   void publish_input(std::size_t input, std::size_t bytes);
 
   const GraphSpec& spec_;

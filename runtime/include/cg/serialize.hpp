@@ -65,6 +65,10 @@ public:
 
   std::size_t written() const noexcept { return written_; }
 
+  /// Where the next byte written goes (a value that may be there already
+  /// can skip its copy: reserve() it instead).
+  const std::byte* next() const noexcept { return out_.data() + written_; }
+
 private:
   std::span<std::byte> out_;
   std::size_t written_ = 0;

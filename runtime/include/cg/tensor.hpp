@@ -168,10 +168,12 @@ private:
 };
 
 /// A host tensor on the wire: u8 1 (0 alone for an undefined Tensor), u8 dtype, u64 ndim, the shape
-/// and the strides (i64 each; always the contiguous ones), u64 byte count, then the elements
-/// row-major, a non-contiguous tensor being made contiguous while it is copied
-/// into the buffer. Decoding gives an owned contiguous host tensor and checks
-/// everything (dtype, extents, strides, byte count, bool bytes are 0 or 1).
+/// and the strides (i64 each; always the contiguous ones), u64 byte count, zero bytes up to
+/// the next multiple of 64 from the encoding's start, then the elements row-major, a
+/// non-contiguous tensor being made contiguous while it is copied into the buffer (a
+/// contiguous one whose elements are already where they go, as a graph's input tensor made
+/// in place is, is not copied at all). Decoding gives an owned contiguous host tensor and
+/// checks everything (dtype, extents, strides, byte count, padding, bool bytes are 0 or 1).
 /// A CUDA tensor throws TensorError: it needs a tensor transport.
 template <> struct Codec<Tensor> {
   static std::size_t size(const Tensor& t);

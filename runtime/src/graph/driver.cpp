@@ -18,6 +18,7 @@
 #include "graph/runtime_state.hpp"
 #include "support/deadline.hpp"
 #include "support/text.hpp"
+#include "tensor/tensor_wire.hpp"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -506,28 +507,58 @@ void GraphRuntime::abandon(std::uint64_t seq) noexcept {
   }
 }
 
+Tensor GraphRuntime::input_tensor(std::size_t input, DType dtype, std::vector<std::int64_t> shape) {
+  Impl& s = *impl_;
+  if (input >= s.inputs.size())
+    throw Error(describe(spec_) + " has no input #" + std::to_string(input));
+  if (s.input_in_place.at(input))
+    throw Error("input #" + std::to_string(input) + " of " + describe(spec_) +
+                " already has a tensor from input_tensor() that no execute() has taken: the "
+                "next execute() takes it (and one tensor per input waits at a time)");
+  const std::size_t bytes = wire_bytes(dtype, shape); // checks the shape
+  std::span<std::byte> slot;
+  if (acquire_input_area(input, bytes, slot) == ChannelStatus::too_large)
+    throw Error("input #" + std::to_string(input) + " of " + describe(spec_) + ": " +
+                std::string(to_string(dtype)) + " tensor of " + std::to_string(bytes) +
+                " bytes: no shared-memory buffer that large could be allocated");
+  Tensor in_place =
+      Tensor::from_blob(slot.data() + wire_header_bytes(shape.size()), dtype, std::move(shape));
+  Encoder header(slot);
+  encode_wire_header(header, in_place);
+  s.input_in_place[input] = true;
+  return in_place;
+}
+
 bool GraphRuntime::acquire_input(std::size_t input, std::size_t bytes, std::span<std::byte>& slot) {
+  Impl& s = *impl_;
+  s.input_in_place.at(input) = false; // this execution takes it
+  if (acquire_input_area(input, bytes, slot) == ChannelStatus::ok)
+    return true;
+  // No memory for the value. Keep every actor in step: this execution
+  // carries an error, not a value.
+  ErrorRecord error =
+      fit_to_slot({"driver", "execute", "std::bad_alloc",
+                   "input #" + std::to_string(input) + " of " + std::to_string(bytes) +
+                       " bytes: no shared-memory buffer that large could be allocated"},
+                  s.options.slot_bytes);
+  std::size_t size = encoded_size(error);
+  if (s.inputs[input].acquire(size, slot, deadline_or_look_once(s.options.submit_timeout)) !=
+      ChannelStatus::ok)
+    s.throw_failure();
+  Encoder encoder(slot);
+  encode(encoder, error);
+  s.inputs[input].publish(MessageKind::error, encoder.written());
+  return false;
+}
+
+ChannelStatus GraphRuntime::acquire_input_area(std::size_t input, std::size_t bytes,
+                                               std::span<std::byte>& slot) {
   Impl& s = *impl_;
   Deadline deadline = deadline_or_look_once(s.options.submit_timeout);
   switch (ChannelStatus status = s.inputs.at(input).acquire(bytes, slot, deadline)) {
   case ChannelStatus::ok:
-    return true;
-  case ChannelStatus::too_large: {
-    // No memory for the value. Keep every actor in step: this execution
-    // carries an error, not a value.
-    ErrorRecord error =
-        fit_to_slot({"driver", "execute", "std::bad_alloc",
-                     "input #" + std::to_string(input) + " of " + std::to_string(bytes) +
-                         " bytes: no shared-memory buffer that large could be allocated"},
-                    s.options.slot_bytes);
-    std::size_t size = encoded_size(error);
-    if (s.inputs[input].acquire(size, slot, deadline) != ChannelStatus::ok)
-      s.throw_failure();
-    Encoder encoder(slot);
-    encode(encoder, error);
-    s.inputs[input].publish(MessageKind::error, encoder.written());
-    return false;
-  }
+  case ChannelStatus::too_large:
+    return status;
   case ChannelStatus::timeout:
     throw TimeoutError("input #" + std::to_string(input) + " of " + describe(spec_) +
                        " could not be submitted within " +

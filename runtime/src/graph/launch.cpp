@@ -475,6 +475,7 @@ void GraphRuntime::Impl::create_segment(
 void GraphRuntime::Impl::open_driver_ports() {
   for (std::uint32_t channel : spec.input_channels)
     inputs.emplace_back(channels.at(channel));
+  input_in_place.assign(inputs.size(), false);
   for (std::uint32_t channel : spec.output_channels) {
     auto it = std::find(result_channels.begin(), result_channels.end(), channel);
     if (it == result_channels.end()) {

@@ -55,6 +55,9 @@ struct GraphRuntime::Impl {
   std::vector<std::vector<std::string>> cuda_devices; // per actor (LaunchOptions::cuda_devices)
   std::vector<int> cuda_ordinals;    // per actor: its first device in this process (threads mode)
   std::vector<ChannelWriter> inputs; // per input position
+  // Per input: input_tensor() made a tensor in its channel that no
+  // execute() has taken yet.
+  std::vector<bool> input_in_place;
   std::vector<std::uint32_t> result_channels; // distinct output channels
   std::vector<ChannelReader> result_readers;  // parallel to result_channels
   std::vector<std::size_t> output_source;     // output position -> result index

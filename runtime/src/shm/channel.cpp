@@ -398,6 +398,8 @@ ChannelStatus ChannelWriter::acquire(std::size_t bytes, std::span<std::byte>& pa
                                      Deadline deadline) noexcept {
   if (header_ == nullptr)
     return ChannelStatus::closed;
+  if (holding_ && acquired_again(bytes, payload))
+    return ChannelStatus::ok;
 
   const ChannelStatus status =
       wait_for_channel(*header_, {header_->writer_futex, header_->writer_waiters}, deadline, [&] {
@@ -433,6 +435,24 @@ ChannelStatus ChannelWriter::acquire(std::size_t bytes, std::span<std::byte>& pa
   acquired_ = bytes;
   holding_ = true;
   return ChannelStatus::ok;
+}
+
+// The area acquired and not yet published, when `bytes` fit where it is: a
+// value acquired again (a graph's input tensor made in place, then encoded)
+// must find what was written there, in the same buffer even when another
+// free one would now be the better fit.
+bool ChannelWriter::acquired_again(std::size_t bytes, std::span<std::byte>& payload) noexcept {
+  const auto index = static_cast<std::uint32_t>(next_ % slots_);
+  std::byte* start = nullptr;
+  if (!overflowing_ && bytes <= slot_bytes_)
+    start = detail::slot_payload(detail::slot_header(header_, readers_, stride_, index));
+  else if (overflowing_ && bytes > slot_bytes_ && bytes <= overflow_[acquired_buffer_].capacity)
+    start = overflow_[acquired_buffer_].data + detail::overflow_payload_offset;
+  if (start == nullptr)
+    return false;
+  payload = std::span<std::byte>(start, bytes);
+  acquired_ = bytes;
+  return true;
 }
 
 // A buffer of the pool for a value of `bytes` bytes: the smallest free one

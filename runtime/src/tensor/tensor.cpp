@@ -345,8 +345,21 @@ constexpr std::uint8_t wire_host = 1;
 
 namespace detail {
 
-std::size_t wire_header_bytes(const Tensor& t) {
-  return 2 + sizeof(std::uint64_t) * 2 + 2 * sizeof(std::int64_t) * t.shape().size();
+std::size_t wire_header_bytes(std::size_t ndim) {
+  const std::size_t fields = wire_field_bytes(ndim);
+  return (fields + wire_element_alignment - 1) / wire_element_alignment * wire_element_alignment;
+}
+
+std::size_t wire_header_bytes(const Tensor& t) { return wire_header_bytes(t.shape().size()); }
+
+std::size_t wire_bytes(DType dtype, const std::vector<std::int64_t>& shape) {
+  check_extents(shape, "an input tensor");
+  const std::size_t elements = checked_bytes(dtype, shape, "an input tensor");
+  const std::size_t header = wire_header_bytes(shape.size());
+  if (elements > SIZE_MAX - header)
+    throw TensorError("cg: an input tensor: " + std::string(to_string(dtype)) + shape_text(shape) +
+                      " is too large");
+  return header + elements;
 }
 
 void encode_wire_header(Encoder& e, const Tensor& t) {
@@ -359,6 +372,8 @@ void encode_wire_header(Encoder& e, const Tensor& t) {
   e.write(strides.data(), strides.size() * sizeof(std::int64_t));
   const std::uint64_t bytes = t.nbytes();
   e.write(&bytes, sizeof bytes);
+  static constexpr std::byte padding[wire_element_alignment] = {};
+  e.write(padding, wire_header_bytes(t) - wire_field_bytes(t.shape().size()));
 }
 
 } // namespace detail
@@ -377,6 +392,11 @@ void Codec<Tensor>::encode(Encoder& e, const Tensor& t) {
   }
   check_host(t);
   detail::encode_wire_header(e, t);
+  // Elements made where they go (GraphRuntime::input_tensor) are there already.
+  if (t.is_contiguous() && e.next() == t.data_ptr()) {
+    (void)e.reserve(t.nbytes());
+    return;
+  }
   detail::for_each_run(t, [&e](std::byte* run, std::size_t n) { e.write(run, n); });
 }
 
@@ -405,6 +425,12 @@ bool decode_tensor_header(Decoder& d, DType& dtype_out, std::vector<std::int64_t
   d.read(strides.data(), ndim * sizeof(std::int64_t));
   std::uint64_t bytes = 0;
   d.read(&bytes, sizeof bytes);
+  const std::span<const std::byte> padding =
+      d.take(detail::wire_header_bytes(ndim) - detail::wire_field_bytes(ndim));
+  for (const std::byte b : padding) {
+    if (b != std::byte{0})
+      throw DecodeError("cg: corrupted tensor: a byte of the header's padding is not zero");
+  }
   for (const std::int64_t extent : shape) {
     if (extent < 0)
       throw DecodeError("cg: corrupted tensor: negative extent in shape " + shape_text(shape));

@@ -137,6 +137,34 @@ TEST(Codegen, AConstructorArgumentIsEncodedOnlyForTheActorThatHasOne) {
   EXPECT_FALSE(contains(chain, "encode")) << chain;
 }
 
+TEST(Codegen, TensorInputsGetAnInputTensorMethodCheckedAgainstThemWhenCalled) {
+  GraphBuilder g("weights", 60);
+  unsigned n = g.input("int");
+  unsigned w = g.input("cg::Tensor");
+  unsigned b = g.input("cg::Tensor", ir::Transport::Cuda);
+  unsigned a = g.actor("a", 61);
+  g.output(g.bind(a, "apply", {n, w, b}, 62, "int"));
+  std::vector<GeneratedFile> files = generateFor(g.build());
+  const std::string& header = fileNamed(files, "echo.cg.hpp");
+  EXPECT_TRUE(contains(
+      header, "  /// Input #I of the next execute() (#1 unless told: the graph's cg::Tensor\n"
+              "  /// inputs are #1, #2) as a host tensor made where the graph carries it, in its\n"
+              "  /// channel's shared memory: fill it, then pass it to execute(), which hands it\n"
+              "  /// over without copying its elements. The next execute() takes it, whatever it\n"
+              "  /// is given; the memory is the graph's from then on (see\n"
+              "  /// cg::detail::GraphRuntime::input_tensor).\n"
+              "  template <std::size_t I = 1>\n"
+              "  cg::Tensor input_tensor(cg::DType dtype, std::vector<std::int64_t> shape) {\n"
+              "    static_assert(I == 1 || I == 2,\n"
+              "                  \"input_tensor<I>(): input #I of graph 'weights' is not a "
+              "cg::Tensor\");\n"
+              "    return runtime_->input_tensor(I, dtype, std::move(shape));\n"
+              "  }\n"))
+      << header;
+  EXPECT_EQ(formatCode(header, "echo.cg.hpp"), header);
+  EXPECT_FALSE(contains(fileNamed(generateFor(test::chainGraph()), "echo.cg.hpp"), "input_tensor"));
+}
+
 TEST(Codegen, ATypeTheFormatterWouldRespellIsLaidOutByIt) {
   GraphBuilder g("pointers", 80);
   unsigned x = g.input("int");

@@ -540,6 +540,42 @@ TEST(Channel, EveryLargeValueInFlightHasItsOwnBufferAndTheyAreReused) {
   EXPECT_EQ(header->overflow_generations.load(), 3u) << "three in flight at most";
 }
 
+// A value acquired, written and acquired again before it is published (a
+// graph's input tensor made in place, then encoded) finds what was written:
+// the same buffer, although one that now fits as well has come free first.
+TEST(Channel, AcquiringAgainBeforePublishingGivesTheSameAreaWithWhatWasWritten) {
+  TestChannel t({4, 256, 1});
+  cg::ChannelWriter writer(t.channel);
+  cg::ChannelReader reader(t.channel, 0);
+  ASSERT_EQ(write_pattern(writer, 1 * kMiB, 1), cg::ChannelStatus::ok); // buffer 0, held by:
+  cg::ChannelReader::Message first{};
+  ASSERT_EQ(reader.acquire(first, in(1s)), cg::ChannelStatus::ok);
+  std::span<std::byte> written;
+  ASSERT_EQ(writer.acquire(1 * kMiB, written, in(1s)), cg::ChannelStatus::ok); // buffer 1
+  fill_pattern(written, 2);
+  reader.release(); // buffer 0 is free again, and as good a fit
+
+  std::span<std::byte> again;
+  ASSERT_EQ(writer.acquire(1 * kMiB, again, in(1s)), cg::ChannelStatus::ok);
+  EXPECT_EQ(again.data(), written.data());
+  std::span<std::byte> smaller;
+  ASSERT_EQ(writer.acquire(512 * kKiB, smaller, in(1s)), cg::ChannelStatus::ok);
+  EXPECT_EQ(smaller.data(), written.data()) << "a smaller value that needs a buffer too";
+  ASSERT_EQ(writer.acquire(1 * kMiB, again, in(1s)), cg::ChannelStatus::ok);
+  writer.publish(cg::MessageKind::value, 1 * kMiB);
+  cg::ChannelReader::Message second{};
+  ASSERT_EQ(reader.acquire(second, in(1s)), cg::ChannelStatus::ok);
+  EXPECT_EQ(first_mismatch(second.payload, 2), -1);
+  reader.release();
+
+  std::span<std::byte> in_slot;
+  ASSERT_EQ(writer.acquire(100, in_slot, in(1s)), cg::ChannelStatus::ok);
+  std::span<std::byte> slot_again;
+  ASSERT_EQ(writer.acquire(200, slot_again, in(1s)), cg::ChannelStatus::ok);
+  EXPECT_EQ(slot_again.data(), in_slot.data());
+  EXPECT_EQ(slot_again.size(), 200u);
+}
+
 TEST(Channel, AReaderLetsGoOfBuffersTheWriterRemadeOrNoLongerUses) {
   TestChannel t({4, 256, 1});
   cg::ChannelWriter writer(t.channel);

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -378,7 +379,8 @@ TEST(TensorCodec, RoundTripsEveryDtypeIntoAnOwnedContiguousTensor) {
     const auto dtype = static_cast<cg::DType>(d);
     const cg::Tensor t = patterned(dtype, {2, 3});
     const std::vector<std::byte> wire = encode_tensor(t);
-    EXPECT_EQ(wire.size(), 2 + 8 + 2 * 16 + 8 + t.nbytes()) << cg::to_string(dtype);
+    // The fields (2 + 8 + 2 * 16 + 8 bytes), padded to 64, then the elements.
+    EXPECT_EQ(wire.size(), 64 + t.nbytes()) << cg::to_string(dtype);
     const cg::Tensor back = cg::decode_all<cg::Tensor>(wire);
     EXPECT_EQ(back.dtype(), dtype);
     EXPECT_EQ(back.shape(), (Shape{2, 3}));
@@ -431,6 +433,9 @@ TEST(TensorCodec, CorruptedInputIsRejectedNotRead) {
             "cg: corrupted tensor: strides [2] are not the contiguous strides of [4]");
   EXPECT_EQ(corrupt(2 + 8 + 16, 5),
             "cg: corrupted tensor: 5 bytes for bool[4] (4 expected, 4 remain)");
+  EXPECT_EQ(corrupt(2 + 8 + 16 + 8, 1),
+            "cg: corrupted tensor: a byte of the header's padding is not zero");
+  EXPECT_EQ(corrupt(63, 1), "cg: corrupted tensor: a byte of the header's padding is not zero");
   EXPECT_EQ(corrupt(good.size() - 1, 2), "cg: corrupted tensor: invalid bool byte 2");
   std::vector<std::byte> truncated(good.begin(), good.end() - 1);
   EXPECT_EQ(message_of([&] { cg::decode_all<cg::Tensor>(truncated); }),
@@ -444,7 +449,8 @@ TEST(TensorCodec, AViewOfAnEncodedTensorBorrowsItsElementsWhereTheyAre) {
   const cg::Tensor view = cg::detail::decode_tensor_view(encoded);
   EXPECT_EQ(view.shape(), (Shape{2, 3}));
   EXPECT_EQ(view.device(), cg::device::cpu);
-  EXPECT_EQ(static_cast<const std::byte*>(view.data_ptr()), encoded.data() + encoded.size() - 24);
+  EXPECT_EQ(static_cast<const std::byte*>(view.data_ptr()), encoded.data() + 64);
+  EXPECT_EQ(encoded.size(), 64u + 24u);
   EXPECT_EQ(floats_of(view), floats_of(t));
   EXPECT_FALSE(cg::detail::decode_tensor_view(encode_tensor(cg::Tensor())).defined());
   std::vector<std::byte> longer = encoded;
@@ -455,6 +461,34 @@ TEST(TensorCodec, AViewOfAnEncodedTensorBorrowsItsElementsWhereTheyAre) {
   bad[1] = std::byte{42};
   EXPECT_EQ(message_of([&] { cg::detail::decode_tensor_view(bad); }),
             "cg: corrupted tensor: dtype byte 42");
+}
+
+TEST(TensorCodec, ElementsStartOnACacheLineOfTheEncodingWhateverTheRank) {
+  for (const Shape& shape :
+       {Shape{}, Shape{3}, Shape{2, 3}, Shape{1, 2, 3}, Shape{1, 1, 1, 1, 2}}) {
+    const cg::Tensor t = patterned(cg::DType::float16, shape);
+    const std::vector<std::byte> wire = encode_tensor(t);
+    const std::size_t header = wire.size() - t.nbytes();
+    EXPECT_EQ(header % 64, 0u) << shape.size() << " dimensions";
+    EXPECT_GE(header, 2 + 8 + 16 * shape.size() + 8) << shape.size() << " dimensions";
+    EXPECT_LT(header, 2 + 8 + 16 * shape.size() + 8 + 64) << shape.size() << " dimensions";
+    EXPECT_EQ(cg::decode_all<cg::Tensor>(wire).shape(), shape);
+  }
+}
+
+// A tensor whose elements already sit where its encoding puts them (a
+// graph's input tensor made in place) is encoded without copying them: the
+// copy would be a memcpy onto itself, which AddressSanitizer reports.
+TEST(TensorCodec, ElementsAlreadyWhereTheyGoAreNotCopied) {
+  alignas(64) std::array<std::byte, 64 + 6 * 4> buffer{};
+  const cg::Tensor in_place = cg::Tensor::from_blob(buffer.data() + 64, cg::DType::float32, {2, 3});
+  for (int i = 0; i < 6; ++i)
+    in_place.data<float>()[i] = static_cast<float>(i) + 0.5f;
+  cg::Encoder e(buffer);
+  cg::encode(e, in_place);
+  EXPECT_EQ(e.written(), buffer.size());
+  const cg::Tensor back = cg::decode_all<cg::Tensor>(buffer);
+  EXPECT_EQ(floats_of(back), (std::vector<float>{0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f}));
 }
 
 TEST(TensorCodec, CudaTensorIsAnErrorThatNamesTensorTransports) {

@@ -148,7 +148,9 @@ public:
   // here; a cold path that allocates). Returns closed once the channel is
   // closed, timeout when `deadline` passes first, corrupt if a reader's counter
   // is impossible, too_large if no overflow buffer of that size can be made
-  // (memory or limits). Acquiring again before publish() returns the same slot.
+  // (memory or limits). Acquiring again before publish() returns the same
+  // slot, and the same area with what was written there when the size fits
+  // where it is (in the slot, or in the same overflow buffer).
   ChannelStatus acquire(std::size_t bytes, std::span<std::byte>& payload,
                         Deadline deadline) noexcept;
 
@@ -174,6 +176,7 @@ public:
 private:
   void reset() noexcept;
   void retire(detail::OverflowBuffer& buffer) noexcept;
+  bool acquired_again(std::size_t bytes, std::span<std::byte>& payload) noexcept;
   ChannelStatus acquire_overflow(std::size_t bytes, std::span<std::byte>& payload) noexcept;
 
   detail::ChannelHeader* header_ = nullptr;
