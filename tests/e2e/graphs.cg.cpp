@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 // Whether `p` points into a channel's shared memory (a "cg." memfd mapping of
@@ -108,6 +109,15 @@ struct CG_ACTOR TensorMath {
     for (std::int64_t i = 0; i < t.numel(); ++i)
       out.data<float>()[i] = 2 * t.data<float>()[i];
     return out;
+  }
+  // The sum of a float32 tensor's elements, read where they arrived, and
+  // where that was (threads mode: the driver's input tensor, if no copy).
+  std::tuple<double, std::uint64_t> total(cg::TensorView t) {
+    const float* p = t.data<float>();
+    double sum = 0;
+    for (std::int64_t i = 0; i < t.numel(); ++i)
+      sum += p[i];
+    return {sum, reinterpret_cast<std::uintptr_t>(p)};
   }
 };
 
@@ -259,6 +269,13 @@ CG_GRAPH void napper(cg::GraphBuilder& g) {
 CG_GRAPH void tensors(cg::GraphBuilder& g) {
   auto a = g.actor<TensorMath>("a");
   g.output(a.bind<&TensorMath::doubled>(g.input<cg::Tensor>()));
+}
+
+// a tensor read in place: its sum, and where its elements were.
+CG_GRAPH void tensor_total(cg::GraphBuilder& g) {
+  auto a = g.actor<TensorMath>("a");
+  auto [sum, where] = a.bind<&TensorMath::total>(g.input<cg::Tensor>());
+  g.output(sum, where);
 }
 
 // A struct through one actor, with a number beside it.

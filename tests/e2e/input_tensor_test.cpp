@@ -3,6 +3,7 @@
 // without copying its elements (cg::detail::GraphRuntime::input_tensor).
 //
 // Graph 'tensors' (graphs.cg.cpp): actor a doubles each float32 element.
+// Graph 'tensor_total': actor a sums them, reading them in place.
 #include "../support/scoped_env.hpp"
 #include "e2e_graphs.cg.hpp"
 #include "leftovers.hpp"
@@ -10,7 +11,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -107,6 +111,60 @@ TEST_F(InputTensors, AfterTeardownNoTensorIsMade) {
   auto graph = cg::launch<&tensors>();
   graph.teardown();
   EXPECT_THROW((void)graph.input_tensor(cg::DType::float32, {3}), cg::ChannelClosedError);
+}
+
+// Which bytes of which file `address` is mapped from (/proc/self/maps): its
+// inode and the offset in the file; {0, 0} for memory no file backs.
+std::pair<std::uint64_t, std::uint64_t> file_bytes_at(std::uintptr_t address) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    std::istringstream fields(line);
+    std::uintptr_t start = 0, end = 0;
+    char dash = 0;
+    std::string perms, device;
+    std::uint64_t offset = 0, inode = 0;
+    fields >> std::hex >> start >> dash >> end >> perms >> offset >> device >> std::dec >> inode;
+    if (address >= start && address < end)
+      return inode == 0 ? std::pair<std::uint64_t, std::uint64_t>{0, 0}
+                        : std::pair{inode, offset + (address - start)};
+  }
+  return {0, 0};
+}
+
+// Graph 'tensor_total': a method taking a cg::TensorView sums the elements
+// where they arrived. In threads mode that is where the caller wrote them:
+// no copy from input_tensor() to the method, however large the tensor (a
+// slot's bytes at the same address; an overflow buffer's through a mapping
+// of the reader's own, so the same bytes of the same file).
+TEST_F(InputTensors, AMethodTakingATensorViewReadsTheElementsWhereTheCallerWroteThem) {
+  const bool threads = cg::launch_mode({}) == cg::Mode::threads;
+  auto graph = cg::launch<&tensor_total>();
+  for (const std::int64_t n : {std::int64_t{5}, std::int64_t{1} << 22}) {
+    cg::Tensor t = graph.input_tensor(cg::DType::float32, {n});
+    for (std::int64_t i = 0; i < n; ++i)
+      t.data<float>()[i] = static_cast<float>(i % 1000);
+    double expected = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+      expected += static_cast<double>(i % 1000);
+    const auto written = reinterpret_cast<std::uintptr_t>(t.data_ptr());
+    auto [sum, where] = graph.execute(t).get();
+    EXPECT_EQ(sum, expected) << n << " elements";
+    EXPECT_EQ(where % 64, 0u) << n << " elements";
+    if (threads && n <= 5)
+      EXPECT_EQ(where, written) << n << " elements: the method read a copy";
+    if (threads && n > 5) {
+      EXPECT_NE(file_bytes_at(written).first, 0u) << "an overflow buffer is a file";
+      EXPECT_EQ(file_bytes_at(where), file_bytes_at(written))
+          << n << " elements: the method read a copy";
+    }
+  }
+  // A tensor of the caller's own is copied once, into the channel, and read
+  // there: the method sees its elements, not where the caller has them.
+  cg::Tensor own = cg::Tensor::zeros(cg::DType::float32, {3});
+  own.data<float>()[1] = 2.5f;
+  auto [sum, where] = graph.execute(own).get();
+  EXPECT_EQ(sum, 2.5);
+  EXPECT_NE(where, reinterpret_cast<std::uintptr_t>(own.data_ptr()));
 }
 
 // An actor reached over the network gets the elements from where the caller

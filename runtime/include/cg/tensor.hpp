@@ -35,6 +35,7 @@
 // exchanged with the type code of later versions (kDLBool = 6), 8 bits.
 #pragma once
 
+#include <cg/detail/in_place.hpp>
 #include <cg/device.hpp>
 #include <cg/dtype.hpp>
 #include <cg/errors.hpp>
@@ -44,6 +45,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -166,6 +169,61 @@ private:
   std::vector<std::int64_t> strides_;
   bool defined_ = false;
 };
+
+/// A tensor read where it arrived, for the length of one method call: a
+/// method parameter of this type takes a cg::Value<cg::Tensor> and sees its
+/// elements in the channel's memory, with no copy, as std::span<const E>
+/// sees a std::vector<E> (cg/detail/in_place.hpp):
+///
+///   struct CG_ACTOR Sink {
+///     double total(cg::TensorView t) {              // t: float32, any shape
+///       const float* p = t.data<float>();           // in the channel's memory
+///       return std::accumulate(p, p + t.numel(), 0.0);
+///     }
+///   };
+///
+/// The elements are read-only and valid until the method returns; clone()
+/// keeps a copy. (A tensor delivered on a GPU, or one whose elements could
+/// not be viewed where they are, is viewed in the copy made of it.)
+class TensorView {
+public:
+  /// Views `t` (which must outlive the view): how a Tensor the actor holds
+  /// is passed to a TensorView parameter.
+  TensorView(const Tensor& t) : tensor_(t) {} // NOLINT(google-explicit-constructor)
+
+  DType dtype() const noexcept { return tensor_.dtype(); }
+  Device device() const noexcept { return tensor_.device(); }
+  const std::vector<std::int64_t>& shape() const noexcept { return tensor_.shape(); }
+  const std::vector<std::int64_t>& strides() const noexcept { return tensor_.strides(); }
+  std::int64_t dim() const noexcept { return tensor_.dim(); }
+  std::int64_t numel() const noexcept { return tensor_.numel(); }
+  std::size_t nbytes() const noexcept { return tensor_.nbytes(); }
+  bool is_contiguous() const noexcept { return tensor_.is_contiguous(); }
+  const void* data_ptr() const noexcept { return tensor_.data_ptr(); }
+  /// data_ptr() as const T*, after checking that T is the element type.
+  template <class T> const T* data() const { return tensor_.data<T>(); }
+  std::string describe() const { return tensor_.describe(); }
+
+  /// An owned contiguous copy on the same device, to keep after the call.
+  Tensor clone() const;
+
+private:
+  Tensor tensor_; // borrowed where it arrived, or the actor's own
+};
+
+namespace detail {
+/// Reading a cg::Tensor in place (cg/detail/in_place.hpp): validated as
+/// Codec<Tensor>::decode checks it, viewed where its elements are when they
+/// are aligned for its dtype.
+template <> struct InPlace<Tensor> {
+  using view = TensorView;
+  static void validate(std::span<const std::byte> bytes);
+  static std::optional<TensorView> view_of(std::span<const std::byte> bytes);
+};
+template <> struct graph_value<TensorView> {
+  using type = Tensor;
+};
+} // namespace detail
 
 /// A host tensor on the wire: u8 1 (0 alone for an undefined Tensor), u8 dtype, u64 ndim, the shape
 /// and the strides (i64 each; always the contiguous ones), u64 byte count, zero bytes up to

@@ -402,6 +402,17 @@ void Codec<Tensor>::encode(Encoder& e, const Tensor& t) {
 
 namespace {
 
+// A bool tensor's bytes are each 0 or 1 (any other is corrupted memory).
+void check_bool_bytes(DType dtype, const void* elements, std::size_t bytes) {
+  if (dtype != DType::boolean)
+    return;
+  const auto* p = static_cast<const std::uint8_t*>(elements);
+  for (std::size_t i = 0; i < bytes; ++i) {
+    if (p[i] > 1)
+      throw DecodeError("cg: corrupted tensor: invalid bool byte " + std::to_string(p[i]));
+  }
+}
+
 // Decodes an encoded tensor up to its elements and checks it; the elements
 // (`bytes` of them) are what `d` reads next. False for an undefined Tensor.
 bool decode_tensor_header(Decoder& d, DType& dtype_out, std::vector<std::int64_t>& shape_out,
@@ -467,15 +478,38 @@ Tensor Codec<Tensor>::decode(Decoder& d) {
     return Tensor();
   Tensor t = Tensor::empty(dtype, std::move(shape));
   d.read(t.data_ptr(), expected);
-  if (dtype == DType::boolean) {
-    const auto* p = static_cast<const std::uint8_t*>(t.data_ptr());
-    for (std::size_t i = 0; i < expected; ++i) {
-      if (p[i] > 1)
-        throw DecodeError("cg: corrupted tensor: invalid bool byte " + std::to_string(p[i]));
-    }
-  }
+  check_bool_bytes(dtype, t.data_ptr(), expected);
   return t;
 }
+
+Tensor TensorView::clone() const {
+  if (!tensor_.defined())
+    return Tensor();
+  if (tensor_.device().kind != DeviceKind::cpu)
+    return tensor_.to(device::cpu).to(tensor_.device()); // a copy each way
+  Tensor copy = Tensor::empty(tensor_.dtype(), tensor_.shape());
+  auto* out = static_cast<std::byte*>(copy.data_ptr());
+  detail::for_each_run(tensor_, [&out](std::byte* run, std::size_t n) {
+    std::memcpy(out, run, n);
+    out += n;
+  });
+  return copy;
+}
+
+namespace detail {
+
+void InPlace<Tensor>::validate(std::span<const std::byte> bytes) {
+  (void)decode_tensor_view(bytes);
+}
+
+std::optional<TensorView> InPlace<Tensor>::view_of(std::span<const std::byte> bytes) {
+  Tensor view = decode_tensor_view(bytes);
+  if (reinterpret_cast<std::uintptr_t>(view.data_ptr()) % view.element_size() != 0)
+    return std::nullopt;
+  return TensorView(view);
+}
+
+} // namespace detail
 
 namespace detail {
 
@@ -489,6 +523,7 @@ Tensor decode_tensor_view(std::span<const std::byte> encoded) {
   std::span<const std::byte> elements = d.take(bytes);
   if (d.remaining() != 0)
     throw DecodeError("cg: " + std::to_string(d.remaining()) + " trailing bytes after a tensor");
+  check_bool_bytes(dtype, elements.data(), bytes);
   return Tensor::from_blob(const_cast<std::byte*>(elements.data()), dtype, std::move(shape));
 }
 

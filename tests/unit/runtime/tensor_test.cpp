@@ -16,7 +16,10 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <optional>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -489,6 +492,53 @@ TEST(TensorCodec, ElementsAlreadyWhereTheyGoAreNotCopied) {
   EXPECT_EQ(e.written(), buffer.size());
   const cg::Tensor back = cg::decode_all<cg::Tensor>(buffer);
   EXPECT_EQ(floats_of(back), (std::vector<float>{0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f}));
+}
+
+// A method parameter cg::TensorView reads an encoded tensor in place
+// (cg/detail/in_place.hpp): checked as decoding checks it, then viewed
+// where its elements are, when they are aligned for the dtype.
+TEST(TensorInPlace, AnEncodedTensorIsViewedWhereItsElementsAreAndCheckedAsDecodingChecksIt) {
+  static_assert(cg::detail::readable_in_place_v<cg::Tensor>);
+  static_assert(std::is_same_v<cg::detail::graph_value_t<cg::TensorView>, cg::Tensor>);
+  const cg::Tensor t = patterned(cg::DType::float32, {2, 3});
+  alignas(64) std::array<std::byte, 64 + 24 + 4> buffer{};
+  const std::vector<std::byte> encoded = encode_tensor(t);
+  std::memcpy(buffer.data(), encoded.data(), encoded.size());
+  const std::span<const std::byte> message(buffer.data(), encoded.size());
+  cg::detail::validate_in_place<cg::Tensor>(message);
+  const std::optional<cg::TensorView> view = cg::detail::view_in_place<cg::Tensor>(message);
+  ASSERT_TRUE(view.has_value());
+  EXPECT_EQ(static_cast<const std::byte*>(view->data_ptr()), buffer.data() + 64);
+  EXPECT_EQ(view->shape(), (Shape{2, 3}));
+  EXPECT_EQ(view->describe(), "float32[2, 3] on cpu");
+  const cg::Tensor kept = view->clone();
+  EXPECT_TRUE(kept.owns_memory());
+  EXPECT_NE(kept.data_ptr(), view->data_ptr());
+  EXPECT_EQ(floats_of(kept), floats_of(t));
+
+  // Shifted by 2 bytes: the floats are misaligned, so a copy is decoded instead.
+  std::memmove(buffer.data() + 2, buffer.data(), encoded.size());
+  EXPECT_FALSE(cg::detail::view_in_place<cg::Tensor>({buffer.data() + 2, encoded.size()}));
+
+  std::vector<std::byte> bools = encode_tensor(patterned(cg::DType::boolean, {4}));
+  bools.back() = std::byte{7};
+  EXPECT_EQ(message_of([&] { cg::detail::validate_in_place<cg::Tensor>(bools); }),
+            "cg: corrupted tensor: invalid bool byte 7");
+  std::vector<std::byte> longer = encoded;
+  longer.push_back(std::byte{0});
+  EXPECT_EQ(message_of([&] { cg::detail::validate_in_place<cg::Tensor>(longer); }),
+            "cg: 1 trailing bytes after a tensor");
+}
+
+TEST(TensorInPlace, AViewOfAStridedTensorClonesContiguous) {
+  std::int64_t grid[2][3] = {{0, 1, 2}, {3, 4, 5}};
+  const cg::TensorView columns(
+      cg::Tensor::from_blob(&grid[0][0], cg::DType::int64, {3, 2}, {1, 3}));
+  EXPECT_FALSE(columns.is_contiguous());
+  const cg::Tensor copy = columns.clone();
+  EXPECT_TRUE(copy.is_contiguous());
+  const std::int64_t* p = copy.data<std::int64_t>();
+  EXPECT_EQ(std::vector<std::int64_t>(p, p + 6), (std::vector<std::int64_t>{0, 3, 1, 4, 2, 5}));
 }
 
 TEST(TensorCodec, CudaTensorIsAnErrorThatNamesTensorTransports) {

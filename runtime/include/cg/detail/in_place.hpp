@@ -12,6 +12,7 @@
 // |------------------------------|-----------------------------|
 // | std::vector<E>, E arithmetic | std::span<const E>          |
 // | std::string                  | std::string_view            |
+// | cg::Tensor (on the host)     | cg::TensorView              |
 //
 // The view is valid for the call; the slot is held until the task is done
 // (see cg::Received in cg/actor.hpp).
@@ -31,18 +32,49 @@
 
 namespace cg::detail {
 
-/// InPlace<T>::view: the view type a value of type T can be read as, if any.
+/// A value written as a u64 count, then `count` elements of E: how
+/// std::vector<E> and std::string are encoded.
+template <class E, class View> struct CountedInPlace {
+  using view = View;
+  using element = E;
+
+  /// Checks that `bytes` hold exactly one such value, as decode_all would,
+  /// without copying the elements.
+  static void validate(std::span<const std::byte> bytes) {
+    std::uint64_t count = 0;
+    if (bytes.size() < sizeof count)
+      throw DecodeError("cg: " + std::to_string(bytes.size()) +
+                        " bytes cannot hold a length prefix");
+    std::memcpy(&count, bytes.data(), sizeof count);
+    const std::size_t rest = bytes.size() - sizeof count;
+    if (count > rest / sizeof(E))
+      throw DecodeError("cg: length prefix " + std::to_string(count) + " exceeds the " +
+                        std::to_string(rest) + " remaining bytes");
+    if (count * sizeof(E) != rest)
+      throw DecodeError("cg: " + std::to_string(rest - count * sizeof(E)) +
+                        " trailing bytes after the value");
+  }
+
+  /// The elements of validated bytes, in place; nullopt when they are not
+  /// aligned for E (then the caller decodes a copy).
+  static std::optional<View> view_of(std::span<const std::byte> bytes) {
+    const std::byte* first = bytes.data() + sizeof(std::uint64_t);
+    const std::size_t count = (bytes.size() - sizeof(std::uint64_t)) / sizeof(E);
+    if (reinterpret_cast<std::uintptr_t>(first) % alignof(E) != 0)
+      return std::nullopt;
+    return View(reinterpret_cast<const E*>(first), count);
+  }
+};
+
+/// InPlace<T>: how a value of type T is read in place, if it can be: its
+/// view type, validate(bytes) (throws DecodeError where decode_all<T> would)
+/// and view_of(bytes) (the view of validated bytes, or nullopt when they
+/// cannot be viewed where they are). cg::Tensor's is in cg/tensor.hpp.
 template <class T> struct InPlace {};
 template <class E>
   requires is_plain_scalar_v<E>
-struct InPlace<std::vector<E>> {
-  using view = std::span<const E>;
-  using element = E;
-};
-template <> struct InPlace<std::string> {
-  using view = std::string_view;
-  using element = char;
-};
+struct InPlace<std::vector<E>> : CountedInPlace<E, std::span<const E>> {};
+template <> struct InPlace<std::string> : CountedInPlace<char, std::string_view> {};
 
 template <class T>
 inline constexpr bool readable_in_place_v = requires { typename InPlace<T>::view; };
@@ -62,36 +94,20 @@ template <> struct graph_value<std::string_view> {
 };
 template <class P> using graph_value_t = typename graph_value<P>::type;
 
-/// Checks that `bytes` hold exactly one encoded T (a u64 count, then the
-/// elements), as decode_all<T> would, without copying the elements.
+/// Checks that `bytes` hold exactly one encoded T, as decode_all<T> would,
+/// without copying its elements.
 template <class T>
   requires readable_in_place_v<T>
 void validate_in_place(std::span<const std::byte> bytes) {
-  using E = typename InPlace<T>::element;
-  std::uint64_t count = 0;
-  if (bytes.size() < sizeof count)
-    throw DecodeError("cg: " + std::to_string(bytes.size()) + " bytes cannot hold a length prefix");
-  std::memcpy(&count, bytes.data(), sizeof count);
-  const std::size_t rest = bytes.size() - sizeof count;
-  if (count > rest / sizeof(E))
-    throw DecodeError("cg: length prefix " + std::to_string(count) + " exceeds the " +
-                      std::to_string(rest) + " remaining bytes");
-  if (count * sizeof(E) != rest)
-    throw DecodeError("cg: " + std::to_string(rest - count * sizeof(E)) +
-                      " trailing bytes after the value");
+  InPlace<T>::validate(bytes);
 }
 
-/// The elements of validated bytes, in place; nullopt when they are not
-/// aligned for E (then the caller decodes a copy).
+/// The value of validated bytes as its view, in place; nullopt when it
+/// cannot be viewed there (then the caller decodes a copy).
 template <class T>
   requires readable_in_place_v<T>
 std::optional<typename InPlace<T>::view> view_in_place(std::span<const std::byte> bytes) {
-  using E = typename InPlace<T>::element;
-  const std::byte* first = bytes.data() + sizeof(std::uint64_t);
-  const std::size_t count = (bytes.size() - sizeof(std::uint64_t)) / sizeof(E);
-  if (reinterpret_cast<std::uintptr_t>(first) % alignof(E) != 0)
-    return std::nullopt;
-  return typename InPlace<T>::view(reinterpret_cast<const E*>(first), count);
+  return InPlace<T>::view_of(bytes);
 }
 
 } // namespace cg::detail
