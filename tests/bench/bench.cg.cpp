@@ -1,5 +1,6 @@
 // bench.cg.cpp - the graphs the benchmarks time.
 #include <cg/cg.hpp>
+#include <cg/tensor.hpp>
 
 #include <cstdint>
 #include <span>
@@ -10,6 +11,9 @@ struct CG_ACTOR Relay {
   // Receives a payload, answers with its size: one hop of payload, read in
   // place (the span points into the channel's shared memory).
   std::uint64_t absorb(std::span<const std::uint8_t> payload) { return payload.size(); }
+  // The same for a tensor the driver made in place (graph.input_tensor()):
+  // no copy on either side.
+  std::uint64_t absorb_tensor(cg::TensorView payload) { return payload.nbytes(); }
   // Receives a payload by value and gives it back: a copy out of the channel
   // on each side, beyond what the span path costs.
   std::vector<std::uint8_t> give_back(std::vector<std::uint8_t> payload) { return payload; }
@@ -32,6 +36,12 @@ CG_GRAPH void chain(cg::GraphBuilder& g) {
 CG_GRAPH void payload_hop(cg::GraphBuilder& g) {
   auto a = g.actor<Relay>("a");
   g.output(a.bind<&Relay::absorb>(g.input<std::vector<std::uint8_t>>()));
+}
+
+// driver -> a (a tensor made in place) -> driver (8 bytes)
+CG_GRAPH void tensor_hop(cg::GraphBuilder& g) {
+  auto a = g.actor<Relay>("a");
+  g.output(a.bind<&Relay::absorb_tensor>(g.input<cg::Tensor>()));
 }
 
 // driver -> a (payload, by value) -> driver (the payload again)

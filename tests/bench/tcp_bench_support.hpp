@@ -31,6 +31,7 @@ constexpr std::size_t big_bytes = std::size_t{64} << 20;
 struct Samples {
   std::vector<double> round_trip_us;
   std::vector<double> big_seconds;
+  std::vector<double> in_place_seconds; // the graph's: a tensor made in place
 };
 
 /// Prints "<program>: <what>" and exits with 1: a benchmark has no use for a

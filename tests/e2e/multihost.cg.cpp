@@ -8,6 +8,7 @@
 // a stays on the driver's host; b and c are placed on host 1, so a -> b, b ->
 // driver and c -> driver cross hosts (TCP) and b -> c does not (one process).
 #include <cg/cg.hpp>
+#include <cg/tensor.hpp>
 
 #include <unistd.h>
 
@@ -41,6 +42,8 @@ struct CG_ACTOR Stage {
 
   // How many bytes arrived, read where they arrived (in the channel's memory).
   std::uint64_t size(std::span<const std::uint8_t> bytes) { return bytes.size(); }
+  // The same, for a tensor.
+  std::uint64_t tensor_size(cg::TensorView t) { return t.nbytes(); }
 
   std::int64_t k;
 };
@@ -61,4 +64,10 @@ CG_GRAPH void multihost(cg::GraphBuilder& g) {
 CG_GRAPH void remote_size(cg::GraphBuilder& g) {
   auto b = g.actor<Stage>("b", 0).host(1);
   g.output(b.bind<&Stage::size>(g.input<std::vector<std::uint8_t>>()));
+}
+
+// The same with a tensor the driver makes in place (graph.input_tensor()).
+CG_GRAPH void remote_tensor_size(cg::GraphBuilder& g) {
+  auto b = g.actor<Stage>("b", 0).host(1);
+  g.output(b.bind<&Stage::tensor_size>(g.input<cg::Tensor>()));
 }
