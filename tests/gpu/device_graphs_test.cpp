@@ -204,6 +204,37 @@ TEST_F(DeviceGraphs, LargeTensorsReachTheGpuExactlyThroughPinnedOverflowBuffers)
   expect_pinned_since(before);
 }
 
+// The same, made in place (graph.input_tensor()): execute() copies nothing,
+// and the actor's copy to the GPU reads the elements where they were written,
+// in the pinned overflow buffer.
+TEST_F(DeviceGraphs, LargeTensorsMadeInPlaceReachTheGpuExactly) {
+  CG_SKIP_WITHOUT_GPU();
+  const cg::LaunchOptions options = through_overflow_buffers();
+  const cg::detail::PinnedCounts before = cg::detail::pinned_counts();
+  auto graph = cg::launch<&large_to_cuda>(options);
+  constexpr std::int64_t n = 4 << 20;
+  // Two in flight at a time (max_in_flight), each in a buffer of its own.
+  std::vector<cg::Ref<std::string>> refs;
+  std::vector<std::int64_t> sums;
+  for (int round = 0; round < 4; ++round) {
+    cg::Tensor t = graph.input_tensor(cg::DType::float32, {n});
+    std::int64_t sum = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      t.data<float>()[i] = static_cast<float>((i + 3 * round) % 1000);
+      sum += (i + 3 * round) % 1000;
+    }
+    refs.push_back(graph.execute(t));
+    sums.push_back(sum);
+    if (round % 2 == 1) {
+      for (int r = round - 1; r <= round; ++r)
+        EXPECT_EQ(refs[r].get(),
+                  "cuda:0 " + std::to_string(n) + " elements, sum " + std::to_string(sums[r]))
+            << "round " << r;
+    }
+  }
+  expect_pinned_since(before);
+}
+
 TEST_F(DeviceGraphs, LargeTensorsFromTheGpuReachTheHostExactlyThroughPinnedOverflowBuffers) {
   CG_SKIP_WITHOUT_GPU();
   const cg::LaunchOptions options = through_overflow_buffers();
