@@ -288,7 +288,9 @@ public:
   /// copies none of its elements, and a reader on this host reads them where
   /// the caller wrote them. The channel's next slot is taken now (waiting
   /// up to the submit timeout: TimeoutError), and held until that
-  /// write_input(), whatever it is given. Throws Error when the input does
+  /// write_input(), whatever it is given; from then on the memory is the
+  /// graph's (neither read nor write it), and teardown unmaps it, taken or
+  /// not. Throws Error when the input does
   /// not exist, already has such a tensor waiting, or no buffer that large
   /// can be made; TensorError for a bad shape.
   Tensor input_tensor(std::size_t input, DType dtype, std::vector<std::int64_t> shape);
