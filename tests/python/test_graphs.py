@@ -242,6 +242,41 @@ def test_a_tensor_goes_in_and_comes_back_through_dlpack_without_a_copy():
             "graph 'tensors' input #0 takes cg::Tensor (C++); a Python list does not convert to it")
 
 
+def test_an_input_tensor_made_in_place_is_filled_through_numpy_and_sent_without_a_copy():
+    numpy = pytest.importorskip("numpy")
+    with e2e_graphs.launch("tensor_total") as graph:
+        made = graph.input_tensor("float32", [4, 1024])
+        assert (made.shape, made.dtype, made.device) == ((4, 1024), "float32", "cpu")
+        array = numpy.asarray(made)  # the buffer protocol: writable, the same memory
+        assert array.ctypes.data == made.data_ptr and array.flags.writeable
+        array[:] = numpy.arange(4096, dtype=numpy.float32).reshape(4, 1024)
+        with pytest.raises(cg.Error) as raised:
+            graph.input_tensor("float32", [3])
+        assert str(raised.value) == (
+            "input #0 of graph 'tensor_total' already has a tensor from input_tensor() that no "
+            "execute() has taken: the next execute() takes it (and one tensor per input waits "
+            "at a time)")
+        total, where = graph.execute(array).get()  # the array is the tensor's memory
+        assert total == float(sum(range(4096)))
+        if MODE == "threads":  # the actor read it where numpy wrote it
+            assert where == made.data_ptr
+        with pytest.raises(ValueError) as raised:
+            graph.input_tensor("float128", [3])
+        assert str(raised.value) == (
+            "no dtype 'float128': one of float16, bfloat16, float32, float64, int8, int32, "
+            "int64, uint8, bool")
+    with e2e_graphs.launch("points") as graph:
+        with pytest.raises(TypeError) as raised:
+            graph.input_tensor("float32", [3])
+        assert str(raised.value) == "graph 'points' has no cg::Tensor input"
+        with pytest.raises(TypeError) as raised:
+            graph.input_tensor("float32", [3], input=1)
+        assert str(raised.value) == "graph 'points' input #1 takes int (C++), not a tensor"
+        with pytest.raises(IndexError) as raised:
+            graph.input_tensor("float32", [3], input=2)
+        assert str(raised.value) == "graph 'points' has no input #2"
+
+
 def test_a_plain_struct_is_a_class_of_the_module():
     Point = e2e_graphs.Point
     point = Point(1, 2.5, label="start")

@@ -305,6 +305,19 @@ private:
   std::chrono::milliseconds get_timeout_;
 };
 
+/// The dtype named `name` ("float32", as cg::to_string spells it);
+/// ValueError naming them all for another name.
+inline DType dtype_named(const std::string& name) {
+  std::string names;
+  for (int d = 0; d < dtype_count; ++d) {
+    const auto dtype = static_cast<DType>(d);
+    if (name == to_string(dtype))
+      return dtype;
+    names += (names.empty() ? "" : ", ") + std::string(to_string(dtype));
+  }
+  throw py::value_error("no dtype '" + name + "': one of " + names);
+}
+
 /// A launched graph, as Python holds it.
 template <auto GraphFunction> class PyGraph {
 public:
@@ -340,6 +353,21 @@ public:
     graph_->teardown();
   }
 
+  /// input_tensor(dtype, shape, input=None): a host tensor made where input
+  /// #input (by default the graph's first cg::Tensor input) travels, as the
+  /// C++ graph's input_tensor<I>() makes it; execute() of it, or of an array
+  /// viewing it (numpy.asarray(t), torch.from_dlpack(t)), copies nothing.
+  cg::Tensor input_tensor(const std::string& dtype, const std::vector<std::int64_t>& shape,
+                          std::optional<std::size_t> input) {
+    constexpr std::size_t count = std::tuple_size_v<Inputs>;
+    const std::size_t which = input ? *input : first_tensor_input();
+    if (which == count && !input)
+      throw py::type_error("graph '" + name_ + "' has no cg::Tensor input");
+    if (which >= count)
+      throw py::index_error("graph '" + name_ + "' has no input #" + std::to_string(which));
+    return make_input_tensor(which, dtype_named(dtype), shape, std::make_index_sequence<count>());
+  }
+
   int results_fd() { return graph().results_fd(); }
   void write_profile(const std::string& path) const { graph().write_profile(path); }
   std::vector<std::string> channel_transports() const { return graph().channel_transports(); }
@@ -349,6 +377,38 @@ private:
     if (!graph_)
       throw cg::ChannelClosedError("graph '" + name_ + "' was torn down");
     return *graph_;
+  }
+
+  template <std::size_t I>
+  static constexpr bool is_tensor_input = std::is_same_v<std::tuple_element_t<I, Inputs>, Tensor>;
+
+  // The position of the first cg::Tensor input; the number of inputs if none.
+  static std::size_t first_tensor_input() {
+    return []<std::size_t... I>(std::index_sequence<I...>) {
+      std::size_t first = sizeof...(I);
+      ((first = first == sizeof...(I) && is_tensor_input<I> ? I : first), ...);
+      return first;
+    }(std::make_index_sequence<std::tuple_size_v<Inputs>>());
+  }
+
+  // Input `input` made in place by the typed graph, whose input_tensor<I>()
+  // exists for its cg::Tensor inputs only.
+  template <std::size_t... I>
+  Tensor make_input_tensor(std::size_t input, DType dtype, const std::vector<std::int64_t>& shape,
+                           std::index_sequence<I...>) {
+    std::optional<Tensor> made;
+    (
+        [&] {
+          if constexpr (is_tensor_input<I>) {
+            if (input == I)
+              made = graph().template input_tensor<I>(dtype, shape);
+          }
+        }(),
+        ...);
+    if (!made)
+      throw py::type_error("graph '" + name_ + "' input #" + std::to_string(input) + " takes " +
+                           input_types_.at(input) + " (C++), not a tensor");
+    return *std::move(made);
   }
 
   template <std::size_t... I> Inputs convert(const py::args& args, std::index_sequence<I...>) {
@@ -439,11 +499,35 @@ void bind_struct(py::module_& module, const char* name, std::array<const char*, 
   });
 }
 
-/// cg.Tensor of the module: what a cg::Tensor result is in Python, shared
-/// with numpy, torch or cupy through DLPack (numpy.from_dlpack(t)) without a
-/// copy; .data_ptr, .shape, .dtype and .device say what it is.
+/// A host tensor's elements as the Python buffer protocol describes them
+/// (struct module format, strides in bytes), writable: numpy.asarray(t) is
+/// an array of the same memory (numpy.from_dlpack() gives a read-only one
+/// before numpy 2). bfloat16 has no format: BufferError, as for a CUDA tensor.
+inline py::buffer_info buffer_of(cg::Tensor& t) {
+  if (t.device().kind != DeviceKind::cpu)
+    throw py::buffer_error("a tensor on " + to_string(t.device()) + " has no host buffer");
+  static constexpr std::array<const char*, dtype_count> formats = {"e", nullptr, "f", "d", "b",
+                                                                   "i", "q",     "B", "?"};
+  const char* format = formats.at(static_cast<std::size_t>(t.dtype()));
+  if (format == nullptr)
+    throw py::buffer_error("a " + std::string(to_string(t.dtype())) +
+                           " tensor has no buffer format: use DLPack (torch.from_dlpack)");
+  std::vector<py::ssize_t> strides;
+  for (const std::int64_t stride : t.strides())
+    strides.push_back(
+        static_cast<py::ssize_t>(stride * static_cast<std::int64_t>(t.element_size())));
+  return py::buffer_info(t.data_ptr(), static_cast<py::ssize_t>(t.element_size()), format, t.dim(),
+                         std::vector<py::ssize_t>(t.shape().begin(), t.shape().end()),
+                         std::move(strides), /*readonly=*/false);
+}
+
+/// cg.Tensor of the module: what a cg::Tensor result (or an input made in
+/// place) is in Python, shared with numpy, torch or cupy without a copy,
+/// through DLPack (torch.from_dlpack(t)) or, for numpy, the buffer protocol
+/// (numpy.asarray(t)); .data_ptr, .shape, .dtype and .device say what it is.
 inline void bind_tensor(py::module_& module) {
-  py::class_<cg::Tensor>(module, "Tensor", py::module_local())
+  py::class_<cg::Tensor>(module, "Tensor", py::module_local(), py::buffer_protocol())
+      .def_buffer(&buffer_of)
       .def(
           "__dlpack__",
           [](const cg::Tensor& t, py::object /*stream*/) { return detail::dlpack_capsule(t); },
@@ -519,6 +603,10 @@ void bind_graph(py::module_& module, const char* name, std::vector<const char*> 
         return std::make_unique<Graph>(name, input_types, kwargs);
       }))
       .def("execute", &Graph::execute, "Submits one execution; .get() on the result waits for it")
+      .def("input_tensor", &Graph::input_tensor, py::arg("dtype"), py::arg("shape"),
+           py::arg("input") = py::none(),
+           "A host tensor made where an input travels: fill it (numpy.asarray(t)), then "
+           "execute() copies none of it")
       .def(
           "execute_async",
           [](py::object self, const py::args& args) {
