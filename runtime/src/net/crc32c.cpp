@@ -48,22 +48,6 @@ inline std::uint64_t load_le64(const unsigned char* p) noexcept {
   return v; // x86-64 and every target we build for are little-endian
 }
 
-std::uint32_t portable_register(std::uint32_t reg, const unsigned char* p, std::size_t n) noexcept {
-  while (n >= 8) {
-    const std::uint64_t w = load_le64(p) ^ reg;
-    reg = tables[7][w & 0xff] ^ tables[6][(w >> 8) & 0xff] ^ tables[5][(w >> 16) & 0xff] ^
-          tables[4][(w >> 24) & 0xff] ^ tables[3][(w >> 32) & 0xff] ^ tables[2][(w >> 40) & 0xff] ^
-          tables[1][(w >> 48) & 0xff] ^ tables[0][w >> 56];
-    p += 8;
-    n -= 8;
-  }
-  while (n-- > 0)
-    reg = (reg >> 8) ^ tables[0][(reg ^ *p++) & 0xff];
-  return reg;
-}
-
-#if defined(__x86_64__)
-
 // a * b mod P, both in the reflected representation (bit 31 = x^0).
 constexpr std::uint32_t multiply_mod_p(std::uint32_t a, std::uint32_t b) noexcept {
   std::uint32_t product = 0;
@@ -86,6 +70,22 @@ constexpr std::uint32_t x_to_8n(std::uint64_t n) noexcept {
   }
   return result;
 }
+
+std::uint32_t portable_register(std::uint32_t reg, const unsigned char* p, std::size_t n) noexcept {
+  while (n >= 8) {
+    const std::uint64_t w = load_le64(p) ^ reg;
+    reg = tables[7][w & 0xff] ^ tables[6][(w >> 8) & 0xff] ^ tables[5][(w >> 16) & 0xff] ^
+          tables[4][(w >> 24) & 0xff] ^ tables[3][(w >> 32) & 0xff] ^ tables[2][(w >> 40) & 0xff] ^
+          tables[1][(w >> 48) & 0xff] ^ tables[0][w >> 56];
+    p += 8;
+    n -= 8;
+  }
+  while (n-- > 0)
+    reg = (reg >> 8) ^ tables[0][(reg ^ *p++) & 0xff];
+  return reg;
+}
+
+#if defined(__x86_64__)
 
 // Each of the three streams covers this many bytes of a block.
 constexpr std::size_t stream_bytes = 8192;
@@ -126,6 +126,13 @@ bool has_sse42() noexcept {
 #endif
 
 } // namespace
+
+std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b,
+                             std::uint64_t bytes_b) noexcept {
+  // crc(c, B) = c * x^(8|B|) xor crc(0, B): the register's ones and the
+  // result's inversion cancel out (see the top of this file).
+  return multiply_mod_p(x_to_8n(bytes_b), crc_a) ^ crc_b;
+}
 
 std::uint32_t crc32c_portable(std::uint32_t crc, const void* data, std::size_t bytes) noexcept {
   return ~portable_register(~crc, static_cast<const unsigned char*>(data), bytes);

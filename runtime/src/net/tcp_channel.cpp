@@ -137,7 +137,7 @@ ChannelStatus TcpWriter::start(MessageKind kind, std::span<const std::byte> payl
   header.length = payload.size();
   detail::encode_frame_header(header, head_);
   header.checksum =
-      detail::crc32c(detail::frame_header_checksum(head_), payload.data(), payload.size());
+      detail::crc32c_parallel(detail::frame_header_checksum(head_), payload.data(), payload.size());
   detail::encode_frame_header(header, head_);
   payload_ = payload;
   done_ = 0;

@@ -115,7 +115,7 @@ std::uint32_t frame_checksum(const FrameHeader& header,
                              std::span<const std::byte> payload) noexcept {
   std::byte encoded[frame_header_bytes];
   encode_frame_header(header, encoded);
-  return crc32c(frame_header_checksum(encoded), payload.data(), payload.size());
+  return crc32c_parallel(frame_header_checksum(encoded), payload.data(), payload.size());
 }
 
 TcpFault check_frame_start(const FrameHeader& header, std::uint32_t header_crc, std::uint64_t next,

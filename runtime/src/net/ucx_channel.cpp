@@ -523,7 +523,7 @@ ChannelStatus UcxReader::take(void* m, std::size_t bytes) noexcept {
                 bytes - frame_header_bytes);
   }
   const std::uint32_t crc =
-      crc32c(frame_header_checksum(buffer_), buffer_ + frame_header_bytes, header.length);
+      crc32c_parallel(frame_header_checksum(buffer_), buffer_ + frame_header_bytes, header.length);
   if (const TcpFault f = check_frame_end(header, crc, bytes, next_, error_); f != TcpFault::none)
     return fail(ChannelStatus::corrupt, f);
   return ChannelStatus::ok;

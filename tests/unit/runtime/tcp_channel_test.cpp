@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -519,7 +520,43 @@ TEST(TcpChannel, Crc32cMatchesTheStandardCheckValueAndTheTableOnEveryLength) {
                                  data.size() - split),
               whole)
         << split;
+    EXPECT_EQ(
+        cg::detail::crc32c_combine(cg::detail::crc32c(0, data.data(), split),
+                                   cg::detail::crc32c(0, data.data() + split, data.size() - split),
+                                   data.size() - split),
+        whole)
+        << "joined at " << split;
   }
+}
+
+// From 4 MiB up a helper thread checksums half: the same value, from any
+// starting checksum, for lengths around the split and with several callers
+// at once (one has the helper, the others checksum alone).
+TEST(TcpChannel, Crc32cOfALargeBufferIsTheSameWhenTwoThreadsComputeIt) {
+  std::mt19937_64 random(7);
+  std::vector<unsigned char> data(cg::detail::crc32c_split_bytes * 3 + 13);
+  for (unsigned char& b : data)
+    b = static_cast<unsigned char>(random());
+  for (std::size_t length : {cg::detail::crc32c_split_bytes - 1, cg::detail::crc32c_split_bytes,
+                             cg::detail::crc32c_split_bytes + 1, data.size()}) {
+    for (std::uint32_t from : {0u, 0x12345678u})
+      EXPECT_EQ(cg::detail::crc32c_parallel(from, data.data(), length),
+                cg::detail::crc32c(from, data.data(), length))
+          << length << " bytes from " << from;
+  }
+  const std::uint32_t expected = cg::detail::crc32c(0, data.data(), data.size());
+  std::vector<std::thread> callers;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&] {
+      for (int i = 0; i < 5; ++i)
+        if (cg::detail::crc32c_parallel(0, data.data(), data.size()) != expected)
+          ++wrong;
+    });
+  }
+  for (std::thread& caller : callers)
+    caller.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 } // namespace
