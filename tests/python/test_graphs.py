@@ -247,7 +247,7 @@ def test_an_input_tensor_made_in_place_is_filled_through_numpy_and_sent_without_
     with e2e_graphs.launch("tensor_total") as graph:
         made = graph.input_tensor("float32", [4, 1024])
         assert (made.shape, made.dtype, made.device) == ((4, 1024), "float32", "cpu")
-        array = numpy.asarray(made)  # the buffer protocol: writable, the same memory
+        array = numpy.asarray(made)  # the array interface: writable, the same memory
         assert array.ctypes.data == made.data_ptr and array.flags.writeable
         array[:] = numpy.arange(4096, dtype=numpy.float32).reshape(4, 1024)
         with pytest.raises(cg.Error) as raised:
@@ -260,6 +260,10 @@ def test_an_input_tensor_made_in_place_is_filled_through_numpy_and_sent_without_
         assert total == float(sum(range(4096)))
         if MODE == "threads":  # the actor read it where numpy wrote it
             assert where == made.data_ptr
+        with pytest.raises(TypeError) as raised:
+            numpy.asarray(graph.input_tensor("bfloat16", [2]))
+        assert str(raised.value) == "numpy has no bfloat16: use DLPack (torch.from_dlpack(t))"
+        graph.execute(numpy.zeros(3, dtype=numpy.float32)).get()  # takes that one
         with pytest.raises(ValueError) as raised:
             graph.input_tensor("float128", [3])
         assert str(raised.value) == (

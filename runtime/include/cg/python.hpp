@@ -499,35 +499,43 @@ void bind_struct(py::module_& module, const char* name, std::array<const char*, 
   });
 }
 
-/// A host tensor's elements as the Python buffer protocol describes them
-/// (struct module format, strides in bytes), writable: numpy.asarray(t) is
-/// an array of the same memory (numpy.from_dlpack() gives a read-only one
-/// before numpy 2). bfloat16 has no format: BufferError, as for a CUDA tensor.
-inline py::buffer_info buffer_of(cg::Tensor& t) {
+/// A host tensor as numpy's array interface (version 3) describes it:
+/// numpy.asarray(t) is then a writable array of the same memory, which keeps
+/// t alive (numpy.from_dlpack() gives a read-only one before numpy 2).
+/// TypeError for what numpy cannot view: a CUDA tensor, bfloat16 (DLPack:
+/// torch.from_dlpack(t)), an undefined tensor. (Not the buffer protocol:
+/// pybind11 2.10 cannot raise from it.)
+inline py::dict array_interface(const cg::Tensor& t) {
+  if (!t.defined())
+    throw py::type_error("an undefined tensor has no elements to view");
   if (t.device().kind != DeviceKind::cpu)
-    throw py::buffer_error("a tensor on " + to_string(t.device()) + " has no host buffer");
-  static constexpr std::array<const char*, dtype_count> formats = {"e", nullptr, "f", "d", "b",
-                                                                   "i", "q",     "B", "?"};
-  const char* format = formats.at(static_cast<std::size_t>(t.dtype()));
-  if (format == nullptr)
-    throw py::buffer_error("a " + std::string(to_string(t.dtype())) +
-                           " tensor has no buffer format: use DLPack (torch.from_dlpack)");
-  std::vector<py::ssize_t> strides;
+    throw py::type_error("a tensor on " + to_string(t.device()) +
+                         " is not in host memory: use DLPack (torch.from_dlpack(t))");
+  static constexpr std::array<const char*, dtype_count> typestrs = {
+      "<f2", nullptr, "<f4", "<f8", "|i1", "<i4", "<i8", "|u1", "|b1"};
+  const char* typestr = typestrs.at(static_cast<std::size_t>(t.dtype()));
+  if (typestr == nullptr)
+    throw py::type_error("numpy has no " + std::string(to_string(t.dtype())) +
+                         ": use DLPack (torch.from_dlpack(t))");
+  py::list strides;
   for (const std::int64_t stride : t.strides())
-    strides.push_back(
-        static_cast<py::ssize_t>(stride * static_cast<std::int64_t>(t.element_size())));
-  return py::buffer_info(t.data_ptr(), static_cast<py::ssize_t>(t.element_size()), format, t.dim(),
-                         std::vector<py::ssize_t>(t.shape().begin(), t.shape().end()),
-                         std::move(strides), /*readonly=*/false);
+    strides.append(stride * static_cast<std::int64_t>(t.element_size()));
+  py::dict interface;
+  interface["version"] = 3;
+  interface["shape"] = py::tuple(py::cast(t.shape()));
+  interface["typestr"] = typestr;
+  interface["data"] = py::make_tuple(reinterpret_cast<std::uintptr_t>(t.data_ptr()), false);
+  interface["strides"] = py::tuple(strides);
+  return interface;
 }
 
 /// cg.Tensor of the module: what a cg::Tensor result (or an input made in
 /// place) is in Python, shared with numpy, torch or cupy without a copy,
-/// through DLPack (torch.from_dlpack(t)) or, for numpy, the buffer protocol
+/// through DLPack (torch.from_dlpack(t)) or, for numpy, the array interface
 /// (numpy.asarray(t)); .data_ptr, .shape, .dtype and .device say what it is.
 inline void bind_tensor(py::module_& module) {
-  py::class_<cg::Tensor>(module, "Tensor", py::module_local(), py::buffer_protocol())
-      .def_buffer(&buffer_of)
+  py::class_<cg::Tensor>(module, "Tensor", py::module_local())
+      .def_property_readonly("__array_interface__", &array_interface)
       .def(
           "__dlpack__",
           [](const cg::Tensor& t, py::object /*stream*/) { return detail::dlpack_capsule(t); },

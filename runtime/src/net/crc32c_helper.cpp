@@ -26,7 +26,7 @@ class Helper {
 public:
   // The process's helper, started on first use; null if no thread could be made.
   static Helper* get() noexcept {
-    static Helper* const helper = [] () noexcept -> Helper* {
+    static Helper* const helper = []() noexcept -> Helper* {
       auto* made = new (std::nothrow) Helper;
       if (made == nullptr)
         return nullptr;
