@@ -152,29 +152,33 @@ Samples graph_pass(int rounds, int big, const char* transport) {
     if (count != small_bytes)
       die("wrong count");
   }
+  // `transfer` prepares one 64 MiB execution and returns its ref; the clock
+  // runs from execute() to the count coming back.
+  auto time_transfers = [&](std::vector<double>& into, auto transfer) {
+    for (int i = 0; i < warm_up_big + big; ++i) {
+      Clock::time_point start;
+      std::uint64_t count = transfer(start).get();
+      if (i >= warm_up_big)
+        into.push_back(Seconds(Clock::now() - start).count());
+      if (count != big_bytes)
+        die("wrong count");
+    }
+  };
   const std::vector<std::uint8_t> large(big_bytes, 'b');
-  for (int i = 0; i < warm_up_big + big; ++i) {
-    const auto start = Clock::now();
-    std::uint64_t count = graph.execute(large).get();
-    if (i >= warm_up_big)
-      s.big_seconds.push_back(Seconds(Clock::now() - start).count());
-    if (count != big_bytes)
-      die("wrong count");
-  }
+  time_transfers(s.big_seconds, [&](Clock::time_point& start) {
+    start = Clock::now();
+    return graph.execute(large);
+  });
   graph.teardown();
   // The same bytes as a tensor made where the input channel carries it, and
   // read where it arrives: no copy on either host but the network's.
   auto tensors = cg::launch<&remote_tensor_size>(options);
-  for (int i = 0; i < warm_up_big + big; ++i) {
+  time_transfers(s.in_place_seconds, [&](Clock::time_point& start) {
     cg::Tensor t = tensors.input_tensor(cg::DType::uint8, {static_cast<std::int64_t>(big_bytes)});
     std::memset(t.data_ptr(), 'b', big_bytes); // the caller's writes, as `large` was made
-    const auto start = Clock::now();
-    std::uint64_t count = tensors.execute(t).get();
-    if (i >= warm_up_big)
-      s.in_place_seconds.push_back(Seconds(Clock::now() - start).count());
-    if (count != big_bytes)
-      die("wrong count");
-  }
+    start = Clock::now();
+    return tensors.execute(t);
+  });
   return s;
 }
 

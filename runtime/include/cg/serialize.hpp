@@ -47,7 +47,9 @@ public:
     assert(bytes <= out_.size() - written_ && "cg::Encoder: write past the end of the buffer");
     if (bytes > out_.size() - written_)
       std::abort(); // never past the end, even with NDEBUG
-    if (bytes != 0)
+    // Bytes already where they go (a graph's input tensor made in place) are
+    // not copied onto themselves.
+    if (bytes != 0 && data != out_.data() + written_)
       std::memcpy(out_.data() + written_, data, bytes);
     written_ += bytes;
   }
@@ -64,10 +66,6 @@ public:
   }
 
   std::size_t written() const noexcept { return written_; }
-
-  /// Where the next byte written goes (a value that may be there already
-  /// can skip its copy: reserve() it instead).
-  const std::byte* next() const noexcept { return out_.data() + written_; }
 
 private:
   std::span<std::byte> out_;

@@ -392,11 +392,6 @@ void Codec<Tensor>::encode(Encoder& e, const Tensor& t) {
   }
   check_host(t);
   detail::encode_wire_header(e, t);
-  // Elements made where they go (GraphRuntime::input_tensor) are there already.
-  if (t.is_contiguous() && e.next() == t.data_ptr()) {
-    (void)e.reserve(t.nbytes());
-    return;
-  }
   detail::for_each_run(t, [&e](std::byte* run, std::size_t n) { e.write(run, n); });
 }
 
@@ -498,22 +493,11 @@ Tensor TensorView::clone() const {
 
 namespace detail {
 
-void InPlace<Tensor>::validate(std::span<const std::byte> bytes) {
-  (void)decode_tensor_view(bytes);
-}
+namespace {
 
-std::optional<TensorView> InPlace<Tensor>::view_of(std::span<const std::byte> bytes) {
-  Tensor view = decode_tensor_view(bytes);
-  if (reinterpret_cast<std::uintptr_t>(view.data_ptr()) % view.element_size() != 0)
-    return std::nullopt;
-  return TensorView(view);
-}
-
-} // namespace detail
-
-namespace detail {
-
-Tensor decode_tensor_view(std::span<const std::byte> encoded) {
+// The elements of an encoded tensor where they are, its header checked;
+// its bool bytes too, unless they were checked before.
+Tensor view_elements(std::span<const std::byte> encoded, bool check_bools) {
   Decoder d(encoded);
   DType dtype = DType::float32;
   std::vector<std::int64_t> shape;
@@ -523,8 +507,26 @@ Tensor decode_tensor_view(std::span<const std::byte> encoded) {
   std::span<const std::byte> elements = d.take(bytes);
   if (d.remaining() != 0)
     throw DecodeError("cg: " + std::to_string(d.remaining()) + " trailing bytes after a tensor");
-  check_bool_bytes(dtype, elements.data(), bytes);
+  if (check_bools)
+    check_bool_bytes(dtype, elements.data(), bytes);
   return Tensor::from_blob(const_cast<std::byte*>(elements.data()), dtype, std::move(shape));
+}
+
+} // namespace
+
+Tensor decode_tensor_view(std::span<const std::byte> encoded) {
+  return view_elements(encoded, /*check_bools=*/true);
+}
+
+void InPlace<Tensor>::validate(std::span<const std::byte> bytes) {
+  (void)decode_tensor_view(bytes);
+}
+
+std::optional<TensorView> InPlace<Tensor>::view_of(std::span<const std::byte> bytes) {
+  Tensor view = view_elements(bytes, /*check_bools=*/false); // validate() checked them
+  if (reinterpret_cast<std::uintptr_t>(view.data_ptr()) % view.element_size() != 0)
+    return std::nullopt;
+  return TensorView(view);
 }
 
 } // namespace detail
