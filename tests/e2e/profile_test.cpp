@@ -501,6 +501,39 @@ TEST_F(Profile, ARingKeepsTheLastExecutionsAndCountsWhatItDropped) {
   EXPECT_EQ(events[2]["args"]["loc"], source_line("g.output(a.bind<&Calculator::add_one>(once))"));
 }
 
+// Once a future is asked for, a collector thread reads the results, into
+// a ring of its own: the driver's track still shows each execution's READ,
+// after get() has taken the first ones itself, and counts what both rings
+// dropped.
+TEST_F(Profile, ResultsReadForFuturesAreOnTheDriversTrackToo) {
+  const std::string path = temp_path("same_actor_futures.json");
+  {
+    cg::LaunchOptions options;
+    options.profile = path;
+    options.profile_executions = 4;
+    auto graph = cg::launch<&same_actor>(options);
+    for (int i = 0; i < 3; ++i)
+      ASSERT_EQ(graph.execute(i).get(), i + 2);
+    for (int i = 3; i < 10; ++i)
+      ASSERT_EQ(graph.execute(i).get_future().get(), i + 2);
+  }
+  const json trace = read_json(path);
+  std::filesystem::remove(path);
+  // The caller's ring (4 events an execution, 16 kept): WRITE and execute
+  // of each, READ and get of the first 3: 26 made, the last 16 kept (from
+  // execution 2's READ on). The collector's (one event an execution, 4
+  // kept): the READs of executions 3 to 9.
+  EXPECT_EQ(trace["otherData"]["dropped_events"]["driver"], 10 + 3);
+  std::map<std::string, std::vector<int>> executions; // name -> executions kept, in time order
+  for (const json& e : track(trace, 0))
+    executions[e["name"]].push_back(e["args"]["execution"]);
+  EXPECT_EQ(executions,
+            (std::map<std::string, std::vector<int>>{{"WRITE c0 (input #0)", {3, 4, 5, 6, 7, 8, 9}},
+                                                     {"execute", {3, 4, 5, 6, 7, 8, 9}},
+                                                     {"READ c1 (a.add_one#2)", {2, 6, 7, 8, 9}},
+                                                     {"get", {2}}}));
+}
+
 TEST_F(Profile, StatsCountEveryTaskAndEveryExecutionsLatency) {
   cg::LaunchOptions options;
   options.record_profile = true; // no file

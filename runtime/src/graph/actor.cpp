@@ -151,8 +151,7 @@ void ActorProcess::attach(const detail::GraphSpec& spec, std::uint32_t actor,
   slot_bytes_ = view.header->slot_bytes;
   constructor_args_ = view.constructor_args;
   nvtx_ = detail::nvtx_enabled();
-  profile_.recorder = detail::ProfileRecorder(detail::profile_ring(memory, *view.header, actor),
-                                              detail::ProfileRecorder::Writers::one);
+  profile_.recorder = detail::ProfileRecorder(detail::profile_ring(memory, *view.header, actor));
 }
 
 ActorProcess::~ActorProcess() {

@@ -220,7 +220,7 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
     std::vector<ProfileTrack> tracks;
     for (std::uint32_t actor : mine)
       if (const ProfileRing* ring = profile_ring(memory, *written.header, actor))
-        tracks.push_back(read_profile_ring(*ring, spec.actors[actor].name));
+        tracks.push_back(read_profile_rings({ring}, spec.actors[actor].name));
     const ProfileClocks origin{written.header->profile_origin_ticks,
                                written.header->profile_origin_ns};
     ticks_to_ns(tracks, origin, ProfileClocks::now());

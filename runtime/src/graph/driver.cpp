@@ -194,10 +194,10 @@ std::vector<std::byte> copy_of(const ChannelReader::Message& message) {
 // Collects the results of execution `collected` from every result channel,
 // resuming a collection an earlier timeout interrupted, and files them: with
 // the future waiting for them, or in `results`.
-ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline) {
+ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline, ProfileRecorder& recorder) {
   while (partial.size() < result_readers.size()) {
     ChannelReader& reader = result_readers[partial.size()];
-    const std::int64_t start = profile.on() ? profile_clock() : 0;
+    const std::int64_t start = recorder.on() ? profile_clock() : 0;
     ChannelReader::Message message;
     ChannelStatus status = reader.acquire(message, deadline);
     if (status != ChannelStatus::ok) {
@@ -206,9 +206,9 @@ ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline) {
     }
     partial.push_back({message.kind, copy_of(message)});
     reader.release();
-    if (profile.on())
-      profile.record(ProfiledOp::read, result_channels[partial.size() - 1], message.sequence, start,
-                     profile_clock(), message.payload.size());
+    if (recorder.on())
+      recorder.record(ProfiledOp::read, result_channels[partial.size() - 1], message.sequence,
+                      start, profile_clock(), message.payload.size());
   }
   std::vector<Collected> outputs(output_source.size());
   for (std::size_t i = 0; i < output_source.size(); ++i) {
@@ -313,7 +313,7 @@ void GraphRuntime::Impl::collect_loop() {
       if (stop_collector || failure)
         break;
     }
-    ChannelStatus status = collect_next(Deadline::max());
+    ChannelStatus status = collect_next(Deadline::max(), collector_profile);
     if (status == ChannelStatus::ok)
       continue;
     try {
@@ -475,7 +475,7 @@ std::uint64_t GraphRuntime::begin_execution() {
         throw no_room();
     } else {
       lock.unlock();
-      const ChannelStatus status = s.collect_next(deadline);
+      const ChannelStatus status = s.collect_next(deadline, s.profile);
       if (status == ChannelStatus::timeout)
         throw no_room();
       if (status != ChannelStatus::ok)
@@ -655,8 +655,8 @@ void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds tim
     while (s.collected <= seq) {
       const bool wanted = s.collected == seq;
       lock.unlock();
-      ChannelStatus status =
-          wanted ? s.collect_in_place(phase_end, sink, read_from) : s.collect_next(phase_end);
+      ChannelStatus status = wanted ? s.collect_in_place(phase_end, sink, read_from)
+                                    : s.collect_next(phase_end, s.profile);
       if (wanted && status == ChannelStatus::ok) {
         recorded();
         return;
@@ -708,7 +708,7 @@ bool GraphRuntime::results_ready(std::uint64_t seq) {
   // Collect what has arrived, without waiting.
   while (s.collected <= seq) {
     lock.unlock();
-    ChannelStatus status = s.collect_next(Deadline::min());
+    ChannelStatus status = s.collect_next(Deadline::min(), s.profile);
     if (status == ChannelStatus::timeout)
       return false;
     if (status != ChannelStatus::ok) {
@@ -774,11 +774,13 @@ std::vector<ProfileTrack> GraphRuntime::Impl::profile_tracks() const {
                                  "LaunchOptions::record_profile)");
   std::span<std::byte> memory{static_cast<std::byte*>(segment.data()), segment.size()};
   std::vector<ProfileTrack> tracks;
-  for (std::uint32_t who = 0; who <= spec.actors.size(); ++who) {
-    const std::string name = who < spec.actors.size() ? spec.actors[who].name : "driver";
-    const ProfileRing* ring = profile_ring(memory, *header, who);
-    tracks.push_back(ring ? read_profile_ring(*ring, name) : ProfileTrack{name, {}, 0});
-  }
+  for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
+    tracks.push_back(read_profile_rings({profile_ring(memory, *header, a)}, spec.actors[a].name));
+  const std::size_t actors = spec.actors.size();
+  tracks.push_back(
+      read_profile_rings({profile_ring(memory, *header, ProfileParticipant::driver(actors)),
+                          profile_ring(memory, *header, ProfileParticipant::collector(actors))},
+                         "driver"));
   // Ticks to nanoseconds: the two readings of both clocks at least 20 ms
   // apart, for a rate within a few parts per million.
   const ProfileClocks origin{header->profile_origin_ticks, header->profile_origin_ns};

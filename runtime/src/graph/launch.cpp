@@ -461,10 +461,11 @@ void GraphRuntime::Impl::create_segment(
           {static_cast<const std::byte*>(segment.data()), segment.size()}, *header, a));
     channels = std::move(written.channels);
     groups = std::move(written.groups);
-    profile =
-        ProfileRecorder(profile_ring({static_cast<std::byte*>(segment.data()), segment.size()},
-                                     *header, static_cast<std::uint32_t>(spec.actors.size())),
-                        ProfileRecorder::Writers::several);
+    const std::span<std::byte> memory{static_cast<std::byte*>(segment.data()), segment.size()};
+    profile = ProfileRecorder(
+        profile_ring(memory, *header, ProfileParticipant::driver(spec.actors.size())));
+    collector_profile = ProfileRecorder(
+        profile_ring(memory, *header, ProfileParticipant::collector(spec.actors.size())));
   } catch (const std::exception& e) {
     throw LaunchError(e.what());
   }

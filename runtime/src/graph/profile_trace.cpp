@@ -220,18 +220,22 @@ private:
 
 } // namespace
 
-ProfileTrack read_profile_ring(const ProfileRing& ring, std::string name) {
+ProfileTrack read_profile_rings(std::initializer_list<const ProfileRing*> rings, std::string name) {
   ProfileTrack track;
   track.name = std::move(name);
-  const std::uint64_t capacity = ring.capacity;
-  const std::uint64_t written = ring.written.load(std::memory_order_acquire);
-  const std::uint64_t kept = std::min(written, capacity);
-  track.dropped = written - kept;
-  const auto* events = reinterpret_cast<const ProfileEvent*>(&ring + 1);
-  track.events.reserve(kept);
-  for (std::uint64_t n = written - kept; n < written; ++n)
-    track.events.push_back(events[n % capacity]);
-  // In time order: the driver's ring has two writers.
+  for (const ProfileRing* ring : rings) {
+    if (!ring)
+      continue;
+    const std::uint64_t capacity = ring->capacity;
+    const std::uint64_t written = ring->written.load(std::memory_order_acquire);
+    const std::uint64_t kept = std::min(written, capacity);
+    track.dropped += written - kept;
+    const auto* events = reinterpret_cast<const ProfileEvent*>(ring + 1);
+    for (std::uint64_t n = written - kept; n < written; ++n)
+      track.events.push_back(events[n % capacity]);
+  }
+  // In time order: the rings are two threads', and the driver records an
+  // execute() or a get() after the operations inside it.
   std::stable_sort(track.events.begin(), track.events.end(), in_time_order);
   return track;
 }

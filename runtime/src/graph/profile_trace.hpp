@@ -22,6 +22,7 @@
 #include <cg/detail/profile.hpp>
 
 #include <cstdint>
+#include <initializer_list>
 #include <ostream>
 #include <span>
 #include <string>
@@ -44,8 +45,10 @@ struct ProfileTrack {
   std::int64_t clock_uncertainty_ns = 0;
 };
 
-/// Copies `ring` out (one profile_ring() found, its capacity checked).
-ProfileTrack read_profile_ring(const ProfileRing& ring, std::string name);
+/// Copies `rings` out (each one profile_ring() found, its capacity checked;
+/// null ones skipped) as one track: the driver records on two threads, each
+/// into a ring of its own.
+ProfileTrack read_profile_rings(std::initializer_list<const ProfileRing*> rings, std::string name);
 
 /// Turns the ticks of `tracks` (as read from their rings) into
 /// CLOCK_MONOTONIC nanoseconds, from both clocks read at `origin` and at

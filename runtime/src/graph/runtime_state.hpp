@@ -138,10 +138,12 @@ struct GraphRuntime::Impl {
   std::thread collector;
   int results_fd = -1;
 
-  // Profiles (cg/detail/profile.hpp): the driver's ring, where teardown
-  // writes the trace (empty: no profile), and when the execution being
-  // submitted began and when its last input was handed over.
+  // Profiles (cg/detail/profile.hpp): the driver's rings (one for the
+  // thread calling execute() and get(), one for the collector thread), where
+  // teardown writes the trace (empty: no profile), and when the execution
+  // being submitted began and when its last input was handed over.
   ProfileRecorder profile;
+  ProfileRecorder collector_profile;
   std::uint32_t profile_executions = 0; // the rings' depth (0: no profile)
   std::string profile_path;             // empty: none is written at teardown
   // Actors in processes of their own: their tracks as their processes sent
@@ -194,7 +196,9 @@ struct GraphRuntime::Impl {
   void relay_fault(const std::string& why, bool corrupt);
   bool reported_within(std::chrono::milliseconds wait);
   void collect_loop();
-  ChannelStatus collect_next(Deadline deadline);
+  // `recorder`: the calling thread's ring (profile, or collector_profile
+  // on the collector thread).
+  ChannelStatus collect_next(Deadline deadline, ProfileRecorder& recorder);
   ChannelStatus collect_in_place(Deadline deadline, ResultsSink sink, std::int64_t start);
   [[noreturn]] void throw_result_failure(ChannelStatus status);
   void fail(std::exception_ptr why);

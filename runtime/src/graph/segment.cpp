@@ -44,7 +44,7 @@ Tables place_tables(const GraphSpec& spec, const SegmentLayout& layout,
   tables.actor_records = align64(end);
   end = tables.actor_records + spec.actors.size() * kActorRecordBytes;
   if (contents.profile_executions != 0) {
-    const std::size_t participants = spec.actors.size() + 1;
+    const std::size_t participants = ProfileParticipant::count(spec.actors.size());
     tables.profile_rings = align64(end);
     end = align64(tables.profile_rings + participants * sizeof(std::uint64_t));
     for (std::uint32_t who = 0; who < participants; ++who) {
@@ -209,11 +209,12 @@ std::string last_words(const ActorRecord& record) {
 
 std::uint64_t profile_events_per_execution(const GraphSpec& spec, std::uint32_t who) {
   std::uint64_t events = 0;
-  if (who == spec.actors.size()) { // the driver
-    events = spec.input_channels.size() + 2;
+  if (who >= ProfileParticipant::driver(spec.actors.size())) {
     for (std::size_t c = 0; c < spec.channels.size(); ++c)
       events += spec.channels[c].driver_reader() >= 0 ? 1 : 0;
-    return events;
+    if (who == ProfileParticipant::driver(spec.actors.size()))
+      events += spec.input_channels.size() + 2;
+    return std::max<std::uint64_t>(events, 1);
   }
   for (const ChannelSpec& channel : spec.channels) {
     events += channel.writer == static_cast<int>(who) ? 1 : 0;
@@ -230,8 +231,8 @@ std::uint64_t profile_events_per_execution(const GraphSpec& spec, std::uint32_t 
 ProfileRing* profile_ring(std::span<std::byte> memory, const SegmentHeader& header,
                           std::uint32_t who) {
   const std::uint64_t entry = header.profile_rings + std::uint64_t{who} * sizeof(std::uint64_t);
-  if (header.profile_rings == 0 || who > header.actor_count || entry > memory.size() ||
-      memory.size() - entry < sizeof(std::uint64_t))
+  if (header.profile_rings == 0 || who >= ProfileParticipant::count(header.actor_count) ||
+      entry > memory.size() || memory.size() - entry < sizeof(std::uint64_t))
     return nullptr;
   std::uint64_t at = 0;
   std::memcpy(&at, memory.data() + entry, sizeof at);

@@ -6,8 +6,8 @@
 // launch(), then (CommunicatorKind::nccl) one NCCL unique id per group, from
 // which each actor joins its groups' NcclCommunicators, then one ActorRecord
 // per actor: its progress and its last words, for the driver's reports;
-// then, in a profiled launch, one ProfileRing per actor and one for the
-// driver (cg/detail/profile.hpp).
+// then, in a profiled launch, one ProfileRing per actor and two for the
+// driver, one per thread of it that records (cg/detail/profile.hpp).
 //
 // The driver creates it as anonymous shared memory (a memfd, never named in
 // /dev/shm) and each actor process inherits its descriptor, maps it, checks
@@ -60,8 +60,8 @@ struct SegmentHeader {
   std::uint64_t nccl_ids;
   // Offset of one ActorRecord per actor.
   std::uint64_t actor_records;
-  // Offset of the profile rings' offset table (one std::uint64_t per actor,
-  // by index, then the driver's, each followed by its ring), 0 when the
+  // Offset of the profile rings' offset table (one std::uint64_t per
+  // participant, as ProfileParticipant numbers them), 0 when the
   // launch records no profile; and the executions each ring keeps.
   std::uint64_t profile_rings;
   std::uint32_t profile_executions;
@@ -165,14 +165,25 @@ struct SegmentView {
 SegmentView read_segment(std::span<std::byte> memory, const GraphSpec& spec, std::uint32_t actor,
                          const std::string& name);
 
+/// Who records into a profile ring of its own, one thread each: actor `a`
+/// is participant a; after the actors come the driver's two threads.
+struct ProfileParticipant {
+  /// The thread calling execute() and get(): input writes, execute, get,
+  /// and result reads until a collector thread takes them over.
+  static std::uint32_t driver(std::size_t actors) { return static_cast<std::uint32_t>(actors); }
+  /// The collector thread (started for futures): result reads.
+  static std::uint32_t collector(std::size_t actors) { return driver(actors) + 1; }
+  static std::size_t count(std::size_t actors) { return actors + 2; }
+};
+
 /// The events one execution makes participant `who` record at most: actor
-/// `who`'s reads, computes and writes; the driver's (who = actor count)
-/// input writes, result reads, execute and get.
+/// `who`'s reads, computes and writes; the driver's input writes, result
+/// reads, execute and get; its collector's result reads.
 std::uint64_t profile_events_per_execution(const GraphSpec& spec, std::uint32_t who);
 
-/// Participant `who`'s profile ring (actors by index, the driver after
-/// them), or null when the launch records no profile or the segment does
-/// not hold the ring and the events it says it has.
+/// Participant `who`'s profile ring (ProfileParticipant), or null when the
+/// launch records no profile or the segment does not hold the ring and the
+/// events it says it has.
 ProfileRing* profile_ring(std::span<std::byte> memory, const SegmentHeader& header,
                           std::uint32_t who);
 

@@ -105,9 +105,10 @@ TEST(ProfileStats, NothingRecordedIsNoCountAndNoPercentile) {
 
 TEST(ProfileRings, HoldTheEventsOfEachParticipantsExecutions) {
   // a: two reads, two computes, one write; the driver: two input writes,
-  // execute, one result read, get.
+  // execute, one result read, get; its collector thread: one result read.
   EXPECT_EQ(cg::detail::profile_events_per_execution(kSpec, 0), 5u);
   EXPECT_EQ(cg::detail::profile_events_per_execution(kSpec, 1), 5u);
+  EXPECT_EQ(cg::detail::profile_events_per_execution(kSpec, 2), 1u);
   // An actor with no channel and no names still gets a ring of one event
   // per execution (a ring of none would be a division by zero).
   static constexpr std::array<cg::detail::ActorSpec, 1> kLonely{{{"lonely", &run_nothing}}};
@@ -125,13 +126,14 @@ TEST(ProfileRings, AreFoundThroughTheSegmentsTableAndCheckedAgainstItsSize) {
   const auto offset = (64 - reinterpret_cast<std::uintptr_t>(memory.data()) % 64) % 64;
   std::span<std::byte> segment(memory.data() + offset, memory.size() - 64);
   const cg::detail::WrittenSegment written = cg::detail::write_segment(segment, kSpec, contents);
-  for (std::uint32_t who = 0; who < 2; ++who) {
+  // a, the driver, the driver's collector thread.
+  for (std::uint32_t who = 0; who < 3; ++who) {
     cg::detail::ProfileRing* ring = cg::detail::profile_ring(segment, *written.header, who);
     ASSERT_NE(ring, nullptr) << who;
-    EXPECT_EQ(ring->capacity, 7 * 5u) << who;
+    EXPECT_EQ(ring->capacity, who < 2 ? 7 * 5u : 7u) << who;
     EXPECT_EQ(ring->written.load(), 0u);
   }
-  EXPECT_EQ(cg::detail::profile_ring(segment, *written.header, 2), nullptr); // no such participant
+  EXPECT_EQ(cg::detail::profile_ring(segment, *written.header, 3), nullptr); // no such participant
   // A ring claiming more events than the segment holds is not used.
   cg::detail::profile_ring(segment, *written.header, 1)->capacity = segment.size();
   EXPECT_EQ(cg::detail::profile_ring(segment, *written.header, 1), nullptr);

@@ -5,8 +5,11 @@
 // ProfileEvent: a READ (the wait and the copy), a COMPUTE, a WRITE; on the
 // driver an execute() and a get(). Each keeps a ring of its own in the
 // graph's segment (graph/segment.hpp), made at launch: recording is one
-// clock read and a few stores (an atomic add on the driver's ring, which two
-// threads write); no allocation, lock or system call. An actor's operations follow one another, so
+// clock read and a few plain stores; no allocation, lock, atomic
+// read-modify-write or system call. Each ring has one writer: the driver
+// keeps two, one for the thread that calls execute() and get() and one for
+// its collector thread (which takes results for futures), and shows them as
+// one track. An actor's operations follow one another, so
 // each starts where the one before it ended (a READ's wait starts when the previous operation
 // ended) and one clock read per operation times them all. A full ring
 // overwrites its oldest events and never blocks; what it wrote in all says
@@ -97,43 +100,35 @@ struct ProfileClocks {
   static ProfileClocks now() noexcept { return {profile_clock(), monotonic_ns()}; }
 };
 
-/// One participant's recording end of its ring; a default one records nothing.
+/// One thread's recording end of its ring; a default one records nothing.
 class ProfileRecorder {
 public:
   ProfileRecorder() = default;
-  enum class Writers { one, several };
-  ProfileRecorder(ProfileRing* ring, Writers writers) noexcept
+  explicit ProfileRecorder(ProfileRing* ring) noexcept
       : ring_(ring), events_(ring ? reinterpret_cast<ProfileEvent*>(ring + 1) : nullptr),
-        capacity_(ring ? ring->capacity : 0), single_writer_(writers == Writers::one),
+        capacity_(ring ? ring->capacity : 0),
         written_(ring ? ring->written.load(std::memory_order_relaxed) : 0),
         slot_(capacity_ ? written_ % capacity_ : 0) {}
 
   bool on() const noexcept { return ring_ != nullptr; }
 
-  /// Records one event. The driver's ring has two writers (the caller of
-  /// get() and the collector thread): it takes a slot with an atomic add; an
-  /// actor's has one, which keeps its place here (no division, no read of
-  /// the shared counter) and publishes the count with a plain store.
+  /// Records one event. The ring has this one writer, which keeps its place
+  /// here (no division, no read of the shared count) and publishes the
+  /// count with a plain store for whoever reads the ring.
   void record(ProfiledOp op, std::uint32_t index, std::uint64_t execution, std::int64_t start,
               std::int64_t end, std::uint64_t bytes = 0) noexcept {
-    if (single_writer_) {
-      events_[slot_] = {execution, start, end, bytes, op, 0, index};
-      if (++slot_ == capacity_)
-        slot_ = 0;
-      ring_->written.store(++written_, std::memory_order_release);
-      return;
-    }
-    const std::uint64_t n = ring_->written.fetch_add(1, std::memory_order_relaxed);
-    events_[n % capacity_] = {execution, start, end, bytes, op, 0, index};
+    events_[slot_] = {execution, start, end, bytes, op, 0, index};
+    if (++slot_ == capacity_)
+      slot_ = 0;
+    ring_->written.store(++written_, std::memory_order_release);
   }
 
 private:
   ProfileRing* ring_ = nullptr;
   ProfileEvent* events_ = nullptr;
   std::uint64_t capacity_ = 0;
-  bool single_writer_ = false;
-  std::uint64_t written_ = 0; // one writer: the count it published last
-  std::uint64_t slot_ = 0;    // one writer: where its next event goes
+  std::uint64_t written_ = 0; // the count it published last
+  std::uint64_t slot_ = 0;    // where its next event goes
 };
 
 /// What an actor's ports record with: its ring, and where its program is.
