@@ -534,6 +534,54 @@ TEST_F(Profile, ResultsReadForFuturesAreOnTheDriversTrackToo) {
                                                      {"get", {2}}}));
 }
 
+// What the trace says each track dropped, after `executions` of same_actor
+// (four events an execution on each track).
+json dropped_after(int executions, const cg::LaunchOptions& given) {
+  const std::string path = temp_path("same_actor_depth.json");
+  {
+    cg::LaunchOptions options = given;
+    options.profile = path;
+    auto graph = cg::launch<&same_actor>(options);
+    for (int i = 0; i < executions; ++i)
+      EXPECT_EQ(graph.execute(i).get(), i + 2);
+  }
+  const json trace = read_json(path);
+  std::filesystem::remove(path);
+  return trace["otherData"]["dropped_events"];
+}
+
+TEST_F(Profile, RingsKeepTenThousandExecutionsUnlessTheOptionsOrTheEnvironmentSayOtherwise) {
+  {
+    cg_test::ScopedEnv unset("CG_PROFILE_EXECUTIONS", nullptr);
+    EXPECT_EQ(dropped_after(10'002, {}), (json{{"a", 8}, {"driver", 8}}));
+  }
+  cg_test::ScopedEnv env("CG_PROFILE_EXECUTIONS", "3");
+  EXPECT_EQ(dropped_after(10, {}), (json{{"a", 28}, {"driver", 28}}));
+  cg::LaunchOptions five; // the options win
+  five.profile_executions = 5;
+  EXPECT_EQ(dropped_after(10, five), (json{{"a", 20}, {"driver", 20}}));
+}
+
+TEST_F(Profile, AnExecutionCountInTheEnvironmentThatIsNoneIsRefused) {
+  cg::LaunchOptions options;
+  options.record_profile = true;
+  for (const char* bad : {"0", "ten", "-3", "12 ", "4294967296"}) {
+    cg_test::ScopedEnv env("CG_PROFILE_EXECUTIONS", bad);
+    try {
+      auto graph = cg::launch<&same_actor>(options);
+      ADD_FAILURE() << "launched with CG_PROFILE_EXECUTIONS=" << bad;
+    } catch (const cg::LaunchError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("the environment variable CG_PROFILE_EXECUTIONS is '") + bad +
+                    "'; it must be a number of executions from 1 to 4294967295 (or unset)");
+    }
+  }
+  // Without a profile it is not read.
+  cg_test::ScopedEnv env("CG_PROFILE_EXECUTIONS", "ten");
+  auto graph = cg::launch<&same_actor>();
+  EXPECT_EQ(graph.execute(1).get(), 3);
+}
+
 TEST_F(Profile, StatsCountEveryTaskAndEveryExecutionsLatency) {
   cg::LaunchOptions options;
   options.record_profile = true; // no file

@@ -31,10 +31,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -82,6 +84,23 @@ Mode launch_mode(const LaunchOptions& options) {
 
 namespace cg::detail {
 namespace {
+
+// The executions a profile's rings keep (LaunchOptions::profile_executions).
+std::uint32_t profile_depth(const LaunchOptions& options) {
+  if (options.profile_executions != 0)
+    return options.profile_executions;
+  const char* text = std::getenv(profile_executions_variable);
+  if (!text || !*text)
+    return default_profile_executions;
+  std::uint32_t executions = 0;
+  const char* end = text + std::strlen(text);
+  const auto [stop, error] = std::from_chars(text, end, executions);
+  if (error != std::errc{} || stop != end || executions == 0)
+    throw LaunchError(std::string("the environment variable ") + profile_executions_variable +
+                      " is '" + text + "'; it must be a number of executions from 1 to " +
+                      std::to_string(std::numeric_limits<std::uint32_t>::max()) + " (or unset)");
+  return executions;
+}
 
 // The NCCL unique id of every communicator group, or why they cannot be made.
 std::vector<NcclIdBytes> make_nccl_ids(const GraphSpec& spec) {
@@ -442,7 +461,7 @@ void GraphRuntime::Impl::create_segment(
   for (std::size_t at; (at = profile_path.find("{graph}")) != std::string::npos;)
     profile_path.replace(at, 7, spec.name);
   if (!profile_path.empty() || options.record_profile)
-    contents.profile_executions = std::max<std::uint32_t>(options.profile_executions, 1);
+    contents.profile_executions = profile_depth(options);
   profile_executions = contents.profile_executions;
   if (any_constructor_args)
     contents.constructor_args = constructor_args;

@@ -33,6 +33,10 @@ namespace cg::detail {
 
 /// The environment variable read at launch when LaunchOptions::profile is empty.
 inline constexpr const char* profile_variable = "CG_PROFILE";
+/// The one read when LaunchOptions::profile_executions is 0, and what the
+/// rings then keep without it.
+inline constexpr const char* profile_executions_variable = "CG_PROFILE_EXECUTIONS";
+inline constexpr std::uint32_t default_profile_executions = 10'000;
 
 /// One participant's ring as read: its events, oldest first, and how many
 /// it recorded but no longer holds.
