@@ -473,18 +473,30 @@ TEST_F(Profile, CgProfileRefusesWhatIsNotATrace) {
   std::filesystem::remove(path);
 }
 
-TEST_F(Profile, ARingKeepsTheLastExecutionsAndCountsWhatItDropped) {
+// The trace of `executions` of same_actor launched with `given` (and a
+// profile file); four events an execution on each track.
+json same_actor_trace(int executions, const cg::LaunchOptions& given) {
   const std::string path = temp_path("same_actor.json");
   {
-    cg::LaunchOptions options;
+    cg::LaunchOptions options = given;
     options.profile = path;
-    options.profile_executions = 3;
     auto graph = cg::launch<&same_actor>(options);
-    for (int i = 0; i < 10; ++i)
-      ASSERT_EQ(graph.execute(i).get(), i + 2);
+    for (int i = 0; i < executions; ++i)
+      EXPECT_EQ(graph.execute(i).get(), i + 2);
   }
   const json trace = read_json(path);
   std::filesystem::remove(path);
+  return trace;
+}
+
+json dropped_after(int executions, const cg::LaunchOptions& given) {
+  return same_actor_trace(executions, given)["otherData"]["dropped_events"];
+}
+
+TEST_F(Profile, ARingKeepsTheLastExecutionsAndCountsWhatItDropped) {
+  cg::LaunchOptions options;
+  options.profile_executions = 3;
+  const json trace = same_actor_trace(10, options);
   // a: READ, two computes of one method told apart, WRITE; the driver:
   // WRITE, execute, READ, get. Four events an execution each: 40 made, 12 kept.
   EXPECT_EQ(trace["otherData"]["dropped_events"], (json{{"a", 28}, {"driver", 28}}));
@@ -532,22 +544,6 @@ TEST_F(Profile, ResultsReadForFuturesAreOnTheDriversTrackToo) {
                                                      {"execute", {3, 4, 5, 6, 7, 8, 9}},
                                                      {"READ c1 (a.add_one#2)", {2, 6, 7, 8, 9}},
                                                      {"get", {2}}}));
-}
-
-// What the trace says each track dropped, after `executions` of same_actor
-// (four events an execution on each track).
-json dropped_after(int executions, const cg::LaunchOptions& given) {
-  const std::string path = temp_path("same_actor_depth.json");
-  {
-    cg::LaunchOptions options = given;
-    options.profile = path;
-    auto graph = cg::launch<&same_actor>(options);
-    for (int i = 0; i < executions; ++i)
-      EXPECT_EQ(graph.execute(i).get(), i + 2);
-  }
-  const json trace = read_json(path);
-  std::filesystem::remove(path);
-  return trace["otherData"]["dropped_events"];
 }
 
 TEST_F(Profile, RingsKeepTenThousandExecutionsUnlessTheOptionsOrTheEnvironmentSayOtherwise) {
