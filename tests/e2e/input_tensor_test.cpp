@@ -107,6 +107,23 @@ TEST_F(InputTensors, ABadShapeIsATensorErrorAndTakesNoSlot) {
   EXPECT_EQ(check_doubled(graph.execute(counting_from(graph, 2, 0)).get(), 2, 0), "");
 }
 
+// A tensor larger than the memory the system has left is refused before
+// any of it is reserved (the kernel's OOM killer would otherwise choose
+// whom to kill), and the input stays usable.
+TEST_F(InputTensors, ATensorLargerThanTheMemoryLeftIsRefusedAndTakesNoSlot) {
+  auto graph = cg::launch<&tensors>();
+  try {
+    (void)graph.input_tensor(cg::DType::float32, {std::int64_t{1} << 40}); // 4 TiB
+    FAIL() << "a 4 TiB tensor was made";
+  } catch (const cg::Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "input #0 of graph 'tensors': float32 tensor of " +
+                  std::to_string((std::uint64_t{4} << 40) + 64) +
+                  " bytes: no shared-memory buffer that large could be allocated");
+  }
+  EXPECT_EQ(check_doubled(graph.execute(counting_from(graph, 2, 0)).get(), 2, 0), "");
+}
+
 TEST_F(InputTensors, AfterTeardownNoTensorIsMade) {
   auto graph = cg::launch<&tensors>();
   graph.teardown();

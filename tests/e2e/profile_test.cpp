@@ -578,6 +578,30 @@ TEST_F(Profile, AnExecutionCountInTheEnvironmentThatIsNoneIsRefused) {
   EXPECT_EQ(graph.execute(1).get(), 3);
 }
 
+// Rings larger than the memory left are refused at launch, saying how much
+// of the segment the profile takes and how to ask for less.
+TEST_F(Profile, RingsLargerThanTheMemoryLeftAreALaunchErrorSayingHowToAskForFewer) {
+  cg::LaunchOptions options;
+  options.record_profile = true;
+  options.profile_executions = 4'294'967'295;
+  try {
+    auto graph = cg::launch<&same_actor>(options);
+    FAIL() << "launched with rings for 4294967295 executions";
+  } catch (const cg::LaunchError& e) {
+    // same_actor: 4 events an execution on a's ring and the driver's, 1 on
+    // its collector's; 40 bytes each: 1.4 TiB.
+    EXPECT_TRUE(std::regex_match(
+        e.what(),
+        std::regex("cannot create the channels of graph 'same_actor': cg: cannot reserve 1\\.4 "
+                   "TiB of shared memory for 'memfd:cg\\.same_actor': [0-9.]+ [KMGT]iB is what "
+                   "the memory available \\(MemAvailable in /proc/meminfo\\) leaves: Cannot "
+                   "allocate memory; the profile's rings of 4294967295 executions take 1\\.4 TiB "
+                   "of it \\(fewer: LaunchOptions::profile_executions or "
+                   "CG_PROFILE_EXECUTIONS\\)")))
+        << e.what();
+  }
+}
+
 TEST_F(Profile, StatsCountEveryTaskAndEveryExecutionsLatency) {
   cg::LaunchOptions options;
   options.record_profile = true; // no file

@@ -469,7 +469,17 @@ void GraphRuntime::Impl::create_segment(
     segment = SharedSegment::create_anonymous(std::string("cg.") + spec.name,
                                               segment_bytes(spec, contents));
   } catch (const std::exception& e) {
-    throw LaunchError("cannot create the channels of " + describe(spec) + ": " + e.what());
+    std::string why = "cannot create the channels of " + describe(spec) + ": " + e.what();
+    if (contents.profile_executions != 0) {
+      SegmentContents unprofiled = contents;
+      unprofiled.profile_executions = 0;
+      why += "; the profile's rings of " + std::to_string(contents.profile_executions) +
+             " executions take " +
+             size_text(segment_bytes(spec, contents) - segment_bytes(spec, unprofiled)) +
+             " of it (fewer: LaunchOptions::profile_executions or " + profile_executions_variable +
+             ")";
+    }
+    throw LaunchError(why);
   }
   try {
     WrittenSegment written =

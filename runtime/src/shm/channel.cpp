@@ -22,15 +22,16 @@
 // descriptor open. Buffers are sealed against shrinking, so a mapping can never
 // fault (SIGBUS) under a reader, and start with a header whose generation must
 // match the slot's reference, so a corrupted reference is refused, not read.
-// The space is reserved with fallocate when the buffer is made, so memory
-// exhaustion is a status (too_large), never a SIGBUS in the middle of a write.
+// The space is reserved with fallocate when the buffer is made, once the
+// system says it has that much (shared_memory_room(), shm/shm.hpp), so memory
+// exhaustion is a status (too_large), never a SIGBUS in the middle of a write
+// nor the OOM killer.
 #include <cg/detail/channel.hpp>
 #include <cg/serialize.hpp>
 
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,6 +45,7 @@
 #include <utility>
 
 #include "shm/channel_layout.hpp"
+#include "shm/shm.hpp"
 #include "shm/wait.hpp"
 
 namespace cg {
@@ -154,13 +156,10 @@ bool make_buffer(OverflowBuffer& out, std::uint64_t capacity, std::uint64_t gene
       total > static_cast<std::uint64_t>(PTRDIFF_MAX)) {
     return false;
   }
-  // Growing a file past RLIMIT_FSIZE raises SIGXFSZ, which kills by default:
-  // ask first instead.
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
-      total > limit.rlim_cur) {
+  // Ask first: more than the system can give would raise SIGXFSZ or wake
+  // the OOM killer, not fail (shm/shm.hpp).
+  if (total > shared_memory_room().bytes)
     return false;
-  }
   const int fd = ::memfd_create("cg.overflow", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0)
     return false;

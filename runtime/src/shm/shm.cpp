@@ -6,6 +6,8 @@
 // it is the only way for another process to reach the memory.
 #include "shm/shm.hpp"
 
+#include "support/text.hpp"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -18,6 +20,10 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
 #include <system_error>
 #include <utility>
 
@@ -26,6 +32,71 @@ namespace {
 
 [[noreturn]] void throw_errno(int error, const std::string& what, const std::string& name) {
   throw std::system_error(error, std::generic_category(), "cg: " + what + " '" + name + "'");
+}
+
+// The first number in the file at `path` after `key` (all of it when `key`
+// is empty), times `unit`; false if there is none ("max" in a cgroup file).
+bool number_in_file(const char* path, const char* key, std::uint64_t unit,
+                    std::uint64_t& out) noexcept {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  char text[4096];
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (n <= 0)
+    return false;
+  text[n] = '\0';
+  const char* at = *key ? std::strstr(text, key) : text;
+  if (!at)
+    return false;
+  at += std::strlen(key);
+  while (*at == ' ' || *at == '\t')
+    ++at;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(at, &end, 10);
+  if (end == at || errno != 0 || value > std::numeric_limits<std::uint64_t>::max() / unit)
+    return false;
+  out = value * unit;
+  return true;
+}
+
+// The room left by this process's memory cgroup (from /proc/self/cgroup:
+// v1 "N:memory:<path>", limit_in_bytes less usage_in_bytes; else v2
+// "0::<path>", memory.max less memory.current), or false when none limits it
+// or it cannot be read.
+bool cgroup_room(std::uint64_t& out) noexcept {
+  const int fd = ::open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  char text[2048];
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (n <= 0)
+    return false;
+  text[n] = '\0';
+  const char* v1 = std::strstr(text, ":memory:");
+  const char* v2 = std::strncmp(text, "0::", 3) == 0 ? text + 3 : std::strstr(text, "\n0::");
+  const char* at = v1 ? v1 + 8 : v2 ? v2 + (v2 == text + 3 ? 0 : 4) : nullptr;
+  if (!at)
+    return false;
+  const int length = static_cast<int>(std::strcspn(at, "\n"));
+  char limit_path[1200], usage_path[1200];
+  if (v1) {
+    std::snprintf(limit_path, sizeof limit_path, "/sys/fs/cgroup/memory%.*s/memory.limit_in_bytes",
+                  length, at);
+    std::snprintf(usage_path, sizeof usage_path, "/sys/fs/cgroup/memory%.*s/memory.usage_in_bytes",
+                  length, at);
+  } else {
+    std::snprintf(limit_path, sizeof limit_path, "/sys/fs/cgroup%.*s/memory.max", length, at);
+    std::snprintf(usage_path, sizeof usage_path, "/sys/fs/cgroup%.*s/memory.current", length, at);
+  }
+  std::uint64_t limit = 0, usage = 0;
+  if (!number_in_file(limit_path, "", 1, limit) || !number_in_file(usage_path, "", 1, usage))
+    return false; // v2's "max": no limit
+  out = limit > usage ? limit - usage : 0;
+  return true;
 }
 
 // Closes a descriptor on scope exit, preserving errno for the error path.
@@ -114,15 +185,32 @@ SharedSegment SharedSegment::open(const std::string& name) {
   return segment;
 }
 
+SharedMemoryRoom shared_memory_room() noexcept {
+  SharedMemoryRoom room;
+  auto bound_by = [&room](std::uint64_t bytes, const char* what) {
+    if (bytes < room.bytes)
+      room = {bytes, what};
+  };
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    bound_by(limit.rlim_cur, "RLIMIT_FSIZE");
+  std::uint64_t bytes = 0;
+  if (number_in_file("/proc/meminfo", "MemAvailable:", 1024, bytes))
+    bound_by(bytes, "the memory available (MemAvailable in /proc/meminfo)");
+  if (cgroup_room(bytes))
+    bound_by(bytes, "the limit of the process's memory cgroup");
+  return room;
+}
+
 SharedSegment SharedSegment::create_anonymous(const std::string& debug_name, std::size_t bytes) {
   const std::string name = "memfd:" + debug_name;
   if (bytes == 0)
     throw_errno(EINVAL, "cannot create an empty shared memory segment", name);
-  // Growing a file past RLIMIT_FSIZE raises SIGXFSZ, which kills by default: ask first.
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
-      bytes > limit.rlim_cur) {
-    throw_errno(EFBIG, "shared memory segment larger than RLIMIT_FSIZE", name);
+  if (const SharedMemoryRoom room = shared_memory_room(); bytes > room.bytes) {
+    throw std::system_error(
+        ENOMEM, std::generic_category(),
+        "cg: cannot reserve " + detail::size_text(bytes) + " of shared memory for '" + name +
+            "': " + detail::size_text(room.bytes) + " is what " + room.bound + " leaves");
   }
   const int fd = ::memfd_create(debug_name.c_str(), MFD_CLOEXEC);
   if (fd < 0)

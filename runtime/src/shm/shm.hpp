@@ -14,9 +14,26 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 namespace cg {
+
+// What a new anonymous segment or overflow buffer may reserve now. A memfd's
+// pages are reserved up front (fallocate), and when memory runs out that does
+// not fail: the kernel's OOM killer wakes and kills whatever it picks, not
+// necessarily us. So what is asked for is first held against what the system
+// says it can give.
+struct SharedMemoryRoom {
+  std::uint64_t bytes = std::numeric_limits<std::uint64_t>::max(); // max: nothing bounds it
+  const char* bound = "";                                          // what bounds it, in words
+};
+// The least of: RLIMIT_FSIZE (a file grown past it raises SIGXFSZ); MemAvailable
+// in /proc/meminfo; the room the process's memory cgroup (v2) leaves, memory.max
+// less memory.current. A bound that cannot be read does not count. Reads a few
+// files; never throws.
+SharedMemoryRoom shared_memory_room() noexcept;
 
 // An owned mapping of a named shared memory segment. Movable, not copyable.
 // Mappings are page aligned (so 64-byte aligned, as Channel::create requires).
@@ -43,7 +60,8 @@ public:
   // (zero-filled, space reserved up front) and maps it read-write. Others map
   // it through fd(): inherited by a child (see ChildProcess::spawn) or opened
   // as /proc/<pid>/fd/<fd>. name() is "memfd:" + `debug_name`. Throws
-  // std::system_error naming it.
+  // std::system_error naming it, ENOMEM (nothing reserved) when `bytes` exceed
+  // shared_memory_room().
   static SharedSegment create_anonymous(const std::string& debug_name, std::size_t bytes);
 
   // Maps the whole of the segment behind an open descriptor read-write (e.g.

@@ -9,11 +9,15 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <regex>
 #include <set>
 #include <string>
 #include <system_error>
@@ -149,6 +153,92 @@ TEST(SharedSegment, AdoptingABadDescriptorThrowsNamingIt) {
     EXPECT_NE(std::string(e.what()).find("fd 1000000"), std::string::npos) << e.what();
   }
   EXPECT_THROW(cg::SharedSegment::create_anonymous("cg.empty", 0), std::system_error);
+}
+
+// A memfd's pages are reserved when it is made, and where there is no memory
+// for them the kernel's OOM killer wakes instead of an error (it killed the
+// shell of the session that found this). So more than the system can give is
+// refused first, with what bounds it.
+TEST(SharedSegment, AnAnonymousSegmentLargerThanTheSystemCanGiveIsRefusedBeforeAnyIsReserved) {
+  const cg::SharedMemoryRoom room = cg::shared_memory_room();
+  ASSERT_LT(room.bytes, std::uint64_t{1} << 50) << "MemAvailable bounds it at least";
+  try {
+    cg::SharedSegment::create_anonymous("cg.huge", std::size_t{1} << 50);
+    FAIL() << "expected std::system_error";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code().value(), ENOMEM);
+    EXPECT_TRUE(std::regex_match(
+        e.what(), std::regex("cg: cannot reserve 1\\.0 PiB of shared memory for 'memfd:cg\\.huge': "
+                             "[0-9.]+ [KMGT]iB is what the memory available \\(MemAvailable in "
+                             "/proc/meminfo\\) leaves: .*")))
+        << e.what();
+  }
+}
+
+// Each bound in a child of its own: a file-size limit, then a memory cgroup
+// (v1 or v2, where this process may make one: else only the first).
+TEST(SharedSegment, TheRoomForSharedMemoryIsTheLeastOfTheFileSizeLimitAndTheMemoryCgroup) {
+  auto in_child = [](auto check) {
+    const pid_t pid = fork();
+    if (pid == 0)
+      _exit(check());
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+  };
+  EXPECT_EQ(in_child([] {
+              rlimit limit{4 << 20, 4 << 20};
+              if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+                return 10;
+              const cg::SharedMemoryRoom room = cg::shared_memory_room();
+              if (room.bytes != 4u << 20 || std::strcmp(room.bound, "RLIMIT_FSIZE") != 0)
+                return 11;
+              try {
+                cg::SharedSegment::create_anonymous("cg.over", 5 << 20);
+                return 12;
+              } catch (const std::system_error& e) {
+                return e.code().value() == ENOMEM ? 0 : 13;
+              }
+            }),
+            0);
+
+  // A memory cgroup of 256 MiB.
+  const std::string v1 = "/sys/fs/cgroup/memory/cg-shm-test-" + std::to_string(getpid());
+  const std::string v2 = "/sys/fs/cgroup/cg-shm-test-" + std::to_string(getpid());
+  std::string group, limit_file;
+  if (::mkdir(v1.c_str(), 0700) == 0)
+    group = v1, limit_file = "memory.limit_in_bytes";
+  else if (::access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0 &&
+           ::mkdir(v2.c_str(), 0700) == 0)
+    group = v2, limit_file = "memory.max";
+  if (group.empty())
+    GTEST_SKIP() << "no memory cgroup can be made here (" << std::strerror(errno)
+                 << "): the file-size bound alone was checked";
+  auto write_file = [](const std::string& path, const std::string& text) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    const bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == ssize_t(text.size());
+    if (fd >= 0)
+      ::close(fd);
+    return ok;
+  };
+  const bool limited = write_file(group + "/" + limit_file, std::to_string(256 << 20));
+  const int child = !limited ? -1 : in_child([&] {
+    if (!write_file(group + "/cgroup.procs", std::to_string(getpid())))
+      return 20;
+    const cg::SharedMemoryRoom room = cg::shared_memory_room();
+    if (room.bytes > 256u << 20 ||
+        std::strcmp(room.bound, "the limit of the process's memory cgroup") != 0)
+      return 21;
+    try {
+      cg::SharedSegment::create_anonymous("cg.over", 512 << 20);
+      return 22;
+    } catch (const std::system_error& e) {
+      return e.code().value() == ENOMEM ? 0 : 23;
+    }
+  });
+  ::rmdir(group.c_str());
+  ASSERT_TRUE(limited) << "cannot limit " << group;
+  EXPECT_EQ(child, 0) << "20+: failed inside the child; 100+: killed by a signal";
 }
 
 TEST(SharedSegment, UniqueNamesDifferAcrossCallsAndProcesses) {
