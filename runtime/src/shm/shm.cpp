@@ -34,19 +34,25 @@ namespace {
   throw std::system_error(error, std::generic_category(), "cg: " + what + " '" + name + "'");
 }
 
+// The start of the small file at `path` (a /proc or /sys one), as a string
+// in `text`; false if it cannot be read.
+template <std::size_t N> bool read_text(const char* path, char (&text)[N]) noexcept {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  const ssize_t n = ::read(fd, text, N - 1);
+  ::close(fd);
+  text[n > 0 ? n : 0] = '\0';
+  return n > 0;
+}
+
 // The first number in the file at `path` after `key` (all of it when `key`
 // is empty), times `unit`; false if there is none ("max" in a cgroup file).
 bool number_in_file(const char* path, const char* key, std::uint64_t unit,
                     std::uint64_t& out) noexcept {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
   char text[4096];
-  const ssize_t n = ::read(fd, text, sizeof text - 1);
-  ::close(fd);
-  if (n <= 0)
+  if (!read_text(path, text))
     return false;
-  text[n] = '\0';
   const char* at = *key ? std::strstr(text, key) : text;
   if (!at)
     return false;
@@ -67,20 +73,14 @@ bool number_in_file(const char* path, const char* key, std::uint64_t unit,
 // "0::<path>", memory.max less memory.current), or false when none limits it
 // or it cannot be read.
 bool cgroup_room(std::uint64_t& out) noexcept {
-  const int fd = ::open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
   char text[2048];
-  const ssize_t n = ::read(fd, text, sizeof text - 1);
-  ::close(fd);
-  if (n <= 0)
+  if (!read_text("/proc/self/cgroup", text))
     return false;
-  text[n] = '\0';
   const char* v1 = std::strstr(text, ":memory:");
-  const char* v2 = std::strncmp(text, "0::", 3) == 0 ? text + 3 : std::strstr(text, "\n0::");
-  const char* at = v1 ? v1 + 8 : v2 ? v2 + (v2 == text + 3 ? 0 : 4) : nullptr;
-  if (!at)
+  const char* v2 = std::strncmp(text, "0::", 3) == 0 ? text : std::strstr(text, "\n0::");
+  if (!v1 && !v2)
     return false;
+  const char* at = v1 ? v1 + 8 : v2 + (*v2 == '\n' ? 4 : 3);
   const int length = static_cast<int>(std::strcspn(at, "\n"));
   char limit_path[1200], usage_path[1200];
   if (v1) {
