@@ -1,9 +1,22 @@
 #include "net/host_stream.hpp"
 
+#include "os/memory_room.hpp"
+
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 
 namespace cg::detail {
+
+std::size_t receive_buffer_capacity(std::size_t needed, std::size_t current) noexcept {
+  constexpr std::size_t min_capacity = 64 * 1024, page = 4096;
+  auto whole_pages = [](std::size_t bytes) { return (bytes + page - 1) / page * page; };
+  const std::uint64_t room = memory_room().bytes;
+  if (needed > room)
+    return 0;
+  const std::size_t grown = whole_pages(std::max({needed, current + current / 2, min_capacity}));
+  return grown <= room ? grown : std::max(needed, static_cast<std::size_t>(room / page * page));
+}
 
 ChannelStatus HostWriter::fail(ChannelStatus status, TcpFault fault, const char* format,
                                ...) noexcept {

@@ -18,10 +18,18 @@
 #include "net/tcp_frame.hpp"
 #include <cg/detail/channel.hpp>
 
+#include <cstddef>
 #include <span>
 #include <string_view>
 
 namespace cg::detail {
+
+/// The capacity of a reader's receive buffer grown for a frame of `needed`
+/// bytes from `current`: by half at least, 64 KiB at least, whole pages;
+/// less, down to `needed`, where the system has less memory to give
+/// (os/memory_room.hpp); 0 when it cannot give even `needed`. Such a buffer
+/// would not fail to allocate: filling it would wake the OOM killer.
+std::size_t receive_buffer_capacity(std::size_t needed, std::size_t current) noexcept;
 
 /// The writing end of a stream between hosts.
 ///

@@ -39,7 +39,6 @@ namespace {
 
 using detail::frame_header_bytes;
 
-constexpr std::size_t min_capacity = 64 * 1024;
 constexpr std::size_t read_ahead = 64 * 1024;
 constexpr std::align_val_t buffer_alignment{64};
 
@@ -286,10 +285,11 @@ bool TcpReader::make_room(std::size_t frame_bytes) noexcept {
   if (buffer_ != nullptr && frame_bytes <= capacity_) {
     std::memmove(buffer_, buffer_ + begin_, pending);
   } else {
-    std::size_t capacity = std::max({frame_bytes, capacity_ + capacity_ / 2, min_capacity});
-    capacity = (capacity + 4095) / 4096 * 4096;
+    const std::size_t capacity = detail::receive_buffer_capacity(frame_bytes, capacity_);
     auto* fresh =
-        static_cast<std::byte*>(::operator new[](capacity, buffer_alignment, std::nothrow));
+        capacity == 0
+            ? nullptr
+            : static_cast<std::byte*>(::operator new[](capacity, buffer_alignment, std::nothrow));
     if (fresh == nullptr)
       return false;
     if (pending > 0)

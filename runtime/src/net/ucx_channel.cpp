@@ -43,7 +43,6 @@ constexpr int spin_progress_calls = kYields;
 // before leaving it pending (to a relay's finish()).
 constexpr int start_progress_calls = 4;
 constexpr std::align_val_t buffer_alignment{64};
-constexpr std::size_t min_capacity = 64 * 1024;
 constexpr auto close_grace = std::chrono::seconds(1); // for the last frames at a clean close
 
 struct Context {
@@ -476,10 +475,11 @@ ChannelStatus UcxReader::take(void* m, std::size_t bytes) noexcept {
                 static_cast<ull>(max_payload_));
   }
   if (bytes > capacity_) {
-    std::size_t capacity = std::max({bytes, capacity_ + capacity_ / 2, min_capacity});
-    capacity = (capacity + 4095) / 4096 * 4096;
+    const std::size_t capacity = receive_buffer_capacity(bytes, capacity_);
     auto* fresh =
-        static_cast<std::byte*>(::operator new[](capacity, buffer_alignment, std::nothrow));
+        capacity == 0
+            ? nullptr
+            : static_cast<std::byte*>(::operator new[](capacity, buffer_alignment, std::nothrow));
     if (fresh == nullptr) {
       return fail(ChannelStatus::too_large, TcpFault::no_memory,
                   "frame %llu: no memory for a buffer of %zu bytes", static_cast<ull>(next_),

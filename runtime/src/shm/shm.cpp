@@ -6,6 +6,7 @@
 // it is the only way for another process to reach the memory.
 #include "shm/shm.hpp"
 
+#include "os/memory_room.hpp"
 #include "support/text.hpp"
 
 #include <fcntl.h>
@@ -32,71 +33,6 @@ namespace {
 
 [[noreturn]] void throw_errno(int error, const std::string& what, const std::string& name) {
   throw std::system_error(error, std::generic_category(), "cg: " + what + " '" + name + "'");
-}
-
-// The start of the small file at `path` (a /proc or /sys one), as a string
-// in `text`; false if it cannot be read.
-template <std::size_t N> bool read_text(const char* path, char (&text)[N]) noexcept {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  const ssize_t n = ::read(fd, text, N - 1);
-  ::close(fd);
-  text[n > 0 ? n : 0] = '\0';
-  return n > 0;
-}
-
-// The first number in the file at `path` after `key` (all of it when `key`
-// is empty), times `unit`; false if there is none ("max" in a cgroup file).
-bool number_in_file(const char* path, const char* key, std::uint64_t unit,
-                    std::uint64_t& out) noexcept {
-  char text[4096];
-  if (!read_text(path, text))
-    return false;
-  const char* at = *key ? std::strstr(text, key) : text;
-  if (!at)
-    return false;
-  at += std::strlen(key);
-  while (*at == ' ' || *at == '\t')
-    ++at;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long value = std::strtoull(at, &end, 10);
-  if (end == at || errno != 0 || value > std::numeric_limits<std::uint64_t>::max() / unit)
-    return false;
-  out = value * unit;
-  return true;
-}
-
-// The room left by this process's memory cgroup (from /proc/self/cgroup:
-// v1 "N:memory:<path>", limit_in_bytes less usage_in_bytes; else v2
-// "0::<path>", memory.max less memory.current), or false when none limits it
-// or it cannot be read.
-bool cgroup_room(std::uint64_t& out) noexcept {
-  char text[2048];
-  if (!read_text("/proc/self/cgroup", text))
-    return false;
-  const char* v1 = std::strstr(text, ":memory:");
-  const char* v2 = std::strncmp(text, "0::", 3) == 0 ? text : std::strstr(text, "\n0::");
-  if (!v1 && !v2)
-    return false;
-  const char* at = v1 ? v1 + 8 : v2 + (*v2 == '\n' ? 4 : 3);
-  const int length = static_cast<int>(std::strcspn(at, "\n"));
-  char limit_path[1200], usage_path[1200];
-  if (v1) {
-    std::snprintf(limit_path, sizeof limit_path, "/sys/fs/cgroup/memory%.*s/memory.limit_in_bytes",
-                  length, at);
-    std::snprintf(usage_path, sizeof usage_path, "/sys/fs/cgroup/memory%.*s/memory.usage_in_bytes",
-                  length, at);
-  } else {
-    std::snprintf(limit_path, sizeof limit_path, "/sys/fs/cgroup%.*s/memory.max", length, at);
-    std::snprintf(usage_path, sizeof usage_path, "/sys/fs/cgroup%.*s/memory.current", length, at);
-  }
-  std::uint64_t limit = 0, usage = 0;
-  if (!number_in_file(limit_path, "", 1, limit) || !number_in_file(usage_path, "", 1, usage))
-    return false; // v2's "max": no limit
-  out = limit > usage ? limit - usage : 0;
-  return true;
 }
 
 // Closes a descriptor on scope exit, preserving errno for the error path.
@@ -186,19 +122,11 @@ SharedSegment SharedSegment::open(const std::string& name) {
 }
 
 SharedMemoryRoom shared_memory_room() noexcept {
-  SharedMemoryRoom room;
-  auto bound_by = [&room](std::uint64_t bytes, const char* what) {
-    if (bytes < room.bytes)
-      room = {bytes, what};
-  };
+  SharedMemoryRoom room = detail::memory_room();
   rlimit limit{};
-  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
-    bound_by(limit.rlim_cur, "RLIMIT_FSIZE");
-  std::uint64_t bytes = 0;
-  if (number_in_file("/proc/meminfo", "MemAvailable:", 1024, bytes))
-    bound_by(bytes, "the memory available (MemAvailable in /proc/meminfo)");
-  if (cgroup_room(bytes))
-    bound_by(bytes, "the limit of the process's memory cgroup");
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      limit.rlim_cur < room.bytes)
+    room = {limit.rlim_cur, "RLIMIT_FSIZE"};
   return room;
 }
 

@@ -13,26 +13,18 @@
 // Either way the mapping stays valid until every SharedSegment on it is destroyed.
 #pragma once
 
+#include "os/memory_room.hpp"
+
 #include <cstddef>
-#include <cstdint>
-#include <limits>
 #include <string>
 
 namespace cg {
 
-// What a new anonymous segment or overflow buffer may reserve now. A memfd's
-// pages are reserved up front (fallocate), and when memory runs out that does
-// not fail: the kernel's OOM killer wakes and kills whatever it picks, not
-// necessarily us. So what is asked for is first held against what the system
-// says it can give.
-struct SharedMemoryRoom {
-  std::uint64_t bytes = std::numeric_limits<std::uint64_t>::max(); // max: nothing bounds it
-  const char* bound = "";                                          // what bounds it, in words
-};
-// The least of: RLIMIT_FSIZE (a file grown past it raises SIGXFSZ); MemAvailable
-// in /proc/meminfo; the room the process's memory cgroup (v2) leaves, memory.max
-// less memory.current. A bound that cannot be read does not count. Reads a few
-// files; never throws.
+// What a new anonymous segment or overflow buffer may reserve now: a memfd's
+// pages are reserved up front (fallocate), and more than the system has would
+// wake the OOM killer rather than fail (os/memory_room.hpp). The least of
+// memory_room() and RLIMIT_FSIZE (a file grown past it raises SIGXFSZ).
+using SharedMemoryRoom = detail::MemoryRoom;
 SharedMemoryRoom shared_memory_room() noexcept;
 
 // An owned mapping of a named shared memory segment. Movable, not copyable.

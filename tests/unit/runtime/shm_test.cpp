@@ -5,6 +5,8 @@
 // in the message) and that names never collide across calls or processes.
 #include "shm/shm.hpp"
 
+#include "../../support/memory_cgroup.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -17,6 +19,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -203,42 +206,26 @@ TEST(SharedSegment, TheRoomForSharedMemoryIsTheLeastOfTheFileSizeLimitAndTheMemo
             0);
 
   // A memory cgroup of 256 MiB.
-  const std::string v1 = "/sys/fs/cgroup/memory/cg-shm-test-" + std::to_string(getpid());
-  const std::string v2 = "/sys/fs/cgroup/cg-shm-test-" + std::to_string(getpid());
-  std::string group, limit_file;
-  if (::mkdir(v1.c_str(), 0700) == 0)
-    group = v1, limit_file = "memory.limit_in_bytes";
-  else if (::access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0 &&
-           ::mkdir(v2.c_str(), 0700) == 0)
-    group = v2, limit_file = "memory.max";
-  if (group.empty())
-    GTEST_SKIP() << "no memory cgroup can be made here (" << std::strerror(errno)
-                 << "): the file-size bound alone was checked";
-  auto write_file = [](const std::string& path, const std::string& text) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    const bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == ssize_t(text.size());
-    if (fd >= 0)
-      ::close(fd);
-    return ok;
-  };
-  const bool limited = write_file(group + "/" + limit_file, std::to_string(256 << 20));
-  const int child = !limited ? -1 : in_child([&] {
-    if (!write_file(group + "/cgroup.procs", std::to_string(getpid())))
-      return 20;
-    const cg::SharedMemoryRoom room = cg::shared_memory_room();
-    if (room.bytes > 256u << 20 ||
-        std::strcmp(room.bound, "the limit of the process's memory cgroup") != 0)
-      return 21;
-    try {
-      cg::SharedSegment::create_anonymous("cg.over", 512 << 20);
-      return 22;
-    } catch (const std::system_error& e) {
-      return e.code().value() == ENOMEM ? 0 : 23;
-    }
-  });
-  ::rmdir(group.c_str());
-  ASSERT_TRUE(limited) << "cannot limit " << group;
-  EXPECT_EQ(child, 0) << "20+: failed inside the child; 100+: killed by a signal";
+  std::string unavailable;
+  const std::optional<int> child = cg_test::in_memory_cgroup(
+      256 << 20,
+      [] {
+        const cg::SharedMemoryRoom room = cg::shared_memory_room();
+        if (room.bytes > 256u << 20 ||
+            std::strcmp(room.bound, "the limit of the process's memory cgroup") != 0)
+          return 21;
+        try {
+          cg::SharedSegment::create_anonymous("cg.over", 512 << 20);
+          return 22;
+        } catch (const std::system_error& e) {
+          return e.code().value() == ENOMEM ? 0 : 23;
+        }
+      },
+      unavailable);
+  if (!child)
+    GTEST_SKIP() << unavailable << " (the file-size bound alone was checked)";
+  EXPECT_EQ(*child, 0) << "20+: failed inside the child; 99: could not join the cgroup; 100+: "
+                          "killed by a signal";
 }
 
 TEST(SharedSegment, UniqueNamesDifferAcrossCallsAndProcesses) {

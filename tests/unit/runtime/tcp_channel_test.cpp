@@ -10,6 +10,8 @@
 #include "net/tcp_channel.hpp"
 #include "net/tcp_frame.hpp"
 
+#include "../../support/memory_cgroup.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sys/socket.h>
@@ -20,6 +22,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -300,6 +303,37 @@ TEST(TcpChannel, LengthBeyondTheLimitIsRefusedBeforeThePayloadArrives) {
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
   EXPECT_EQ(reader.fault(), TcpFault::too_large);
   EXPECT_EQ(reader.error(), "frame 1: payload of 1099511627776 bytes exceeds the limit of 1024");
+}
+
+// A frame within the reader's limit but larger than the memory the system
+// has left is refused when its header arrives: its buffer would not fail to
+// allocate, and filling it would wake the OOM killer. Checked in a memory
+// cgroup of 256 MiB, for a frame of 512 MiB.
+TEST(TcpChannel, AFrameLargerThanTheMemoryLeftIsRefusedBeforeItsBufferIsMade) {
+  std::string unavailable;
+  const std::optional<int> child = cg_test::in_memory_cgroup(
+      256 << 20,
+      [] {
+        const Connection c = connect_loopback();
+        cg::TcpReader reader(c.reader_fd, std::uint64_t{1} << 30);
+        cg::detail::FrameHeader header;
+        header.length = 512 << 20; // only the header is sent
+        std::string raw(cg::detail::frame_header_bytes, '\0');
+        cg::detail::encode_frame_header(header, reinterpret_cast<std::byte*>(raw.data()));
+        send_raw(c.writer_fd, raw);
+        cg::TcpReader::Message m{};
+        if (reader.receive(m, in(2s)) != ChannelStatus::too_large)
+          return 21;
+        if (reader.fault() != TcpFault::no_memory ||
+            reader.error() != "frame 0: no memory for a buffer of 536870944 bytes")
+          return 22;
+        return 0;
+      },
+      unavailable);
+  if (!child)
+    GTEST_SKIP() << unavailable;
+  EXPECT_EQ(*child, 0) << "21: not refused; 22: another fault or error; 99: could not join the "
+                          "cgroup; 100+: killed by a signal";
 }
 
 TEST(TcpChannel, PeerClosingBetweenFramesIsClosed) {
