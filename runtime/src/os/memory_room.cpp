@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -49,7 +50,9 @@ bool number_in_file(const char* path, const char* key, std::uint64_t unit,
 // The room left by this process's memory cgroup (from /proc/self/cgroup:
 // v1 "N:memory:<path>", limit_in_bytes less usage_in_bytes; else v2
 // "0::<path>", memory.max less memory.current), or false when none limits it
-// or it cannot be read.
+// or it cannot be read. The usage counts the page cache; its inactive part
+// (memory.stat) is given back when needed, so it is not counted, as
+// MemAvailable does not count it and kubelet's working set does not.
 bool cgroup_room(std::uint64_t& out) noexcept {
   char text[2048];
   if (!read_text("/proc/self/cgroup", text))
@@ -60,19 +63,20 @@ bool cgroup_room(std::uint64_t& out) noexcept {
     return false;
   const char* at = v1 ? v1 + 8 : v2 + (*v2 == '\n' ? 4 : 3);
   const int length = static_cast<int>(std::strcspn(at, "\n"));
-  char limit_path[1200], usage_path[1200];
-  if (v1) {
-    std::snprintf(limit_path, sizeof limit_path, "/sys/fs/cgroup/memory%.*s/memory.limit_in_bytes",
-                  length, at);
-    std::snprintf(usage_path, sizeof usage_path, "/sys/fs/cgroup/memory%.*s/memory.usage_in_bytes",
-                  length, at);
-  } else {
-    std::snprintf(limit_path, sizeof limit_path, "/sys/fs/cgroup%.*s/memory.max", length, at);
-    std::snprintf(usage_path, sizeof usage_path, "/sys/fs/cgroup%.*s/memory.current", length, at);
-  }
-  std::uint64_t limit = 0, usage = 0;
-  if (!number_in_file(limit_path, "", 1, limit) || !number_in_file(usage_path, "", 1, usage))
+  char directory[1100], path[1200];
+  std::snprintf(directory, sizeof directory, "/sys/fs/cgroup%s%.*s", v1 ? "/memory" : "", length,
+                at);
+  auto in_directory = [&](const char* file) {
+    std::snprintf(path, sizeof path, "%s/%s", directory, file);
+    return path;
+  };
+  std::uint64_t limit = 0, usage = 0, inactive_file = 0;
+  if (!number_in_file(in_directory(v1 ? "memory.limit_in_bytes" : "memory.max"), "", 1, limit) ||
+      !number_in_file(in_directory(v1 ? "memory.usage_in_bytes" : "memory.current"), "", 1, usage))
     return false; // v2's "max": no limit
+  if (number_in_file(in_directory("memory.stat"), v1 ? "total_inactive_file " : "\ninactive_file ",
+                     1, inactive_file))
+    usage -= std::min(usage, inactive_file);
   out = limit > usage ? limit - usage : 0;
   return true;
 }
