@@ -21,10 +21,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <limits>
-#include <string>
 #include <system_error>
 #include <utility>
 

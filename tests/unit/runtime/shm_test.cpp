@@ -178,6 +178,23 @@ TEST(SharedSegment, AnAnonymousSegmentLargerThanTheSystemCanGiveIsRefusedBeforeA
   }
 }
 
+// For a child: whether shared_memory_room() is from `lowest` to `most` bytes,
+// bound by `bound`, and a segment of `bytes` is then refused with ENOMEM. 0
+// if so, else `first` (the room), `first` + 1 (made) or `first` + 2 (another
+// error).
+int room_refuses(std::uint64_t lowest, std::uint64_t most, const char* bound, std::size_t bytes,
+                 int first) {
+  const cg::SharedMemoryRoom room = cg::shared_memory_room();
+  if (room.bytes < lowest || room.bytes > most || std::strcmp(room.bound, bound) != 0)
+    return first;
+  try {
+    cg::SharedSegment::create_anonymous("cg.over", bytes);
+    return first + 1;
+  } catch (const std::system_error& e) {
+    return e.code().value() == ENOMEM ? 0 : first + 2;
+  }
+}
+
 // Each bound in a child of its own: a file-size limit, then a memory cgroup
 // (v1 or v2, where this process may make one: else only the first).
 TEST(SharedSegment, TheRoomForSharedMemoryIsTheLeastOfTheFileSizeLimitAndTheMemoryCgroup) {
@@ -193,15 +210,7 @@ TEST(SharedSegment, TheRoomForSharedMemoryIsTheLeastOfTheFileSizeLimitAndTheMemo
               rlimit limit{4 << 20, 4 << 20};
               if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
                 return 10;
-              const cg::SharedMemoryRoom room = cg::shared_memory_room();
-              if (room.bytes != 4u << 20 || std::strcmp(room.bound, "RLIMIT_FSIZE") != 0)
-                return 11;
-              try {
-                cg::SharedSegment::create_anonymous("cg.over", 5 << 20);
-                return 12;
-              } catch (const std::system_error& e) {
-                return e.code().value() == ENOMEM ? 0 : 13;
-              }
+              return room_refuses(4u << 20, 4u << 20, "RLIMIT_FSIZE", 5 << 20, 11);
             }),
             0);
 
@@ -210,16 +219,8 @@ TEST(SharedSegment, TheRoomForSharedMemoryIsTheLeastOfTheFileSizeLimitAndTheMemo
   const std::optional<int> child = cg_test::in_memory_cgroup(
       256 << 20,
       [] {
-        const cg::SharedMemoryRoom room = cg::shared_memory_room();
-        if (room.bytes > 256u << 20 ||
-            std::strcmp(room.bound, "the limit of the process's memory cgroup") != 0)
-          return 21;
-        try {
-          cg::SharedSegment::create_anonymous("cg.over", 512 << 20);
-          return 22;
-        } catch (const std::system_error& e) {
-          return e.code().value() == ENOMEM ? 0 : 23;
-        }
+        return room_refuses(0, 256u << 20, "the limit of the process's memory cgroup", 512 << 20,
+                            21);
       },
       unavailable);
   if (!child)
