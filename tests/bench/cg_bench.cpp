@@ -4,11 +4,10 @@
 //   cg_bench [--quick] [--json FILE]
 //   cg_bench --cgc-only [--quick] [--cgc-case ACTORS:TASKS]... [--unrolled]
 //            [--no-prelude-cache]
-//   cg_bench --profile-cost   (only the pipelined chain with and without a
-//                              profile, in 7 alternating rounds)
 //
 // Prints one table: case, our median, the baseline and its median, the
-// ratio, and the target from DESIGN.md §7. Baselines: OpenMPI over shared
+// ratio, and the target from DESIGN.md §7 (profile_cost_bench: only the rows
+// of what recording a profile costs). Baselines: OpenMPI over shared
 // memory (mpi_baseline, started with mpirun), a hand-written ZeroMQ chain
 // (zmq_chain), one memcpy. Every figure is a median of many repetitions;
 // absolute times on a shared machine are noise, ratios much less so.
@@ -22,6 +21,7 @@
 // <cg/cg.hpp> precompiled beside its output (the first run of a case builds
 // it); --no-prelude-cache has it parse the header every time.
 #include "bench_graphs.cg.hpp"
+#include "profile_cost.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -282,49 +282,24 @@ void cgcRows(const std::vector<std::pair<int, int>>& cases, bool unrolled, bool 
   }
 }
 
-// Pipelined: keep 8 executions in flight, count completions per second;
-// the same with a profile recorded (cg/detail/profile.hpp), in alternating
-// rounds, to show what watching costs.
+// Pipelined: 8 executions in flight, with and without a profile
+// (profile_cost.hpp), to show what watching costs.
 void profileCostRows(const cg::LaunchOptions& bound, const cg::LaunchOptions& threads, int rounds,
                      int total, std::vector<Row>& rows) {
-  std::uint64_t word = 42;
-  auto pipelined = [&](cg::LaunchOptions options) {
-    auto graph = cg::launch<&chain>(options);
-    std::vector<cg::Ref<std::uint64_t>> inFlight;
-    auto start = Clock::now();
-    int submitted = 0;
-    for (; submitted < 8; ++submitted)
-      inFlight.push_back(graph.execute(word));
-    for (int done = 0; done < total; ++done) {
-      inFlight[done % 8].get();
-      if (submitted < total + 8)
-        inFlight[done % 8] = graph.execute(word), ++submitted;
-    }
-    for (int i = 0; i < 8; ++i)
-      inFlight[(total + i) % 8].get();
-    return total / std::chrono::duration<double>(Clock::now() - start).count();
-  };
   for (const cg::LaunchOptions* options : {&bound, &threads}) {
-    cg::LaunchOptions profiled = *options;
-    profiled.record_profile = true;
-    std::vector<double> plainRounds, profiledRounds;
-    for (int round = 0; round < rounds; ++round) {
-      plainRounds.push_back(pipelined(*options));
-      profiledRounds.push_back(pipelined(profiled));
-    }
-    const double rate = medianOf(plainRounds), watched = medianOf(profiledRounds);
+    const cg_bench::ProfileCost cost = cg_bench::profile_cost<&chain>(*options, rounds, total);
     rows.push_back({options == &bound ? "pipelined chain, 8 in flight" : "  same, threads mode",
-                    rate, "", 0, "exec/s", true, ">= 500000 exec/s", rate >= 500000});
+                    cost.plain, "", 0, "exec/s", true, ">= 500000 exec/s", cost.plain >= 500000});
     rows.push_back({options == &bound ? "  same, profiled" : "  same, threads mode, profiled",
-                    watched, "the same, not profiled", rate, "exec/s", true,
-                    ">= 0.95x not profiled", watched >= 0.95 * rate});
+                    cost.profiled, "the same, not profiled", cost.plain, "exec/s", true,
+                    ">= 0.95x not profiled", cost.profiled >= 0.95 * cost.plain});
   }
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, cgcOnly = false, unrolled = false, prelude = true, profileCost = false;
+  bool quick = false, cgcOnly = false, unrolled = false, prelude = true;
   std::string json = "bench-results.json";
   std::vector<std::pair<int, int>> cgcCases; // actors, tasks
   for (int i = 1; i < argc; ++i) {
@@ -334,8 +309,6 @@ int main(int argc, char** argv) {
       json = argv[++i];
     else if (std::strcmp(argv[i], "--cgc-only") == 0)
       cgcOnly = true;
-    else if (std::strcmp(argv[i], "--profile-cost") == 0)
-      profileCost = true;
     else if (std::strcmp(argv[i], "--unrolled") == 0)
       unrolled = true;
     else if (std::strcmp(argv[i], "--no-prelude-cache") == 0)
@@ -374,11 +347,6 @@ int main(int argc, char** argv) {
   bound.cpu_binding = cg::CpuBinding::cores;
   cg::LaunchOptions threads = bound;
   threads.mode = cg::Mode::threads;
-  if (profileCost) {
-    profileCostRows(bound, threads, 7, 200000, rows);
-    printTable(rows);
-    return 0;
-  }
   {
     // OpenMPI binds its two ranks to cores by default; we bind when asked
     // (LaunchOptions::cpu_binding): both are shown, each against OpenMPI with

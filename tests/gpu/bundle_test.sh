@@ -14,7 +14,8 @@ if ((size > 64 * 1024 * 1024)); then
 fi
 for program in run.sh bin/runtime_tests bin/device_tests bin/device_graphs_actors bin/gpu_tests \
   bin/gpu_graphs_actors bin/gpu_tests_overlapped bin/gpu_graphs_overlapped_actors bin/gpu_bench bin/gpu_bench_graphs_actors bin/overlap_example \
-  bin/overlap_plain_actors bin/overlap_example_overlapped bin/overlap_overlapped_actors; do
+  bin/overlap_plain_actors bin/overlap_example_overlapped bin/overlap_overlapped_actors \
+  bin/profile_cost_bench bin/profile_cost_graphs_actors; do
   [[ -x $work/bundle/$program ]] || { echo "FAIL: no $program in the bundle" >&2; exit 1; }
 done
 # A GPU machine has glibc and the NVIDIA driver, nothing of ours: every other
@@ -27,6 +28,13 @@ for program in "$work"/bundle/bin/*; do
     exit 1
   fi
 done
+
+# The one program run.sh runs for the machine's cores, not its GPU: it works here too.
+costs=$("$work/bundle/bin/profile_cost_bench" --rounds 1 --executions 1000)
+[[ $costs == *"pipelined chain, threads "*" profiled "* ]] || {
+  echo "FAIL: profile_cost_bench printed no threads-mode row: $costs" >&2
+  exit 1
+}
 
 mkdir -p "$work/out"
 set +e

@@ -9,8 +9,10 @@
 # processes, then actor threads) and the
 # overlap example's durations (as is and with --overlap-gpu-communication,
 # twice each, then two executions in flight), and all of these again under
-# NVIDIA MPS where it can be started. Exit status 1 if a test failed or a program did not finish;
-# 0 otherwise. Each program has a time limit, 7.9 minutes in all. On a machine
+# NVIDIA MPS where it can be started; and what recording a profile costs
+# (profile_cost_bench, which needs no GPU but cores: this machine has them).
+# Exit status 1 if a test failed or a program did not finish; 0 otherwise.
+# Each program has a time limit, 8.4 minutes in all. On a machine
 # without a CUDA device it says "no GPU: ..." and exits 0.
 # NCCL is loaded from CG_NCCL_LIBRARY, else from python3's nvidia-nccl-cu13
 # wheel, else as libnccl.so.2 (the NCCL tests skip, saying so, without it);
@@ -109,6 +111,8 @@ overlap_runs() {
   run_program $label.overlapped.pipelined 15 "$bin/overlap_example_overlapped" --executions 30 \
     --in-flight 2
 }
+# Not GPU work: this machine has a core for the driver and each actor.
+run_program profile_cost 30 "$bin/profile_cost_bench" --rounds 5
 run_program gpu_bench 45 "$bin/gpu_bench"
 run_program gpu_bench.threads 30 env CG_MODE=threads "$bin/gpu_bench"
 overlap_runs overlap
@@ -146,6 +150,9 @@ cat "$logs/gpu_bench.log" >>"$summary"
 say ""
 say "## figures (gpu_bench), threads mode: the actors are threads of the driver, one CUDA context"
 cat "$logs/gpu_bench.threads.log" >>"$summary"
+say ""
+say "## what recording a profile costs (profile_cost_bench), on this machine's cores"
+cat "$logs/profile_cost.log" >>"$summary"
 say ""
 say "## the overlap example (3 senders, 1 receiver, 10000 x 10000 float16, cuBLAS)"
 cat "$logs"/overlap.[0-9].log "$logs"/overlap.overlapped.[0-9].log "$logs"/overlap.pipelined.log \
