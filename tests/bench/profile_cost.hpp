@@ -8,7 +8,7 @@
 // have a core of their own (scripts/gpu-bundle).
 #pragma once
 
-#include <cg/cg.hpp>
+#include <cg/driver.hpp> // cg::launch, cg::LaunchOptions
 
 #include <algorithm>
 #include <chrono>

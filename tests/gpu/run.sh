@@ -12,7 +12,7 @@
 # NVIDIA MPS where it can be started; and what recording a profile costs
 # (profile_cost_bench, which needs no GPU but cores: this machine has them).
 # Exit status 1 if a test failed or a program did not finish; 0 otherwise.
-# Each program has a time limit, 8.4 minutes in all. On a machine
+# Each program has a time limit, 7.9 minutes in all. On a machine
 # without a CUDA device it says "no GPU: ..." and exits 0.
 # NCCL is loaded from CG_NCCL_LIBRARY, else from python3's nvidia-nccl-cu13
 # wheel, else as libnccl.so.2 (the NCCL tests skip, saying so, without it);
@@ -107,12 +107,12 @@ overlap_runs() {
     run_program $label.overlapped.$round 15 "$bin/overlap_example_overlapped" --executions 30 $stats
     stats=--stats # the second round says where the time went
   done
-  run_program $label.pipelined 15 "$bin/overlap_example" --executions 30 --in-flight 2
-  run_program $label.overlapped.pipelined 15 "$bin/overlap_example_overlapped" --executions 30 \
+  run_program $label.pipelined 12 "$bin/overlap_example" --executions 30 --in-flight 2
+  run_program $label.overlapped.pipelined 12 "$bin/overlap_example_overlapped" --executions 30 \
     --in-flight 2
 }
 # Not GPU work: this machine has a core for the driver and each actor.
-run_program profile_cost 30 "$bin/profile_cost_bench" --rounds 5
+run_program profile_cost 12 "$bin/profile_cost_bench" --rounds 5 --executions 100000
 run_program gpu_bench 45 "$bin/gpu_bench"
 run_program gpu_bench.threads 30 env CG_MODE=threads "$bin/gpu_bench"
 overlap_runs overlap
