@@ -235,11 +235,10 @@ void check_launch_options(const GraphSpec& spec, const LaunchOptions& options) {
     throw LaunchError("cg::LaunchOptions::partition_timeout must be from 1 ms to 1 hour");
 }
 
-std::string actor_executable(const GraphSpec& spec, Mode mode, const LaunchOptions& options,
-                             std::string built) {
+std::string actor_executable(const GraphSpec& spec, bool starts_processes,
+                             const LaunchOptions& options, std::string built) {
   std::string executable = options.actor_host.empty() ? std::move(built) : options.actor_host;
-  if (mode == Mode::processes && options.actor_host.empty() &&
-      ::access(executable.c_str(), X_OK) != 0) {
+  if (starts_processes && options.actor_host.empty() && ::access(executable.c_str(), X_OK) != 0) {
     // The build was moved (a bundle, an installed program): the actor
     // executable travels beside the driver's.
     std::error_code error;
@@ -249,7 +248,7 @@ std::string actor_executable(const GraphSpec& spec, Mode mode, const LaunchOptio
     if (!error && ::access(beside.c_str(), X_OK) == 0)
       executable = beside;
   }
-  if (mode == Mode::processes && ::access(executable.c_str(), X_OK) != 0)
+  if (starts_processes && ::access(executable.c_str(), X_OK) != 0)
     throw LaunchError("actor executable '" + executable + "' of " + describe(spec) +
                       " is missing or not executable; build it, or set "
                       "cg::LaunchOptions::actor_host");
@@ -382,9 +381,12 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
   s.options = options;
   s.mode = launch_mode(options);
   s.actor_logs = actor_log_directory(spec, options);
-  actor_host = actor_executable(spec, s.mode, options, std::move(actor_host));
   s.assign_gpus();
   const ActorPlacement placement = place_actors(spec, options);
+  // Threads mode starts processes too: for actors reached over TCP.
+  actor_host = actor_executable(
+      spec, s.mode == Mode::processes || (placement.remote_count > 0 && !placement.under_launcher),
+      options, std::move(actor_host));
   check_cuda_ipc_placement(spec, placement);
   check_communicator_placement(spec, placement, options);
   s.create_segment(constructor_args);

@@ -27,10 +27,11 @@ void check_launch_options(const GraphSpec& spec, const LaunchOptions& options);
 /// The actor executable: LaunchOptions::actor_host, else `built` (the one
 /// add_compiled_graph() built beside the driver), or, when `built` is gone
 /// (the programs were moved: scripts/gpu-bundle), the file of that name in
-/// the running program's directory. In processes mode it must exist and be
-/// executable, else a LaunchError says what to do.
-std::string actor_executable(const GraphSpec& spec, Mode mode, const LaunchOptions& options,
-                             std::string built);
+/// the running program's directory. Where the driver starts actor processes
+/// (`starts_processes`: processes mode, or actors reached over TCP in either
+/// mode) it must exist and be executable, else a LaunchError says what to do.
+std::string actor_executable(const GraphSpec& spec, bool starts_processes,
+                             const LaunchOptions& options, std::string built);
 
 /// Each actor's devices (LaunchOptions::cuda_devices, CUDA_VISIBLE_DEVICES):
 /// the next gpus(n) of the driver's devices in the graph's actor order,

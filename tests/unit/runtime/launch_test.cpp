@@ -65,18 +65,14 @@ TEST(Launch, OptionsNoGraphCanLaunchWithAreRefusedByName) {
   EXPECT_NO_THROW(cg::detail::check_launch_options(kSpec, {}));
 }
 
-TEST(Launch, TheActorExecutableMustExistOnlyInProcessesMode) {
-  EXPECT_EQ(launch_error([] {
-              cg::detail::actor_executable(kSpec, cg::Mode::processes, {}, "/nonexistent/x");
-            }),
+TEST(Launch, TheActorExecutableMustExistOnlyWhereTheDriverStartsProcesses) {
+  EXPECT_EQ(launch_error([] { cg::detail::actor_executable(kSpec, true, {}, "/nonexistent/x"); }),
             "actor executable '/nonexistent/x' of graph 'launch_test' is missing or not "
             "executable; build it, or set cg::LaunchOptions::actor_host");
-  EXPECT_EQ(cg::detail::actor_executable(kSpec, cg::Mode::threads, {}, "/nonexistent/x"),
-            "/nonexistent/x");
+  EXPECT_EQ(cg::detail::actor_executable(kSpec, false, {}, "/nonexistent/x"), "/nonexistent/x");
   cg::LaunchOptions given;
   given.actor_host = "/bin/true";
-  EXPECT_EQ(cg::detail::actor_executable(kSpec, cg::Mode::processes, given, "/nonexistent/x"),
-            "/bin/true");
+  EXPECT_EQ(cg::detail::actor_executable(kSpec, true, given, "/nonexistent/x"), "/bin/true");
 }
 
 TEST(Launch, AMovedActorExecutableIsFoundBesideTheRunningProgram) {
@@ -84,8 +80,7 @@ TEST(Launch, AMovedActorExecutableIsFoundBesideTheRunningProgram) {
   // built elsewhere and copied beside the driver.
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   const std::string name = std::filesystem::path(self).filename().string();
-  EXPECT_EQ(cg::detail::actor_executable(kSpec, cg::Mode::processes, {}, "/moved/away/" + name),
-            self);
+  EXPECT_EQ(cg::detail::actor_executable(kSpec, true, {}, "/moved/away/" + name), self);
 }
 
 TEST(Launch, ACudaIpcChannelMustStayOnTheDriversHost) {
