@@ -188,7 +188,7 @@ Result<Tensor> CudaIpcInputPort::receive(const ChannelReader::Message& message, 
     const detail::TimedWork timed =
         detail::device_work(profile_, detail::ProfiledOp::device_read, channel_,
                             in_message ? elements.size() : block.bytes);
-    if (in_message) // copied when this returns: the slot may go back at once
+    if (in_message) // read when this returns: the slot may go back at once
       return Result<Tensor>(receiver_->copy_in(elements, header.dtype, header.shape, timed));
     const auto slot = static_cast<std::uint32_t>(message.sequence % slots_);
     Tensor tensor = receiver_->receive(slot, block, header.dtype, header.shape, overlap_, timed);

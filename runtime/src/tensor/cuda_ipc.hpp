@@ -37,9 +37,10 @@
 //
 // Small tensors ride in the message itself: the writer copies the elements
 // of a tensor of at most kInMessageBytes from its GPU into the channel slot
-// (waiting for the copy), the reader copies them from there to its GPU and
-// waits for that copy. At this size two short copies that each end on the
-// host beat the device buffer's copy, event and wait, most of all where
+// (waiting for the copy), the reader queues their copy from there to its GPU
+// on the legacy default stream, ahead of its method's kernels (CUDA has read
+// the pageable slot when the call returns). At this size two short copies beat
+// the device buffer's copy, event and wait, most of all where
 // processes share a GPU without MPS and it switches between their contexts.
 // Measured on an H200 (gpu_bench), a 16-byte hop between two processes took
 // 315 us through the device buffer and 16 us in the message (22.6 and 15.7
@@ -143,9 +144,10 @@ public:
                  const TimedWork& timed = {});
 
   /// A contiguous tensor of `dtype` and `shape` on this reader's device
-  /// holding the elements in `from` (host memory: the message), copied when
-  /// this returns. Throws TensorError when `from` does not hold exactly the
-  /// shape's bytes or CUDA refuses.
+  /// holding the elements in `from` (host memory: the message), their copy
+  /// queued on the legacy default stream: work queued there after this
+  /// returns sees them, and `from` may be reused at once. Throws TensorError
+  /// when `from` does not hold exactly the shape's bytes or CUDA refuses.
   Tensor copy_in(std::span<const std::byte> from, DType dtype,
                  const std::vector<std::int64_t>& shape, const TimedWork& timed = {});
 
