@@ -54,11 +54,6 @@ std::size_t capacity_for(std::size_t bytes) {
   return capacity;
 }
 
-// The shape must say exactly the bytes the writer copied: never read past
-// the end of its buffer or message, whatever the message holds. Then a tensor
-// of that shape on `device`, from its memory pool in `stream`'s order (memory
-// the legacy default stream's kernels gave back is reused only after them),
-// given back in the legacy stream's order when its last copy goes.
 // Whether CUDA knows `host` as page-locked memory (cudaHostRegister,
 // cudaMallocHost), which it reads after cudaMemcpyAsync returns.
 bool pinned(const void* host) {
@@ -70,6 +65,11 @@ bool pinned(const void* host) {
   return where.type == cudaMemoryTypeHost;
 }
 
+// The shape must say exactly the bytes the writer copied: never read past
+// the end of its buffer or message, whatever the message holds. Then a tensor
+// of that shape on `device`, from its memory pool in `stream`'s order (memory
+// the legacy default stream's kernels gave back is reused only after them),
+// given back in the legacy stream's order when its last copy goes.
 Tensor device_tensor(DType dtype, const std::vector<std::int64_t>& shape, std::uint64_t copied,
                      int device, cudaStream_t stream) {
   std::uint64_t count = 1;
