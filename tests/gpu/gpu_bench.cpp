@@ -64,11 +64,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double median_micros(int iterations, const std::function<void()>& body) {
-  for (int i = 0; i < std::max(3, iterations / 10); ++i)
+// The median of `iterations` timings of `body`, after a few untimed ones;
+// `prepare` runs before each, off the clock.
+double median_micros(
+    int iterations, const std::function<void()>& body,
+    const std::function<void()>& prepare = [] {}) {
+  for (int i = 0; i < std::max(3, iterations / 10); ++i) {
+    prepare();
     body();
+  }
   std::vector<double> samples;
   for (int i = 0; i < iterations; ++i) {
+    prepare();
     auto start = Clock::now();
     body();
     samples.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
@@ -154,19 +161,25 @@ int main(int argc, char** argv) {
   }
   const int iterations = quick ? 10 : 50;
 
-  // Host -> GPU, 64 MiB.
+  // Host -> GPU, 64 MiB, through the input channel's overflow buffer.
   constexpr std::int64_t kBytes = 64 << 20;
+  cg::LaunchOptions to_gpu;
+  to_gpu.slot_bytes = 1 << 20;
+  to_gpu.max_in_flight = 2;
+  // The tensor made where the input channel carries it, written as a caller
+  // fills it: no host copy, the actor's copy engines read it where it is.
+  cg::Tensor made;
+  auto make_in_place = [&](auto& graph) {
+    made = graph.input_tensor(cg::DType::float32, {kBytes / 4});
+    std::memset(made.data_ptr(), 0, kBytes);
+  };
   if (argc > 2 && std::strcmp(argv[1], "--trace-made-in-place") == 0) {
     // Where a made-in-place execution's time goes, operation by operation:
     // 20 of them written to a Chrome trace (cg-profile summary reads it).
-    cg::LaunchOptions options;
-    options.slot_bytes = 1 << 20;
-    options.max_in_flight = 2;
-    options.profile = argv[2];
-    auto graph = cg::launch<&host_to_gpu>(options);
+    to_gpu.profile = argv[2];
+    auto graph = cg::launch<&host_to_gpu>(to_gpu);
     for (int i = 0; i < 20; ++i) {
-      cg::Tensor made = graph.input_tensor(cg::DType::float32, {kBytes / 4});
-      std::memset(made.data_ptr(), 0, kBytes);
+      make_in_place(graph);
       (void)graph.execute(made).get();
     }
     return 0;
@@ -174,25 +187,12 @@ int main(int argc, char** argv) {
   cg::Tensor host = cg::Tensor::zeros(cg::DType::float32, {kBytes / 4});
   double ours = 0, in_place = 0;
   {
-    cg::LaunchOptions options;
-    options.slot_bytes = 1 << 20; // the 64 MiB go through the overflow buffer
-    options.max_in_flight = 2;
-    auto graph = cg::launch<&host_to_gpu>(options);
+    auto graph = cg::launch<&host_to_gpu>(to_gpu);
     ours = median_micros(iterations, [&] { (void)graph.execute(host).get(); });
-    // The tensor made where the input channel carries it: no host copy, the
-    // actor's copy engines read it where it was written. Made (and written)
-    // before the clock starts, as pinned cudaMemcpy's source is.
-    std::vector<double> samples;
-    for (int i = -std::max(3, iterations / 10); i < iterations; ++i) {
-      cg::Tensor made = graph.input_tensor(cg::DType::float32, {kBytes / 4});
-      std::memset(made.data_ptr(), 0, kBytes);
-      const auto start = Clock::now();
-      (void)graph.execute(made).get();
-      if (i >= 0)
-        samples.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
-    }
-    std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
-    in_place = samples[samples.size() / 2];
+    // Made (and written) before the clock starts, as pinned cudaMemcpy's source is.
+    in_place = median_micros(
+        iterations, [&] { (void)graph.execute(made).get(); }, [&] { make_in_place(graph); });
+    made = {};
   }
   void* device = cg::detail::cuda_allocate(kBytes, 0);
   void* pinned = cg::detail::cuda_allocate_pinned(kBytes);
@@ -200,17 +200,10 @@ int main(int argc, char** argv) {
   const double pinned_micros = copy_micros(iterations, device, pinned, kBytes);
   // The same copy of memory written just before it, as a made-in-place input
   // is: the copy engines then read what the CPU's caches still hold.
-  std::vector<double> written_samples;
-  for (int i = 0; i < iterations; ++i) {
-    std::memset(pinned, i & 0xff, kBytes);
-    const auto start = Clock::now();
-    cg::detail::cuda_copy(device, pinned, kBytes);
-    written_samples.push_back(
-        std::chrono::duration<double, std::micro>(Clock::now() - start).count());
-  }
-  std::nth_element(written_samples.begin(), written_samples.begin() + written_samples.size() / 2,
-                   written_samples.end());
-  const double written_micros = written_samples[written_samples.size() / 2];
+  int fill = 0;
+  const double written_micros = median_micros(
+      iterations, [&] { cg::detail::cuda_copy(device, pinned, kBytes); },
+      [&] { std::memset(pinned, ++fill & 0xff, kBytes); });
   const double pageable_micros = copy_micros(iterations, device, host.data_ptr(), kBytes);
   const double overflow_micros = pinned_overflow_copy_micros(iterations, device, kBytes);
   cg::Tensor host_copy = cg::Tensor::zeros(cg::DType::float32, {kBytes / 4});
