@@ -40,6 +40,15 @@ struct CG_ACTOR Stage {
            std::string(link, n > 0 ? static_cast<std::size_t>(n) : 0);
   }
 
+  // FNV-1a of the bytes, after `busy_ms` milliseconds of (pretended) work.
+  std::uint64_t digest(std::int64_t busy_ms, std::span<const std::uint8_t> bytes) {
+    ::usleep(static_cast<useconds_t>(busy_ms * 1000));
+    std::uint64_t hash = 14695981039346656037ull;
+    for (std::uint8_t byte : bytes)
+      hash = (hash ^ byte) * 1099511628211ull;
+    return hash;
+  }
+
   // How many bytes arrived, read where they arrived (in the channel's memory).
   std::uint64_t size(std::span<const std::uint8_t> bytes) { return bytes.size(); }
   // The same, for a tensor.
@@ -70,4 +79,12 @@ CG_GRAPH void remote_size(cg::GraphBuilder& g) {
 CG_GRAPH void remote_tensor_size(cg::GraphBuilder& g) {
   auto b = g.actor<Stage>("b", 0).host(1);
   g.output(b.bind<&Stage::tensor_size>(g.input<cg::Tensor>()));
+}
+
+// Large inputs for b alone, which hashes each after `busy` ms: what the
+// driver sends from the caller's memory.
+CG_GRAPH void remote_digest(cg::GraphBuilder& g) {
+  auto b = g.actor<Stage>("b", 0).host(1);
+  auto [busy, bytes] = g.input<std::int64_t, std::vector<std::uint8_t>>();
+  g.output(b.bind<&Stage::digest>(busy, bytes));
 }

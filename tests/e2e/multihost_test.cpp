@@ -304,6 +304,53 @@ TEST(TcpForced, ResultsReadOffTheirStreamsReachReadyGetAndFutures) {
   }
 }
 
+// A large input that only another host reads is sent from the caller's
+// vector while the stream takes it, and what the stream has not taken when
+// it stalls (b busy with the execution before) is copied: execute() returns
+// without waiting for b, and b hashes each input as it was when execute()
+// returned, whatever the caller does with its vector afterwards.
+TEST(TcpForced, ALargeInputArrivesAsItWasWhenExecuteReturnedEvenIfTheActorWasBusy) {
+  auto fnv = [](const std::vector<std::uint8_t>& bytes) {
+    std::uint64_t hash = 14695981039346656037ull;
+    for (std::uint8_t byte : bytes)
+      hash = (hash ^ byte) * 1099511628211ull;
+    return hash;
+  };
+  auto made = [](int tag) {
+    std::vector<std::uint8_t> bytes(std::size_t{32} << 20);
+    for (std::size_t i = 0; i < bytes.size(); ++i)
+      bytes[i] = static_cast<std::uint8_t>(tag * 31 + i * 7 + (i >> 12));
+    return bytes;
+  };
+  for (cg::Mode mode : {cg::Mode::processes, cg::Mode::threads}) {
+    SCOPED_TRACE(mode == cg::Mode::processes ? "processes" : "threads");
+    cg::LaunchOptions options;
+    options.mode = mode;
+    options.tcp_everywhere = true;
+    auto graph = cg::launch<&remote_digest>(options);
+    std::vector<std::uint8_t> bytes = made(1);
+    const std::uint64_t first = fnv(bytes);
+    auto ref = graph.execute(0, bytes);
+    std::fill(bytes.begin(), bytes.end(), std::uint8_t{0});
+    EXPECT_EQ(ref.get(), first);
+
+    // b hashes the second input 2 s after it arrives; the third waits in the
+    // stream meanwhile, more than its buffers hold.
+    bytes = made(2);
+    const std::uint64_t second = fnv(bytes);
+    auto busy = graph.execute(2000, bytes);
+    bytes = made(3);
+    const std::uint64_t third = fnv(bytes);
+    const auto start = Clock::now();
+    auto next = graph.execute(0, bytes);
+    const auto took = Clock::now() - start;
+    std::fill(bytes.begin(), bytes.end(), std::uint8_t{0});
+    EXPECT_LT(took, 1500ms) << "execute() waited for the busy actor";
+    EXPECT_EQ(busy.get(), second);
+    EXPECT_EQ(next.get(), third);
+  }
+}
+
 TEST(HostCommands, WhatAHostsProcessPrintsIsTaggedWithItsActorsAndHost) {
   cg::LaunchOptions options;
   // A command like ssh: it speaks, then runs the actor executable it is given.

@@ -300,14 +300,19 @@ public:
   Tensor input_tensor(std::size_t input, DType dtype, std::vector<std::int64_t> shape);
 
   /// Hands input `input` of the execution begun last to the graph, waiting up
-  /// to the submit timeout for room (TimeoutError).
+  /// to the submit timeout for room (TimeoutError). A large value that only
+  /// other hosts read is sent from `value` itself while the network takes it
+  /// (cg/detail/borrowed_runs.hpp); what is left when it stalls is copied.
   template <class T> void write_input(std::size_t input, const T& value) {
     std::span<std::byte> slot;
-    if (!acquire_input(input, encoded_size(value), slot))
+    const std::size_t bytes = encoded_size(value);
+    if (!acquire_input(input, bytes, slot))
       return; // no memory for it: an error record went in its place
-    Encoder encoder(slot);
+    detail::BorrowedRuns borrowed;
+    const bool borrowing = bytes >= detail::BorrowedRuns::min_bytes && sends_borrowed(input);
+    Encoder encoder(slot, borrowing ? &borrowed : nullptr);
     encode(encoder, value);
-    publish_input(input, encoder.written());
+    publish_input(input, encoder.written(), borrowing ? &borrowed : nullptr);
   }
 
   /// Hands every output of execution `seq` to `sink`, waiting for them up to
@@ -378,7 +383,9 @@ private:
   bool acquire_input(std::size_t input, std::size_t bytes, std::span<std::byte>& slot);
   ChannelStatus acquire_input_area(std::size_t input, std::size_t bytes,
                                    std::span<std::byte>& slot);
-  void publish_input(std::size_t input, std::size_t bytes);
+  bool sends_borrowed(std::size_t input) const noexcept;
+  void publish_input(std::size_t input, std::size_t bytes,
+                     detail::BorrowedRuns* borrowed = nullptr);
 
   const GraphSpec& spec_;
   std::unique_ptr<Impl> impl_;

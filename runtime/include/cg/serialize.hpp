@@ -16,6 +16,8 @@
 //   static T decode(Decoder&);                // may throw DecodeError
 #pragma once
 
+#include <cg/detail/borrowed_runs.hpp>
+
 #include <algorithm>
 #include <cassert>
 #include <concepts>
@@ -42,14 +44,25 @@ struct DecodeError : std::runtime_error {
 class Encoder {
 public:
   explicit Encoder(std::span<std::byte> out) noexcept : out_(out) {}
+  /// An encoder that records large runs in `borrowed` (when not null)
+  /// instead of copying them, leaving their holes in `out`: the driver's,
+  /// for a value only other hosts read (cg/detail/borrowed_runs.hpp).
+  Encoder(std::span<std::byte> out, detail::BorrowedRuns* borrowed) noexcept
+      : out_(out), borrowed_(borrowed) {
+    if (borrowed_ != nullptr) {
+      borrowed_->payload = out;
+      borrowed_->count = 0;
+    }
+  }
 
   void write(const void* data, std::size_t bytes) noexcept {
     assert(bytes <= out_.size() - written_ && "cg::Encoder: write past the end of the buffer");
     if (bytes > out_.size() - written_)
       std::abort(); // never past the end, even with NDEBUG
     // Bytes already where they go (a graph's input tensor made in place) are
-    // not copied onto themselves.
-    if (bytes != 0 && data != out_.data() + written_)
+    // not copied onto themselves; runs that are borrowed, not yet.
+    if (bytes != 0 && data != out_.data() + written_ &&
+        (borrowed_ == nullptr || !borrowed_->take(written_, data, bytes)))
       std::memcpy(out_.data() + written_, data, bytes);
     written_ += bytes;
   }
@@ -70,6 +83,7 @@ public:
 private:
   std::span<std::byte> out_;
   std::size_t written_ = 0;
+  detail::BorrowedRuns* borrowed_ = nullptr;
 };
 
 // How a Decoder treats an input that is a mapping of memory kept elsewhere (a

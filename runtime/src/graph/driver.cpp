@@ -576,9 +576,19 @@ ChannelStatus GraphRuntime::acquire_input_area(std::size_t input, std::size_t by
   }
 }
 
-void GraphRuntime::publish_input(std::size_t input, std::size_t bytes) {
+bool GraphRuntime::sends_borrowed(std::size_t input) const noexcept {
+  const detail::Forwarder* forwarder = impl_->inputs[input].forwarder();
+  return forwarder != nullptr && forwarder->sends_borrowed();
+}
+
+void GraphRuntime::publish_input(std::size_t input, std::size_t bytes,
+                                 detail::BorrowedRuns* borrowed) {
   Impl& s = *impl_;
-  s.inputs.at(input).publish(MessageKind::value, bytes);
+  if (borrowed != nullptr)
+    s.inputs.at(input).publish_borrowed(MessageKind::value, bytes, *borrowed,
+                                        deadline_or_look_once(s.options.submit_timeout));
+  else
+    s.inputs.at(input).publish(MessageKind::value, bytes);
   if (!s.profile.on())
     return;
   // The execution begun last: execute() hands over its inputs in order.

@@ -35,6 +35,7 @@
 
 #include "net/host_stream.hpp"
 #include "net/net.hpp"
+#include "net/tcp_channel.hpp"
 #include "net/tcp_setup.hpp"
 #include <cg/detail/channel.hpp>
 #include <cg/detail/graph_spec.hpp>
@@ -155,6 +156,8 @@ public:
   Forwarder* forwarder(std::uint32_t channel) const noexcept override;
   /// Frames that ring writers sent whole themselves (see Sender), of all streams.
   std::uint64_t sent_by_writers() const noexcept;
+  /// Of those, frames sent whole from the caller's memory (publish_borrowed).
+  std::uint64_t sent_borrowed() const noexcept;
 
 private:
   // The writing end of one stream. Where the ring's writer is a thread of
@@ -168,6 +171,7 @@ private:
   // relay of a stream that is not forwarded waits on the ring instead.
   struct Sender {
     std::unique_ptr<HostWriter> writer;
+    TcpWriter* tcp = nullptr; // the writer, when it is our TCP stream
     std::vector<ChannelReader> readers;
     std::string what;
     Channel ring;
@@ -176,13 +180,21 @@ private:
     std::atomic<std::uint32_t> kicks{0};
     std::atomic<std::uint32_t> kick_waiters{0};
     std::atomic<std::uint64_t> by_writer{0}; // frames the ring's writer sent whole
+    std::atomic<std::uint64_t> borrowed{0};  // of those, from the caller's memory
   };
-  // The senders of one forwarded channel, which its writer tells.
+  // The senders of one forwarded channel, which its writer tells. A message
+  // whose large runs are still in its writer's memory (publish_borrowed:
+  // the driver's input bound only for other hosts) is sent from there,
+  // where one TCP stream carries it to every reader and is idle.
   struct Forwarding final : Forwarder {
     void published() noexcept override;
+    bool sends_borrowed() const noexcept override { return borrows; }
+    void publish_borrowed(ChannelWriter& writer, MessageKind kind, std::size_t bytes,
+                          BorrowedRuns& borrowed, Deadline deadline) noexcept override;
     Relays* relays = nullptr;
     std::uint32_t channel = 0;
     std::vector<Sender*> senders;
+    bool borrows = false;
   };
   struct Receiver {
     std::unique_ptr<HostReader> reader;

@@ -30,6 +30,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <utility>
 
@@ -90,6 +91,7 @@ TcpWriter& TcpWriter::operator=(TcpWriter&& other) noexcept {
     pending_ = std::exchange(other.pending_, false);
     std::memcpy(head_, other.head_, sizeof head_);
     payload_ = std::exchange(other.payload_, {});
+    runs_ = std::exchange(other.runs_, {});
     done_ = std::exchange(other.done_, 0);
     broken_ = std::exchange(other.broken_, false);
     closing_.store(other.closing_.exchange(false));
@@ -115,6 +117,11 @@ void TcpWriter::close() noexcept {
 }
 
 ChannelStatus TcpWriter::start(MessageKind kind, std::span<const std::byte> payload) noexcept {
+  return start_borrowing(kind, payload, {});
+}
+
+ChannelStatus TcpWriter::start_borrowing(MessageKind kind, std::span<const std::byte> payload,
+                                         std::span<const detail::BorrowedRun> runs) noexcept {
   if (fd_ < 0)
     return fail(ChannelStatus::closed, TcpFault::closed_locally, "the writer has no connection");
   if (broken_)
@@ -135,42 +142,73 @@ ChannelStatus TcpWriter::start(MessageKind kind, std::span<const std::byte> payl
   header.sequence = next_;
   header.length = payload.size();
   detail::encode_frame_header(header, head_);
-  header.checksum =
-      detail::crc32c_parallel(detail::frame_header_checksum(head_), payload.data(), payload.size());
-  detail::encode_frame_header(header, head_);
   payload_ = payload;
+  runs_ = runs;
+  done_ = frame_header_bytes; // the checksum covers the payload as unsent_pieces() gives it
+  std::uint32_t crc = detail::frame_header_checksum(head_);
+  iovec pieces[2 * detail::BorrowedRuns::capacity + 2];
+  const int count = unsent_pieces(pieces, static_cast<int>(std::size(pieces)));
+  for (int i = 0; i < count; ++i)
+    crc = detail::crc32c_parallel(crc, pieces[i].iov_base, pieces[i].iov_len);
+  header.checksum = crc;
+  detail::encode_frame_header(header, head_);
   done_ = 0;
   pending_ = true;
-  return push(false, Deadline::min());
+  return push(Wait::no, Deadline::min());
 }
 
 ChannelStatus TcpWriter::finish(Deadline deadline) noexcept {
-  return pending_ ? push(true, deadline) : ChannelStatus::ok;
+  return pending_ ? push(Wait::until_sent, deadline) : ChannelStatus::ok;
+}
+
+ChannelStatus TcpWriter::advance(Deadline until) noexcept {
+  return pending_ ? push(Wait::until_sent_or_deadline, until) : ChannelStatus::ok;
+}
+
+// What is left of the pending frame from done_, as at most `most` I/O
+// vectors: the header's rest, then the payload with its runs in their places.
+int TcpWriter::unsent_pieces(iovec* iov, int most) const noexcept {
+  int n = 0;
+  auto add = [&](const std::byte* from, std::size_t bytes) {
+    if (bytes != 0 && n < most)
+      iov[n++] = {const_cast<std::byte*>(from), bytes};
+  };
+  if (done_ < frame_header_bytes)
+    add(head_ + done_, frame_header_bytes - done_);
+  const std::size_t sent = payload_sent();
+  // The payload between runs, and each run, from `sent` on.
+  auto add_from = [&](std::size_t begin, std::size_t end, const std::byte* bytes) {
+    if (end > sent)
+      add(bytes + (std::max(begin, sent) - begin), end - std::max(begin, sent));
+  };
+  std::size_t at = 0;
+  for (const detail::BorrowedRun& run : runs_) {
+    add_from(at, run.offset, payload_.data() + at);
+    add_from(run.offset, run.offset + run.size, run.bytes);
+    at = run.offset + run.size;
+  }
+  add_from(at, payload_.size(), payload_.data() + at);
+  return n;
 }
 
 // Sends what is left of the pending frame: what the socket takes now, or,
-// if `wait`, all of it by `deadline` (without one, blocked in sendmsg itself).
-ChannelStatus TcpWriter::push(bool wait, Deadline deadline) noexcept {
+// if `wait`, all of it by `deadline` (without one, blocked in sendmsg itself;
+// until_sent_or_deadline: a deadline that passes leaves the frame pending).
+ChannelStatus TcpWriter::push(Wait wait, Deadline deadline) noexcept {
   const std::size_t total = frame_header_bytes + payload_.size();
   // As a reader does (TcpReader::fill): when the socket is full, look again,
   // yielding the CPU, before sleeping; a sleeping sender's wake-up for each
   // freed window costs a large transfer its pace where an idle CPU halts.
-  const int looks_after_progress = wait && deadline != Deadline::min() ? detail::kYields : 0;
+  const int looks_after_progress =
+      wait != Wait::no && deadline != Deadline::min() ? detail::kYields : 0;
   int looks = looks_after_progress;
   int flags = MSG_NOSIGNAL | MSG_DONTWAIT;
   while (done_ < total) {
-    iovec iov[2];
+    iovec iov[2 * detail::BorrowedRuns::capacity + 2];
     msghdr message{};
     message.msg_iov = iov;
-    if (done_ < frame_header_bytes) {
-      iov[0] = {head_ + done_, frame_header_bytes - done_};
-      iov[1] = {const_cast<std::byte*>(payload_.data()), payload_.size()};
-      message.msg_iovlen = payload_.empty() ? 1 : 2;
-    } else {
-      iov[0] = {const_cast<std::byte*>(payload_.data()) + (done_ - frame_header_bytes),
-                total - done_};
-      message.msg_iovlen = 1;
-    }
+    message.msg_iovlen =
+        static_cast<std::size_t>(unsent_pieces(iov, static_cast<int>(std::size(iov))));
     const ssize_t n = ::sendmsg(fd_, &message, flags);
     if (n > 0) {
       done_ += static_cast<std::size_t>(n);
@@ -187,7 +225,7 @@ ChannelStatus TcpWriter::push(bool wait, Deadline deadline) noexcept {
                   static_cast<ull>(next_), done_, total);
     }
     if (e == EAGAIN || e == EWOULDBLOCK) {
-      if (!wait)
+      if (wait == Wait::no)
         return ChannelStatus::ok; // pending: finish() sends the rest
       if (detail::look_yielding(fd_, POLLOUT, looks))
         continue;
@@ -196,6 +234,8 @@ ChannelStatus TcpWriter::push(bool wait, Deadline deadline) noexcept {
         continue;
       }
       const int ready = detail::wait_fd(fd_, POLLOUT, deadline);
+      if (ready == 0 && wait == Wait::until_sent_or_deadline)
+        return ChannelStatus::ok; // still pending, the stream intact
       if (ready == 0 && done_ == 0) {
         return fail(ChannelStatus::timeout, TcpFault::none,
                     "frame %llu: not sent before the deadline", static_cast<ull>(next_));
@@ -226,6 +266,7 @@ ChannelStatus TcpWriter::push(bool wait, Deadline deadline) noexcept {
                 static_cast<ull>(next_), why.text);
   }
   pending_ = false;
+  runs_ = {};
   ++next_;
   return ChannelStatus::ok;
 }

@@ -65,7 +65,10 @@
 
 #include "net/host_stream.hpp"
 #include "net/tcp_frame.hpp"
+#include <cg/detail/borrowed_runs.hpp>
 #include <cg/detail/channel.hpp>
+
+#include <sys/uio.h>
 
 #include <atomic>
 #include <cstddef>
@@ -96,6 +99,28 @@ public:
   ChannelStatus start(MessageKind kind, std::span<const std::byte> payload) noexcept override;
   ChannelStatus finish(Deadline deadline) noexcept override;
 
+  // Sending from the caller's memory (cg/detail/borrowed_runs.hpp): start()
+  // for a payload whose `runs` are not in `payload` but where they point,
+  // which must stay as they are until the frame is sent or forget_runs().
+  // The frame on the wire is the same.
+  ChannelStatus start_borrowing(MessageKind kind, std::span<const std::byte> payload,
+                                std::span<const detail::BorrowedRun> runs) noexcept;
+  // Sends more of the pending frame until it is whole or `until` passes;
+  // unlike finish(), a deadline that passes mid-frame leaves it pending, the
+  // stream intact. Failures as send()'s.
+  ChannelStatus advance(Deadline until) noexcept;
+  // Bytes of the pending frame (header and payload) not yet sent.
+  std::size_t unsent() const noexcept {
+    return pending_ ? detail::frame_header_bytes + payload_.size() - done_ : 0;
+  }
+  // Payload bytes of the pending frame already sent.
+  std::size_t payload_sent() const noexcept {
+    return done_ > detail::frame_header_bytes ? done_ - detail::frame_header_bytes : 0;
+  }
+  // The runs' bytes from payload_sent() on are in the payload now: the rest
+  // of the frame goes from there.
+  void forget_runs() noexcept { runs_ = {}; }
+
   // Ends the stream: frames already sent still reach the reader, which then
   // sees closed (peer_closed). Wakes a send() blocked in another thread.
   void close() noexcept override;
@@ -107,7 +132,10 @@ public:
   int fd() const noexcept { return fd_; }
 
 private:
-  ChannelStatus push(bool wait, Deadline deadline) noexcept;
+  // How push() treats a socket that is full.
+  enum class Wait { no, until_sent, until_sent_or_deadline };
+  ChannelStatus push(Wait wait, Deadline deadline) noexcept;
+  int unsent_pieces(iovec* iov, int most) const noexcept;
 
   int fd_ = -1;
   std::uint64_t max_payload_ = tcp_default_max_payload;
@@ -117,6 +145,7 @@ private:
   // the two have gone.
   std::byte head_[detail::frame_header_bytes] = {};
   std::span<const std::byte> payload_;
+  std::span<const detail::BorrowedRun> runs_; // parts of payload_ that are elsewhere
   std::size_t done_ = 0;
 };
 

@@ -26,6 +26,7 @@
 // system says it has that much (shared_memory_room(), shm/shm.hpp), so memory
 // exhaustion is a status (too_large), never a SIGBUS in the middle of a write
 // nor the OOM killer.
+#include <cg/detail/borrowed_runs.hpp>
 #include <cg/detail/channel.hpp>
 #include <cg/serialize.hpp>
 
@@ -544,6 +545,26 @@ void ChannelWriter::publish(MessageKind kind, std::size_t bytes) noexcept {
   if (forwarder_ != nullptr)
     forwarder_->published();
 }
+
+void ChannelWriter::publish_borrowed(MessageKind kind, std::size_t bytes,
+                                     detail::BorrowedRuns& borrowed, Deadline deadline) noexcept {
+  if (borrowed.count != 0 && forwarder_ != nullptr && forwarder_->sends_borrowed()) {
+    forwarder_->publish_borrowed(*this, kind, bytes, borrowed, deadline);
+    return;
+  }
+  borrowed.fill_from(0);
+  publish(kind, bytes);
+}
+
+namespace detail {
+// Never called by ChannelWriter (sends_borrowed() is false), but a whole
+// message is the safe answer for a forwarder that calls it itself.
+void Forwarder::publish_borrowed(ChannelWriter& writer, MessageKind kind, std::size_t bytes,
+                                 BorrowedRuns& borrowed, Deadline) noexcept {
+  borrowed.fill_from(0);
+  writer.publish(kind, bytes);
+}
+} // namespace detail
 
 // ---- ChannelReader ---------------------------------------------------------
 

@@ -364,6 +364,31 @@ TEST(Channel, ValueLargerThanASlotIsDeliveredWholeToEveryReader) {
     EXPECT_EQ(failures[r], "") << "reader " << r;
 }
 
+// A message whose large runs are still in its writer's memory
+// (cg/detail/borrowed_runs.hpp) is whole in the ring once published where
+// no stream sends it: readers here read the channel's copy, never the
+// caller's memory.
+TEST(Channel, ABorrowedMessageWithNoStreamToSendItIsCopiedWholeBeforeItIsPublished) {
+  TestChannel t({4, 1 * kKiB, 1});
+  cg::ChannelWriter writer(t.channel);
+  std::vector<std::uint8_t> value(2 * kMiB);
+  for (std::size_t i = 0; i < value.size(); ++i)
+    value[i] = static_cast<std::uint8_t>(i * 13);
+  std::span<std::byte> area;
+  ASSERT_EQ(writer.acquire(cg::encoded_size(value), area, in(1s)), cg::ChannelStatus::ok);
+  cg::detail::BorrowedRuns runs;
+  cg::Encoder encoder(area, &runs);
+  cg::encode(encoder, value);
+  ASSERT_EQ(runs.count, 1u);
+  writer.publish_borrowed(cg::MessageKind::value, encoder.written(), runs, in(1s));
+  const std::vector<std::uint8_t> sent = value;
+  std::fill(value.begin(), value.end(), std::uint8_t{0});
+  cg::ChannelReader reader(t.channel, 0);
+  cg::ChannelReader::Message m{};
+  ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok);
+  EXPECT_EQ(cg::decode_all<std::vector<std::uint8_t>>(m.payload), sent);
+}
+
 // A message in an overflow buffer says how its pages may be let go once read
 // (cg::InputPaging, which the driver's decoder uses): this process's resident
 // memory drops by the value, and reading it again finds the same bytes. A

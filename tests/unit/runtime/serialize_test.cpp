@@ -3,6 +3,7 @@
 // The decoder is the first thing to touch bytes that another process wrote, so
 // besides round trips these tests feed it truncated, oversized and over-long
 // input and require a DecodeError rather than a crash or a huge allocation.
+#include <cg/codecs.hpp>
 #include <cg/detail/in_place.hpp>
 #include <cg/serialize.hpp>
 
@@ -13,6 +14,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -205,6 +207,34 @@ TEST(Serialize, ALargeStringOutOfAPagedInputIsCopiedInPiecesEachLetGoOnceCopied)
   const std::vector<std::pair<const std::byte*, std::size_t>> expected{{text, piece},
                                                                        {text + piece, 1}};
   EXPECT_EQ(let_go_calls, expected);
+}
+
+// The driver's encoder for a value only other hosts read: runs of at least
+// BorrowedRuns::min_bytes are recorded where they are (their holes left in
+// the buffer), smaller ones copied, and filling the holes gives the bytes a
+// plain encoder writes.
+TEST(Serialize, AnEncoderWithBorrowedRunsLeavesLargeRunsWhereTheyAreUntilFilled) {
+  using cg::detail::BorrowedRuns;
+  const std::vector<std::uint8_t> large(BorrowedRuns::min_bytes, 7);
+  const std::vector<std::uint8_t> small(BorrowedRuns::min_bytes - 1, 9);
+  const auto value = std::make_tuple(large, small, large);
+  const std::size_t size = cg::encoded_size(value);
+  std::vector<std::byte> plain(size), borrowing(size, std::byte{0xee});
+  cg::Encoder all(plain);
+  cg::encode(all, value);
+  BorrowedRuns runs;
+  cg::Encoder encoder(borrowing, &runs);
+  cg::encode(encoder, value);
+  EXPECT_EQ(encoder.written(), size);
+  ASSERT_EQ(runs.count, 2u);
+  EXPECT_EQ(runs.runs[0].offset, 8u); // after the first vector's count
+  EXPECT_EQ(runs.runs[0].bytes, reinterpret_cast<const std::byte*>(std::get<0>(value).data()));
+  EXPECT_EQ(runs.runs[0].size, large.size());
+  EXPECT_EQ(runs.runs[1].offset, size - large.size());
+  EXPECT_EQ(borrowing[8], std::byte{0xee}) << "a borrowed run was copied";
+  EXPECT_NE(borrowing, plain);
+  runs.fill_from(0);
+  EXPECT_EQ(borrowing, plain);
 }
 
 TEST(Serialize, SerializabilityIsDetectable) {

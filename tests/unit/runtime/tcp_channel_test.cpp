@@ -487,6 +487,69 @@ TEST(TcpChannel, StartNeverWaitsAndFinishSendsWhatTheSocketDidNotTake) {
   EXPECT_EQ(writer.sent(), 2u);
 }
 
+// A payload of which two large runs are elsewhere (the caller's memory, as
+// the driver borrows them: cg/detail/borrowed_runs.hpp) goes out as the
+// same frame the whole payload would make. advance() stops at its deadline
+// leaving the frame pending and the stream intact; once the runs' unsent
+// bytes are copied into the payload and forget_runs() is called, the rest
+// goes from there.
+TEST(TcpChannel, AFrameWithBorrowedRunsIsTheFrameOfTheWholePayload) {
+  const Connection c = connect_loopback();
+  cg::TcpWriter writer(c.writer_fd);
+  cg::TcpReader reader(c.reader_fd);
+  const std::size_t run = std::size_t{24} << 20;
+  const std::vector<std::byte> whole = message_bytes(3, 3 * run + 100);
+  // The payload holds all but [100, 100 + run) and [100 + 2 run, end), whose
+  // holes are zero; the runs point at a copy that is changed after the fact.
+  std::vector<std::byte> payload(whole.size());
+  std::copy_n(whole.begin(), 100, payload.begin());
+  std::copy_n(whole.begin() + 100 + run, run, payload.begin() + 100 + run);
+  std::vector<std::byte> callers(whole);
+  const cg::detail::BorrowedRun runs[] = {{100, callers.data() + 100, run},
+                                          {100 + 2 * run, callers.data() + 100 + 2 * run, run}};
+  ASSERT_EQ(writer.start_borrowing(cg::MessageKind::value, payload, runs), ChannelStatus::ok)
+      << writer.error();
+  ASSERT_TRUE(writer.pending()) << "72 MiB with nobody reading";
+  EXPECT_EQ(writer.advance(in(100ms)), ChannelStatus::ok) << writer.error();
+  ASSERT_TRUE(writer.pending());
+  EXPECT_EQ(writer.fault(), TcpFault::none);
+  EXPECT_EQ(writer.unsent(), whole.size() - writer.payload_sent()) << "the header has gone";
+
+  // The driver's hand-over: the runs' unsent bytes into the payload, then
+  // the caller's copy is free to change.
+  cg::detail::BorrowedRuns borrowed;
+  borrowed.payload = payload;
+  for (const cg::detail::BorrowedRun& r : runs)
+    borrowed.runs[borrowed.count++] = r;
+  const std::size_t sent = writer.payload_sent();
+  ASSERT_LT(sent, 100 + run) << "the socket took more than it should hold";
+  borrowed.fill_from(sent);
+  writer.forget_runs();
+  std::fill(callers.begin(), callers.end(), std::byte{0x5a});
+
+  std::thread finisher([&] { EXPECT_EQ(writer.finish(in(30s)), ChannelStatus::ok); });
+  cg::TcpReader::Message m{};
+  ASSERT_EQ(reader.receive(m, in(30s)), ChannelStatus::ok) << reader.error();
+  finisher.join();
+  EXPECT_TRUE(m.payload.size() == whole.size() &&
+              std::equal(whole.begin(), whole.end(), m.payload.begin()))
+      << "the frame is not the whole payload";
+  // And one sent whole from its runs, the socket drained as it goes.
+  callers = whole;
+  std::fill(payload.begin() + 100, payload.begin() + 100 + run, std::byte{0});
+  std::fill(payload.begin() + 100 + 2 * run, payload.end(), std::byte{0});
+  std::thread sender([&] {
+    ASSERT_EQ(writer.start_borrowing(cg::MessageKind::value, payload, runs), ChannelStatus::ok);
+    EXPECT_EQ(writer.advance(in(30s)), ChannelStatus::ok) << writer.error();
+    EXPECT_FALSE(writer.pending());
+  });
+  ASSERT_EQ(reader.receive(m, in(30s)), ChannelStatus::ok) << reader.error();
+  sender.join();
+  EXPECT_EQ(m.sequence, 1u);
+  EXPECT_TRUE(m.payload.size() == whole.size() &&
+              std::equal(whole.begin(), whole.end(), m.payload.begin()));
+}
+
 // A frame started over a pending one would interleave the two on the wire.
 TEST(TcpChannel, StartingAFrameWhileOneIsPendingBreaksTheStreamAndSaysWhy) {
   const Connection c = connect_loopback();

@@ -50,6 +50,7 @@ struct OverflowBuffer;
 struct OverflowMapping;
 class MessageSource;
 class Forwarder;
+struct BorrowedRuns; // cg/detail/borrowed_runs.hpp
 } // namespace detail
 
 namespace detail {
@@ -157,6 +158,19 @@ public:
   // Publishes the acquired slot as a message of `bytes` bytes (<= the acquired
   // size) and wakes sleeping readers. Precondition: a successful acquire().
   void publish(MessageKind kind, std::size_t bytes) noexcept;
+
+  // As publish(), for a message whose acquired area lacks `borrowed`'s runs
+  // (an Encoder made with them: cg/detail/borrowed_runs.hpp). Where every
+  // reader is across a stream that can (Forwarder::sends_borrowed), the
+  // stream sends the message from where its runs are, while it takes their
+  // bytes and at most until `deadline`; what it has not sent then, and
+  // everything elsewhere, is copied into the holes first. Either way the
+  // runs' memory is no longer needed when this returns.
+  void publish_borrowed(MessageKind kind, std::size_t bytes, detail::BorrowedRuns& borrowed,
+                        Deadline deadline) noexcept;
+
+  // Who publish() tells of each message (forward_with); null: nobody.
+  detail::Forwarder* forwarder() const noexcept { return forwarder_; }
 
   // Messages published so far (the sequence number the next message will get).
   std::uint64_t published() const noexcept { return next_; }
@@ -276,6 +290,14 @@ protected:
 class Forwarder {
 public:
   virtual void published() noexcept = 0;
+  /// True when publish_borrowed() sends from the runs' memory: every reader
+  /// of the channel is across one stream that can.
+  virtual bool sends_borrowed() const noexcept { return false; }
+  /// ChannelWriter::publish_borrowed's work where sends_borrowed(): publishes
+  /// `writer`'s acquired message without telling published(), sends it with
+  /// its runs, and copies into their holes whatever it left unsent.
+  virtual void publish_borrowed(ChannelWriter& writer, MessageKind kind, std::size_t bytes,
+                                BorrowedRuns& borrowed, Deadline deadline) noexcept;
 
 protected:
   ~Forwarder() = default;
