@@ -567,14 +567,10 @@ TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
     cg::detail::FrameHeader header;
     header.sequence = sequence;
     header.length = sizeof payload;
-    header.checksum = cg::detail::frame_checksum(header, payload);
-    std::byte encoded[cg::detail::frame_header_bytes];
-    cg::detail::encode_frame_header(header, encoded);
+    const std::string frame = cg::detail::encoded_frame(header, payload);
     const int fd = plan.writer_of(stream, fake).fd();
-    ASSERT_EQ(::send(fd, encoded, sizeof encoded, MSG_NOSIGNAL),
-              static_cast<ssize_t>(sizeof encoded));
-    ASSERT_EQ(::send(fd, payload, sizeof payload, MSG_NOSIGNAL),
-              static_cast<ssize_t>(sizeof payload));
+    ASSERT_EQ(::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(frame.size()));
   };
   send_frame(4, 0);
   send_frame(3, 1);

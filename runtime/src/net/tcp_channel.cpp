@@ -1,7 +1,9 @@
 // tcp_channel.cpp — TcpWriter and TcpReader: frames over a connected TCP socket.
 //
-// The writer sends header and payload with one sendmsg() (a writev with
-// MSG_NOSIGNAL), so the payload is never copied in user space. The reader
+// The writer sends header, payload and trailer with sendmsg() (a writev with
+// MSG_NOSIGNAL), so the payload is never copied in user space, and computes
+// the frame's checksum as it goes: each piece of a large payload just before
+// the socket copies it, while the cache holds it (checksum_ahead). The reader
 // receives into one buffer and delivers payloads in place. It reads ahead at
 // most read_ahead bytes beyond the frame it needs (so pipelined small frames
 // cost one recv() for many) but reads the rest of a large frame exactly into
@@ -30,7 +32,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <iterator>
 #include <new>
 #include <utility>
 
@@ -41,6 +42,9 @@ namespace {
 using detail::frame_header_bytes;
 
 constexpr std::size_t read_ahead = 64 * 1024;
+// How far a writer's checksum runs ahead of what it has sent (see
+// checksum_ahead): a piece the cache still holds when the socket copies it.
+constexpr std::size_t checksum_ahead_bytes = 512 * 1024;
 constexpr std::align_val_t buffer_alignment{64};
 
 using ull = unsigned long long; // for printf
@@ -93,6 +97,10 @@ TcpWriter& TcpWriter::operator=(TcpWriter&& other) noexcept {
     payload_ = std::exchange(other.payload_, {});
     runs_ = std::exchange(other.runs_, {});
     done_ = std::exchange(other.done_, 0);
+    crc_ = other.crc_;
+    checked_ = std::exchange(other.checked_, 0);
+    sealed_ = std::exchange(other.sealed_, false);
+    std::memcpy(trailer_, other.trailer_, sizeof trailer_);
     broken_ = std::exchange(other.broken_, false);
     closing_.store(other.closing_.exchange(false));
     fault_ = std::exchange(other.fault_, TcpFault::none);
@@ -144,15 +152,10 @@ ChannelStatus TcpWriter::start_borrowing(MessageKind kind, std::span<const std::
   detail::encode_frame_header(header, head_);
   payload_ = payload;
   runs_ = runs;
-  done_ = frame_header_bytes; // the checksum covers the payload as unsent_pieces() gives it
-  std::uint32_t crc = detail::frame_header_checksum(head_);
-  iovec pieces[2 * detail::BorrowedRuns::capacity + 2];
-  const int count = unsent_pieces(pieces, static_cast<int>(std::size(pieces)));
-  for (int i = 0; i < count; ++i)
-    crc = detail::crc32c_parallel(crc, pieces[i].iov_base, pieces[i].iov_len);
-  header.checksum = crc;
-  detail::encode_frame_header(header, head_);
   done_ = 0;
+  crc_ = detail::frame_header_checksum(head_);
+  checked_ = 0;
+  sealed_ = false;
   pending_ = true;
   return push(Wait::no, Deadline::min());
 }
@@ -165,37 +168,55 @@ ChannelStatus TcpWriter::advance(Deadline until) noexcept {
   return pending_ ? push(Wait::until_sent_or_deadline, until) : ChannelStatus::ok;
 }
 
-// What is left of the pending frame from done_, as at most `most` I/O
-// vectors: the header's rest, then the payload with its runs in their places.
-int TcpWriter::unsent_pieces(iovec* iov, int most) const noexcept {
-  int n = 0;
-  auto add = [&](const std::byte* from, std::size_t bytes) {
-    if (bytes != 0 && n < most)
-      iov[n++] = {const_cast<std::byte*>(from), bytes};
+// Calls `take(bytes, size)` for the pieces of the pending frame between
+// frame offsets `from` and `to`: the header, the payload with its runs in
+// their places, the trailer.
+template <class Take>
+void TcpWriter::for_each_piece(std::size_t from, std::size_t to, Take&& take) const noexcept {
+  std::size_t at = 0; // the frame offset of the piece below
+  auto piece = [&](const std::byte* bytes, std::size_t size) {
+    const std::size_t begin = std::max(at, from), end = std::min(at + size, to);
+    if (begin < end)
+      take(bytes + (begin - at), end - begin);
+    at += size;
   };
-  if (done_ < frame_header_bytes)
-    add(head_ + done_, frame_header_bytes - done_);
-  const std::size_t sent = payload_sent();
-  // The payload between runs, and each run, from `sent` on.
-  auto add_from = [&](std::size_t begin, std::size_t end, const std::byte* bytes) {
-    if (end > sent)
-      add(bytes + (std::max(begin, sent) - begin), end - std::max(begin, sent));
-  };
-  std::size_t at = 0;
+  piece(head_, frame_header_bytes);
+  std::size_t payload_at = 0;
   for (const detail::BorrowedRun& run : runs_) {
-    add_from(at, run.offset, payload_.data() + at);
-    add_from(run.offset, run.offset + run.size, run.bytes);
-    at = run.offset + run.size;
+    piece(payload_.data() + payload_at, run.offset - payload_at);
+    piece(run.bytes, run.size);
+    payload_at = run.offset + run.size;
   }
-  add_from(at, payload_.size(), payload_.data() + at);
-  return n;
+  piece(payload_.data() + payload_at, payload_.size() - payload_at);
+  piece(trailer_, detail::frame_trailer_bytes);
+}
+
+// The checksum runs at most checksum_ahead_bytes of payload ahead of what
+// has been sent (all of a smaller payload at once), and only what it covers
+// may go: each piece is checksummed while it is in the cache, just before
+// the socket copies it. The trailer is written once it covers the payload.
+void TcpWriter::checksum_ahead() noexcept {
+  if (sealed_)
+    return;
+  const std::size_t target = std::min(payload_.size(), payload_sent() + checksum_ahead_bytes);
+  if (target > checked_) {
+    for_each_piece(frame_header_bytes + checked_, frame_header_bytes + target,
+                   [&](const std::byte* bytes, std::size_t size) {
+                     crc_ = detail::crc32c(crc_, bytes, size);
+                   });
+    checked_ = target;
+  }
+  if (checked_ == payload_.size()) {
+    detail::encode_frame_trailer(crc_, trailer_);
+    sealed_ = true;
+  }
 }
 
 // Sends what is left of the pending frame: what the socket takes now, or,
 // if `wait`, all of it by `deadline` (without one, blocked in sendmsg itself;
 // until_sent_or_deadline: a deadline that passes leaves the frame pending).
 ChannelStatus TcpWriter::push(Wait wait, Deadline deadline) noexcept {
-  const std::size_t total = frame_header_bytes + payload_.size();
+  const std::size_t total = frame_header_bytes + payload_.size() + detail::frame_trailer_bytes;
   // As a reader does (TcpReader::fill): when the socket is full, look again,
   // yielding the CPU, before sleeping; a sleeping sender's wake-up for each
   // freed window costs a large transfer its pace where an idle CPU halts.
@@ -204,11 +225,15 @@ ChannelStatus TcpWriter::push(Wait wait, Deadline deadline) noexcept {
   int looks = looks_after_progress;
   int flags = MSG_NOSIGNAL | MSG_DONTWAIT;
   while (done_ < total) {
-    iovec iov[2 * detail::BorrowedRuns::capacity + 2];
+    checksum_ahead();
+    iovec iov[2 * detail::BorrowedRuns::capacity + 3];
     msghdr message{};
     message.msg_iov = iov;
-    message.msg_iovlen =
-        static_cast<std::size_t>(unsent_pieces(iov, static_cast<int>(std::size(iov))));
+    const std::size_t sendable =
+        frame_header_bytes + checked_ + (sealed_ ? detail::frame_trailer_bytes : 0);
+    for_each_piece(done_, sendable, [&](const std::byte* bytes, std::size_t size) {
+      iov[message.msg_iovlen++] = {const_cast<std::byte*>(bytes), size};
+    });
     const ssize_t n = ::sendmsg(fd_, &message, flags);
     if (n > 0) {
       done_ += static_cast<std::size_t>(n);
@@ -346,7 +371,7 @@ bool TcpReader::make_room(std::size_t frame_bytes) noexcept {
 }
 
 void TcpReader::advance_checksum() noexcept {
-  const std::size_t available = std::min(end_ - begin_, frame_bytes_);
+  const std::size_t available = std::min(end_ - begin_, frame_bytes_ - detail::frame_trailer_bytes);
   if (available > crc_bytes_) {
     crc_ = detail::crc32c(crc_, buffer_ + begin_ + crc_bytes_, available - crc_bytes_);
     crc_bytes_ = available;
@@ -440,7 +465,8 @@ ChannelStatus TcpReader::check_header() noexcept {
       fault != TcpFault::none)
     return fail(ChannelStatus::corrupt, fault);
   have_header_ = true;
-  frame_bytes_ = frame_header_bytes + static_cast<std::size_t>(header.length);
+  frame_bytes_ =
+      frame_header_bytes + static_cast<std::size_t>(header.length) + detail::frame_trailer_bytes;
   crc_ = detail::frame_header_checksum(buffer_ + begin_);
   crc_bytes_ = frame_header_bytes;
   return ChannelStatus::ok;
@@ -466,7 +492,10 @@ ChannelStatus TcpReader::receive(Message& message, Deadline deadline) noexcept {
   advance_checksum();
 
   const detail::FrameHeader header = detail::decode_frame_header(buffer_ + begin_);
-  if (const TcpFault fault = detail::check_frame_end(header, crc_, frame_bytes_, next_, error_);
+  const std::uint32_t carried =
+      detail::decode_frame_trailer(buffer_ + begin_ + frame_bytes_ - detail::frame_trailer_bytes);
+  if (const TcpFault fault = detail::check_frame_end(
+          header, crc_, carried, frame_bytes_ - detail::frame_trailer_bytes, next_, error_);
       fault != TcpFault::none)
     return fail(ChannelStatus::corrupt, fault);
 

@@ -22,10 +22,10 @@
 //   }
 //
 // Every message is one frame (net/tcp_frame.hpp): a 32-byte little-endian
-// header {magic, version, kind, sequence, length, CRC-32C of header and
-// payload} and the payload. The writer numbers frames 0, 1, 2, ...; the reader
-// accepts only the next number, so TCP's own guarantees are checked, not
-// assumed (a proxy, a reconnect or a bug that drops or repeats data is caught).
+// header {magic, version, kind, sequence, length, its own CRC-32C}, the
+// payload, and the CRC-32C of header and payload. The writer numbers frames 0, 1, 2, ...; the
+// reader accepts only the next number, so TCP's own guarantees are checked, not assumed (a proxy, a
+// reconnect or a bug that drops or repeats data is caught).
 //
 // Contract
 // - receive() returns ok and the next message, or:
@@ -43,8 +43,9 @@
 //   or too_large keeps reporting it: the stream cannot be trusted past a bad
 //   frame. error() then says what happened in one sentence naming the frame,
 //   e.g. "lost frame: expected sequence 3, got 5 (2 missing)".
-// - send() writes one whole frame (header and payload in one writev-style
-//   call, no copy of the payload; start() and finish() are its two halves)
+// - send() writes one whole frame (header, payload and checksum in
+//   writev-style calls, no copy of the payload; the checksum computed piece
+//   by piece just before each goes; start() and finish() are its two halves)
 //   or returns: timeout (the deadline passed
 //   before any byte of it was sent: nothing happened, call again; if it passes
 //   mid-frame the stream is shut down, fault() send_timeout, and later calls
@@ -70,6 +71,7 @@
 
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -111,11 +113,15 @@ public:
   ChannelStatus advance(Deadline until) noexcept;
   // Bytes of the pending frame (header and payload) not yet sent.
   std::size_t unsent() const noexcept {
-    return pending_ ? detail::frame_header_bytes + payload_.size() - done_ : 0;
+    return pending_
+               ? detail::frame_header_bytes + payload_.size() + detail::frame_trailer_bytes - done_
+               : 0;
   }
   // Payload bytes of the pending frame already sent.
   std::size_t payload_sent() const noexcept {
-    return done_ > detail::frame_header_bytes ? done_ - detail::frame_header_bytes : 0;
+    return std::min(payload_.size(), done_ > detail::frame_header_bytes
+                                         ? done_ - detail::frame_header_bytes
+                                         : std::size_t{0});
   }
   // The runs' bytes from payload_sent() on are in the payload now: the rest
   // of the frame goes from there.
@@ -135,18 +141,24 @@ private:
   // How push() treats a socket that is full.
   enum class Wait { no, until_sent, until_sent_or_deadline };
   ChannelStatus push(Wait wait, Deadline deadline) noexcept;
-  int unsent_pieces(iovec* iov, int most) const noexcept;
+  template <class Take>
+  void for_each_piece(std::size_t from, std::size_t to, Take&& take) const noexcept;
+  void checksum_ahead() noexcept;
 
   int fd_ = -1;
   std::uint64_t max_payload_ = tcp_default_max_payload;
   std::uint64_t next_ = 0;
   std::atomic<bool> closing_{false};
-  // The frame being sent: its header, its payload, and how many bytes of
-  // the two have gone.
+  // The frame being sent: its header, its payload, its trailer, how many of
+  // their bytes have gone, and how far its checksum has got.
   std::byte head_[detail::frame_header_bytes] = {};
   std::span<const std::byte> payload_;
   std::span<const detail::BorrowedRun> runs_; // parts of payload_ that are elsewhere
+  std::byte trailer_[detail::frame_trailer_bytes] = {};
   std::size_t done_ = 0;
+  std::uint32_t crc_ = 0;   // of the header and the first checked_ payload bytes
+  std::size_t checked_ = 0; // payload bytes
+  bool sealed_ = false;     // the trailer holds the whole checksum
 };
 
 // The reading end. Owns its socket and its receive buffer. Movable (not while
@@ -197,9 +209,8 @@ private:
   std::size_t end_ = 0;
   // The frame being assembled, once its header has been read and checked.
   bool have_header_ = false;
-  std::size_t frame_bytes_ = 0;    // header + payload
-  std::uint32_t expected_crc_ = 0; // the header's checksum field
-  std::uint32_t crc_ = 0;          // over the frame's first crc_bytes_ bytes
+  std::size_t frame_bytes_ = 0; // header + payload + trailer
+  std::uint32_t crc_ = 0;       // over the frame's first crc_bytes_ bytes
   std::size_t crc_bytes_ = 0;
 };
 

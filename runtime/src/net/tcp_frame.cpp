@@ -84,7 +84,7 @@ void encode_frame_header(const FrameHeader& header, std::byte* out) noexcept {
   store_le<std::uint16_t>(out + 6, header.kind);
   store_le<std::uint64_t>(out + 8, header.sequence);
   store_le<std::uint64_t>(out + 16, header.length);
-  store_le<std::uint32_t>(out + frame_checksum_offset, header.checksum);
+  store_le<std::uint32_t>(out + frame_reserved_offset, 0);
   store_le<std::uint32_t>(out + frame_header_checksum_offset, header_checksum_of(out));
 }
 
@@ -95,7 +95,6 @@ FrameHeader decode_frame_header(const std::byte* in) noexcept {
   header.kind = load_le<std::uint16_t>(in + 6);
   header.sequence = load_le<std::uint64_t>(in + 8);
   header.length = load_le<std::uint64_t>(in + 16);
-  header.checksum = load_le<std::uint32_t>(in + frame_checksum_offset);
   header.header_checksum = load_le<std::uint32_t>(in + frame_header_checksum_offset);
   return header;
 }
@@ -103,7 +102,7 @@ FrameHeader decode_frame_header(const std::byte* in) noexcept {
 std::uint32_t frame_header_checksum(const std::byte* encoded) noexcept {
   std::byte copy[frame_header_bytes];
   std::memcpy(copy, encoded, frame_header_bytes);
-  std::memset(copy + frame_checksum_offset, 0, 8);
+  std::memset(copy + frame_reserved_offset, 0, 8);
   return crc32c(0, copy, frame_header_bytes);
 }
 
@@ -116,6 +115,24 @@ std::uint32_t frame_checksum(const FrameHeader& header,
   std::byte encoded[frame_header_bytes];
   encode_frame_header(header, encoded);
   return crc32c_parallel(frame_header_checksum(encoded), payload.data(), payload.size());
+}
+
+void encode_frame_trailer(std::uint32_t checksum, std::byte* out) noexcept {
+  store_le<std::uint32_t>(out, checksum);
+}
+
+std::uint32_t decode_frame_trailer(const std::byte* in) noexcept {
+  return load_le<std::uint32_t>(in);
+}
+
+std::string encoded_frame(const FrameHeader& header, std::span<const std::byte> payload) {
+  std::string frame(frame_header_bytes + payload.size() + frame_trailer_bytes, '\0');
+  auto* out = reinterpret_cast<std::byte*>(frame.data());
+  encode_frame_header(header, out);
+  if (!payload.empty())
+    std::memcpy(out + frame_header_bytes, payload.data(), payload.size());
+  encode_frame_trailer(frame_checksum(header, payload), out + frame_header_bytes + payload.size());
+  return frame;
 }
 
 TcpFault check_frame_start(const FrameHeader& header, std::uint32_t header_crc, std::uint64_t next,
@@ -142,12 +159,13 @@ TcpFault check_frame_start(const FrameHeader& header, std::uint32_t header_crc, 
   return TcpFault::none;
 }
 
-TcpFault check_frame_end(const FrameHeader& header, std::uint32_t crc, std::size_t frame_bytes,
-                         std::uint64_t next, std::span<char> error) noexcept {
-  if (crc != header.checksum) {
+TcpFault check_frame_end(const FrameHeader& header, std::uint32_t crc, std::uint32_t carried,
+                         std::size_t checked_bytes, std::uint64_t next,
+                         std::span<char> error) noexcept {
+  if (crc != carried) {
     return say(error, TcpFault::checksum_mismatch,
-               "frame %llu: checksum mismatch: the header says 0x%08x, its %zu bytes give 0x%08x",
-               static_cast<ull>(next), header.checksum, frame_bytes, crc);
+               "frame %llu: checksum mismatch: the frame says 0x%08x, its %zu bytes give 0x%08x",
+               static_cast<ull>(next), carried, checked_bytes, crc);
   }
   if (header.kind != static_cast<std::uint16_t>(MessageKind::value) &&
       header.kind != static_cast<std::uint16_t>(MessageKind::error)) {

@@ -56,11 +56,8 @@ NetStatus send_setup_frame(int fd, FrameKind kind, std::string_view payload, Dea
   detail::FrameHeader header;
   header.kind = static_cast<std::uint16_t>(kind);
   header.length = payload.size();
-  header.checksum =
-      detail::frame_checksum(header, std::as_bytes(std::span(payload.data(), payload.size())));
-  std::string frame(detail::frame_header_bytes, '\0');
-  detail::encode_frame_header(header, reinterpret_cast<std::byte*>(frame.data()));
-  frame += payload;
+  const std::string frame =
+      detail::encoded_frame(header, std::as_bytes(std::span(payload.data(), payload.size())));
   return detail::send_all(fd, frame.data(), frame.size(), deadline, error);
 }
 
@@ -94,8 +91,12 @@ NetStatus receive_setup_frame(int fd, FrameKind kind, Deadline deadline, std::st
       s != NetStatus::ok) {
     return s;
   }
+  std::byte trailer[detail::frame_trailer_bytes];
+  if (const NetStatus s = detail::receive_exact(fd, trailer, sizeof trailer, deadline, error);
+      s != NetStatus::ok)
+    return s;
   if (detail::frame_checksum(header, std::as_bytes(std::span(payload.data(), payload.size()))) !=
-      header.checksum) {
+      detail::decode_frame_trailer(trailer)) {
     return bad("checksum mismatch");
   }
   return NetStatus::ok;

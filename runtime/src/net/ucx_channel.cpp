@@ -287,22 +287,27 @@ ChannelStatus UcxWriter::start(MessageKind kind, std::span<const std::byte> payl
   header.kind = static_cast<std::uint16_t>(kind);
   header.sequence = next_;
   header.length = payload.size();
-  header.checksum = frame_checksum(header, payload);
   encode_frame_header(header, head_);
+  // UCX sends a message whole, so its checksum comes first here (on two
+  // threads for a large one), whatever the trailer's place.
+  encode_frame_trailer(frame_checksum(header, payload), trailer_);
 
-  // Header and payload as one message, gathered by UCX: the payload is not copied here.
-  std::size_t count = 2;
-  if (payload.size() <= sizeof small_ - frame_header_bytes) {
+  // Header, payload and trailer as one message, gathered by UCX: the payload
+  // is not copied here.
+  std::size_t count = 3;
+  if (payload.size() <= sizeof small_ - frame_header_bytes - frame_trailer_bytes) {
     // A small frame is copied whole: one contiguous message goes out faster
     // than a gathered one, and the copy costs less than the difference.
     std::memcpy(small_, head_, frame_header_bytes);
     if (!payload.empty())
       std::memcpy(small_ + frame_header_bytes, payload.data(), payload.size());
-    pieces_[0] = {small_, frame_header_bytes + payload.size()};
+    std::memcpy(small_ + frame_header_bytes + payload.size(), trailer_, frame_trailer_bytes);
+    pieces_[0] = {small_, frame_header_bytes + payload.size() + frame_trailer_bytes};
     count = 1;
   } else {
     pieces_[0] = {head_, frame_header_bytes};
     pieces_[1] = {payload.data(), payload.size()};
+    pieces_[2] = {trailer_, frame_trailer_bytes};
   }
   return start_pieces(count, true);
 }
@@ -463,16 +468,16 @@ ChannelStatus UcxReader::receive(Message& message, Deadline deadline) noexcept {
 
 // Receives the probed message `m` of `bytes` bytes whole, and checks it.
 ChannelStatus UcxReader::take(void* m, std::size_t bytes) noexcept {
-  if (bytes < frame_header_bytes) {
+  constexpr std::size_t framing = frame_header_bytes + frame_trailer_bytes;
+  if (bytes < framing) {
     return fail(ChannelStatus::corrupt, TcpFault::bad_header,
-                "frame %llu: a message of %zu bytes, shorter than a frame header",
+                "frame %llu: a message of %zu bytes, shorter than a frame's header and trailer",
                 static_cast<ull>(next_), bytes);
   }
-  if (bytes - frame_header_bytes > max_payload_) {
+  if (bytes - framing > max_payload_) {
     return fail(ChannelStatus::corrupt, TcpFault::too_large,
                 "frame %llu: payload of %zu bytes exceeds the limit of %llu",
-                static_cast<ull>(next_), bytes - frame_header_bytes,
-                static_cast<ull>(max_payload_));
+                static_cast<ull>(next_), bytes - framing, static_cast<ull>(max_payload_));
   }
   if (bytes > capacity_) {
     const std::size_t capacity = receive_buffer_capacity(bytes, capacity_);
@@ -516,15 +521,17 @@ ChannelStatus UcxReader::take(void* m, std::size_t bytes) noexcept {
           check_frame_start(header, header_checksum_of(buffer_), next_, max_payload_, error_);
       f != TcpFault::none)
     return fail(ChannelStatus::corrupt, f);
-  if (header.length != bytes - frame_header_bytes) {
+  if (header.length != bytes - framing) {
     return fail(ChannelStatus::corrupt, TcpFault::bad_header,
                 "frame %llu: the header says %llu payload bytes, the message carried %zu",
-                static_cast<ull>(next_), static_cast<ull>(header.length),
-                bytes - frame_header_bytes);
+                static_cast<ull>(next_), static_cast<ull>(header.length), bytes - framing);
   }
   const std::uint32_t crc =
       crc32c_parallel(frame_header_checksum(buffer_), buffer_ + frame_header_bytes, header.length);
-  if (const TcpFault f = check_frame_end(header, crc, bytes, next_, error_); f != TcpFault::none)
+  const std::uint32_t carried = decode_frame_trailer(buffer_ + bytes - frame_trailer_bytes);
+  if (const TcpFault f =
+          check_frame_end(header, crc, carried, bytes - frame_trailer_bytes, next_, error_);
+      f != TcpFault::none)
     return fail(ChannelStatus::corrupt, f);
   return ChannelStatus::ok;
 }

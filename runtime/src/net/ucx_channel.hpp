@@ -80,14 +80,16 @@ private:
   std::uint64_t tag_ = 0;
   std::uint64_t max_payload_ = tcp_default_max_payload;
   std::uint64_t next_ = 0;
-  // The frame being sent, which UCX may read until it is done: its header,
-  // and the pieces (laid out as UCX's ucp_dt_iov_t) of header and payload.
+  // The frame being sent, which UCX may read until it is done: its header
+  // and trailer, and the pieces (laid out as UCX's ucp_dt_iov_t) of header,
+  // payload and trailer.
   std::byte head_[frame_header_bytes] = {};
+  std::byte trailer_[frame_trailer_bytes] = {};
   struct Piece {
     const void* buffer;
     std::size_t length;
   };
-  Piece pieces_[2] = {};
+  Piece pieces_[3] = {};
   std::byte small_[1024] = {}; // a small frame, copied whole
   void* request_ = nullptr;    // UCX's request for it while pending (ucs_status_ptr_t)
   bool counted_ = false;       // it takes a sequence number (a forged one does not)

@@ -478,15 +478,12 @@ TEST(ScaleOut, AFrameWithASkippedSequenceNumberIsReportedNotDelivered) {
   const std::byte one[] = {std::byte{1}};
   cg::TcpWriter& c1 = a_side.returned_writers.at(0);
   ASSERT_EQ(c1.send(cg::MessageKind::value, one, Clock::now() + 5s), cg::ChannelStatus::ok);
-  std::array<std::byte, cg::detail::frame_header_bytes> header;
   cg::detail::FrameHeader skipped;
   skipped.sequence = 2;
   skipped.length = 1;
-  skipped.checksum = cg::detail::frame_checksum(skipped, one);
-  cg::detail::encode_frame_header(skipped, header.data());
-  ASSERT_EQ(::send(c1.fd(), header.data(), header.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(header.size()));
-  ASSERT_EQ(::send(c1.fd(), one, 1, MSG_NOSIGNAL), 1);
+  const std::string frame = cg::detail::encoded_frame(skipped, one);
+  ASSERT_EQ(::send(c1.fd(), frame.data(), frame.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(frame.size()));
 
   cg::ChannelReader b_reader(driver.channels[1], 0);
   cg::ChannelReader::Message m;
@@ -535,10 +532,8 @@ TEST(ScaleOut, ADirectStreamsBadFrameIsReportedAndNeverReachesTheActor) {
   cg::detail::FrameHeader header;
   header.sequence = 1;
   header.length = 1;
-  header.checksum = cg::detail::frame_checksum(header, one);
-  std::array<std::byte, cg::detail::frame_header_bytes + 1> frame;
-  cg::detail::encode_frame_header(header, frame.data());
-  frame.back() = std::byte{2};
+  std::string frame = cg::detail::encoded_frame(header, one);
+  frame[cg::detail::frame_header_bytes] = '\x02';
   ASSERT_EQ(::send(driver_side.writers[0].fd(), frame.data(), frame.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(frame.size()));
 

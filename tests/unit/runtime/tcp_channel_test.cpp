@@ -69,10 +69,7 @@ std::string frame(std::uint64_t sequence, const std::string& payload, std::uint1
   header.kind = kind;
   header.sequence = sequence;
   header.length = payload.size();
-  header.checksum = cg::detail::frame_checksum(header, bytes_of(payload));
-  std::string out(cg::detail::frame_header_bytes, '\0');
-  cg::detail::encode_frame_header(header, reinterpret_cast<std::byte*>(out.data()));
-  return out + payload;
+  return cg::detail::encoded_frame(header, bytes_of(payload));
 }
 
 void send_raw(int fd, const std::string& bytes) {
@@ -158,7 +155,7 @@ TEST(TcpChannel, FlippedPayloadByteIsReportedAsAChecksumMismatchAndNeverDelivere
   cg::TcpReader::Message bad{};
   EXPECT_EQ(reader.receive(bad, in(5s)), ChannelStatus::corrupt);
   EXPECT_EQ(reader.fault(), TcpFault::checksum_mismatch);
-  EXPECT_EQ(reader.error(), "frame 1: checksum mismatch: the header says " + checksum_text(sent) +
+  EXPECT_EQ(reader.error(), "frame 1: checksum mismatch: the frame says " + checksum_text(sent) +
                                 ", its " +
                                 std::to_string(cg::detail::frame_header_bytes + good.size()) +
                                 " bytes give " + checksum_text(received));
@@ -252,7 +249,9 @@ TEST(TcpChannel, FrameOfAnotherVersionOrKindIsRefused) {
   const Case cases[] = {
       // Version 1 (an older peer), whose offset 28 was reserved: its version
       // is what is wrong, not its header checksum.
-      {4, '\x01', TcpFault::bad_version, "frame 0: protocol version 1, expected 2"},
+      {4, '\x01', TcpFault::bad_version, "frame 0: protocol version 1, expected 3"},
+      // Version 2, whose checksum was at offset 24, before the payload.
+      {4, '\x02', TcpFault::bad_version, "frame 0: protocol version 2, expected 3"},
   };
   for (const Case& k : cases) {
     const Connection c = connect_loopback();
@@ -325,7 +324,7 @@ TEST(TcpChannel, AFrameLargerThanTheMemoryLeftIsRefusedBeforeItsBufferIsMade) {
         if (reader.receive(m, in(2s)) != ChannelStatus::too_large)
           return 21;
         if (reader.fault() != TcpFault::no_memory ||
-            reader.error() != "frame 0: no memory for a buffer of 536870944 bytes")
+            reader.error() != "frame 0: no memory for a buffer of 536870948 bytes")
           return 22;
         return 0;
       },
@@ -364,7 +363,7 @@ TEST(TcpChannel, PeerClosingInsideAFrameIsReportedAsTruncated) {
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::closed);
   EXPECT_EQ(reader.fault(), TcpFault::truncated);
   EXPECT_EQ(reader.error(),
-            "the peer closed the connection inside frame 0, after 72 of its 132 bytes");
+            "the peer closed the connection inside frame 0, after 72 of its 136 bytes");
 
   const Connection d = connect_loopback();
   cg::TcpReader early(d.reader_fd);
@@ -443,7 +442,7 @@ TEST(TcpChannel, SendThatMissesItsDeadlineMidFrameShutsTheStreamDown) {
   EXPECT_EQ(writer.fault(), TcpFault::send_timeout);
   const std::string error(writer.error());
   EXPECT_EQ(error.rfind("frame 0: the deadline passed after ", 0), 0u) << error;
-  const std::string suffix = " of its 67108896 bytes were sent; the stream is shut down";
+  const std::string suffix = " of its 67108900 bytes were sent; the stream is shut down";
   EXPECT_EQ(error.substr(error.size() - suffix.size()), suffix) << error;
   EXPECT_EQ(writer.send(cg::MessageKind::value, bytes_of("next"), in(1s)), ChannelStatus::closed);
 
@@ -513,7 +512,8 @@ TEST(TcpChannel, AFrameWithBorrowedRunsIsTheFrameOfTheWholePayload) {
   EXPECT_EQ(writer.advance(in(100ms)), ChannelStatus::ok) << writer.error();
   ASSERT_TRUE(writer.pending());
   EXPECT_EQ(writer.fault(), TcpFault::none);
-  EXPECT_EQ(writer.unsent(), whole.size() - writer.payload_sent()) << "the header has gone";
+  EXPECT_EQ(writer.unsent(), whole.size() - writer.payload_sent() + cg::detail::frame_trailer_bytes)
+      << "the header has gone";
 
   // The driver's hand-over: the runs' unsent bytes into the payload, then
   // the caller's copy is free to change.
@@ -571,12 +571,11 @@ TEST(TcpChannel, FrameHeaderIsLittleEndianAsDocumented) {
   header.kind = 1;
   header.sequence = 0x0102030405060708ull;
   header.length = 0x1112131415161718ull;
-  header.checksum = 0xa1b2c3d4u;
   std::byte out[cg::detail::frame_header_bytes];
   cg::detail::encode_frame_header(header, out);
-  const unsigned char expected[] = {'C',  'G',  'T',  'F',  2,    0,    1,    0,    0x08, 0x07,
+  const unsigned char expected[] = {'C',  'G',  'T',  'F',  3,    0,    1,    0,    0x08, 0x07,
                                     0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x18, 0x17, 0x16, 0x15,
-                                    0x14, 0x13, 0x12, 0x11, 0xd4, 0xc3, 0xb2, 0xa1};
+                                    0x14, 0x13, 0x12, 0x11, 0,    0,    0,    0};
   static_assert(sizeof expected == cg::detail::frame_header_checksum_offset);
   EXPECT_EQ(std::memcmp(out, expected, sizeof expected), 0);
   // Then the CRC-32C of those 28 bytes, little-endian.
@@ -589,8 +588,21 @@ TEST(TcpChannel, FrameHeaderIsLittleEndianAsDocumented) {
   EXPECT_EQ(back.magic, cg::detail::frame_magic);
   EXPECT_EQ(back.sequence, header.sequence);
   EXPECT_EQ(back.length, header.length);
-  EXPECT_EQ(back.checksum, header.checksum);
   EXPECT_EQ(back.kind, 1);
+  // A frame: the header, the payload, then the CRC-32C of the header (its
+  // last 8 bytes taken as 0) and the payload, little-endian.
+  header.length = 3;
+  const std::string frame = cg::detail::encoded_frame(header, bytes_of("abc"));
+  ASSERT_EQ(frame.size(), cg::detail::frame_header_bytes + 3 + cg::detail::frame_trailer_bytes);
+  EXPECT_EQ(frame.substr(cg::detail::frame_header_bytes, 3), "abc");
+  std::string zeroed = frame.substr(0, cg::detail::frame_header_bytes) + "abc";
+  std::fill(zeroed.begin() + cg::detail::frame_reserved_offset,
+            zeroed.begin() + cg::detail::frame_header_bytes, '\0');
+  const std::uint32_t frame_crc = cg::detail::crc32c(0, zeroed.data(), zeroed.size());
+  const unsigned char trailer[] = {
+      static_cast<unsigned char>(frame_crc), static_cast<unsigned char>(frame_crc >> 8),
+      static_cast<unsigned char>(frame_crc >> 16), static_cast<unsigned char>(frame_crc >> 24)};
+  EXPECT_EQ(std::memcmp(frame.data() + cg::detail::frame_header_bytes + 3, trailer, 4), 0);
 }
 
 TEST(TcpChannel, Crc32cMatchesTheStandardCheckValueAndTheTableOnEveryLength) {

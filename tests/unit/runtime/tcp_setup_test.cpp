@@ -179,10 +179,7 @@ std::string setup_frame(cg::detail::FrameKind kind, const std::string& payload,
   cg::detail::FrameHeader header;
   header.kind = static_cast<std::uint16_t>(kind);
   header.length = length.value_or(payload.size());
-  header.checksum = cg::detail::frame_checksum(header, bytes_of(payload));
-  std::string frame(cg::detail::frame_header_bytes, '\0');
-  cg::detail::encode_frame_header(header, reinterpret_cast<std::byte*>(frame.data()));
-  return frame + payload;
+  return cg::detail::encoded_frame(header, bytes_of(payload));
 }
 
 // The hello a writer knowing `secret` sends for `spec` in answer to `challenge`.
@@ -207,7 +204,8 @@ void send_raw(const cg::Endpoint& to, const std::string& bytes, bool half_close 
   std::byte header[cg::detail::frame_header_bytes];
   ASSERT_EQ(cg::detail::receive_exact(fd.get(), header, sizeof header, in(5s), error),
             NetStatus::ok);
-  std::string challenge(cg::detail::decode_frame_header(header).length, '\0');
+  std::string challenge(
+      cg::detail::decode_frame_header(header).length + cg::detail::frame_trailer_bytes, '\0');
   ASSERT_EQ(cg::detail::receive_exact(fd.get(), challenge.data(), challenge.size(), in(5s), error),
             NetStatus::ok);
   ASSERT_EQ(cg::detail::send_all(fd.get(), bytes.data(), bytes.size(), in(5s), error),
@@ -358,7 +356,8 @@ TEST(TcpSetupAuth, TheWriterRefusesAReaderThatCannotProveTheSecret) {
     cg::detail::send_all(fd.get(), challenge.data(), challenge.size(), in(5s), why);
     std::byte header[cg::detail::frame_header_bytes];
     cg::detail::receive_exact(fd.get(), header, sizeof header, in(5s), why);
-    std::string hello(cg::detail::decode_frame_header(header).length, '\0');
+    std::string hello(
+        cg::detail::decode_frame_header(header).length + cg::detail::frame_trailer_bytes, '\0');
     cg::detail::receive_exact(fd.get(), hello.data(), hello.size(), in(5s), why);
     const std::string verdict =
         setup_frame(cg::detail::FrameKind::verdict, "ok " + std::string(64, '0'));

@@ -68,10 +68,7 @@ std::string frame(std::uint64_t sequence, const std::string& payload) {
   cg::detail::FrameHeader header;
   header.sequence = sequence;
   header.length = payload.size();
-  header.checksum = cg::detail::frame_checksum(header, bytes_of(payload));
-  std::string out(cg::detail::frame_header_bytes, '\0');
-  cg::detail::encode_frame_header(header, reinterpret_cast<std::byte*>(out.data()));
-  return out + payload;
+  return cg::detail::encoded_frame(header, bytes_of(payload));
 }
 
 // Runs `sends` on a thread of its own, as a writing relay would: a send
@@ -163,7 +160,7 @@ TEST(UcxChannel, AFlippedPayloadByteIsAChecksumMismatch) {
   Stream s = open_stream();
   ASSERT_TRUE(s.writer && s.reader);
   std::string bad = frame(0, "payload");
-  bad.back() ^= 0x20;
+  bad[cg::detail::frame_header_bytes + 1] ^= 0x20;
   Background sends(
       [&] { EXPECT_EQ(s.writer->send_forged(bytes_of(bad), in(5s)), ChannelStatus::ok); });
   UcxReader::Message m;
@@ -194,7 +191,8 @@ TEST(UcxChannel, AMessageShorterThanAHeaderOrOverTheLimitIsRefused) {
     Background sends(
         [&] { EXPECT_EQ(s.writer->send_forged(bytes_of("short"), in(5s)), ChannelStatus::ok); });
     EXPECT_EQ(s.reader->receive(m, in(5s)), ChannelStatus::corrupt);
-    EXPECT_EQ(s.reader->error(), "frame 0: a message of 5 bytes, shorter than a frame header");
+    EXPECT_EQ(s.reader->error(),
+              "frame 0: a message of 5 bytes, shorter than a frame's header and trailer");
   }
 
   Stream t = open_stream(/*max_payload=*/1024);
