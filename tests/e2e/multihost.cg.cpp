@@ -49,6 +49,11 @@ struct CG_ACTOR Stage {
     return hash;
   }
 
+  // The bytes, back.
+  std::vector<std::uint8_t> echo(std::span<const std::uint8_t> bytes) {
+    return {bytes.begin(), bytes.end()};
+  }
+
   // How many bytes arrived, read where they arrived (in the channel's memory).
   std::uint64_t size(std::span<const std::uint8_t> bytes) { return bytes.size(); }
   // The same, for a tensor.
@@ -87,4 +92,10 @@ CG_GRAPH void remote_digest(cg::GraphBuilder& g) {
   auto b = g.actor<Stage>("b", 0).host(1);
   auto [busy, bytes] = g.input<std::int64_t, std::vector<std::uint8_t>>();
   g.output(b.bind<&Stage::digest>(busy, bytes));
+}
+
+// A large value there and back: the result, too, goes from the method's value.
+CG_GRAPH void remote_echo(cg::GraphBuilder& g) {
+  auto b = g.actor<Stage>("b", 0).host(1);
+  g.output(b.bind<&Stage::echo>(g.input<std::vector<std::uint8_t>>()));
 }

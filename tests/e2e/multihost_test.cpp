@@ -351,6 +351,24 @@ TEST(TcpForced, ALargeInputArrivesAsItWasWhenExecuteReturnedEvenIfTheActorWasBus
   }
 }
 
+// And a large result that only the driver reads goes from the method's value,
+// to the driver's stream: values of 32 MiB there and back arrive whole.
+TEST(TcpForced, ALargeResultComesBackWhole) {
+  for (cg::Mode mode : {cg::Mode::processes, cg::Mode::threads}) {
+    SCOPED_TRACE(mode == cg::Mode::processes ? "processes" : "threads");
+    cg::LaunchOptions options;
+    options.mode = mode;
+    options.tcp_everywhere = true;
+    auto graph = cg::launch<&remote_echo>(options);
+    for (int tag = 0; tag < 3; ++tag) {
+      std::vector<std::uint8_t> bytes((std::size_t{32} << 20) + tag);
+      for (std::size_t i = 0; i < bytes.size(); ++i)
+        bytes[i] = static_cast<std::uint8_t>(tag * 31 + i * 7 + (i >> 12));
+      EXPECT_TRUE(graph.execute(bytes).get() == bytes) << "value " << tag;
+    }
+  }
+}
+
 TEST(HostCommands, WhatAHostsProcessPrintsIsTaggedWithItsActorsAndHost) {
   cg::LaunchOptions options;
   // A command like ssh: it speaks, then runs the actor executable it is given.

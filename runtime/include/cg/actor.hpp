@@ -350,9 +350,18 @@ private:
     ChannelStatus status = writer_.acquire(bytes, slot, Deadline::max());
     if (status != ChannelStatus::ok)
       return status;
-    Encoder encoder(slot);
+    // A large result only another host reads goes from the method's value
+    // itself while the stream takes it (cg/detail/borrowed_runs.hpp). That
+    // waits only on a stream that moves: one that stalls is left the rest,
+    // copied, so the actor never waits on its reader's schedule.
+    detail::BorrowedRuns borrowed;
+    const bool borrowing = bytes >= detail::BorrowedRuns::min_bytes && writer_.sends_borrowed();
+    Encoder encoder(slot, borrowing ? &borrowed : nullptr);
     encode(encoder, value);
-    writer_.publish(kind, encoder.written());
+    if (borrowing)
+      writer_.publish_borrowed(kind, encoder.written(), borrowed, Deadline::max());
+    else
+      writer_.publish(kind, encoder.written());
     written_bytes_ = encoder.written();
     return ChannelStatus::ok;
   }

@@ -577,8 +577,7 @@ ChannelStatus GraphRuntime::acquire_input_area(std::size_t input, std::size_t by
 }
 
 bool GraphRuntime::sends_borrowed(std::size_t input) const noexcept {
-  const detail::Forwarder* forwarder = impl_->inputs[input].forwarder();
-  return forwarder != nullptr && forwarder->sends_borrowed();
+  return impl_->inputs[input].sends_borrowed();
 }
 
 void GraphRuntime::publish_input(std::size_t input, std::size_t bytes,

@@ -546,9 +546,13 @@ void ChannelWriter::publish(MessageKind kind, std::size_t bytes) noexcept {
     forwarder_->published();
 }
 
+bool ChannelWriter::sends_borrowed() const noexcept {
+  return forwarder_ != nullptr && forwarder_->sends_borrowed();
+}
+
 void ChannelWriter::publish_borrowed(MessageKind kind, std::size_t bytes,
                                      detail::BorrowedRuns& borrowed, Deadline deadline) noexcept {
-  if (borrowed.count != 0 && forwarder_ != nullptr && forwarder_->sends_borrowed()) {
+  if (borrowed.count != 0 && sends_borrowed()) {
     forwarder_->publish_borrowed(*this, kind, bytes, borrowed, deadline);
     return;
   }

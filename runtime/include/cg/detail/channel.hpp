@@ -169,8 +169,9 @@ public:
   void publish_borrowed(MessageKind kind, std::size_t bytes, detail::BorrowedRuns& borrowed,
                         Deadline deadline) noexcept;
 
-  // Who publish() tells of each message (forward_with); null: nobody.
-  detail::Forwarder* forwarder() const noexcept { return forwarder_; }
+  // True when publish_borrowed() sends from the runs' memory (its forwarder
+  // can: Forwarder::sends_borrowed); else it copies them first.
+  bool sends_borrowed() const noexcept;
 
   // Messages published so far (the sequence number the next message will get).
   std::uint64_t published() const noexcept { return next_; }
