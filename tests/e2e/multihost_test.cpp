@@ -304,6 +304,22 @@ TEST(TcpForced, ResultsReadOffTheirStreamsReachReadyGetAndFutures) {
   }
 }
 
+// `size` bytes of a pattern that `tag` shifts.
+std::vector<std::uint8_t> patterned(std::size_t size, int tag) {
+  std::vector<std::uint8_t> bytes(size);
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<std::uint8_t>(tag * 31 + i * 7 + (i >> 12));
+  return bytes;
+}
+
+// Every actor a process of its own, every channel over TCP, in `mode`.
+cg::LaunchOptions tcp_everywhere_in(cg::Mode mode) {
+  cg::LaunchOptions options;
+  options.mode = mode;
+  options.tcp_everywhere = true;
+  return options;
+}
+
 // A large input that only another host reads is sent from the caller's
 // vector while the stream takes it, and what the stream has not taken when
 // it stalls (b busy with the execution before) is copied: execute() returns
@@ -316,18 +332,10 @@ TEST(TcpForced, ALargeInputArrivesAsItWasWhenExecuteReturnedEvenIfTheActorWasBus
       hash = (hash ^ byte) * 1099511628211ull;
     return hash;
   };
-  auto made = [](int tag) {
-    std::vector<std::uint8_t> bytes(std::size_t{32} << 20);
-    for (std::size_t i = 0; i < bytes.size(); ++i)
-      bytes[i] = static_cast<std::uint8_t>(tag * 31 + i * 7 + (i >> 12));
-    return bytes;
-  };
+  auto made = [](int tag) { return patterned(std::size_t{32} << 20, tag); };
   for (cg::Mode mode : {cg::Mode::processes, cg::Mode::threads}) {
     SCOPED_TRACE(mode == cg::Mode::processes ? "processes" : "threads");
-    cg::LaunchOptions options;
-    options.mode = mode;
-    options.tcp_everywhere = true;
-    auto graph = cg::launch<&remote_digest>(options);
+    auto graph = cg::launch<&remote_digest>(tcp_everywhere_in(mode));
     std::vector<std::uint8_t> bytes = made(1);
     const std::uint64_t first = fnv(bytes);
     auto ref = graph.execute(0, bytes);
@@ -356,14 +364,9 @@ TEST(TcpForced, ALargeInputArrivesAsItWasWhenExecuteReturnedEvenIfTheActorWasBus
 TEST(TcpForced, ALargeResultComesBackWhole) {
   for (cg::Mode mode : {cg::Mode::processes, cg::Mode::threads}) {
     SCOPED_TRACE(mode == cg::Mode::processes ? "processes" : "threads");
-    cg::LaunchOptions options;
-    options.mode = mode;
-    options.tcp_everywhere = true;
-    auto graph = cg::launch<&remote_echo>(options);
+    auto graph = cg::launch<&remote_echo>(tcp_everywhere_in(mode));
     for (int tag = 0; tag < 3; ++tag) {
-      std::vector<std::uint8_t> bytes((std::size_t{32} << 20) + tag);
-      for (std::size_t i = 0; i < bytes.size(); ++i)
-        bytes[i] = static_cast<std::uint8_t>(tag * 31 + i * 7 + (i >> 12));
+      const std::vector<std::uint8_t> bytes = patterned((std::size_t{32} << 20) + tag, tag);
       EXPECT_TRUE(graph.execute(bytes).get() == bytes) << "value " << tag;
     }
   }
