@@ -560,16 +560,6 @@ void ChannelWriter::publish_borrowed(MessageKind kind, std::size_t bytes,
   publish(kind, bytes);
 }
 
-namespace detail {
-// Never called by ChannelWriter (sends_borrowed() is false), but a whole
-// message is the safe answer for a forwarder that calls it itself.
-void Forwarder::publish_borrowed(ChannelWriter& writer, MessageKind kind, std::size_t bytes,
-                                 BorrowedRuns& borrowed, Deadline) noexcept {
-  borrowed.fill_from(0);
-  writer.publish(kind, bytes);
-}
-} // namespace detail
-
 // ---- ChannelReader ---------------------------------------------------------
 
 ChannelReader::ChannelReader(Channel channel, std::uint32_t reader_index) noexcept {

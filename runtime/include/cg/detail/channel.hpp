@@ -298,7 +298,7 @@ public:
   /// `writer`'s acquired message without telling published(), sends it with
   /// its runs, and copies into their holes whatever it left unsent.
   virtual void publish_borrowed(ChannelWriter& writer, MessageKind kind, std::size_t bytes,
-                                BorrowedRuns& borrowed, Deadline deadline) noexcept;
+                                BorrowedRuns& borrowed, Deadline deadline) noexcept = 0;
 
 protected:
   ~Forwarder() = default;
