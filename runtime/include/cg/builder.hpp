@@ -54,6 +54,9 @@
 //
 // Argument types are checked by the C++ compiler: bind<&C::m>(v...) accepts,
 // for a parameter of type P, a cg::Value<P> or a constant convertible to P.
+//
+// One file, a little over 700 lines: it is the whole of what a graph function
+// may call, and cgc's probe evaluates it as one piece (detail::encode() below).
 #pragma once
 
 #include <cg/detail/graph_records.hpp>

@@ -1,39 +1,26 @@
-// driver.cpp - The driver side of a launched graph, once launched: executions, failures, teardown.
+// driver.cpp - The driver side of a launched graph, once launched: executions and their results.
 //
-// graph/launch.cpp builds the GraphRuntime; this file runs it. A monitor
-// thread watches the actor processes (pidfds); when one dies it records why
-// and closes every channel, which wakes every waiter in every process: get()
-// then reports ActorDiedError instead of hanging. In threads mode a thread
-// whose program fails does the same itself. Each remote actor process keeps
-// its rendezvous connection open; when it ends, the actors of that process
-// are reported dead.
+// graph/launch.cpp builds the GraphRuntime; this file runs it, with
+// graph/driver_failures.cpp (how a failure is noticed and told),
+// graph/driver_profile.cpp (the profile) and graph/teardown.cpp.
 // Results are collected from the output channels by the caller of get(), or,
 // once someone asked for a future or the results descriptor, by a collector
 // thread that takes each execution's results as soon as they arrive.
 #include <cg/driver.hpp>
 
-#include <cg/cpu_binding.hpp>
-
-#include "graph/profile_stats.hpp"
 #include "graph/runtime_state.hpp"
 #include "support/deadline.hpp"
 #include "support/text.hpp"
 #include "tensor/tensor_wire.hpp"
 
-#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <csignal>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,27 +31,12 @@ namespace {
 // How long a get() waits before it watches the actors' progress.
 constexpr std::chrono::milliseconds kWatchAfter{1};
 
-// A timeout of zero or less looks once (cg/detail/channel.hpp's Deadline::min()).
-Deadline deadline_or_look_once(std::chrono::milliseconds timeout) {
-  return timeout <= std::chrono::milliseconds::zero() ? Deadline::min() : deadline_after(timeout);
-}
-
 void signal_eventfd(int fd) noexcept {
   std::uint64_t one = 1;
   [[maybe_unused]] auto written = ::write(fd, &one, sizeof one);
 }
 
 } // namespace
-
-// Records the first reason the graph stopped working; wakes every waiter.
-void GraphRuntime::Impl::fail(std::exception_ptr why) {
-  {
-    std::lock_guard lock(mutex);
-    if (!failure)
-      failure = std::move(why);
-  }
-  changed.notify_all();
-}
 
 // Tells every waiting future why it will get nothing.
 void GraphRuntime::Impl::fail_callbacks() {
@@ -83,98 +55,6 @@ void GraphRuntime::Impl::fail_callbacks() {
     callback(nullptr, why);
   if (notify_fd >= 0)
     signal_eventfd(notify_fd);
-}
-
-// Polls the actors' pidfds (and, where pidfds are unavailable, wakes every
-// 100 ms to check) until one exits or teardown starts.
-void GraphRuntime::Impl::watch_actors() {
-  std::vector<pollfd> fds;
-  fds.push_back({stop_fd, POLLIN, 0});
-  for (ChildProcess& child : actors)
-    fds.push_back({child.pidfd(), POLLIN, 0});
-  while (!stopping.load()) {
-    ::poll(fds.data(), fds.size(), 100);
-    for (std::size_t i = 0; i < actors.size(); ++i) {
-      if (stopping.load() || actors[i].running())
-        continue;
-      std::string name = child_names[i];
-      bool runs_here = false; // in our segment: not an actor host's process
-      for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
-        runs_here = runs_here || (local[a] && name == spec.actors[a].name);
-      // A process running actors of another host (TCP forced, a host
-      // command) says why it fails over its rendezvous connection just
-      // before it exits (FAILED: which actor, what exception). That report
-      // names the actor and its error better than the exit status: give it
-      // a moment to arrive, as relay_fault() does.
-      if (!runs_here && reported_within(std::chrono::milliseconds(300)))
-        return; // remote_lost() reported it and stopped the graph
-      std::string why = describe_exit(actors[i].exit_status().value_or(0));
-      // What it said before exiting: in our segment, if it runs there; else
-      // its last line on stderr (a host command's, e.g. ssh's), if we read it.
-      std::string words;
-      for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
-        if (local[a] && name == spec.actors[a].name && records[a] != nullptr)
-          words = last_words(*records[a]);
-      if (words.empty() && child_output[i])
-        words = actor_output.last_words(*child_output[i],
-                                        Clock::now() + std::chrono::milliseconds(300));
-      if (!words.empty())
-        why += " (" + words + ")";
-      fail(std::make_exception_ptr(
-          ActorDiedError(name, "actor '" + name + "' of " + describe(spec) + " " + why)));
-      close_all();
-      return;
-    }
-  }
-}
-
-// Whether someone else reported a failure (or teardown began) within `wait`:
-// a fault seen from afar waits this long for the report that names it.
-bool GraphRuntime::Impl::reported_within(std::chrono::milliseconds wait) {
-  std::unique_lock lock(mutex);
-  return changed.wait_for(lock, wait, [&] { return failure != nullptr || stopping.load(); });
-}
-
-// A remote actor process's rendezvous connection ended (serving thread).
-void GraphRuntime::Impl::remote_lost(const std::vector<std::string>& lost,
-                                     const RemoteFailure& why) {
-  if (stopping.load())
-    return;
-  using Cause = RemoteFailure::Cause;
-  // The actor that failed, if the process said which (the rendezvous server
-  // checked that it runs there), else the first it runs.
-  const std::string name = why.cause == Cause::actor ? why.actor : lost.front();
-  std::string who = "actor '" + name + "' of " + describe(spec);
-  if (lost.size() > 1) {
-    who += " (a process running";
-    for (const std::string& other : lost)
-      who += " " + other;
-    who += ")";
-  }
-  if (why.cause == Cause::channel)
-    fail(std::make_exception_ptr(ChannelError(why.reason + " (reported by " + who + ")")));
-  else if (why.cause == Cause::actor || why.cause == Cause::host)
-    fail(std::make_exception_ptr(ActorDiedError(name, who + " failed: " + why.reason)));
-  else if (why.cause == Cause::unreachable)
-    fail(std::make_exception_ptr(ActorDiedError(name, who + " is unreachable: " + why.reason)));
-  else
-    fail(std::make_exception_ptr(ActorDiedError(
-        name, who + " lost its connection to the driver: its process died or its host is "
-                    "unreachable")));
-  close_all();
-}
-
-// A relay of ours stopped: a bad frame stops the graph at once; a peer that
-// went away is usually reported by its rendezvous connection a moment later,
-// which names the actor, so that is waited for first.
-void GraphRuntime::Impl::relay_fault(const std::string& why, bool corrupt) {
-  if (stopping.load())
-    return;
-  if (!corrupt && reported_within(std::chrono::seconds(1)))
-    return;
-  fail(std::make_exception_ptr(
-      ChannelError(why + (corrupt ? "; the graph cannot execute any more" : ""))));
-  close_all();
 }
 
 namespace {
@@ -333,74 +213,6 @@ std::vector<std::uint64_t> GraphRuntime::Impl::executions_now() const {
                                          : 0);
   return now;
 }
-
-namespace {
-// True when process `pid` is stopped (SIGSTOP, a debugger): state T or t.
-bool is_stopped(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-  FILE* file = std::fopen(path, "r");
-  if (!file)
-    return false;
-  char line[512] = {};
-  const bool read = std::fgets(line, sizeof line, file) != nullptr;
-  std::fclose(file);
-  const char* end = read ? std::strrchr(line, ')') : nullptr;
-  return end && end[1] == ' ' && (end[2] == 'T' || end[2] == 't');
-}
-} // namespace
-
-std::string GraphRuntime::Impl::still_stalled() {
-  if (stall &&
-      records[stall->actor]->executions.load(std::memory_order_relaxed) == stall->executions &&
-      is_stopped(stall->pid))
-    return stall->cause;
-  stall.reset(); // it moved again, or was resumed
-  return "";
-}
-
-TimeoutError GraphRuntime::Impl::stalled(std::uint64_t seq, std::chrono::milliseconds timeout,
-                                         const std::vector<std::uint64_t>& before,
-                                         std::chrono::steady_clock::duration watched) {
-  const std::string base = "no result of execution " + std::to_string(seq) + " of " +
-                           describe(spec) + " within " + std::to_string(timeout.count()) + " ms";
-  if (before.empty())
-    return TimeoutError(base); // nobody was watched: a look, or a short wait
-  // The actor furthest behind among those that have not finished execution
-  // `seq` and did not move while we waited (a stopped process first, then
-  // the first in the graph): the others wait for it.
-  const std::vector<std::uint64_t> now = executions_now();
-  std::optional<std::uint32_t> culprit;
-  pid_t culprit_pid = 0;
-  bool culprit_stopped = false;
-  for (std::uint32_t a = 0; a < spec.actors.size(); ++a) {
-    if (!local[a] || !records[a] || now[a] != before[a] || now[a] > seq)
-      continue;
-    pid_t pid = 0;
-    for (std::size_t i = 0; i < actors.size(); ++i)
-      if (child_names[i] == spec.actors[a].name)
-        pid = actors[i].pid();
-    const bool stopped = pid != 0 && is_stopped(pid);
-    if (!culprit || now[a] < now[*culprit] ||
-        (now[a] == now[*culprit] && stopped && !culprit_stopped)) {
-      culprit = a;
-      culprit_pid = pid;
-      culprit_stopped = stopped;
-    }
-  }
-  if (!culprit)
-    return TimeoutError(base);
-  char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "%.1f", std::chrono::duration<double>(watched).count());
-  const std::string who =
-      "actor '" + std::string(spec.actors[*culprit].name) + "' " +
-      (culprit_pid != 0 ? "(pid " + std::to_string(culprit_pid) + ")" : std::string("(a thread)"));
-  const std::string cause = who + " has made no progress for " + seconds + " s";
-  if (culprit_stopped)
-    stall = Stall{*culprit, now[*culprit], culprit_pid, cause};
-  return TimeoutError(base + ": " + cause);
-}
-
 // Called with `mutex` held (hence the lock argument).
 void GraphRuntime::Impl::start_async(std::unique_lock<std::mutex>& lock) {
   (void)lock;
@@ -415,31 +227,11 @@ void GraphRuntime::Impl::start_async(std::unique_lock<std::mutex>& lock) {
   collector = std::thread([this] { collect_loop(); });
 }
 
-} // namespace cg::detail
-
-namespace cg::detail {
-
 const std::vector<int>& GraphRuntime::bound_cpus() const noexcept { return impl_->bound_cpus; }
 
 const std::vector<std::string>& GraphRuntime::cuda_devices(std::uint32_t actor) const {
   return impl_->cuda_devices.at(actor);
 }
-
-GraphRuntime::~GraphRuntime() {
-  teardown();
-  if (impl_->results_fd >= 0)
-    ::close(impl_->results_fd);
-  // An actor thread teardown(timeout) left running still uses the runtime
-  // (its segment, its records): it is kept for good, where a leak checker
-  // sees it is still in use.
-  if (!impl_->left_running.empty()) {
-    static std::mutex kept_mutex;
-    static auto* kept = new std::vector<std::unique_ptr<Impl>>;
-    std::lock_guard lock(kept_mutex);
-    kept->push_back(std::move(impl_));
-  }
-}
-
 std::uint64_t GraphRuntime::begin_execution() {
   Impl& s = *impl_;
   const std::int64_t start = s.profile.on() ? profile_clock() : 0;
@@ -770,174 +562,6 @@ int GraphRuntime::results_fd() {
     throw Error("cannot create the results descriptor of " + describe(spec_) + ": " +
                 std::strerror(errno));
   return s.results_fd;
-}
-
-void GraphRuntime::write_profile(const std::string& path) const { impl_->write_profile(path); }
-
-GraphStats GraphRuntime::stats() const { return profile_stats(spec_, impl_->profile_tracks()); }
-
-std::vector<ProfileTrack> GraphRuntime::Impl::profile_tracks() const {
-  if (!profile.on())
-    throw Error(describe(spec) + " records no profile: launch it with cg::LaunchOptions::profile "
-                                 "or the environment variable CG_PROFILE set to a file (or "
-                                 "LaunchOptions::record_profile)");
-  std::span<std::byte> memory{static_cast<std::byte*>(segment.data()), segment.size()};
-  std::vector<ProfileTrack> tracks;
-  for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
-    tracks.push_back(read_profile_rings({profile_ring(memory, *header, a)}, spec.actors[a].name));
-  const std::size_t actors = spec.actors.size();
-  tracks.push_back(
-      read_profile_rings({profile_ring(memory, *header, ProfileParticipant::driver(actors)),
-                          profile_ring(memory, *header, ProfileParticipant::collector(actors))},
-                         "driver"));
-  // Ticks to nanoseconds: the two readings of both clocks at least 20 ms
-  // apart, for a rate within a few parts per million.
-  const ProfileClocks origin{header->profile_origin_ticks, header->profile_origin_ns};
-  const auto apart = std::chrono::nanoseconds(monotonic_ns() - origin.ns);
-  if (apart < std::chrono::milliseconds(20))
-    std::this_thread::sleep_for(std::chrono::milliseconds(20) - apart);
-  ticks_to_ns(tracks, origin, ProfileClocks::now());
-  // Actors in processes of their own recorded in their own segments: their
-  // tracks as those processes send them (now, or as they did at teardown),
-  // moved onto our clock.
-  if (remote_count > 0) {
-    const std::map<std::string, RemoteProfile> remote =
-        torn_down_now() ? remote_profiles
-                        : server.collect_profiles(Clock::now() + std::chrono::seconds(3));
-    for (std::uint32_t a = 0; a < spec.actors.size(); ++a) {
-      auto sent = remote.find(spec.actors[a].name);
-      if (local[a] || sent == remote.end())
-        continue;
-      ProfileTrack track{
-          spec.actors[a].name, {}, 0, std::max<std::int64_t>(sent->second.uncertainty_ns, 1)};
-      if (decode_profile_track(sent->second.payload, sent->second.offset_ns, track))
-        tracks[a] = std::move(track);
-    }
-  }
-  return tracks;
-}
-
-void GraphRuntime::Impl::write_profile(const std::string& path) const {
-  const std::vector<ProfileTrack> tracks = profile_tracks();
-  std::ofstream out(path, std::ios::trunc);
-  if (out)
-    write_chrome_trace(out, spec, tracks);
-  out.flush();
-  if (!out)
-    throw Error("cannot write the profile of " + describe(spec) + " to '" + path +
-                "': " + std::strerror(errno));
-}
-
-void GraphRuntime::teardown() noexcept { finish(Deadline::max()); }
-
-void GraphRuntime::teardown(std::chrono::milliseconds timeout) {
-  if (!finish(deadline_or_look_once(timeout)))
-    return;
-  std::vector<std::string> quoted;
-  for (const std::string& name : impl_->left_running)
-    quoted.push_back("'" + name + "'");
-  char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "%.1f", std::chrono::duration<double>(timeout).count());
-  throw TimeoutError("teardown of " + describe(spec_) + ": actor " + join(quoted, ", actor ") +
-                     " (a thread of this process) is still in a method after " + seconds +
-                     " s. A thread cannot be stopped: it is left running, and the graph's memory "
-                     "is kept for it");
-}
-
-// Actor threads leave their loop when their channels close; one still in a
-// method is waited for until `deadline` (a thread cannot be stopped), then
-// left running, detached, with everything it may touch: see ~GraphRuntime.
-void GraphRuntime::Impl::join_actor_threads(Deadline deadline) {
-  std::unique_lock lock(mutex);
-  auto none_running = [&] {
-    return std::none_of(thread_running.begin(), thread_running.end(), [](char r) { return r; });
-  };
-  if (deadline == Deadline::max())
-    changed.wait(lock, none_running);
-  else
-    changed.wait_until(lock, deadline, none_running);
-  for (std::size_t i = 0; i < actor_threads.size(); ++i) {
-    if (thread_running[thread_actor[i]]) {
-      left_running.push_back(spec.actors[thread_actor[i]].name);
-      actor_threads[i].detach();
-    }
-  }
-  lock.unlock();
-  for (std::thread& thread : actor_threads)
-    if (thread.joinable())
-      thread.join();
-  actor_threads.clear();
-}
-
-// Stops the graph, waiting for actor threads until `deadline`; true when
-// this call tore the graph down and left an actor thread running.
-bool GraphRuntime::finish(Deadline deadline) noexcept {
-  Impl& s = *impl_;
-  {
-    std::lock_guard lock(s.mutex);
-    if (s.torn_down)
-      return false;
-    s.torn_down = true;
-    s.stop_collector = true;
-  }
-  const Clock::time_point began = Clock::now();
-  // Actors in processes of their own send their profiles while they still
-  // run (once the channels close, they stop).
-  if (s.profile.on() && s.remote_count > 0)
-    s.remote_profiles = s.server.collect_profiles(Clock::now() + std::chrono::seconds(3));
-  s.changed.notify_all();
-  s.stopping.store(true);
-  s.close_all();
-  // The relays end with their streams; closing the rendezvous connections
-  // tells every remote actor process to exit.
-  s.relays.join();
-  s.server.stop();
-  if (s.monitor.joinable()) {
-    std::uint64_t one = 1;
-    [[maybe_unused]] auto written = ::write(s.stop_fd, &one, sizeof one);
-    s.monitor.join();
-  }
-  if (s.stop_fd >= 0)
-    ::close(s.stop_fd);
-  if (s.collector.joinable())
-    s.collector.join();
-  s.fail_callbacks();
-  s.join_actor_threads(deadline);
-  // Actor processes do too; give them a moment to exit cleanly, then make sure.
-  const auto grace = Clock::now() + std::chrono::seconds(2);
-  for (ChildProcess& child : s.actors) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(grace - Clock::now());
-    if (!child.wait_for(std::max(left, std::chrono::milliseconds(0)))) {
-      child.kill(SIGKILL);
-      child.wait_for(std::chrono::seconds(1));
-    }
-  }
-  // What they said last reaches the terminal (a grandchild holding a pipe
-  // open is not waited for long).
-  s.actor_output.finish(Clock::now() + std::chrono::seconds(1));
-  s.segment.unlink();
-  if (!s.profile_path.empty()) {
-    try {
-      s.write_profile(s.profile_path);
-    } catch (const std::exception& e) {
-      // teardown() cannot throw: say it where the user looks.
-      std::fprintf(stderr, "cg: %s\n", e.what());
-    }
-  }
-  if (s.log.info()) {
-    char took[32];
-    std::snprintf(took, sizeof took, "%.1f",
-                  std::chrono::duration<double, std::milli>(Clock::now() - began).count());
-    s.log.say(LogLevel::info, std::string("torn down in ") + took + " ms");
-  }
-  // The launching thread's CPUs and waiting back, if this is that thread
-  // (another thread's id may be anyone's by now).
-  if (s.launching_thread != 0 && s.launching_thread == ::gettid()) {
-    if (!s.thread_cpus_before.empty())
-      set_cpus(0, s.thread_cpus_before);
-    set_has_own_cpu(false);
-  }
-  return !s.left_running.empty();
 }
 
 } // namespace cg::detail

@@ -8,7 +8,9 @@
 // reachable only through the processes' mappings, and it has no name
 // anywhere, so no crash of anyone can leave it behind. Actors that share no
 // memory with the driver (other hosts, a launcher's ranks, TCP forced) are
-// reached through a rendezvous server and relays (net/scale_out.hpp).
+// reached through a rendezvous server and relays (net/scale_out.hpp): their
+// steps are in graph/launch_remote.cpp, and the decisions made before
+// anything starts in graph/launch_decisions.cpp (graph/launch.hpp).
 // A step that fails throws LaunchError and leaves nothing running.
 #include "graph/launch.hpp"
 
@@ -124,22 +126,6 @@ std::vector<NcclIdBytes> make_nccl_ids(const GraphSpec& spec) {
   return ids;
 }
 
-// The executable `name` names: itself if it has a '/', else found on PATH.
-std::string find_program(const std::string& name) {
-  if (name.find('/') != std::string::npos)
-    return name;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
-  for (std::size_t start = 0; start <= dirs.size();) {
-    std::size_t colon = std::min(dirs.find(':', start), dirs.size());
-    std::string candidate = dirs.substr(start, colon - start) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-    start = colon + 1;
-  }
-  return name;
-}
-
 // LaunchOptions::actor_logs, else CG_ACTOR_LOGS: made if missing.
 std::string actor_log_directory(const GraphSpec& spec, const LaunchOptions& options) {
   std::string directory = options.actor_logs;
@@ -219,155 +205,6 @@ void GraphRuntime::Impl::describe_channels() const {
                                    "): " + who(spec.channels[c].writer) + " -> " +
                                    join(readers, ", ") + " over " + s.transports[c] +
                                    (spec.channels[c].cuda_ipc ? " (CUDA IPC)" : ""));
-  }
-}
-
-void check_launch_options(const GraphSpec& spec, const LaunchOptions& options) {
-  if (options.max_in_flight == 0)
-    throw LaunchError("cg::LaunchOptions::max_in_flight must be at least 1");
-  if (options.slot_bytes < kMinSlotBytes)
-    throw LaunchError("cg::LaunchOptions::slot_bytes must be at least " +
-                      std::to_string(kMinSlotBytes));
-  if (!spec.communicators.empty() && options.communicator_bytes == 0)
-    throw LaunchError("cg::LaunchOptions::communicator_bytes must be at least 1");
-  if (options.partition_timeout < std::chrono::milliseconds(1) ||
-      options.partition_timeout > std::chrono::hours(1))
-    throw LaunchError("cg::LaunchOptions::partition_timeout must be from 1 ms to 1 hour");
-}
-
-std::string actor_executable(const GraphSpec& spec, bool starts_processes,
-                             const LaunchOptions& options, std::string built) {
-  std::string executable = options.actor_host.empty() ? std::move(built) : options.actor_host;
-  if (starts_processes && options.actor_host.empty() && ::access(executable.c_str(), X_OK) != 0) {
-    // The build was moved (a bundle, an installed program): the actor
-    // executable travels beside the driver's.
-    std::error_code error;
-    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-    const std::string beside =
-        (self.parent_path() / std::filesystem::path(executable).filename()).string();
-    if (!error && ::access(beside.c_str(), X_OK) == 0)
-      executable = beside;
-  }
-  if (starts_processes && ::access(executable.c_str(), X_OK) != 0)
-    throw LaunchError("actor executable '" + executable + "' of " + describe(spec) +
-                      " is missing or not executable; build it, or set "
-                      "cg::LaunchOptions::actor_host");
-  return executable;
-}
-
-std::vector<std::vector<std::string>> assign_cuda_devices(const GraphSpec& spec,
-                                                          const LaunchOptions& options) {
-  std::vector<std::vector<std::string>> assigned(spec.actors.size());
-  std::optional<std::vector<std::string>> devices;
-  std::size_t next = 0;
-  for (std::size_t a = 0; a < spec.actors.size(); ++a) {
-    const unsigned n = spec.actors[a].gpus;
-    if (n == 0)
-      continue;
-    if (!devices)
-      devices = launch_cuda_devices(options);
-    const std::string asks = std::string("actor '") + spec.actors[a].name + "' asks for " +
-                             std::to_string(n) + (n == 1 ? " GPU" : " GPUs") + " (.gpus(" +
-                             std::to_string(n) + "))";
-    if (devices->empty())
-      throw LaunchError(describe(spec) + ": " + asks +
-                        " and the driver has no CUDA device to give (set "
-                        "cg::LaunchOptions::cuda_devices or CUDA_VISIBLE_DEVICES)");
-    if (n > devices->size())
-      throw LaunchError(describe(spec) + ": " + asks + ", more than the " +
-                        std::to_string(devices->size()) + " the driver has (" +
-                        join(*devices, ",") + ")");
-    for (unsigned k = 0; k < n; ++k)
-      assigned[a].push_back((*devices)[next++ % devices->size()]);
-  }
-  return assigned;
-}
-
-ActorPlacement place_actors(const GraphSpec& spec, const LaunchOptions& options) {
-  const char* transport_env = std::getenv(transport_variable);
-  if (transport_env && *transport_env && std::strcmp(transport_env, "tcp") != 0 &&
-      std::strcmp(transport_env, "shm") != 0)
-    throw LaunchError(std::string("the environment variable CG_TRANSPORT is '") + transport_env +
-                      "'; it must be 'tcp' or 'shm' (or unset)");
-  ActorPlacement placement;
-  placement.tcp = options.tcp_everywhere || spec.tcp_everywhere ||
-                  (transport_env && std::strcmp(transport_env, "tcp") == 0);
-  // Started by mpirun/srun as rank 0, with the rendezvous address given:
-  // the launcher starts every actor.
-  placement.under_launcher =
-      launcher_rank() == 0 && (!options.rendezvous.empty() || std::getenv(rendezvous_variable));
-  const char* placement_env = std::getenv(placement_variable);
-  placement.hosts = actor_hosts(
-      spec, !options.placement.empty() ? options.placement : (placement_env ? placement_env : ""));
-  for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor) {
-    const bool local = !placement.tcp && !placement.under_launcher && placement.hosts[actor] == 0;
-    placement.local.push_back(local);
-    (local ? placement.local_count : placement.remote_count)++;
-  }
-  return placement;
-}
-
-void check_cuda_ipc_placement(const GraphSpec& spec, const ActorPlacement& placement) {
-  for (std::uint32_t c = 0; c < spec.channels.size(); ++c) {
-    const ChannelSpec& channel = spec.channels[c];
-    if (!channel.cuda_ipc)
-      continue;
-    std::vector<int> ends{channel.writer};
-    ends.insert(ends.end(), channel.reader_actors.begin(), channel.reader_actors.end());
-    for (int actor : ends) {
-      if (actor < 0 || placement.local.at(static_cast<std::uint32_t>(actor)))
-        continue;
-      const auto index = static_cast<std::uint32_t>(actor);
-      throw LaunchError(
-          describe(spec) + ": channel " + std::to_string(c) + " carries a cuda_ipc tensor of '" +
-          spec.actors[static_cast<std::uint32_t>(channel.writer)].name + "', but actor '" +
-          spec.actors[index].name + "' " +
-          (placement.tcp              ? std::string("is reached over TCP (TCP is forced)")
-           : placement.under_launcher ? std::string("is started by the launcher")
-                                      : "runs on host " + std::to_string(placement.hosts[index])) +
-          ": CUDA IPC joins processes of the driver's host only; place them there or use "
-          "transport nccl");
-    }
-  }
-}
-
-void check_communicator_placement(const GraphSpec& spec, const ActorPlacement& placement,
-                                  const LaunchOptions& options) {
-  if (options.communicator != CommunicatorKind::host)
-    return;
-  // The process an actor runs in: the driver's, its host's (a host command's
-  // process runs all that host's actors), or one of its own (TCP forced, a
-  // launcher's rank); and how the error says so.
-  struct Process {
-    std::int64_t id;
-    std::string said;
-  };
-  const auto process_of = [&](std::uint32_t a) -> Process {
-    if (placement.local[a])
-      return {-1, "shares the driver's memory"};
-    if (!placement.under_launcher && options.host_commands.count(placement.hosts[a]) != 0)
-      return {placement.hosts[a],
-              "runs in the process of host " + std::to_string(placement.hosts[a])};
-    return {(std::int64_t{1} << 32) + a, "runs in a process of its own"};
-  };
-  for (std::uint32_t g = 0; g < spec.communicators.size(); ++g) {
-    const std::span<const std::uint32_t> ranks = spec.communicators[g].actors;
-    if (ranks.size() < 2)
-      continue;
-    const Process first = process_of(ranks.front());
-    const auto apart = std::find_if(ranks.begin() + 1, ranks.end(),
-                                    [&](std::uint32_t a) { return process_of(a).id != first.id; });
-    if (apart == ranks.end())
-      continue;
-    std::string names;
-    for (std::uint32_t a : ranks)
-      names += (names.empty() ? "" : ", ") + std::string(spec.actors[a].name);
-    throw LaunchError(describe(spec) + ": communicator group " + std::to_string(g) + " (actors " +
-                      names + ") joins processes that share no memory ('" +
-                      spec.actors[ranks.front()].name + "' " + first.said + ", '" +
-                      spec.actors[*apart].name + "' " + process_of(*apart).said +
-                      "): cg::CommunicatorKind::host moves tensors through shared memory; use "
-                      "cg::CommunicatorKind::nccl, or place the group's actors together");
   }
 }
 
@@ -671,7 +508,7 @@ void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
   close_all();
 }
 
-// A monitor thread watches the actor processes (pidfds, driver.cpp).
+// A monitor thread watches the actor processes (pidfds, driver_failures.cpp).
 void GraphRuntime::Impl::start_monitor() {
   if (actors.empty())
     return;
@@ -716,163 +553,4 @@ void GraphRuntime::Impl::wait_until_ready() {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 }
-
-// Starts the rendezvous and the actor processes the driver starts itself
-// (TCP forced on this host, or a host with a command in host_commands).
-void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
-                                         const ActorPlacement& placement) {
-  const bool under_launcher = placement.under_launcher;
-  const bool tcp = placement.tcp;
-  const std::vector<std::uint32_t>& hosts = placement.hosts;
-  std::vector<std::string> remote;
-  for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
-    if (!local[a])
-      remote.push_back(spec.actors[a].name);
-  // Where actors find us: LaunchOptions::rendezvous, CG_RENDEZVOUS, or an
-  // ephemeral port (on loopback when every actor process is ours, here).
-  const char* from_env = std::getenv(rendezvous_variable);
-  std::string given = !options.rendezvous.empty() ? options.rendezvous : (from_env ? from_env : "");
-  bool all_here = !under_launcher && tcp && options.host_commands.empty();
-  Endpoint listen{all_here && given.empty() ? "127.0.0.1" : "0.0.0.0", 0};
-  std::string host;
-  if (!given.empty()) {
-    std::optional<Endpoint> at = parse_endpoint(given);
-    if (!at)
-      throw LaunchError(describe(spec) + ": the rendezvous address '" + given +
-                        "' is not host:port (LaunchOptions::rendezvous or CG_RENDEZVOUS)");
-    listen.port = at->port;
-    if (at->host != "0.0.0.0" && at->host != "::")
-      host = at->host;
-    // An address (not a name, which may resolve to a loopback alias such as
-    // Debian's 127.0.1.1) is also the only one listened on.
-    if (is_numeric_address(at->host))
-      listen.host = at->host;
-  }
-  std::string transport_error;
-  if (!host_transport_from_environment(host_transport, transport_error))
-    throw LaunchError(transport_error); // said as "cannot start the actors of graph 'g': ..."
-  // The launch's secret: the one in the environment under a launcher (or
-  // when the user starts actor processes by hand), else a fresh one.
-  std::optional<Secret> secret;
-  if (under_launcher || std::getenv(secret_variable) || std::getenv(secret_file_variable)) {
-    std::string why;
-    secret = Secret::from_environment(why);
-    if (!secret)
-      throw LaunchError(describe(spec) + ": " + why);
-  } else {
-    secret = Secret::generate();
-  }
-  // The driver's own entry is expected too: no table goes out without it.
-  std::vector<std::string> expected = remote;
-  expected.push_back(driver_rendezvous_name);
-  if (listener.listen(*secret, {listen.host, 0}) != NetStatus::ok)
-    throw LaunchError(describe(spec) + ": cannot listen for TCP channels: " + listener.error());
-  const std::span<const std::byte> nccl_bytes = std::as_bytes(std::span(nccl_ids));
-  RendezvousServer::Options server_options{
-      spec.name,
-      expected,
-      listen,
-      format_greeting({options.max_in_flight, options.slot_bytes, options.partition_timeout,
-                       host_transport, profile_executions,
-                       spec.communicators.empty() ? 0 : options.communicator_bytes}),
-      secret,
-      [this](const std::vector<std::string>& actors, const RemoteFailure& why) {
-        remote_lost(actors, why);
-      },
-      [name = spec.name](const std::string& why) {
-        std::fprintf(stderr, "cg: graph '%s': rendezvous dropped a %s\n", name, why.c_str());
-      },
-      options.partition_timeout,
-      std::move(remote_constructor_args),
-      {nccl_bytes.begin(), nccl_bytes.end()}};
-  if (server.start(std::move(server_options)) != NetStatus::ok)
-    throw LaunchError(describe(spec) + ": cannot start the rendezvous: " + server.error());
-  if (host.empty())
-    host = all_here ? "127.0.0.1" : server.address_for_actors().host;
-  const Endpoint advertised{host, server.endpoint().port};
-  server.publish_local(driver_rendezvous_name, {host, listener.endpoint().port});
-  const std::string variable = std::string(rendezvous_variable) + "=" + to_string(advertised);
-  if (under_launcher)
-    return; // mpirun/srun starts every actor
-  if (tcp && options.host_commands.empty()) {
-    // Processes of this host: each gets its GPUs, as a process sharing the
-    // segment would.
-    const std::string secret_entry = std::string(secret_variable) + "=" + secret->hex();
-    for (std::uint32_t a = 0; a < spec.actors.size(); ++a) {
-      if (local[a])
-        continue;
-      std::vector<std::string> env{variable, secret_entry};
-      if (!cuda_devices[a].empty())
-        env.push_back("CUDA_VISIBLE_DEVICES=" + join(cuda_devices[a], ","));
-      spawn_child(actor_host, {spec.name, spec.actors[a].name}, env, {}, spec.actors[a].name);
-    }
-    return;
-  }
-  for (const auto& [index, command] : options.host_commands) {
-    std::string names;
-    for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
-      if (!local[a] && hosts[a] == index)
-        names += (names.empty() ? "" : ",") + std::string(spec.actors[a].name);
-    if (names.empty() || command.empty())
-      continue;
-    std::vector<std::string> args(command.begin() + 1, command.end());
-    // The secret goes through the command's standard input (ssh passes it
-    // on), never its command line, which other users of a host can read.
-    args.insert(args.end(), {"env", variable, std::string(secret_variable) + "=stdin", actor_host,
-                             spec.name, names});
-    const std::string input = secret->hex() + "\n";
-    spawn_child(find_program(command[0]), args, {}, {.standard_input = input}, names,
-                "host=" + std::to_string(index));
-  }
-}
-
-// Waits for every remote actor to publish, then sets up the TCP streams.
-void GraphRuntime::Impl::connect_remote(Deadline deadline) {
-  for (;;) {
-    std::exception_ptr died;
-    {
-      std::lock_guard lock(mutex);
-      died = failure;
-    }
-    if (died) {
-      try {
-        std::rethrow_exception(died);
-      } catch (const std::exception& e) {
-        throw LaunchError(std::string(e.what()) + " during start-up");
-      }
-    }
-    Deadline step = std::min(deadline, Clock::now() + std::chrono::milliseconds(100));
-    if (server.wait_for_all(step) == NetStatus::ok)
-      break;
-    if (Clock::now() >= deadline)
-      throw LaunchError(describe(spec) + ": actors on other hosts did not connect within " +
-                        std::to_string(options.start_timeout.count()) + " ms: " + server.error() +
-                        " (start them with " + rendezvous_variable + "=" +
-                        to_string(server.address_for_actors()) + " and the driver's " +
-                        secret_variable + " (set it for both), or give host_commands)");
-  }
-  participants = participants_from_table(spec, server.table());
-  for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
-    if (local[a] != (participants.of_actor[a] == 0))
-      throw LaunchError(describe(spec) + ": actor '" + spec.actors[a].name +
-                        "' was published by a process on another host, but runs here");
-  std::string error =
-      relays.start(spec, participants, 0, listener, host_transport, channels, deadline,
-                   [this](const std::string& why, bool corrupt) { relay_fault(why, corrupt); });
-  if (!error.empty())
-    throw LaunchError(describe(spec) + ": cannot set up its channels between hosts: " + error);
-  for (const Stream& stream : plan_streams(spec, participants))
-    transports[stream.channel] = to_string(host_transport);
-  // Inputs that go to other hosts are sent on as execute() writes them.
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    inputs[i].forward_with(relays.forwarder(spec.input_channels[i]));
-  // A result that only the driver reads here comes straight off its stream.
-  for (std::size_t i = 0; i < result_channels.size(); ++i) {
-    const std::uint32_t channel = result_channels[i];
-    const auto slot = static_cast<std::uint32_t>(spec.channels[channel].driver_reader());
-    if (MessageSource* direct = relays.source(channel, slot))
-      result_readers[i] = ChannelReader(*direct);
-  }
-}
-
 } // namespace cg::detail

@@ -6,8 +6,9 @@
 //   their GPUs -> place actors on hosts -> write the segment -> open the
 //   driver's ports -> bind CPUs -> start the actors -> watch them -> wait
 //   until every actor is ready.
-// The pure decisions among them are declared here so the unit tests can ask
-// them directly, without launching anything.
+// The pure decisions among them are declared here (and defined in
+// graph/launch_decisions.cpp) so the unit tests can ask them directly,
+// without launching anything.
 #pragma once
 
 #include <cg/detail/graph_spec.hpp>

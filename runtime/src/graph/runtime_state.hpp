@@ -1,8 +1,10 @@
 // graph/runtime_state.hpp - What a launched graph's driver holds: GraphRuntime::Impl.
 //
-// Shared by the two halves of the driver: graph/launch.cpp builds it in named
-// steps (cg::launch), graph/driver.cpp runs executions, watches the actors
-// and tears it down.
+// Shared by the two halves of the driver: graph/launch.cpp (with
+// launch_remote.cpp) builds it in named steps (cg::launch); graph/driver.cpp
+// runs executions, graph/driver_failures.cpp watches the actors and says why
+// the graph stopped, graph/driver_profile.cpp reads its profile and
+// graph/teardown.cpp tears it down.
 #pragma once
 
 #include <cg/detail/channel.hpp>
@@ -162,7 +164,8 @@ struct GraphRuntime::Impl {
   }
   void write_profile(const std::string& path) const;
 
-  // The steps of launch() (launch.cpp), in order.
+  // The steps of launch() (launch.cpp; launch_remote.cpp for the last two
+  // of the parts below), in order.
   void assign_gpus();
   void create_segment(std::span<const std::optional<std::vector<std::byte>>> constructor_args);
   void open_driver_ports();
@@ -190,21 +193,24 @@ struct GraphRuntime::Impl {
   std::string describe_started() const;
   void describe_channels() const;
 
-  // Running (driver.cpp).
+  // Failures (driver_failures.cpp): fail() records the first.
+  void fail(std::exception_ptr why);
   void watch_actors();
   void remote_lost(const std::vector<std::string>& actors, const RemoteFailure& why);
   void relay_fault(const std::string& why, bool corrupt);
   bool reported_within(std::chrono::milliseconds wait);
+
+  // Running (driver.cpp).
   void collect_loop();
   // `recorder`: the calling thread's ring (profile, or collector_profile
   // on the collector thread).
   ChannelStatus collect_next(Deadline deadline, ProfileRecorder& recorder);
   ChannelStatus collect_in_place(Deadline deadline, ResultsSink sink, std::int64_t start);
   [[noreturn]] void throw_result_failure(ChannelStatus status);
-  void fail(std::exception_ptr why);
   void fail_callbacks();
-  // Stalls (driver.cpp): each local actor's finished executions now; the
-  // cause of a stall still in place (with `mutex` held), or "".
+  // Stalls (driver.cpp, driver_failures.cpp): each local actor's finished
+  // executions now; the cause of a stall still in place (with `mutex` held),
+  // or "".
   std::vector<std::uint64_t> executions_now() const;
   std::string still_stalled();
   // The TimeoutError of a get() of execution `seq` with `timeout`, which

@@ -8,9 +8,9 @@
 #pragma once
 
 #include "tensor/device_timer.hpp"
-#include <cg/actor.hpp> // Result
 #include <cg/detail/nvtx.hpp>
 #include <cg/detail/profile.hpp>
+#include <cg/ports.hpp> // Result
 #include <cg/tensor.hpp>
 
 #include <cstddef>

@@ -1,5 +1,5 @@
-// channel.cpp — the shared-memory message ring: slot hand-off, waiting and waking,
-// and the overflow buffers that carry values larger than a slot.
+// channel.cpp — the shared-memory message ring: slot hand-off, waiting and waking
+// (the buffers that carry values larger than a slot are shm/overflow.hpp's).
 //
 // Synchronisation is two monotonic counters per hand-off: a slot's sequence
 // (writer -> readers) and each reader's consumed count (reader -> writer), both
@@ -9,76 +9,24 @@
 // somebody actually sleeps. The waiter count and the counters follow the
 // store-buffer (Dekker) pattern, hence the seq_cst fences on both sides: either
 // the sleeper sees the progress, or the waker sees the sleeper.
-//
-// Overflow buffers are memfds (anonymous shared-memory files), not named
-// /dev/shm segments, because of who could clean a name up: a graph's processes
-// die together (the driver's death SIGKILLs its actors), so any name that
-// exists between its creation and its unlink would outlive a SIGKILLed graph,
-// and a reader may take arbitrarily long to map it. A memfd has no name to
-// leak: the kernel frees it with the last descriptor or mapping, whoever is
-// killed when. Readers reach it through the writer's descriptor table,
-// /proc/<writer pid>/fd/<fd> (allowed between processes of one user; the
-// writer must stay dumpable), which is why the writer keeps each buffer's
-// descriptor open. Buffers are sealed against shrinking, so a mapping can never
-// fault (SIGBUS) under a reader, and start with a header whose generation must
-// match the slot's reference, so a corrupted reference is refused, not read.
-// The space is reserved with fallocate when the buffer is made, once the
-// system says it has that much (shared_memory_room(), shm/shm.hpp), so memory
-// exhaustion is a status (too_large), never a SIGBUS in the middle of a write
-// nor the OOM killer.
 #include <cg/detail/borrowed_runs.hpp>
 #include <cg/detail/channel.hpp>
 #include <cg/serialize.hpp>
 
-#include <fcntl.h>
-#include <sched.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
-#include <cerrno>
 #include <climits>
-#include <cstdio>
-#include <ctime>
 #include <new>
 #include <utility>
 
 #include "shm/channel_layout.hpp"
+#include "shm/overflow.hpp"
 #include "shm/shm.hpp"
 #include "shm/wait.hpp"
 
 namespace cg {
-
-namespace detail {
-
-// One of the writer's overflow buffers. The writer keeps a pool of them, not
-// one per slot: a buffer is free for the next large value as soon as every
-// reader has released the message it last carried, so a channel holds as many
-// buffers as it has large values in flight (at most its K slots), not K.
-struct OverflowBuffer {
-  int fd = -1;               // kept open: readers open /proc/<owner>/fd/<fd>
-  std::byte* data = nullptr; // the whole mapping: OverflowHeader, then the payload
-  std::size_t mapped = 0;
-  std::uint64_t capacity = 0; // payload bytes
-  std::uint64_t generation = 0;
-  std::uint64_t carried_until = 0; // 1 + the sequence of the last message it carried (0: none)
-  pid_t owner = 0;                 // the process that made it (a fork()ed copy is not the owner)
-};
-
-// A reader's mapping of one of the writer's buffers, kept for the next
-// message that buffer carries.
-struct OverflowMapping {
-  const std::byte* data = nullptr; // the whole mapping
-  std::size_t mapped = 0;
-  std::int32_t pid = 0;
-  std::int32_t fd = -1;
-  std::uint64_t generation = 0;
-  std::uint64_t last_used = 0; // the sequence of the last message read from it
-};
-
-} // namespace detail
 
 namespace {
 
@@ -114,117 +62,6 @@ ChannelStatus wait_for_channel(ChannelHeader& h, detail::WaitWords words, Deadli
     break;
   }
   return last == Probe::corrupt ? ChannelStatus::corrupt : ChannelStatus::ok;
-}
-
-// A reader's mapping of an overflow buffer, paged as a decoder copies a large
-// value out of it: MADV_DONTNEED drops this process's page-table entries, not
-// the memfd's pages, which a later read maps again with the same contents.
-// That costs the next read page faults (a 64 MiB copy here: 7 ms warm, 12 ms
-// paged; MADV_POPULATE_READ first does no better), which is why only readers
-// that decode into fresh memory (the driver, for its caller) ask for it.
-void let_go_of_overflow(const std::byte* first, std::size_t bytes) noexcept {
-  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const std::uintptr_t begin = reinterpret_cast<std::uintptr_t>(first) & ~(page - 1);
-  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(first) + bytes) & ~(page - 1);
-  if (end > begin)
-    (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-}
-
-constexpr InputPaging overflow_paging{let_go_of_overflow};
-
-// Overflow buffers grow in steps of this many bytes.
-constexpr std::uint64_t overflow_granule = 64 * 1024;
-
-void unmap_buffer(OverflowBuffer& b) noexcept {
-  if (b.data != nullptr)
-    ::munmap(b.data, b.mapped);
-  if (b.fd >= 0)
-    ::close(b.fd);
-  b = OverflowBuffer{};
-}
-
-void unmap_mapping(OverflowMapping& m) noexcept {
-  if (m.data != nullptr)
-    ::munmap(const_cast<std::byte*>(m.data), m.mapped);
-  m = OverflowMapping{};
-}
-
-// A new sealed, fully reserved buffer of `capacity` payload bytes; false (and
-// nothing left behind) when the system refuses one.
-bool make_buffer(OverflowBuffer& out, std::uint64_t capacity, std::uint64_t generation) noexcept {
-  std::uint64_t total = 0;
-  if (__builtin_add_overflow(capacity, std::uint64_t{detail::overflow_payload_offset}, &total) ||
-      total > static_cast<std::uint64_t>(PTRDIFF_MAX)) {
-    return false;
-  }
-  // Ask first: more than the system can give would raise SIGXFSZ or wake
-  // the OOM killer, not fail (shm/shm.hpp).
-  if (total > shared_memory_room().bytes)
-    return false;
-  const int fd = ::memfd_create("cg.overflow", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0)
-    return false;
-  const auto size = static_cast<off_t>(total);
-  bool ready = ::ftruncate(fd, size) == 0;
-  // fallocate reserves the pages now; EOPNOTSUPP: they come on first touch.
-  ready = ready && (::fallocate(fd, 0, 0, size) == 0 || errno == EOPNOTSUPP);
-  ready = ready && ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0;
-  void* data = MAP_FAILED;
-  if (ready) {
-    data = ::mmap(nullptr, static_cast<std::size_t>(total), PROT_READ | PROT_WRITE,
-                  MAP_SHARED | MAP_POPULATE, fd, 0);
-  }
-  if (data == MAP_FAILED) {
-    ::close(fd);
-    return false;
-  }
-  new (data) OverflowHeader{detail::overflow_magic, generation, capacity};
-  out.fd = fd;
-  out.data = static_cast<std::byte*>(data);
-  out.mapped = static_cast<std::size_t>(total);
-  out.capacity = capacity;
-  out.generation = generation;
-  out.owner = ::getpid();
-  return true;
-}
-
-// Maps the buffer a slot refers to, read-only, after checking that it is one of
-// ours with the generation the slot names.
-ChannelStatus map_buffer(OverflowMapping& out, std::int32_t pid, std::int32_t fd,
-                         std::uint64_t generation) noexcept {
-  if (pid <= 0 || fd < 0 || generation == 0)
-    return ChannelStatus::corrupt;
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/fd/%d", static_cast<int>(pid), static_cast<int>(fd));
-  // O_NONBLOCK: a corrupted reference naming a pipe must not block the open.
-  const int file = ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (file < 0)
-    return ChannelStatus::unmappable;
-  struct stat st {};
-  const int seals = ::fcntl(file, F_GET_SEALS);
-  if (::fstat(file, &st) != 0 || !S_ISREG(st.st_mode) || seals < 0 ||
-      (seals & F_SEAL_SHRINK) == 0 ||
-      static_cast<std::uint64_t>(st.st_size) < detail::overflow_payload_offset) {
-    ::close(file); // not a buffer of ours (or one that could shrink under us)
-    return ChannelStatus::corrupt;
-  }
-  const auto mapped = static_cast<std::size_t>(st.st_size);
-  void* data = ::mmap(nullptr, mapped, PROT_READ, MAP_SHARED | MAP_POPULATE, file, 0);
-  ::close(file);
-  if (data == MAP_FAILED)
-    return ChannelStatus::unmappable;
-  const auto* header = static_cast<const OverflowHeader*>(data);
-  if (header->magic != detail::overflow_magic || header->generation != generation ||
-      header->capacity > mapped - detail::overflow_payload_offset) {
-    ::munmap(data, mapped);
-    return ChannelStatus::corrupt;
-  }
-  out.data = static_cast<const std::byte*>(data);
-  out.mapped = mapped;
-  out.pid = pid;
-  out.fd = fd;
-  out.generation = generation;
-  return ChannelStatus::ok;
 }
 
 } // namespace
@@ -391,7 +228,7 @@ void ChannelWriter::observe_mappings(detail::MappingObserver* observer) noexcept
 void ChannelWriter::retire(detail::OverflowBuffer& buffer) noexcept {
   if (observer_ != nullptr && buffer.data != nullptr && buffer.owner == ::getpid())
     observer_->unmapping({buffer.data, buffer.mapped});
-  unmap_buffer(buffer);
+  detail::unmap_overflow(buffer);
 }
 
 ChannelStatus ChannelWriter::acquire(std::size_t bytes, std::span<std::byte>& payload,
@@ -477,7 +314,7 @@ ChannelStatus ChannelWriter::acquire_overflow(std::size_t bytes,
   for (std::uint32_t b = 0; b < slots_; ++b) {
     OverflowBuffer& buffer = overflow_[b];
     if (buffer.data != nullptr && buffer.owner != ::getpid())
-      unmap_buffer(buffer); // inherited over fork()
+      detail::unmap_overflow(buffer); // inherited over fork()
     if (buffer.data == nullptr) {
       unused = unused != nullptr ? unused : &buffer;
     } else if (buffer.carried_until <= released) {
@@ -499,12 +336,12 @@ ChannelStatus ChannelWriter::acquire_overflow(std::size_t bytes,
     // that the mapping they keep of it is stale.
     std::uint64_t capacity =
         std::max<std::uint64_t>(bytes, chosen->capacity + chosen->capacity / 2);
-    if (capacity <= UINT64_MAX - overflow_granule)
-      capacity = round_up(capacity, overflow_granule);
+    if (capacity <= UINT64_MAX - detail::overflow_granule)
+      capacity = round_up(capacity, detail::overflow_granule);
     retire(*chosen);
     const std::uint64_t generation =
         header_->overflow_generations.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (!make_buffer(*chosen, capacity, generation))
+    if (!detail::make_overflow_buffer(*chosen, capacity, generation))
       return ChannelStatus::too_large;
     if (observer_ != nullptr)
       observer_->mapped({chosen->data, chosen->mapped});
@@ -612,7 +449,7 @@ void ChannelReader::observe_mappings(detail::MappingObserver* observer) noexcept
 void ChannelReader::unmap(OverflowMapping& mapping) noexcept {
   if (observer_ != nullptr && mapping.data != nullptr)
     observer_->unmapping({mapping.data, mapping.mapped});
-  unmap_mapping(mapping);
+  detail::unmap_overflow(mapping);
 }
 
 void ChannelReader::reset() noexcept {
@@ -661,7 +498,7 @@ ChannelStatus ChannelReader::acquire(Message& message, Deadline deadline) noexce
     const ChannelStatus mapped = map_overflow(*slot, message.payload);
     if (mapped != ChannelStatus::ok)
       return mapped;
-    message.paging = &overflow_paging;
+    message.paging = &detail::overflow_paging;
   } else {
     return ChannelStatus::corrupt;
   }
@@ -697,7 +534,7 @@ ChannelStatus ChannelReader::map_overflow(const SlotHeader& slot,
   }
   if (mapping == nullptr) {
     OverflowMapping fresh;
-    const ChannelStatus mapped = map_buffer(fresh, pid, fd, generation);
+    const ChannelStatus mapped = detail::map_overflow_buffer(fresh, pid, fd, generation);
     if (mapped != ChannelStatus::ok)
       return mapped;
     for (std::uint32_t m = 0; m < slots_; ++m) {

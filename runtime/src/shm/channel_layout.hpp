@@ -10,7 +10,7 @@
 // A message larger than slot_bytes lives in the slot's overflow buffer, an
 // anonymous shared-memory file (memfd) of the writer: [OverflowHeader][payload].
 // The slot header then names it by the writer's pid and descriptor (readers open
-// /proc/<pid>/fd/<fd>), its generation and the payload size (see channel.cpp).
+// /proc/<pid>/fd/<fd>), its generation and the payload size (see shm/overflow.hpp).
 //
 // Fields written by different parties sit on different cache lines so that the
 // writer publishing and the readers releasing do not false-share.

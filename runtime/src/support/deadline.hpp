@@ -23,4 +23,12 @@ inline Clock::time_point deadline_after(std::chrono::milliseconds timeout) noexc
   return now + timeout;
 }
 
+/// deadline_after(timeout), but a timeout of zero or less is
+/// time_point::min(): look once, never wait (cg/detail/channel.hpp's
+/// Deadline::min()).
+inline Clock::time_point deadline_or_look_once(std::chrono::milliseconds timeout) noexcept {
+  return timeout <= std::chrono::milliseconds::zero() ? Clock::time_point::min()
+                                                      : deadline_after(timeout);
+}
+
 } // namespace cg::detail

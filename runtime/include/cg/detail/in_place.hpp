@@ -15,7 +15,7 @@
 // | cg::Tensor (on the host)     | cg::TensorView              |
 //
 // The view is valid for the call; the slot is held until the task is done
-// (see cg::Received in cg/actor.hpp).
+// (see cg::Received in cg/ports.hpp).
 #pragma once
 
 #include <cg/serialize.hpp>

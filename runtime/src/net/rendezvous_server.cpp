@@ -1,4 +1,4 @@
-// rendezvous.cpp — the rendezvous server (one poll() loop on a thread) and its client.
+// net/rendezvous_server.cpp - The rendezvous server: one poll() loop on a thread.
 //
 // The server is a single thread multiplexing every client with poll(), so a
 // thousand actors cost a thousand descriptors, not a thousand threads, and the
@@ -6,8 +6,13 @@
 // wait_for_all()). An eventfd wakes the loop for stop() and for the driver's
 // own entries (publish_local), which can complete the table a remote LOOKUP
 // is already waiting on.
+//
+// One file, a little over 700 lines: State and its loop are one piece (every
+// member below runs on the serving thread, or takes State's mutex to reach
+// what that thread shares), and handle() is the protocol's one dispatch.
 #include "net/rendezvous.hpp"
 
+#include "net/rendezvous_wire.hpp"
 #include "support/deadline.hpp"
 #include "support/text.hpp"
 #include <cg/detail/profile.hpp>
@@ -19,10 +24,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <climits>
 #include <condition_variable>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -33,58 +36,14 @@ namespace cg {
 namespace {
 
 using detail::Clock;
+namespace wire = detail::rendezvous_wire;
 using detail::deadline_after;
 using detail::join;
 
-constexpr std::string_view protocol = "cg-rendezvous/3";
-constexpr std::size_t max_line = 4096;
-constexpr std::size_t max_name = 128;
-// The most constructor arguments an ARGS answer may carry.
-constexpr std::uint64_t max_constructor_args = std::uint64_t{1} << 30;
-// The most NCCL unique ids an NCCL answer may carry (128 bytes each).
-constexpr std::uint64_t max_nccl_ids = std::uint64_t{1} << 20;
 // The largest profile one actor may send (a deep ring: 40 bytes an event).
 constexpr std::uint64_t max_profile_bytes = std::uint64_t{1} << 30;
-// How long a client waits for the server's answer beyond its own deadline:
-// the server answers a LOOKUP at that deadline, and the answer has to travel.
-constexpr std::chrono::seconds answer_grace{2};
 // How long a connection may take to authenticate before it is dropped.
 constexpr std::chrono::seconds hello_limit{5};
-
-// What each side of a HELLO proves: the graph, both nonces and its role, so a
-// proof is good for one connection and one direction only.
-std::string proof_message(std::string_view role, std::string_view graph,
-                          std::string_view server_nonce, std::string_view client_nonce) {
-  return std::string(protocol) + " " + std::string(role) + " " + std::string(graph) + " " +
-         std::string(server_nonce) + " " + std::string(client_nonce);
-}
-
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> fields;
-  std::size_t start = 0;
-  while (start <= line.size()) {
-    const std::size_t space = line.find(' ', start);
-    const std::size_t stop = space == std::string_view::npos ? line.size() : space;
-    fields.push_back(line.substr(start, stop - start));
-    if (space == std::string_view::npos)
-      break;
-    start = space + 1;
-  }
-  return fields;
-}
-
-std::string missing_message(std::string_view graph, const std::vector<std::string>& missing) {
-  return "rendezvous for graph '" + std::string(graph) +
-         "': timed out; actors that never published: " + join(missing, ", ");
-}
-
-std::optional<std::uint64_t> parse_number(std::string_view text) {
-  std::uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
-    return std::nullopt;
-  return value;
-}
 
 Deadline after(std::uint64_t milliseconds) {
   constexpr std::uint64_t longest = std::chrono::milliseconds::max().count();
@@ -96,25 +55,6 @@ bool is_wildcard(const std::string& host) {
 }
 
 } // namespace
-
-namespace detail {
-
-bool valid_rendezvous_name(std::string_view name) noexcept {
-  if (name.empty() || name.size() > max_name)
-    return false;
-  return std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < 0x7f; });
-}
-
-} // namespace detail
-
-std::optional<Endpoint> rendezvous_from_env() {
-  const char* value = std::getenv(rendezvous_variable);
-  if (value == nullptr)
-    return std::nullopt;
-  return parse_endpoint(value);
-}
-
-// ---- RendezvousServer --------------------------------------------------------
 
 struct RendezvousServer::State {
   struct Connection {
@@ -283,7 +223,7 @@ NetStatus RendezvousServer::wait_for_all(Deadline deadline) {
   }
   if (complete())
     return NetStatus::ok;
-  s.error = missing_message(s.graph, s.missing_locked());
+  s.error = wire::missing_message(s.graph, s.missing_locked());
   return NetStatus::timeout;
 }
 
@@ -437,7 +377,7 @@ void RendezvousServer::State::flush(Connection& c) {
 }
 
 void RendezvousServer::State::handle(Connection& c, std::string_view line) {
-  const std::vector<std::string_view> f = split(line);
+  const std::vector<std::string_view> f = wire::fields(line);
   const auto reply = [&](std::string text) { c.output += text + "\n"; };
   if (!c.greeted) {
     // Nothing but "authentication failed" or a protocol mismatch is told to
@@ -445,10 +385,10 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
     if (f.size() != 5 || f[0] != "HELLO") {
       reply("ERROR authentication failed");
       reject(c, "authentication failed (not a HELLO)");
-    } else if (f[1] != protocol) {
-      reply("ERROR protocol '" + std::string(f[1]) + "' is not " + std::string(protocol));
-      reject(c, "protocol '" + std::string(f[1]) + "' is not " + std::string(protocol));
-    } else if (!secret->verify(proof_message("client", f[2], c.nonce, f[3]), f[4])) {
+    } else if (f[1] != wire::protocol) {
+      reply("ERROR protocol '" + std::string(f[1]) + "' is not " + std::string(wire::protocol));
+      reject(c, "protocol '" + std::string(f[1]) + "' is not " + std::string(wire::protocol));
+    } else if (!secret->verify(wire::proof_message("client", f[2], c.nonce, f[3]), f[4])) {
       reply("ERROR authentication failed");
       reject(c, "authentication failed (wrong secret, or a HELLO answering another challenge)");
     } else if (f[2] != graph) {
@@ -459,7 +399,7 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
       c.closing = true;
     } else {
       c.greeted = true;
-      const std::string proof = secret->prove(proof_message("server", graph, c.nonce, f[3]));
+      const std::string proof = secret->prove(wire::proof_message("server", graph, c.nonce, f[3]));
       reply(greeting.empty() ? "OK " + proof : "OK " + proof + " " + greeting);
     }
     return;
@@ -549,7 +489,7 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
   }
   if (f[0] == "CLOCK" && f.size() == 2) {
     const std::int64_t now = detail::monotonic_ns();
-    const std::optional<std::uint64_t> clock = parse_number(f[1]);
+    const std::optional<std::uint64_t> clock = wire::number(f[1]);
     if (!clock || *clock > INT64_MAX || c.profile_asked_ns == 0) {
       reply("ERROR CLOCK answers a PROFILE request with nanoseconds");
       c.closing = true;
@@ -563,7 +503,7 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
     return; // not answered
   }
   if (f[0] == "PROFILE" && f.size() == 3) {
-    const std::optional<std::uint64_t> bytes = parse_number(f[2]);
+    const std::optional<std::uint64_t> bytes = wire::number(f[2]);
     if (std::find(c.published.begin(), c.published.end(), f[1]) == c.published.end() ||
         !c.clock_known || !bytes || *bytes > max_profile_bytes) {
       reply("ERROR PROFILE follows a CLOCK and wants an actor published here and a size of at "
@@ -580,7 +520,7 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
     return; // not answered: the bytes follow
   }
   if (f[0] == "LOOKUP" && f.size() == 2) {
-    const std::optional<std::uint64_t> wait = parse_number(f[1]);
+    const std::optional<std::uint64_t> wait = wire::number(f[1]);
     if (!wait) {
       reply("ERROR LOOKUP wants a wait in milliseconds, got '" + std::string(f[1]) + "'");
       return;
@@ -617,13 +557,13 @@ void RendezvousServer::State::read_from(Connection& c) {
         c.input.erase(0, newline + 1);
         handle(c, line);
       }
-      if (!c.closing && c.receiving_left == 0 && c.input.size() > max_line) {
+      if (!c.closing && c.receiving_left == 0 && c.input.size() > wire::max_line) {
         if (c.greeted) {
-          c.output += "ERROR line longer than " + std::to_string(max_line) + " bytes\n";
+          c.output += "ERROR line longer than " + std::to_string(wire::max_line) + " bytes\n";
           c.closing = true;
         } else {
           c.output += "ERROR authentication failed\n";
-          reject(c, "authentication failed (a line longer than " + std::to_string(max_line) +
+          reject(c, "authentication failed (a line longer than " + std::to_string(wire::max_line) +
                         " bytes)");
         }
       }
@@ -759,321 +699,6 @@ void RendezvousServer::State::serve() {
   for (Connection& c : connections)
     flush(c);
   connections.clear();
-}
-
-// ---- RendezvousClient ------------------------------------------------------
-
-NetStatus RendezvousClient::read_line(Deadline deadline, std::string& line) {
-  for (;;) {
-    const std::size_t newline = input_.find('\n');
-    if (newline != std::string::npos) {
-      line = input_.substr(0, newline);
-      input_.erase(0, newline + 1);
-      return NetStatus::ok;
-    }
-    if (input_.size() > max_line) {
-      error_ = "rendezvous at " + to_string(server_) + " sent a line longer than " +
-               std::to_string(max_line) + " bytes";
-      return NetStatus::protocol_error;
-    }
-    char chunk[4096];
-    const ssize_t n = ::recv(fd_.get(), chunk, sizeof chunk, MSG_DONTWAIT);
-    if (n > 0) {
-      input_.append(chunk, static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n == 0) {
-      error_ = "rendezvous at " + to_string(server_) + " closed the connection";
-      return NetStatus::closed;
-    }
-    if (errno == EINTR)
-      continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      error_ = "rendezvous at " + to_string(server_) + ": " + detail::errno_text(errno);
-      return NetStatus::closed;
-    }
-    if (detail::wait_fd(fd_.get(), POLLIN, deadline) == 0) {
-      error_ = "rendezvous at " + to_string(server_) + " did not answer before the deadline";
-      return NetStatus::timeout;
-    }
-  }
-}
-
-NetStatus RendezvousClient::request(const std::string& line, Deadline deadline,
-                                    std::string& reply) {
-  if (!fd_) {
-    error_ = "not connected to a rendezvous server";
-    return NetStatus::closed;
-  }
-  const std::string text = line + "\n";
-  if (const NetStatus s = detail::send_all(fd_.get(), text.data(), text.size(), deadline, error_);
-      s != NetStatus::ok) {
-    error_ = "rendezvous: " + error_;
-    return s;
-  }
-  return read_line(deadline, reply);
-}
-
-NetStatus RendezvousClient::connect(const Endpoint& server, std::string_view graph,
-                                    const detail::Secret& secret, Deadline deadline) {
-  if (!detail::valid_rendezvous_name(graph)) {
-    error_ = "graph name '" + std::string(graph) +
-             "' is not 1 to 128 printable characters without spaces";
-    return NetStatus::invalid_argument;
-  }
-  server_ = server;
-  graph_ = graph;
-  input_.clear();
-  table_.clear();
-  std::string why;
-  if (const NetStatus s = detail::connect_tcp(server, deadline, fd_, why); s != NetStatus::ok) {
-    error_ = "rendezvous: " + why;
-    return s;
-  }
-  const auto fail = [&](NetStatus status, std::string text) {
-    fd_.reset();
-    error_ = "rendezvous at " + to_string(server_) + " " + text;
-    return status;
-  };
-  std::string challenge;
-  if (const NetStatus s = read_line(deadline, challenge); s != NetStatus::ok)
-    return s;
-  const std::vector<std::string_view> c = split(challenge);
-  if (c.size() != 2 || c[0] != "CHALLENGE" || c[1].size() != 32)
-    return fail(NetStatus::protocol_error, "did not send a challenge ('" + challenge + "')");
-  const std::string nonce = detail::fresh_nonce();
-  const std::string proof = secret.prove(proof_message("client", graph_, c[1], nonce));
-  std::string reply;
-  const NetStatus s = request(
-      "HELLO " + std::string(protocol) + " " + graph_ + " " + nonce + " " + proof, deadline, reply);
-  if (s != NetStatus::ok)
-    return s;
-  if (reply.rfind("ERROR ", 0) == 0)
-    return fail(NetStatus::rejected, "refused: " + reply.substr(6));
-  const std::vector<std::string_view> r = split(reply);
-  if (r.size() < 2 || r[0] != "OK")
-    return fail(NetStatus::protocol_error, "answered HELLO with '" + reply + "'");
-  if (!secret.verify(proof_message("server", graph_, c[1], nonce), r[1])) {
-    return fail(NetStatus::protocol_error,
-                "could not prove it knows the launch's secret: it is not this launch's driver");
-  }
-  const std::size_t greeting_at = 3 + r[1].size() + 1;
-  greeting_ = greeting_at < reply.size() ? reply.substr(greeting_at) : std::string();
-  return NetStatus::ok;
-}
-
-NetStatus RendezvousClient::publish(std::string_view actor, const Endpoint& data_plane,
-                                    Deadline deadline) {
-  if (!detail::valid_rendezvous_name(actor)) {
-    error_ = "actor name '" + std::string(actor) +
-             "' is not 1 to 128 printable characters without spaces";
-    return NetStatus::invalid_argument;
-  }
-  std::string reply;
-  const NetStatus s =
-      request("PUBLISH " + std::string(actor) + " " + to_string(data_plane), deadline, reply);
-  if (s != NetStatus::ok)
-    return s;
-  if (reply == "OK")
-    return NetStatus::ok;
-  if (reply.rfind("ERROR ", 0) == 0) {
-    error_ = "rendezvous at " + to_string(server_) + " refused: " + reply.substr(6);
-    return NetStatus::rejected;
-  }
-  error_ = "rendezvous at " + to_string(server_) + " answered PUBLISH with '" + reply + "'";
-  return NetStatus::protocol_error;
-}
-
-NetStatus RendezvousClient::wait_for_table(Deadline deadline) {
-  const int wait = detail::milliseconds_until(deadline);
-  const Deadline answer_by =
-      deadline == Deadline::max() || deadline > Deadline::max() - answer_grace
-          ? Deadline::max()
-          : std::max(deadline, Clock::now()) + answer_grace;
-  std::string reply;
-  if (const NetStatus s = request("LOOKUP " + std::to_string(wait), answer_by, reply);
-      s != NetStatus::ok)
-    return s;
-  const std::vector<std::string_view> f = split(reply);
-  const auto malformed = [&] {
-    error_ = "rendezvous at " + to_string(server_) + " answered LOOKUP with '" + reply + "'";
-    return NetStatus::protocol_error;
-  };
-  if (f[0] == "TABLE" && f.size() == 2) {
-    const std::optional<std::uint64_t> n = parse_number(f[1]);
-    if (!n)
-      return malformed();
-    std::map<std::string, Endpoint> table;
-    for (std::uint64_t i = 0; i < *n; ++i) {
-      std::string entry;
-      if (const NetStatus s = read_line(answer_by, entry); s != NetStatus::ok)
-        return s;
-      const std::vector<std::string_view> e = split(entry);
-      const std::optional<Endpoint> where = e.size() == 2 ? parse_endpoint(e[1]) : std::nullopt;
-      if (!where) {
-        error_ = "rendezvous at " + to_string(server_) + " sent the table entry '" + entry + "'";
-        return NetStatus::protocol_error;
-      }
-      table.emplace(std::string(e[0]), *where);
-    }
-    table_ = std::move(table);
-    return NetStatus::ok;
-  }
-  if (f[0] == "MISSING" && f.size() >= 3) {
-    std::vector<std::string> missing(f.begin() + 2, f.end());
-    error_ = missing_message(graph_, missing);
-    return NetStatus::timeout;
-  }
-  if (f[0] == "ERROR") {
-    error_ = "rendezvous at " + to_string(server_) +
-             " refused: " + reply.substr(std::min<std::size_t>(6, reply.size()));
-    return NetStatus::rejected;
-  }
-  return malformed();
-}
-
-NetStatus RendezvousClient::constructor_args(std::string_view actor, Deadline deadline,
-                                             std::optional<std::vector<std::byte>>& out) {
-  std::string reply;
-  if (const NetStatus s = request("ARGS " + std::string(actor), deadline, reply);
-      s != NetStatus::ok)
-    return s;
-  out.reset();
-  if (reply == "NONE")
-    return NetStatus::ok;
-  std::vector<std::byte> bytes;
-  if (const NetStatus s = receive_counted("ARGS", reply, max_constructor_args, deadline, bytes);
-      s != NetStatus::ok)
-    return s;
-  out = std::move(bytes);
-  return NetStatus::ok;
-}
-
-NetStatus RendezvousClient::nccl_ids(Deadline deadline, std::vector<std::byte>& out) {
-  std::string reply;
-  if (const NetStatus s = request("NCCL", deadline, reply); s != NetStatus::ok)
-    return s;
-  return receive_counted("NCCL", reply, max_nccl_ids, deadline, out);
-}
-
-NetStatus RendezvousClient::receive_counted(std::string_view command, const std::string& reply,
-                                            std::uint64_t most, Deadline deadline,
-                                            std::vector<std::byte>& out) {
-  const std::vector<std::string_view> f = split(reply);
-  const std::optional<std::uint64_t> size =
-      f.size() == 2 && f[0] == command ? parse_number(f[1]) : std::nullopt;
-  if (!size || *size > most) {
-    error_ = "rendezvous at " + to_string(server_) + " answered " + std::string(command) +
-             " with '" + reply + "'";
-    return reply.rfind("ERROR ", 0) == 0 ? NetStatus::rejected : NetStatus::protocol_error;
-  }
-  out.assign(*size, std::byte{0});
-  const std::size_t buffered = std::min<std::size_t>(input_.size(), out.size());
-  if (buffered > 0) // out.data() is null when nothing follows (NCCL 0)
-    std::memcpy(out.data(), input_.data(), buffered);
-  input_.erase(0, buffered);
-  if (const NetStatus s = detail::receive_exact(fd_.get(), out.data() + buffered,
-                                                out.size() - buffered, deadline, error_);
-      s != NetStatus::ok) {
-    error_ = "rendezvous: " + error_;
-    return s;
-  }
-  return NetStatus::ok;
-}
-
-NetStatus RendezvousClient::ready(std::string_view actor, Deadline deadline) {
-  std::string reply;
-  const NetStatus s = request("READY " + std::string(actor), deadline, reply);
-  if (s != NetStatus::ok)
-    return s;
-  if (reply == "OK")
-    return NetStatus::ok;
-  error_ = "rendezvous at " + to_string(server_) + " answered READY with '" + reply + "'";
-  return NetStatus::rejected;
-}
-
-void RendezvousClient::report_failure(const RemoteFailure& failure) {
-  if (!fd_)
-    return;
-  using Cause = RemoteFailure::Cause;
-  std::string text = "FAILED ";
-  text += failure.cause == Cause::actor     ? "actor "
-          : failure.cause == Cause::channel ? "channel "
-                                            : "host ";
-  text += failure.cause == Cause::actor && !failure.actor.empty() ? failure.actor : "-";
-  text += ' ';
-  const std::size_t room = max_line - 1 - std::min(text.size(), max_line - 1);
-  for (char c : std::string_view(failure.reason).substr(0, room))
-    text += c == '\n' ? ' ' : c;
-  text += "\n";
-  std::string ignored;
-  (void)detail::send_all(fd_.get(), text.data(), text.size(),
-                         Clock::now() + std::chrono::seconds(1), ignored);
-}
-
-NetStatus RendezvousClient::poll_requests(std::vector<std::string>& requests) {
-  if (!fd_)
-    return NetStatus::closed;
-  char chunk[4096];
-  NetStatus status = NetStatus::ok;
-  for (;;) {
-    const ssize_t n = ::recv(fd_.get(), chunk, sizeof chunk, MSG_DONTWAIT);
-    if (n > 0) {
-      input_.append(chunk, static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-      break;
-    if (n == 0) {
-      status = NetStatus::closed;
-    } else {
-      const int error = errno;
-      error_ = "rendezvous: " + detail::errno_text(error);
-      status = error == ETIMEDOUT ? NetStatus::timeout : NetStatus::system_error;
-    }
-    break;
-  }
-  // What arrived before an end is still said.
-  for (std::size_t newline; (newline = input_.find('\n')) != std::string::npos;) {
-    requests.push_back(input_.substr(0, newline));
-    input_.erase(0, newline + 1);
-  }
-  return status;
-}
-
-NetStatus RendezvousClient::send_clock(std::int64_t clock_ns, Deadline deadline) {
-  if (!fd_)
-    return NetStatus::closed;
-  const std::string text = "CLOCK " + std::to_string(std::max<std::int64_t>(clock_ns, 0)) + "\n";
-  const NetStatus s = detail::send_all(fd_.get(), text.data(), text.size(), deadline, error_);
-  if (s != NetStatus::ok)
-    error_ = "rendezvous: " + error_;
-  return s;
-}
-
-NetStatus RendezvousClient::send_profile(std::string_view actor, std::string_view payload,
-                                         Deadline deadline) {
-  if (!fd_)
-    return NetStatus::closed;
-  std::string text = "PROFILE " + std::string(actor) + " " + std::to_string(payload.size()) + "\n";
-  text.append(payload);
-  const NetStatus s = detail::send_all(fd_.get(), text.data(), text.size(), deadline, error_);
-  if (s != NetStatus::ok)
-    error_ = "rendezvous: " + error_;
-  return s;
-}
-
-std::optional<Endpoint> RendezvousClient::lookup(std::string_view actor) const {
-  const auto it = table_.find(std::string(actor));
-  if (it == table_.end())
-    return std::nullopt;
-  return it->second;
-}
-
-std::string RendezvousClient::local_host() const {
-  return fd_ ? detail::local_endpoint(fd_.get()).host : std::string();
 }
 
 } // namespace cg

@@ -1,0 +1,75 @@
+// graph/driver_profile.cpp - A launched graph's profile: every participant's
+// ring read back, onto one clock, as statistics or a Chrome trace.
+#include <cg/driver.hpp>
+
+#include "graph/profile_stats.hpp"
+#include "graph/runtime_state.hpp"
+#include "support/deadline.hpp"
+#include "support/text.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <thread>
+
+namespace cg::detail {
+
+void GraphRuntime::write_profile(const std::string& path) const { impl_->write_profile(path); }
+
+GraphStats GraphRuntime::stats() const { return profile_stats(spec_, impl_->profile_tracks()); }
+
+std::vector<ProfileTrack> GraphRuntime::Impl::profile_tracks() const {
+  if (!profile.on())
+    throw Error(describe(spec) + " records no profile: launch it with cg::LaunchOptions::profile "
+                                 "or the environment variable CG_PROFILE set to a file (or "
+                                 "LaunchOptions::record_profile)");
+  std::span<std::byte> memory{static_cast<std::byte*>(segment.data()), segment.size()};
+  std::vector<ProfileTrack> tracks;
+  for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
+    tracks.push_back(read_profile_rings({profile_ring(memory, *header, a)}, spec.actors[a].name));
+  const std::size_t actors = spec.actors.size();
+  tracks.push_back(
+      read_profile_rings({profile_ring(memory, *header, ProfileParticipant::driver(actors)),
+                          profile_ring(memory, *header, ProfileParticipant::collector(actors))},
+                         "driver"));
+  // Ticks to nanoseconds: the two readings of both clocks at least 20 ms
+  // apart, for a rate within a few parts per million.
+  const ProfileClocks origin{header->profile_origin_ticks, header->profile_origin_ns};
+  const auto apart = std::chrono::nanoseconds(monotonic_ns() - origin.ns);
+  if (apart < std::chrono::milliseconds(20))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20) - apart);
+  ticks_to_ns(tracks, origin, ProfileClocks::now());
+  // Actors in processes of their own recorded in their own segments: their
+  // tracks as those processes send them (now, or as they did at teardown),
+  // moved onto our clock.
+  if (remote_count > 0) {
+    const std::map<std::string, RemoteProfile> remote =
+        torn_down_now() ? remote_profiles
+                        : server.collect_profiles(Clock::now() + std::chrono::seconds(3));
+    for (std::uint32_t a = 0; a < spec.actors.size(); ++a) {
+      auto sent = remote.find(spec.actors[a].name);
+      if (local[a] || sent == remote.end())
+        continue;
+      ProfileTrack track{
+          spec.actors[a].name, {}, 0, std::max<std::int64_t>(sent->second.uncertainty_ns, 1)};
+      if (decode_profile_track(sent->second.payload, sent->second.offset_ns, track))
+        tracks[a] = std::move(track);
+    }
+  }
+  return tracks;
+}
+
+void GraphRuntime::Impl::write_profile(const std::string& path) const {
+  const std::vector<ProfileTrack> tracks = profile_tracks();
+  std::ofstream out(path, std::ios::trunc);
+  if (out)
+    write_chrome_trace(out, spec, tracks);
+  out.flush();
+  if (!out)
+    throw Error("cannot write the profile of " + describe(spec) + " to '" + path +
+                "': " + std::strerror(errno));
+}
+
+} // namespace cg::detail

@@ -1,0 +1,150 @@
+// graph/teardown.cpp - Tearing a launched graph down: its channels closed,
+// its relays, monitor and collector joined, its actors gone (a thread still
+// in a method is waited for until the deadline, then left running with all it
+// may touch), its profile written.
+#include <cg/driver.hpp>
+
+#include "graph/runtime_state.hpp"
+#include "support/deadline.hpp"
+#include "support/text.hpp"
+
+#include <unistd.h>
+
+#include <cg/cpu_binding.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+
+namespace cg::detail {
+
+GraphRuntime::~GraphRuntime() {
+  teardown();
+  if (impl_->results_fd >= 0)
+    ::close(impl_->results_fd);
+  // An actor thread teardown(timeout) left running still uses the runtime
+  // (its segment, its records): it is kept for good, where a leak checker
+  // sees it is still in use.
+  if (!impl_->left_running.empty()) {
+    static std::mutex kept_mutex;
+    static auto* kept = new std::vector<std::unique_ptr<Impl>>;
+    std::lock_guard lock(kept_mutex);
+    kept->push_back(std::move(impl_));
+  }
+}
+
+void GraphRuntime::teardown() noexcept { finish(Deadline::max()); }
+
+void GraphRuntime::teardown(std::chrono::milliseconds timeout) {
+  if (!finish(deadline_or_look_once(timeout)))
+    return;
+  std::vector<std::string> quoted;
+  for (const std::string& name : impl_->left_running)
+    quoted.push_back("'" + name + "'");
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f", std::chrono::duration<double>(timeout).count());
+  throw TimeoutError("teardown of " + describe(spec_) + ": actor " + join(quoted, ", actor ") +
+                     " (a thread of this process) is still in a method after " + seconds +
+                     " s. A thread cannot be stopped: it is left running, and the graph's memory "
+                     "is kept for it");
+}
+
+// Actor threads leave their loop when their channels close; one still in a
+// method is waited for until `deadline` (a thread cannot be stopped), then
+// left running, detached, with everything it may touch: see ~GraphRuntime.
+void GraphRuntime::Impl::join_actor_threads(Deadline deadline) {
+  std::unique_lock lock(mutex);
+  auto none_running = [&] {
+    return std::none_of(thread_running.begin(), thread_running.end(), [](char r) { return r; });
+  };
+  if (deadline == Deadline::max())
+    changed.wait(lock, none_running);
+  else
+    changed.wait_until(lock, deadline, none_running);
+  for (std::size_t i = 0; i < actor_threads.size(); ++i) {
+    if (thread_running[thread_actor[i]]) {
+      left_running.push_back(spec.actors[thread_actor[i]].name);
+      actor_threads[i].detach();
+    }
+  }
+  lock.unlock();
+  for (std::thread& thread : actor_threads)
+    if (thread.joinable())
+      thread.join();
+  actor_threads.clear();
+}
+
+// Stops the graph, waiting for actor threads until `deadline`; true when
+// this call tore the graph down and left an actor thread running.
+bool GraphRuntime::finish(Deadline deadline) noexcept {
+  Impl& s = *impl_;
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.torn_down)
+      return false;
+    s.torn_down = true;
+    s.stop_collector = true;
+  }
+  const Clock::time_point began = Clock::now();
+  // Actors in processes of their own send their profiles while they still
+  // run (once the channels close, they stop).
+  if (s.profile.on() && s.remote_count > 0)
+    s.remote_profiles = s.server.collect_profiles(Clock::now() + std::chrono::seconds(3));
+  s.changed.notify_all();
+  s.stopping.store(true);
+  s.close_all();
+  // The relays end with their streams; closing the rendezvous connections
+  // tells every remote actor process to exit.
+  s.relays.join();
+  s.server.stop();
+  if (s.monitor.joinable()) {
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto written = ::write(s.stop_fd, &one, sizeof one);
+    s.monitor.join();
+  }
+  if (s.stop_fd >= 0)
+    ::close(s.stop_fd);
+  if (s.collector.joinable())
+    s.collector.join();
+  s.fail_callbacks();
+  s.join_actor_threads(deadline);
+  // Actor processes do too; give them a moment to exit cleanly, then make sure.
+  const auto grace = Clock::now() + std::chrono::seconds(2);
+  for (ChildProcess& child : s.actors) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(grace - Clock::now());
+    if (!child.wait_for(std::max(left, std::chrono::milliseconds(0)))) {
+      child.kill(SIGKILL);
+      child.wait_for(std::chrono::seconds(1));
+    }
+  }
+  // What they said last reaches the terminal (a grandchild holding a pipe
+  // open is not waited for long).
+  s.actor_output.finish(Clock::now() + std::chrono::seconds(1));
+  s.segment.unlink();
+  if (!s.profile_path.empty()) {
+    try {
+      s.write_profile(s.profile_path);
+    } catch (const std::exception& e) {
+      // teardown() cannot throw: say it where the user looks.
+      std::fprintf(stderr, "cg: %s\n", e.what());
+    }
+  }
+  if (s.log.info()) {
+    char took[32];
+    std::snprintf(took, sizeof took, "%.1f",
+                  std::chrono::duration<double, std::milli>(Clock::now() - began).count());
+    s.log.say(LogLevel::info, std::string("torn down in ") + took + " ms");
+  }
+  // The launching thread's CPUs and waiting back, if this is that thread
+  // (another thread's id may be anyone's by now).
+  if (s.launching_thread != 0 && s.launching_thread == ::gettid()) {
+    if (!s.thread_cpus_before.empty())
+      set_cpus(0, s.thread_cpus_before);
+    set_has_own_cpu(false);
+  }
+  return !s.left_running.empty();
+}
+
+} // namespace cg::detail
