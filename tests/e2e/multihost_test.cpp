@@ -7,6 +7,9 @@
 // can reach the driver only over the veth link. Those tests need root and say
 // so when skipped. The rest (placement, TCP forced on one host, mpirun) run
 // anywhere.
+//
+// One file, about 860 lines: every test here launches the one graph source
+// (multihost.cg.cpp) on the same two namespaces, with the same helpers.
 #include "e2e_multihost.cg.hpp"
 
 #include "../support/captured_output.hpp"

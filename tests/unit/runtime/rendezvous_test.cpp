@@ -5,6 +5,9 @@
 // gets the same full table, an actor that never shows up is named in the
 // timeout (on both sides), a wrong graph or an unknown actor is refused with
 // the reason, and a client started before its server retries until it listens.
+//
+// One file, about 820 lines: the server and its client are tested together,
+// each test one conversation between them over the same loopback helpers.
 #include "../../support/scoped_env.hpp"
 #include "net/rendezvous.hpp"
 #include "net/socket.hpp"
