@@ -4,13 +4,13 @@
 // may touch), its profile written.
 #include <cg/driver.hpp>
 
+#include <cg/cpu_binding.hpp>
+
 #include "graph/runtime_state.hpp"
 #include "support/deadline.hpp"
 #include "support/text.hpp"
 
 #include <unistd.h>
-
-#include <cg/cpu_binding.hpp>
 
 #include <algorithm>
 #include <csignal>
