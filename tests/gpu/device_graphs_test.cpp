@@ -3,16 +3,15 @@
 //
 // Without a GPU (here, and on CI) the placement and the cpu direction run for
 // real; the cuda direction and NCCL check the errors a machine without a
-// device gives; the GPU tests skip, saying so.
+// device gives; the GPU tests skip, saying so (gpu_skip.hpp: only where the
+// machine has no device; CUDA failing or NCCL not loading beside a device
+// fails them).
 #include "device_graphs.cg.hpp"
 #include "gpu_skip.hpp"
 #include "leftovers.hpp"
 #include "tensor/pinned_mappings.hpp"
 
 #include <cg/device.hpp>
-#if defined(CG_HAVE_CUDA)
-#include <cg/nccl_communicator.hpp>
-#endif
 
 #include <gtest/gtest.h>
 
@@ -30,8 +29,6 @@ std::string drivers_visible_devices() {
   const char* value = std::getenv("CUDA_VISIBLE_DEVICES");
   return value ? value : "<unset>";
 }
-
-using cg_test::have_cuda_device;
 
 cg::Tensor floats(std::vector<float> values) {
   cg::Tensor t = cg::Tensor::empty(cg::DType::float32, {static_cast<std::int64_t>(values.size())});
@@ -138,8 +135,7 @@ TEST_F(DeviceGraphs, CpuTransportDeliversHostTensorsToActorsAndDriver) {
 }
 
 TEST_F(DeviceGraphs, CudaTransportWithoutADeviceIsTheReadingTasksError) {
-  if (have_cuda_device())
-    GTEST_SKIP() << "this machine has a CUDA device";
+  CG_SKIP_WITH_GPU();
   cg::LaunchOptions options;
   options.cuda_devices = std::vector<std::string>{"0"};
   auto graph = cg::launch<&to_cuda>(options);
@@ -286,8 +282,7 @@ TEST_F(DeviceGraphs, SingleRankAllreduceOverTheHostCommunicatorComesBackToTheHos
 }
 
 TEST_F(DeviceGraphs, NcclWithoutACudaDeviceIsALaunchError) {
-  if (have_cuda_device())
-    GTEST_SKIP() << "this machine has a CUDA device";
+  CG_SKIP_WITH_GPU();
   cg::LaunchOptions options;
   options.communicator = cg::CommunicatorKind::nccl;
   options.cuda_devices = std::vector<std::string>{"0"};
@@ -303,20 +298,6 @@ TEST_F(DeviceGraphs, NcclWithoutACudaDeviceIsALaunchError) {
                     "device, and this runtime was built without CUDA (configure with "
                     "-DCG_WITH_CUDA=ON, or use cg::CommunicatorKind::host)");
   }
-}
-
-// Why an NCCL test cannot run here, "" when it can: it needs `gpus` CUDA
-// devices and a loadable NCCL.
-std::string without_nccl(int gpus) {
-  if (!cg::built_with_cuda() || cg::cuda_device_count() < gpus)
-    return "this test needs " + std::to_string(gpus) + " CUDA device(s) and NCCL (built with " +
-           "CUDA: " + (cg::built_with_cuda() ? "yes" : "no") + "; this machine has " +
-           std::to_string(cg::cuda_device_count()) + ")";
-#if defined(CG_HAVE_CUDA)
-  if (!cg::NcclCommunicator::available())
-    return "NCCL cannot be loaded (libnccl.so.2, or CG_NCCL_LIBRARY): this test needs it";
-#endif
-  return "";
 }
 
 // One rank's allreduce over NCCL, launched with `options`.
@@ -336,14 +317,12 @@ void expect_nccl_edge_between_two_gpus(cg::LaunchOptions options) {
 }
 
 TEST_F(DeviceGraphs, SingleRankAllreduceOverNcclOnOneGpu) {
-  if (const std::string why = without_nccl(1); !why.empty())
-    GTEST_SKIP() << why;
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(1);
   expect_single_rank_allreduce_over_nccl({});
 }
 
 TEST_F(DeviceGraphs, NcclEdgeBetweenTwoGpusDeliversExactValues) {
-  if (const std::string why = without_nccl(2); !why.empty())
-    GTEST_SKIP() << why;
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(2);
   expect_nccl_edge_between_two_gpus({});
 }
 
@@ -361,16 +340,14 @@ TEST_F(DeviceGraphs, SingleRankAllreduceInAProcessReachedOverTcp) {
 }
 
 TEST_F(DeviceGraphs, SingleRankAllreduceOverNcclInAProcessReachedOverTcp) {
-  if (const std::string why = without_nccl(1); !why.empty())
-    GTEST_SKIP() << why;
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(1);
   cg::LaunchOptions options;
   options.tcp_everywhere = true;
   expect_single_rank_allreduce_over_nccl(options);
 }
 
 TEST_F(DeviceGraphs, NcclEdgeBetweenTwoGpusOfProcessesReachedOverTcp) {
-  if (const std::string why = without_nccl(2); !why.empty())
-    GTEST_SKIP() << why;
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(2);
   cg::LaunchOptions options;
   options.tcp_everywhere = true;
   expect_nccl_edge_between_two_gpus(options);

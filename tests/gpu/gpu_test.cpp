@@ -20,9 +20,11 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <regex>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -135,8 +137,7 @@ TEST_F(CudaIpc, OneBufferReadByTwoActors) {
 }
 
 TEST_F(CudaIpc, WithoutADeviceTheWritingTaskReportsIt) {
-  if (have_cuda_device())
-    GTEST_SKIP() << "this machine has a CUDA device";
+  CG_SKIP_WITH_GPU();
   auto graph = cg::launch<&ipc_pipeline>();
   try {
     graph.execute(3).get();
@@ -176,10 +177,28 @@ TEST_F(CudaIpc, AnUndefinedTensorNeedsNoDevice) {
 
 using NcclOnOneGpu = cg_test::NoLeftovers;
 
-// NCCL makes no communicator of two ranks on one device; what it says is
+// What launch says when actor `name`, rank `rank`, cannot join: the runtime's
+// words exactly, NCCL's ("invalid usage (...)", what it last said) as they come.
+std::string join_refusal(const std::string& name, int rank) {
+  const bool threads =
+      std::getenv("CG_MODE") != nullptr && std::string(std::getenv("CG_MODE")) == "threads";
+  const std::string r = std::to_string(rank);
+  return "actor '" + name + "' of graph 'nccl_one_gpu' " +
+         (threads ? R"(\(a thread\) failed: )" : R"(exited with code 2 \()") +
+         "cg::detail::ActorFailure: actor '" + name +
+         "' cannot join NCCL communicator group 0 as rank " + r +
+         " on cuda:0: cg: NcclCommunicator rank " + r +
+         " of 2: joining the group: ncclCommInitRank: NCCL error 5 " +
+         R"(\(invalid usage.*\); NCCL refuses two ranks on one GPU \("Duplicate GPU detected"\), )" +
+         R"(its usual invalid usage here: give each rank a GPU of its own(; NCCL says: .*)?)" +
+         (threads ? "" : R"(\))") + " during start-up";
+}
+
+// NCCL makes no communicator of two ranks on one device, and says so only as
+// "invalid usage": the launch error names the refusal. What NCCL says is
 // printed for the bundle's summary.
-TEST_F(NcclOnOneGpu, TwoRanksOnOneDeviceAreRefusedAtLaunch) {
-  CG_SKIP_WITHOUT_GPU();
+TEST_F(NcclOnOneGpu, TwoRanksOnOneDeviceAreRefusedAtLaunchNamingTheDuplicateGpu) {
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(1);
   cg::LaunchOptions options;
   options.communicator = cg::CommunicatorKind::nccl;
   options.start_timeout = std::chrono::seconds(60);
@@ -187,8 +206,12 @@ TEST_F(NcclOnOneGpu, TwoRanksOnOneDeviceAreRefusedAtLaunch) {
     auto graph = cg::launch<&nccl_one_gpu>(options);
     auto result = graph.execute(2).get();
     ADD_FAILURE() << "NCCL accepted two ranks on one GPU: " << result.describe();
-  } catch (const cg::Error& e) {
+  } catch (const cg::LaunchError& e) {
     std::cout << "NCCL refused two ranks on one GPU: " << e.what() << std::endl;
+    const std::string what = e.what();
+    EXPECT_TRUE(std::regex_match(what, std::regex(join_refusal("a", 0))) ||
+                std::regex_match(what, std::regex(join_refusal("b", 1))))
+        << what;
   }
 }
 

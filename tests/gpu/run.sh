@@ -13,9 +13,11 @@
 # (profile_cost_bench, which needs no GPU but cores: this machine has them).
 # Exit status 1 if a test failed or a program did not finish; 0 otherwise.
 # Each program has a time limit, 7.9 minutes in all. On a machine
-# without a CUDA device it says "no GPU: ..." and exits 0.
+# without a GPU (no /dev/nvidia* node, no GPU nvidia-smi lists, none the
+# runtime finds) it says "no GPU: ..." and exits 0; where these disagree, or
+# gpu_bench cannot count the devices, it fails before running anything.
 # NCCL is loaded from CG_NCCL_LIBRARY, else from python3's nvidia-nccl-cu13
-# wheel, else as libnccl.so.2 (the NCCL tests skip, saying so, without it);
+# wheel, else as libnccl.so.2 (the NCCL tests fail, quoting the loader, without it);
 # cuBLAS from CG_CUBLAS_LIBRARY, the nvidia-cublas wheel, or the CUDA toolkit.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,10 +34,42 @@ finish() {
   exit "$1"
 }
 
-devices=$("$bin/gpu_bench" --count-devices 2>/dev/null || echo 0)
-if [[ $devices == 0 ]]; then
-  say "no GPU: the runtime finds no CUDA device on this machine (cudaGetDeviceCount); nothing was run"
+# Whether this machine has a GPU: the driver's device nodes and nvidia-smi
+# say so beside the runtime, so that a runtime that cannot reach a GPU fails
+# here instead of passing for a machine without one. CG_GPU_DEV_DIR stands
+# for /dev (run_sh_test.sh, with a gpu_bench and an nvidia-smi of its own).
+dev=${CG_GPU_DEV_DIR:-/dev}
+nodes=$(compgen -G "$dev/nvidia*" | LC_ALL=C sort | tr '\n' ' ')
+nodes=${nodes% }
+smi_gpus='' smi_list=''
+if command -v nvidia-smi >/dev/null; then
+  if ! smi_list=$(nvidia-smi -L 2>&1); then
+    say "FAILED: nvidia-smi -L: $smi_list"
+    finish 1
+  fi
+  smi_gpus=$(grep -c '^GPU ' <<<"$smi_list")
+fi
+devices=$("$bin/gpu_bench" --count-devices 2>"$logs/count-devices.log")
+status=$?
+if ((status != 0)) || [[ ! $devices =~ ^[0-9]+$ ]]; then
+  say "FAILED: gpu_bench --count-devices exited with status $status and printed '$devices': $(cat "$logs/count-devices.log")"
+  finish 1
+fi
+if [[ $devices == 0 && -z $nodes && ${smi_gpus:-0} == 0 ]]; then
+  smi_said='is missing'
+  [[ -n $smi_gpus ]] && smi_said='lists none'
+  say "no GPU: no /dev/nvidia* node, nvidia-smi $smi_said, and the runtime finds no CUDA device (cudaGetDeviceCount); nothing was run"
   finish 0
+fi
+if [[ $devices == 0 ]]; then
+  say "FAILED: the runtime finds no CUDA device on a machine with one (device nodes: ${nodes:-none}; nvidia-smi -L lists ${smi_gpus:-nothing, it is missing})"
+  finish 1
+fi
+# CUDA_VISIBLE_DEVICES and MIG instances make CUDA's devices differ from nvidia-smi's GPUs.
+if [[ -n $smi_gpus && -z ${CUDA_VISIBLE_DEVICES+set} ]] && ! grep -q '^ *MIG ' <<<"$smi_list" &&
+  ((smi_gpus != devices)); then
+  say "FAILED: the runtime finds $devices CUDA device(s), and nvidia-smi -L lists $smi_gpus GPU(s)"
+  finish 1
 fi
 
 # wheel_library <package> <file>: the file in python3's NVIDIA wheel, if any.

@@ -68,13 +68,20 @@ public:
   /// NCCL's version as it encodes it (e.g. 22703 for 2.27.3); throws like make_unique_id.
   static int version();
 
-  /// True when the NCCL library can be loaded (and has every symbol used).
+  /// "" when the NCCL library can be loaded (and has every symbol used);
+  /// otherwise why not, as make_unique_id would throw it: the loader's words
+  /// (no such file, not a library, ...) or the symbol the library lacks.
+  static std::string load_error();
+
+  /// load_error().empty().
   static bool available() noexcept;
 
   /// Joins the group `id` as `rank` of `size` on CUDA device `cuda_device`;
   /// `stream` null makes a non-blocking stream of its own. Throws
   /// CommunicatorError{invalid} for a bad rank or size, {backend} for NCCL
-  /// or CUDA failures.
+  /// or CUDA failures. NCCL refuses a group with two ranks on one GPU as
+  /// "invalid usage"; that error names the refusal (NCCL's "Duplicate GPU
+  /// detected") and quotes NCCL's last error where it keeps one.
   NcclCommunicator(const NcclUniqueId& id, int size, int rank, int cuda_device,
                    CUstream_st* stream = nullptr);
   /// ncclCommAbort (nothing more after an abort), never ncclCommDestroy: the

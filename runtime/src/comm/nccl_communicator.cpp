@@ -16,6 +16,8 @@
 #include <cstring>
 #include <future>
 #include <memory>
+#include <new>
+#include <string>
 #include <thread>
 
 #include "comm/host_reduce.hpp"
@@ -27,6 +29,7 @@ namespace {
 // --- NCCL's C ABI (nccl.h, 2.x) ---
 using nccl_result = int; // ncclResult_t
 constexpr nccl_result nccl_success = 0;
+constexpr nccl_result nccl_invalid_usage = 5;
 constexpr nccl_result nccl_in_progress = 7;
 using nccl_comm = void*; // ncclComm_t
 struct NcclRawId {       // ncclUniqueId
@@ -57,6 +60,7 @@ struct NcclApi {
   nccl_result (*comm_abort)(nccl_comm);
   nccl_result (*comm_get_async_error)(nccl_comm, nccl_result*);
   const char* (*get_error_string)(nccl_result);
+  const char* (*get_last_error)(nccl_comm); // NCCL 2.13 on; null before
   nccl_result (*send)(const void*, std::size_t, int, int, nccl_comm, cudaStream_t);
   nccl_result (*recv)(void*, std::size_t, int, int, nccl_comm, cudaStream_t);
   nccl_result (*all_reduce)(const void*, void*, std::size_t, int, int, nccl_comm, cudaStream_t);
@@ -100,6 +104,8 @@ NcclApi load_nccl() {
   bind(api.all_reduce, "ncclAllReduce");
   bind(api.all_gather, "ncclAllGather");
   bind(api.reduce_scatter, "ncclReduceScatter");
+  api.get_last_error =
+      reinterpret_cast<decltype(api.get_last_error)>(::dlsym(handle, "ncclGetLastError"));
   return api;
 }
 
@@ -112,6 +118,25 @@ const NcclApi& nccl() {
 std::string nccl_error(nccl_result result) {
   const char* text = nccl().get_error_string(result);
   return "NCCL error " + std::to_string(result) + " (" + (text != nullptr ? text : "?") + ")";
+}
+
+// Why ncclCommInitRank failed. NCCL's return code says only "invalid usage"
+// when two ranks are on one GPU (the reason is in its log, with NCCL_DEBUG,
+// and in its last error): the refusal is named, and the last error quoted.
+// Short: an actor's last words hold 500 bytes.
+std::string join_error(const NcclApi& api, nccl_result result) {
+  std::string why = nccl_error(result);
+  if (result == nccl_invalid_usage) {
+    why += "; NCCL refuses two ranks on one GPU (\"Duplicate GPU detected\"), its usual invalid "
+           "usage here: give each rank a GPU of its own";
+  }
+  if (const char* last = api.get_last_error != nullptr ? api.get_last_error(nullptr) : nullptr;
+      last != nullptr && *last != '\0') {
+    std::string text(last);
+    text.erase(text.find_last_not_of(" \n") + 1);
+    why += "; NCCL says: " + text;
+  }
+  return why;
 }
 
 std::string cuda_error(cudaError_t error) {
@@ -185,11 +210,19 @@ int NcclCommunicator::version() {
   return v;
 }
 
-bool NcclCommunicator::available() noexcept {
+std::string NcclCommunicator::load_error() {
   try {
     (void)nccl();
-    return true;
-  } catch (...) {
+    return "";
+  } catch (const CommunicatorError& e) { // what load_nccl() throws, and nothing else here
+    return e.what();
+  }
+}
+
+bool NcclCommunicator::available() noexcept {
+  try {
+    return load_error().empty();
+  } catch (const std::bad_alloc&) { // no memory for the message: no NCCL either
     return false;
   }
 }
@@ -228,7 +261,7 @@ NcclCommunicator::NcclCommunicator(const NcclUniqueId& id, int size, int rank, i
     if (own_stream_)
       (void)cudaStreamDestroy(stream_);
     (void)cudaEventDestroy(default_stream_done_);
-    fail(CommErrorKind::backend, call, "ncclCommInitRank: " + nccl_error(result));
+    fail(CommErrorKind::backend, call, "ncclCommInitRank: " + join_error(api, result));
   }
   comm_ = comm;
 }

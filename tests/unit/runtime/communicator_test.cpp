@@ -16,6 +16,8 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -23,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../gpu/gpu_skip.hpp"
 #include "shm/shm.hpp"
 #if defined(CG_HAVE_CUDA)
 #include <cg/nccl_communicator.hpp>
@@ -540,13 +543,82 @@ TEST(HostCommunicator, AbortWakesABlockedRecvInAnotherProcess) {
   EXPECT_EQ(child.wait(), (std::vector<int>{0}));
 }
 
+// --- NCCL that does not load (any machine with a CUDA build) ---
+
+#if defined(CG_HAVE_CUDA)
+// NcclCommunicator::load_error() with CG_NCCL_LIBRARY=`library`, in a
+// fork()ed child: a process that loaded NCCL keeps it, a child loads afresh.
+std::string nccl_load_error_with(const std::string& library) {
+  int fds[2];
+  if (::pipe(fds) != 0)
+    throw std::runtime_error("pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0)
+    throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::setenv("CG_NCCL_LIBRARY", library.c_str(), 1);
+    const std::string error = cg::NcclCommunicator::load_error();
+    const bool written =
+        ::write(fds[1], error.data(), error.size()) == static_cast<ssize_t>(error.size());
+    _exit(written ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string error;
+  char buffer[512];
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;)
+    error.append(buffer, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("the child that loads NCCL did not exit cleanly");
+  return error;
+}
+
+// A GPU test that needs NCCL fails, quoting these, where a device is present
+// (gpu_skip.hpp); they are the loader's words and the runtime's, exactly.
+TEST(NcclCommunicator, AMissingLibraryIsALoadErrorQuotingTheLoader) {
+  EXPECT_EQ(nccl_load_error_with("/nonexistent/libnccl.so.2"),
+            "cg: NCCL could not be loaded (/nonexistent/libnccl.so.2: cannot open shared object "
+            "file: No such file or directory): install NCCL, or set CG_NCCL_LIBRARY to the path "
+            "of libnccl.so.2 (e.g. the one in site-packages/nvidia/nccl/lib)");
+}
+
+TEST(NcclCommunicator, AFileThatIsNoLibraryIsALoadErrorQuotingTheLoader) {
+  const std::string path = ::testing::TempDir() + "not-a-library.so";
+  {
+    std::ofstream file(path);
+    file << std::string(200, 'x'); // longer than an ELF header, so that its magic is read
+  }
+  const std::string error = nccl_load_error_with(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(error, "cg: NCCL could not be loaded (" + path +
+                       ": invalid ELF header): install NCCL, or set CG_NCCL_LIBRARY to the path "
+                       "of libnccl.so.2 (e.g. the one in site-packages/nvidia/nccl/lib)");
+}
+
+TEST(NcclCommunicator, ALibraryThatIsNotNcclIsALoadErrorNamingTheMissingSymbol) {
+  EXPECT_EQ(nccl_load_error_with("libz.so.1"),
+            "cg: libz.so.1 has no symbol ncclGetVersion: NCCL 2.x is required");
+}
+
+TEST(NcclCommunicator, WithADevicePresentANcclThatDoesNotLoadFailsTheTestQuotingWhy) {
+  const cg::CudaDevices one_gpu{.count = 1, .error = "", .none_because = ""};
+  const cg_test::GpuDecision decision =
+      cg_test::decide_gpu_test(one_gpu, 1, nccl_load_error_with("libz.so.1"));
+  EXPECT_EQ(decision.verdict, cg_test::GpuVerdict::fail);
+  EXPECT_EQ(decision.why, "NCCL cannot be loaded, and this process has 1 CUDA device(s): cg: "
+                          "libz.so.1 has no symbol ncclGetVersion: NCCL 2.x is required");
+}
+#endif
+
 // --- NCCL (GPU machines only) ---
 
 TEST(NcclCommunicator, LibraryLoadsAndReportsAVersion) {
 #if defined(CG_HAVE_CUDA)
-  if (!cg::NcclCommunicator::available()) {
-    GTEST_SKIP() << "NCCL not loadable: " << message_of([] { cg::NcclCommunicator::version(); });
-  }
+  if (!cg::NcclCommunicator::available())
+    CG_SKIP_WITHOUT_GPUS_AND_NCCL(1); // NCCL is wanted only beside a GPU
   EXPECT_GE(cg::NcclCommunicator::version(), 20000);
 #else
   GTEST_SKIP() << "no CUDA device: the runtime is built without CUDA";
@@ -555,10 +627,7 @@ TEST(NcclCommunicator, LibraryLoadsAndReportsAVersion) {
 
 TEST(NcclCommunicator, OneRankCollectivesOnOneGpuGiveExactValues) {
 #if defined(CG_HAVE_CUDA)
-  if (cg::cuda_device_count() == 0)
-    GTEST_SKIP() << "no CUDA device: cudaGetDeviceCount reports none";
-  if (!cg::NcclCommunicator::available())
-    GTEST_SKIP() << "NCCL not loadable (set CG_NCCL_LIBRARY)";
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(1);
   cg::NcclCommunicator comm(cg::NcclCommunicator::make_unique_id(), 1, 0, 0);
   comm.set_timeout(30s);
   comm.warm_up();
@@ -587,10 +656,7 @@ TEST(NcclCommunicator, OneRankCollectivesOnOneGpuGiveExactValues) {
 // comes after, and let the communicator go at once.
 TEST(NcclCommunicator, AStreamThatNeverFinishesTimesOutAbortsAndLetsGo) {
 #if defined(CG_HAVE_CUDA)
-  if (cg::cuda_device_count() == 0)
-    GTEST_SKIP() << "no CUDA device: cudaGetDeviceCount reports none";
-  if (!cg::NcclCommunicator::available())
-    GTEST_SKIP() << "NCCL not loadable (set CG_NCCL_LIBRARY)";
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(1);
   std::atomic<bool> release{false};
   // Lets the stream go after 10 s whatever happens, so that a failure here
   // cannot hang the suite.
@@ -631,10 +697,7 @@ TEST(NcclCommunicator, AStreamThatNeverFinishesTimesOutAbortsAndLetsGo) {
 
 TEST(NcclCommunicator, TwoGpusSendReceiveAndAllreduce) {
 #if defined(CG_HAVE_CUDA)
-  if (cg::cuda_device_count() < 2)
-    GTEST_SKIP() << "no CUDA device: fewer than 2 CUDA devices";
-  if (!cg::NcclCommunicator::available())
-    GTEST_SKIP() << "NCCL not loadable (set CG_NCCL_LIBRARY)";
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(2);
   const cg::NcclUniqueId id = cg::NcclCommunicator::make_unique_id();
   std::vector<std::string> errors(2);
   std::vector<std::thread> ranks;
