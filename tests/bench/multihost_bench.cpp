@@ -31,6 +31,7 @@
 // Usage: multihost_bench [--rounds N] [--big N]
 #include "../support/netns.hpp"
 #include "bench_multihost.cg.hpp"
+#include "targets.hpp"
 #include "tcp_bench_support.hpp"
 
 #include "net/socket.hpp"
@@ -334,5 +335,25 @@ int main(int argc, char** argv) {
               in_place / bw_best, in_place_tcp / bw_best);
   if (!have_ucx)
     std::printf("(ucx_perftest is not installed: Debian ucx-utils, scripts/install-deps)\n");
+
+  // Each of our figures beside its target (targets.def), against the better baseline.
+  const cg_bench::Target& near = cg_bench::target("remote_round_trip");
+  const cg_bench::Target& large = cg_bench::target("remote_large");
+  const struct {
+    const char* row;
+    const cg_bench::Target& target;
+    double ours, best;
+  } judged[] = {
+      {"round trip 8 B, graph (UCX)", near, rtt_ours, rtt_best},
+      {"round trip 8 B, graph (TCP)", near, rtt_ours_tcp, rtt_best},
+      {"64 MiB one way, graph (UCX)", large, bw_ours, bw_best},
+      {"64 MiB one way, graph (TCP)", large, bw_ours_tcp, bw_best},
+      {"64 MiB made in place, graph (UCX)", large, in_place, bw_best},
+      {"64 MiB made in place, graph (TCP)", large, in_place_tcp, bw_best},
+  };
+  std::printf("\n");
+  for (const auto& j : judged)
+    std::printf("%-34s %-52s %s\n", j.row, cg_bench::describe(j.target).c_str(),
+                cg_bench::word(cg_bench::judge(j.target, j.ours, j.best)));
   return 0;
 }
