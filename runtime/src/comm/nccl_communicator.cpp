@@ -270,7 +270,8 @@ NcclCommunicator::~NcclCommunicator() {
   try {
     const detail::CudaDeviceGuard guard = on_device(device_);
     // Abort frees what destroy would without waiting for the peers: at
-    // teardown one of them may be dead (vllm#39846), and nothing is in flight.
+    // teardown one of them may be dead (destroy would wait for it), and nothing
+    // is in flight.
     abort("the communicator is destroyed"); // bounded, and nothing if aborted before
     // An abort still waiting for the stream holds CUDA's locks on it: its
     // stream and event are left to the process's end rather than waited for.

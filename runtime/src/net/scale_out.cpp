@@ -74,7 +74,7 @@ bool host_transport_from_environment(HostTransport& transport, std::string& erro
   if (value.empty() || value == "auto") {
     // UCX where it can beat our TCP stream: with an RDMA device, or when the
     // user picks UCX's transports (UCX_TLS). Over plain TCP our own stream
-    // measured faster (README, multihost_bench).
+    // measured faster (docs/performance.md, multihost_bench).
 #if CG_HAVE_UCX
     transport = have_rdma_device() || std::getenv("UCX_TLS") != nullptr ? HostTransport::ucx
                                                                         : HostTransport::tcp;

@@ -28,7 +28,7 @@
 // 24) so that a writer computes it as it sends: each piece just before the
 // socket copies it, from the cache, instead of a pass over the whole payload
 // before its first byte may leave. That pass cost a 64 MiB transfer between
-// two hosts a fifth of its time (README, "Running on several hosts").
+// two hosts a fifth of its time (docs/hosts.md).
 //
 // Set-up frames (challenge, hello, verdict) always carry sequence 0 and are not counted:
 // the first data frame after a handshake is still sequence 0.

@@ -16,8 +16,8 @@
 // our core. A thread that has a CPU of its own (launch() bound it, or its
 // graph has no more threads than CPUs: cg/cpu_binding.hpp) spins much longer
 // (kOwnCpuSpin, ~40 us): nobody needs its core, and a message is seen sooner
-// than from behind a sched_yield. The performance docs (README, Performance)
-// say what each step bought.
+// than from behind a sched_yield. The performance page (docs/performance.md)
+// has the figures.
 //
 // The protocol, on a pair of words in shared memory: a waiter reads `word`,
 // announces itself in `waiters`, re-checks its condition and sleeps while

@@ -648,11 +648,11 @@ TEST(NcclCommunicator, OneRankCollectivesOnOneGpuGiveExactValues) {
 #endif
 }
 
-// NCCL cannot time out by itself (ray#49711): a rank whose peer never comes
+// NCCL gives its operations no deadline: a rank whose peer never comes
 // waits in the GPU for good. Here the communicator's stream is held by a host
 // function instead, as such a peer would hold it; synchronize() must give up
 // after timeout(), abort the communicator (ncclCommAbort, never
-// ncclCommDestroy, which would wait for the stream: vllm#39846), refuse what
+// ncclCommDestroy, which would wait for the stream), refuse what
 // comes after, and let the communicator go at once.
 TEST(NcclCommunicator, AStreamThatNeverFinishesTimesOutAbortsAndLetsGo) {
 #if defined(CG_HAVE_CUDA)

@@ -159,8 +159,8 @@ TEST(SharedSegment, AdoptingABadDescriptorThrowsNamingIt) {
 }
 
 // A memfd's pages are reserved when it is made, and where there is no memory
-// for them the kernel's OOM killer wakes instead of an error (it killed the
-// shell of the session that found this). So more than the system can give is
+// for them the kernel's OOM killer wakes instead of an error, and kills
+// whichever process it picks. So more than the system can give is
 // refused first, with what bounds it.
 TEST(SharedSegment, AnAnonymousSegmentLargerThanTheSystemCanGiveIsRefusedBeforeAnyIsReserved) {
   const cg::SharedMemoryRoom room = cg::shared_memory_room();
