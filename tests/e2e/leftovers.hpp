@@ -1,10 +1,13 @@
-// leftovers.hpp - what a launched graph could leave behind: child processes
-// and shared-memory segments. Every end-to-end test checks both are gone.
+// leftovers.hpp - what a launched graph could leave behind: child processes,
+// and the runtime's shared memory (memfds named "cg.*", still mapped or open in
+// this process: in threads mode the actors' memory is this process's too).
+// Every end-to-end test checks all of it is gone once its graphs are.
 // Also what differs between the two runs of the suite (CG_MODE=processes and
 // CG_MODE=threads, see tests/CMakeLists.txt): how many actor processes a
 // graph starts, and which tests are about processes only.
 #pragma once
 
+#include "../support/runtime_memfds.hpp"
 #include <cg/driver.hpp>
 
 #include <gtest/gtest.h>
@@ -58,24 +61,16 @@ inline std::size_t actor_processes(std::size_t actors) { return threads_mode() ?
                       "unset for it)";                                                             \
   } while (false)
 
-/// Names in /dev/shm of segments made by this process.
-inline std::vector<std::string> our_segments() {
-  std::vector<std::string> names;
-  std::string prefix = "cg." + std::to_string(getpid()) + ".";
-  DIR* shm = opendir("/dev/shm");
-  while (dirent* entry = readdir(shm))
-    if (std::string(entry->d_name).rfind(prefix, 0) == 0)
-      names.push_back(entry->d_name);
-  closedir(shm);
-  return names;
-}
-
-/// Fails the test if a graph left a process or a segment behind.
+/// Fails the test if a graph left a process, or a mapping or descriptor of
+/// the runtime's shared memory, behind.
 class NoLeftovers : public ::testing::Test {
 protected:
   void TearDown() override {
     EXPECT_EQ(child_pids(), std::vector<int>{}) << "actor processes outlived their graph";
-    EXPECT_EQ(our_segments(), std::vector<std::string>{}) << "shared memory left in /dev/shm";
+    EXPECT_EQ(memfd_mappings(), std::vector<std::string>{})
+        << "the runtime's shared memory is still mapped after teardown";
+    EXPECT_EQ(memfd_descriptors(), std::vector<std::string>{})
+        << "a descriptor of the runtime's shared memory is still open after teardown";
   }
 };
 
