@@ -3,6 +3,8 @@
 #include "tensor/cuda_ipc.hpp"
 #include <cg/actor.hpp>
 
+#include "../../gpu/gpu_skip.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,8 +15,6 @@
 #include <vector>
 
 namespace {
-
-bool have_cuda_device() { return cg::built_with_cuda() && cg::cuda_device_count() > 0; }
 
 // A channel of `slots` slots in heap memory (threads of one process).
 struct MemoryChannel {
@@ -90,8 +90,7 @@ constexpr auto kDeviceBuffer = static_cast<std::uint8_t>(cg::detail::CudaIpcCarr
 constexpr auto kInMessage = static_cast<std::uint8_t>(cg::detail::CudaIpcCarrier::in_message);
 
 TEST(CudaIpcPorts, AReaderWithoutADeviceGetsTheReadingTasksError) {
-  if (have_cuda_device())
-    GTEST_SKIP() << "this machine has a CUDA device";
+  CG_SKIP_WITH_GPU();
   MemoryChannel memory(2);
   cg::ChannelWriter writer(memory.channel);
   publish_tensor(writer, 3, kDeviceBuffer);
@@ -138,8 +137,7 @@ TEST(CudaIpcPorts, ACarrierNoWriterSendsIsTheReadingTasksErrorAndTheNextMessageI
 }
 
 TEST(CudaIpcPorts, AWriterWithoutADeviceSendsItsTasksErrorAndAnUndefinedTensorAsIs) {
-  if (have_cuda_device())
-    GTEST_SKIP() << "this machine has a CUDA device";
+  CG_SKIP_WITH_GPU();
   MemoryChannel memory(2);
   cg::CudaIpcOutputPort port(cg::ChannelWriter(memory.channel), 4, 2, 4096, 0, "a", "make");
   ASSERT_TRUE(port.write(cg::Result<cg::Tensor>(ramp(2, 0))));
@@ -164,9 +162,7 @@ TEST(CudaIpcPorts, AWriterWithoutADeviceSendsItsTasksErrorAndAnUndefinedTensorAs
 // Writer and reader ports in one process (the threads-mode path: plain
 // pointers), with and without overlap, through buffers that grow.
 TEST(CudaIpcPorts, TensorsCrossOnTheGpuWithAndWithoutOverlap) {
-  if (!have_cuda_device())
-    GTEST_SKIP() << "no CUDA device: this test needs a GPU (built with CUDA: "
-                 << (cg::built_with_cuda() ? "yes" : "no") << ")";
+  CG_SKIP_WITHOUT_GPU();
   for (cg::Overlap overlap : {cg::Overlap::off, cg::Overlap::on}) {
     MemoryChannel memory(2);
     cg::CudaIpcOutputPort writer(cg::ChannelWriter(memory.channel), 0, 2, 4096, 0, "a", "make");
@@ -191,9 +187,7 @@ TEST(CudaIpcPorts, TensorsCrossOnTheGpuWithAndWithoutOverlap) {
 // (carrier in_message, the elements after it); larger ones, or ones the slot
 // cannot hold, in the slot's device buffer. Both arrive exactly.
 TEST(CudaIpcPorts, SmallTensorsTravelInTheMessageLargerOnesInTheSlotsDeviceBuffer) {
-  if (!have_cuda_device())
-    GTEST_SKIP() << "no CUDA device: this test needs a GPU (built with CUDA: "
-                 << (cg::built_with_cuda() ? "yes" : "no") << ")";
+  CG_SKIP_WITHOUT_GPU();
   constexpr int kLimit = static_cast<int>(cg::detail::kInMessageBytes / sizeof(float));
   struct Case {
     int n;
