@@ -64,9 +64,7 @@ cg_bench::Verdict verdictOf(const Row& row) {
   return cg_bench::judge(*row.target, row.ours, row.theirs);
 }
 
-std::string targetOf(const Row& row) {
-  return row.target ? cg_bench::describe(*row.target, row.unit) : "";
-}
+std::string targetOf(const Row& row) { return row.target ? cg_bench::describe(*row.target) : ""; }
 
 double medianOf(std::vector<double> samples) {
   std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());

@@ -23,13 +23,14 @@ struct Target {
   std::string_view what;
   Comparison comparison;
   double limit;
+  std::string_view unit; // of an absolute limit; empty for a ratio
   std::string_view baseline;
   std::string_view judged_by; // empty: no benchmark measures it yet
 };
 
 inline constexpr Target targets[] = {
-#define CG_TARGET(id, what, comparison, limit, baseline, judged_by)                                \
-  {#id, what, Comparison::comparison, limit, baseline, judged_by},
+#define CG_TARGET(id, what, comparison, limit, unit, baseline, judged_by)                          \
+  {#id, what, Comparison::comparison, limit, unit, baseline, judged_by},
 #include "targets.def"
 #undef CG_TARGET
 };
@@ -45,12 +46,12 @@ inline const Target& target(std::string_view id) {
   std::abort();
 }
 
-/// The target as a row shows it: "<= 1.0x OpenMPI ping-pong", "< 2 s".
-inline std::string describe(const Target& t, std::string_view unit = "") {
+/// The target as a row shows it: "<= 1x OpenMPI ping-pong", "<= 2 s".
+inline std::string describe(const Target& t) {
   char limit[32];
-  std::snprintf(limit, sizeof limit, "%g", t.limit);
+  std::snprintf(limit, sizeof limit, "%.10g", t.limit);
   const std::string baseline(t.baseline);
-  const std::string in_unit = unit.empty() ? "" : " " + std::string(unit);
+  const std::string in_unit = t.unit.empty() ? "" : " " + std::string(t.unit);
   switch (t.comparison) {
   case Comparison::at_most_times:
     return "<= " + std::string(limit) + "x " + baseline;
@@ -105,9 +106,9 @@ inline const char* word(Verdict v) {
 
 /// Every target, and which benchmark judges it: `cg_bench --targets`.
 inline void print_targets() {
-  std::printf("%-20s %-66s %-44s %s\n", "target", "what", "limit", "judged by");
+  std::printf("%-20s %-66s %-50s %s\n", "target", "what", "limit", "judged by");
   for (const Target& t : targets)
-    std::printf("%-20s %-66s %-44s %s\n", std::string(t.id).c_str(), std::string(t.what).c_str(),
+    std::printf("%-20s %-66s %-50s %s\n", std::string(t.id).c_str(), std::string(t.what).c_str(),
                 describe(t).c_str(),
                 t.judged_by.empty() ? "not measured yet" : std::string(t.judged_by).c_str());
 }
