@@ -12,7 +12,7 @@
 //
 // OVERLAP_HEADER names the driver header of the one of the two builds this
 // program drives (CMakeLists.txt). Without a CUDA device it says so and
-// exits 0.
+// exits 0; where CUDA fails it quotes the failure and exits 1.
 #include OVERLAP_HEADER
 
 #include <cg/device.hpp>
@@ -46,8 +46,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "overlap: --executions must be at least 1, --in-flight 1 to 8\n");
     return 2;
   }
-  if (cg::cuda_device_count() == 0) {
-    std::printf("overlap_gpu_communication=%s: no CUDA device; nothing to run\n", OVERLAP_NAME);
+  // A GPU whose CUDA fails is no machine without a GPU: that is an error.
+  const cg::CudaDevices& cuda = cg::cuda_devices();
+  if (!cuda.error.empty()) {
+    std::fprintf(stderr, "overlap_gpu_communication=%s: CUDA fails on this machine: %s\n",
+                 OVERLAP_NAME, cuda.error.c_str());
+    return 1;
+  }
+  if (cuda.count == 0) {
+    std::printf("overlap_gpu_communication=%s: no CUDA device; nothing to run (%s)\n", OVERLAP_NAME,
+                cuda.none_because.c_str());
     return 0;
   }
   try {

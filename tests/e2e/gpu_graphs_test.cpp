@@ -12,7 +12,9 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -131,23 +133,54 @@ TEST_F(GpuGraphs, KilledRankIsReportedWhileItsPeersWaitInTheCollective) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
-TEST_F(GpuGraphs, NcclCommunicatorWithoutACudaDeviceIsALaunchError) {
-  if (cg::built_with_cuda() && cg::cuda_device_count() > 0)
-    GTEST_SKIP() << "this machine has a CUDA device";
+// Launch says why there is no device for NCCL: none in the build, none on
+// the machine, or CUDA failing (quoted, as cg::cuda_devices() has it).
+TEST_F(GpuGraphs, NcclCommunicatorWithoutAUsableCudaDeviceIsALaunchErrorSayingWhy) {
+  const cg::CudaDevices& cuda = cg::cuda_devices();
+  if (cuda.count > 0)
+    GTEST_SKIP() << "this machine has " << cuda.count << " CUDA device(s): this test is for one "
+                 << "without a usable one";
+  const std::string refused =
+      "graph 'nccl_pipeline': cg::CommunicatorKind::nccl needs a CUDA device, and ";
+  const std::string why =
+      !cg::built_with_cuda() ? "this runtime was built without CUDA (configure with "
+                               "-DCG_WITH_CUDA=ON, or use cg::CommunicatorKind::host)"
+      : !cuda.error.empty()  ? "CUDA fails on this machine: " + cuda.error
+                             : "this machine has none (use cg::CommunicatorKind::host)";
   cg::LaunchOptions options;
   options.communicator = cg::CommunicatorKind::nccl;
   try {
     auto graph = cg::launch<&nccl_pipeline>(options);
     FAIL() << "expected cg::LaunchError";
   } catch (const cg::LaunchError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              cg::built_with_cuda()
-                  ? "graph 'nccl_pipeline': cg::CommunicatorKind::nccl needs a CUDA device, and "
-                    "this machine has none (use cg::CommunicatorKind::host)"
-                  : "graph 'nccl_pipeline': cg::CommunicatorKind::nccl needs a CUDA device, and "
-                    "this runtime was built without CUDA (configure with -DCG_WITH_CUDA=ON, or "
-                    "use cg::CommunicatorKind::host)");
+    EXPECT_EQ(std::string(e.what()), refused + why);
   }
+}
+
+// Without a list in the options or CUDA_VISIBLE_DEVICES, actors with
+// .gpus(n) are given CUDA's devices; where CUDA fails, launch says so rather
+// than that there are none.
+TEST_F(GpuGraphs, TheDriversDefaultDevicesAreCudasOrALaunchErrorQuotingItsFailure) {
+  const char* saved = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::optional<std::string> restore =
+      saved ? std::optional<std::string>(saved) : std::nullopt;
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
+  const cg::CudaDevices& cuda = cg::cuda_devices();
+  try {
+    const std::vector<std::string> devices = cg::launch_cuda_devices({});
+    EXPECT_EQ(cuda.error, "") << "launch_cuda_devices() listed devices where CUDA fails";
+    std::vector<std::string> expected;
+    for (int i = 0; i < cuda.count; ++i)
+      expected.push_back(std::to_string(i));
+    EXPECT_EQ(devices, expected);
+  } catch (const cg::LaunchError& e) {
+    EXPECT_EQ(std::string(e.what()), "the driver cannot list its CUDA devices for actors with "
+                                     ".gpus(n): CUDA fails on this machine: " +
+                                         cuda.error);
+    EXPECT_NE(cuda.error, "");
+  }
+  if (restore)
+    ::setenv("CUDA_VISIBLE_DEVICES", restore->c_str(), 1);
 }
 
 // ---- Communicator groups on other hosts ------------------------------------

@@ -207,6 +207,7 @@ struct LaunchOptions {
 Mode launch_mode(const LaunchOptions& options);
 
 /// The devices actors with .gpus(n) are given from (LaunchOptions::cuda_devices).
+/// LaunchError, quoting CUDA, where the list is CUDA's and CUDA fails.
 std::vector<std::string> launch_cuda_devices(const LaunchOptions& options);
 
 /// Maps a graph function to its generated driver class; specialized by cgc.

@@ -65,7 +65,13 @@ std::vector<std::string> launch_cuda_devices(const LaunchOptions& options) {
     }
     return devices;
   }
-  for (int i = 0, n = cuda_device_count(); i < n; ++i)
+  // A GPU whose CUDA fails is not "no device to give": say what CUDA said.
+  const CudaDevices& cuda = cuda_devices();
+  if (!cuda.error.empty())
+    throw LaunchError("the driver cannot list its CUDA devices for actors with .gpus(n): CUDA "
+                      "fails on this machine: " +
+                      cuda.error);
+  for (int i = 0; i < cuda.count; ++i)
     devices.push_back(std::to_string(i));
   return devices;
 }
@@ -110,7 +116,10 @@ std::vector<NcclIdBytes> make_nccl_ids(const GraphSpec& spec) {
   if (!built_with_cuda())
     throw LaunchError(refused + "and this runtime was built without CUDA (configure with "
                                 "-DCG_WITH_CUDA=ON, or use cg::CommunicatorKind::host)");
-  if (cuda_device_count() == 0)
+  const CudaDevices& cuda = cuda_devices();
+  if (!cuda.error.empty())
+    throw LaunchError(refused + "and CUDA fails on this machine: " + cuda.error);
+  if (cuda.count == 0)
     throw LaunchError(refused + "and this machine has none (use cg::CommunicatorKind::host)");
   std::vector<NcclIdBytes> ids(spec.communicators.size());
 #if defined(CG_HAVE_CUDA)
