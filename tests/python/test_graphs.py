@@ -226,7 +226,7 @@ def test_asyncio_raises_a_task_error_and_teardown_fails_what_is_left():
 
 
 def test_a_tensor_goes_in_and_comes_back_through_dlpack_without_a_copy():
-    numpy = pytest.importorskip("numpy")  # python3-numpy, from scripts/install-deps
+    import numpy  # a declared dependency (python3-numpy, scripts/install-deps): missing fails
     values = numpy.arange(6, dtype=numpy.float32).reshape(2, 3)
     with e2e_graphs.launch("tensors") as graph:
         result = graph.execute(values).get()
@@ -243,7 +243,7 @@ def test_a_tensor_goes_in_and_comes_back_through_dlpack_without_a_copy():
 
 
 def test_an_input_tensor_made_in_place_is_filled_through_numpy_and_sent_without_a_copy():
-    numpy = pytest.importorskip("numpy")
+    import numpy  # a declared dependency: missing fails, never skips
     with e2e_graphs.launch("tensor_total") as graph:
         made = graph.input_tensor("float32", [4, 1024])
         assert (made.shape, made.dtype, made.device) == ((4, 1024), "float32", "cpu")

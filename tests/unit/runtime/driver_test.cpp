@@ -8,6 +8,7 @@
 // than a slot, corrupted shared memory — is tested without cgc, and under the
 // thread sanitizer with the collector and monitor threads running.
 #include "../../support/durations.hpp"
+#include "../../support/runtime_memfds.hpp"
 #include "graph/segment.hpp"
 #include <cg/driver.hpp>
 
@@ -372,6 +373,31 @@ TEST(Driver, TeardownFailsPendingFuturesWithChannelClosedError) {
   EXPECT_EQ(child_pids(), std::vector<pid_t>{});
 }
 
+// What teardown must have done, with values larger than a slot in flight both
+// ways (so overflow buffers of the driver's and of the actor's exist): the
+// actor process gone, the segment's descriptor closed; the mappings and the
+// driver's own overflow buffers go with the graph's last reference. Earlier tests of this process
+// may have kept memory of their own (a thread left running keeps its graph's), so what this graph
+// made is told apart by comparing with before.
+TEST(Driver, TeardownEndsTheActorAndTheGraphsLastReferenceReleasesAllItsSharedMemory) {
+  const std::vector<std::string> mapped_before = cg_test::memfd_mappings();
+  const std::vector<std::string> open_before = cg_test::memfd_descriptors();
+  cg::LaunchOptions options;
+  options.slot_bytes = 1024;
+  auto graph = launch(options);
+  const std::string large(4 << 20, 'L');
+  EXPECT_EQ(execute(graph, large).get(), large);
+  EXPECT_EQ(execute(graph, "big:" + std::to_string(4 << 20)).get(), std::string(4 << 20, 'x'));
+  ASSERT_EQ(child_pids().size(), 1u);
+  ASSERT_NE(cg_test::memfd_mappings(), mapped_before) << "the test must make shared memory";
+  graph->teardown();
+  EXPECT_EQ(child_pids(), std::vector<pid_t>{});
+  EXPECT_EQ(cg_test::memfd_descriptors(0, "cg.cg_test_echo"), std::vector<std::string>{});
+  graph.reset();
+  EXPECT_EQ(cg_test::memfd_mappings(), mapped_before);
+  EXPECT_EQ(cg_test::memfd_descriptors(), open_before);
+}
+
 // ---- values larger than a slot ----------------------------------------------
 
 TEST(Driver, SixtyFourMebibyteValuesTravelBothWaysThroughOneKibibyteSlots) {
@@ -586,11 +612,26 @@ TEST(Driver, ThreadsModeTeardownWithATimeoutNamesAnActorStuckInAMethodAndLeavesI
   EXPECT_TRUE(thread_count_becomes(threads_before)) << "the method returned; the thread ended";
 }
 
-TEST(Driver, ThreadsModeTeardownWithATimeoutReturnsWhenTheActorsLeaveInTime) {
+// Leaving in time, the actor's thread is joined, not left running with the
+// graph's memory kept for it: with the graph gone, so is its memory.
+TEST(Driver, ThreadsModeTeardownWithATimeoutJoinsAnActorThatLeavesInTimeAndKeepsNothing) {
+  std::thread([] {}).join(); // a sanitizer's own thread, if any, before counting
+  const std::size_t threads_before = thread_count();
+  const std::vector<std::string> mapped_before = cg_test::memfd_mappings();
+  const std::vector<std::string> open_before = cg_test::memfd_descriptors();
   auto graph = launch(threads_mode());
-  cg::Ref<std::string> ref = execute(graph, "sleep:100");
-  std::this_thread::sleep_for(20ms);
-  EXPECT_NO_THROW(graph->teardown(5s));
+  {
+    cg::Ref<std::string> ref = execute(graph, "sleep:100");
+    std::this_thread::sleep_for(20ms);
+    const auto start = Clock::now();
+    EXPECT_NO_THROW(graph->teardown(5s));
+    EXPECT_GE(Clock::now() - start, 50ms) << "the actor was still in its 100 ms method";
+    EXPECT_TRUE(thread_count_becomes(threads_before)) << thread_count() << " threads remain";
+    EXPECT_EQ(cg_test::memfd_descriptors(), open_before);
+    EXPECT_THROW(ref.get(), cg::ChannelClosedError) << "torn down before its result was read";
+  }
+  graph.reset();
+  EXPECT_EQ(cg_test::memfd_mappings(), mapped_before) << "nothing kept for a thread left running";
 }
 
 TEST(Driver, ModeComesFromTheEnvironmentUnlessTheOptionsSayIt) {

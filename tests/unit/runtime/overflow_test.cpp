@@ -1,7 +1,8 @@
 // overflow_test.cpp — tests of the values larger than a channel's slot
 // (cg/detail/channel.hpp, shm/overflow.hpp): delivered whole through overflow
-// buffers to every reader, never truncated, nothing left in /dev/shm; buffers
-// reused, remade larger, observed (for pinning), let go; a corrupted reference
+// buffers to every reader, never truncated, nothing mapped or open once writer
+// and reader are gone; buffers reused, remade larger, observed (for pinning),
+// let go; a corrupted reference
 // or a buffer the system refuses reported, not read or crashed on.
 #include <cg/detail/channel.hpp>
 #include <cg/serialize.hpp>
@@ -18,7 +19,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <set>
 #include <span>
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "../../support/proc_status.hpp"
+#include "../../support/runtime_memfds.hpp"
 #include "channel_fixture.hpp"
 #include "shm/channel_layout.hpp"
 #include "shm/shm.hpp"
@@ -64,20 +65,6 @@ cg::ChannelStatus write_pattern(cg::ChannelWriter& writer, std::size_t bytes, st
 
 constexpr std::size_t kKiB = 1024;
 constexpr std::size_t kMiB = 1024 * kKiB;
-
-// Names in /dev/shm made by these processes (cg::unique_segment_name() starts
-// with the creator's pid; tests running beside us may make others).
-std::set<std::string> dev_shm_names_of(std::initializer_list<pid_t> pids) {
-  std::set<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
-    const std::string name = entry.path().filename();
-    for (pid_t pid : pids) {
-      if (name.rfind("cg." + std::to_string(pid) + ".", 0) == 0)
-        names.insert(name);
-    }
-  }
-  return names;
-}
 
 TEST(Channel, ValueLargerThanASlotIsDeliveredWholeToEveryReader) {
   constexpr std::uint32_t readers = 2;
@@ -403,7 +390,10 @@ TEST(Channel, WriterDoesNotReuseAnOverflowBufferUntilEveryReaderReleasedIt) {
   EXPECT_EQ(first_mismatch(held.payload, 2), -1);
 }
 
-TEST(Channel, SixtyFourMebibytesCrossProcessesThroughOneKibibyteSlotsLeavingNothingInDevShm) {
+// Each side's writer made its buffers and maps the other side's to read:
+// once writer, reader and the child are gone, no process maps or holds any of
+// them, so the kernel has freed them.
+TEST(Channel, SixtyFourMebibytesCrossProcessesThroughOneKibibyteSlotsAndTheBuffersGoWithTheEnds) {
   const cg::ChannelConfig config{3, 1 * kKiB, 1};
   const std::size_t footprint = cg::channel_footprint(config);
   cg::SharedSegment segment = cg::SharedSegment::create_anonymous("cg.test", 2 * footprint);
@@ -428,27 +418,38 @@ TEST(Channel, SixtyFourMebibytesCrossProcessesThroughOneKibibyteSlotsLeavingNoth
     }
   } reaper{pid};
 
-  cg::ChannelWriter writer(requests);
-  cg::ChannelReader reader(replies, 0);
-  for (std::size_t bytes : {64 * kMiB, std::size_t{10}, 64 * kMiB, 2 * kKiB}) {
-    ASSERT_EQ(write_pattern(writer, bytes, static_cast<std::uint32_t>(bytes), in(20s)),
-              cg::ChannelStatus::ok);
-    cg::ChannelReader::Message m{};
-    ASSERT_EQ(reader.acquire(m, in(20s)), cg::ChannelStatus::ok) << bytes;
-    ASSERT_EQ(m.payload.size(), bytes);
-    // The child echoes the bytes reversed.
-    std::vector<std::byte> reversed(m.payload.rbegin(), m.payload.rend());
-    EXPECT_EQ(first_mismatch(reversed, static_cast<std::uint32_t>(bytes)), -1) << bytes;
-    reader.release();
+  std::set<ino_t> buffers;
+  {
+    cg::ChannelWriter writer(requests);
+    cg::ChannelReader reader(replies, 0);
+    for (std::size_t bytes : {64 * kMiB, std::size_t{10}, 64 * kMiB, 2 * kKiB}) {
+      ASSERT_EQ(write_pattern(writer, bytes, static_cast<std::uint32_t>(bytes), in(20s)),
+                cg::ChannelStatus::ok);
+      cg::ChannelReader::Message m{};
+      ASSERT_EQ(reader.acquire(m, in(20s)), cg::ChannelStatus::ok) << bytes;
+      ASSERT_EQ(m.payload.size(), bytes);
+      // The child echoes the bytes reversed.
+      std::vector<std::byte> reversed(m.payload.rbegin(), m.payload.rend());
+      EXPECT_EQ(first_mismatch(reversed, static_cast<std::uint32_t>(bytes)), -1) << bytes;
+      reader.release();
+    }
+    buffers = cg_test::memfd_inodes(getpid(), "cg.overflow");
+    for (ino_t buffer : cg_test::memfd_inodes(pid, "cg.overflow"))
+      buffers.insert(buffer);
+    EXPECT_GE(buffers.size(), 2u) << "ours and the child's";
   }
-  EXPECT_EQ(dev_shm_names_of({getpid(), pid}), std::set<std::string>{})
-      << "overflow buffers have no name to leak";
+  EXPECT_EQ(cg_test::memfd_mappings(0, "cg.overflow"), std::vector<std::string>{})
+      << "writer and reader unmap their buffers";
+  EXPECT_EQ(cg_test::memfd_descriptors(0, "cg.overflow"), std::vector<std::string>{})
+      << "the writer closes its buffers";
   requests.close();
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   reaper.reaped = true;
   EXPECT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "child exit code (10+ = failure inside the child)";
+  EXPECT_EQ(cg_test::holders_of(buffers), std::vector<std::string>{})
+      << "no process maps or holds a buffer: their memory is freed";
 }
 
 TEST(Channel, CorruptedOverflowReferenceIsReportedNotRead) {
