@@ -5,11 +5,15 @@
 //     [--overlap-gpu-communication] [--max-in-flight N] [--transport=tcp]
 //     [--actor-executable PATH] [--time-phases]
 //     [--prelude-cache DIR | --no-prelude-cache] -- <compile flags>
+// cgc --help | --version
 //
 // Parses the graph source with the given flags, evaluates its CG_GRAPH
 // functions, validates and schedules each graph, and writes the artefacts.
 // Exit codes: 0 success; 1 the user's source is wrong (diagnostics printed);
 // 2 bad command line or I/O failure; 70 internal compiler error.
+//
+// --help and the cgc table of docs/configuration.md describe the same flags,
+// each in a line; a test fails when the two name different flags or values.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Codegen.h"
@@ -27,11 +31,14 @@
 #include "support/InternalError.h"
 #include "support/PhaseTimes.h"
 
+#include "clang/Basic/Version.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/PrettyStackTrace.h"
 #include "llvm/Support/Signals.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -54,13 +61,14 @@ cl::opt<std::string> outputDir("o", cl::Required, cl::desc("Directory for the ge
 cl::opt<std::string> targetName("target",
                                 cl::desc("Name of the build target; prefixes the generated sources "
                                          "(default: the source's name up to its first '.')"),
-                                cl::cat(category));
+                                cl::value_desc("name"), cl::cat(category));
 cl::list<std::string> onlyGraphs("graph",
                                  cl::desc("Compile only this CG_GRAPH function (repeatable)"),
                                  cl::value_desc("name"), cl::cat(category));
 enum class Emit { IR, Schedule, ScheduleJson, Dot, Cpp, Mpirun, Srun, Python };
 cl::list<Emit> emits(
-    "emit", cl::CommaSeparated, cl::desc("What to write (default: all of them)"),
+    "emit", cl::CommaSeparated,
+    cl::desc("What to write (default: ir,schedule,schedule-json,dot,cpp)"),
     cl::values(clEnumValN(Emit::IR, "ir", "<graph>.ir.json, the graph IR"),
                clEnumValN(Emit::Schedule, "schedule",
                           "<graph>.schedule.txt, each actor's operations"),
@@ -108,7 +116,7 @@ cl::opt<std::string> costsPath(
     cl::value_desc("file"), cl::cat(category));
 cl::opt<bool> overlapGpuCommunication(
     "overlap-gpu-communication",
-    cl::desc("Hoist each NCCL receive ahead of earlier computes it does not depend on"),
+    cl::desc("Move NCCL and CUDA IPC reads ahead of computes they do not depend on"),
     cl::cat(category));
 cl::opt<bool> dotOperations(
     "dot-operations",
@@ -203,6 +211,14 @@ const char* kOverview =
     "A source whose first line of code is '#include <cg/cg.hpp>' is parsed with that\n"
     "header precompiled, kept for the next run in <dir>/../.cgc-prelude (see\n"
     "--prelude-cache, --no-prelude-cache).\n";
+
+// `--version`: the project's version (CMake's project(VERSION), passed in as
+// CG_VERSION) and the Clang that parses graph sources, which decides what C++
+// they may use.
+void printVersion(llvm::raw_ostream& out) {
+  out << "cgc (Compiled Graph) " CG_VERSION "\n"
+      << "built on Clang " CLANG_VERSION_STRING ", LLVM " LLVM_VERSION_STRING "\n";
+}
 
 bool wants(Emit kind) {
   bool listed = std::find(emits.begin(), emits.end(), kind) != emits.end();
@@ -321,6 +337,7 @@ int run(int argc, const char** argv) {
       ours.push_back(argv[i]);
   }
   cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter(printVersion);
   if (!cl::ParseCommandLineOptions(static_cast<int>(ours.size()), ours.data(), kOverview,
                                    &llvm::errs()))
     return 2;
