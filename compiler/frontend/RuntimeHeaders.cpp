@@ -16,11 +16,12 @@ std::string findRuntimeIncludeDir() {
   llvm::sys::path::remove_filename(dir); // <prefix>/bin
   llvm::sys::path::remove_filename(dir); // <prefix>
   llvm::sys::path::append(dir, "include");
-  llvm::SmallString<256> header(dir);
-  llvm::sys::path::append(header, "cg", "cg.hpp");
-  if (!dir.empty() && llvm::sys::fs::exists(header))
-    return std::string(dir);
-  return CG_RUNTIME_INCLUDE_DIR; // the build tree's
+  // In the build tree <prefix>/include links to the sources' runtime/include:
+  // the path the headers are read through is theirs, as a -I names them.
+  llvm::SmallString<256> real;
+  if (!llvm::sys::fs::real_path(dir, real))
+    return std::string(real);
+  return std::string(dir); // missing: the parse says which header it lacks
 }
 
 } // namespace
