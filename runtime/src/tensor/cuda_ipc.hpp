@@ -44,8 +44,9 @@
 // processes share a GPU without MPS and it switches between their contexts.
 // Measured on an H200 (gpu_bench), a 16-byte hop between two processes took
 // 315 us through the device buffer and 16 us in the message (22.6 and 15.7
-// under MPS); 11.5-15.2 us once the reader no longer waited for its copy. At 16 KiB the message
-// took 21-28 us and the device buffer 19-25 us under MPS or in one process (threads mode), so the
+// under MPS), and 11.5-15.2 us in the message with the reader not waiting for its
+// copy. At 16 KiB the message took 21-28 us and the device buffer 19-25 us under
+// MPS or in one process (threads mode), so the
 // message stops at 4 KiB. The byte after the tensor's header says which way the elements went
 // (CudaIpcCarrier).
 //
