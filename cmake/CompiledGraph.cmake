@@ -26,10 +26,13 @@
 #   <target>_actor_code  the actor programs, compiled once and linked into both
 #                        (the driver runs them as threads in threads mode);
 #   <target>_python      with PYTHON: the extension module `import <target>`,
-#                        in ${CMAKE_CURRENT_BINARY_DIR}, for Debian's python3;
-#                        it imports the package `cg` (its error classes:
+#                        in ${CMAKE_CURRENT_BINARY_DIR}, for the python3 first
+#                        on PATH (or Python3_EXECUTABLE / Python_EXECUTABLE)
+#                        at the first configure; beside it a link `cg` to the
+#                        package it imports (its error classes:
 #                        runtime/python/cg, installed into
-#                        lib/python3/dist-packages).
+#                        lib/python3/dist-packages), so that the module's
+#                        folder alone on PYTHONPATH is enough.
 # cgc writes everything under ${CMAKE_CURRENT_BINARY_DIR}/<target>.cg/: the
 # driver, one program per actor, and per graph <graph>.ir.json,
 # <graph>.schedule.txt, <graph>.schedule.json and <graph>.dot (listed as
@@ -40,6 +43,11 @@
 # them on <target> as usual) reach cgc and the actor executable too.
 include_guard(GLOBAL)
 set(_cg_cmake_dir "${CMAKE_CURRENT_LIST_DIR}") # RenderDots.cmake is beside this file
+# The folder holding the Python package `cg`: the installed package's
+# (CompiledGraphConfig.cmake sets it), else the source tree's.
+if(NOT DEFINED _cg_python_dir)
+  set(_cg_python_dir "${CMAKE_CURRENT_LIST_DIR}/../runtime/python")
+endif()
 
 function(add_compiled_graph target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "OVERLAP_GPU_COMMUNICATION;SVG;DOT_TASKS_ONLY;PYTHON" "SOURCE;SCHEDULE;COSTS;TRANSPORT;CONSTEXPR_STEPS"
@@ -196,17 +204,73 @@ function(add_compiled_graph target)
   endif()
 endfunction()
 
+# The interpreter the Python modules are for, as the user runs Python: the
+# python3 first on PATH (a venv's, conda's, pyenv's) unless Python_EXECUTABLE
+# or Python3_EXECUTABLE names one. Asked for sys.executable, so that a pyenv
+# shim, which picks an interpreter per folder, is pinned to the one it ran.
+# Cached: later configures keep it. Fails naming what it found when there is
+# no such interpreter or it has no headers to build a module with.
+function(_cg_python_interpreter target)
+  if(Python_EXECUTABLE)
+    set(given "${Python_EXECUTABLE}")
+  elseif(Python3_EXECUTABLE)
+    set(given "${Python3_EXECUTABLE}")
+  else()
+    find_program(given NAMES python3 NO_CACHE NO_DEFAULT_PATH PATHS ENV PATH)
+    if(NOT given)
+      message(FATAL_ERROR "add_compiled_graph(${target}): PYTHON builds for the python3 first "
+                          "on PATH, and there is none on PATH ($ENV{PATH}); put one there or "
+                          "set Python_EXECUTABLE")
+    endif()
+  endif()
+  execute_process(
+    COMMAND "${given}" -c "import os, sys, sysconfig
+include = sysconfig.get_paths()['include']
+print(sys.executable, '%d.%d.%d' % sys.version_info[:3], include,
+      os.path.isfile(os.path.join(include, 'Python.h')), sep='\\n')"
+    RESULT_VARIABLE failed OUTPUT_VARIABLE found ERROR_VARIABLE error
+    OUTPUT_STRIP_TRAILING_WHITESPACE)
+  string(REPLACE "\n" ";" found "${found}")
+  list(LENGTH found fields)
+  if(failed OR NOT fields EQUAL 4)
+    message(FATAL_ERROR "add_compiled_graph(${target}): PYTHON builds for ${given}, which did "
+                        "not run as Python: ${failed} ${error}")
+  endif()
+  list(GET found 0 executable)
+  list(GET found 1 version)
+  list(GET found 2 include)
+  list(GET found 3 has_header)
+  if(version VERSION_LESS 3.8)
+    message(FATAL_ERROR "add_compiled_graph(${target}): PYTHON needs Python 3.8 or later; "
+                        "${given} is Python ${version}")
+  endif()
+  if(NOT has_header STREQUAL "True")
+    message(FATAL_ERROR "add_compiled_graph(${target}): PYTHON builds for ${executable} "
+                        "(Python ${version}), which has no headers to build a module with "
+                        "(no ${include}/Python.h): install them (Debian: python3-dev) or "
+                        "set Python_EXECUTABLE to an interpreter that has them")
+  endif()
+  set(Python_EXECUTABLE "${executable}" CACHE FILEPATH
+      "The Python interpreter add_compiled_graph(... PYTHON) builds modules for")
+endfunction()
+
 # The Python module of add_compiled_graph(<target> ... PYTHON): pybind11, for
-# Debian's python3 (/usr/bin/python3, where python3-pytest and python3-numpy
-# install), unless Python_EXECUTABLE names another.
+# _cg_python_interpreter()'s Python. pybind11 is the interpreter's own where
+# it has one (pip install pybind11), else any on CMAKE_PREFIX_PATH (Debian's
+# pybind11-dev): its headers build for every CPython with headers.
 function(_cg_python_module target module_source)
   if(NOT TARGET pybind11::module)
-    if(NOT Python_EXECUTABLE AND EXISTS /usr/bin/python3)
-      set(Python_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "The Python graph modules are for")
-    endif()
+    _cg_python_interpreter(${target})
     set(PYBIND11_FINDPYTHON ON)
     find_package(Python 3.8 COMPONENTS Interpreter Development.Module REQUIRED)
-    find_package(pybind11 2.10 CONFIG REQUIRED)
+    execute_process(COMMAND "${Python_EXECUTABLE}" -m pybind11 --cmakedir
+                    OUTPUT_VARIABLE own_pybind11 ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+    find_package(pybind11 2.10 CONFIG HINTS ${own_pybind11})
+    if(NOT pybind11_FOUND)
+      message(FATAL_ERROR "add_compiled_graph(${target}): PYTHON needs pybind11 2.10 or later: "
+                          "${Python_EXECUTABLE} has none (pip install pybind11) and there is "
+                          "none on CMAKE_PREFIX_PATH (Debian: pybind11-dev)")
+    endif()
   endif()
   # The module is a shared object: what it links is position-independent.
   set_target_properties(${target} ${target}_actor_code PROPERTIES POSITION_INDEPENDENT_CODE ON)
@@ -214,4 +278,25 @@ function(_cg_python_module target module_source)
   set_target_properties(${target}_python PROPERTIES OUTPUT_NAME ${target}
                         LIBRARY_OUTPUT_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
   target_link_libraries(${target}_python PRIVATE ${target})
+  _cg_python_package_beside("${CMAKE_CURRENT_BINARY_DIR}" ${target})
+endfunction()
+
+# A link `cg` in <dir> to the package the modules there import: Python puts a
+# module's folder on sys.path, so the package is found with no PYTHONPATH of
+# its own, in the build tree as against an install. A `cg` of the project's
+# own there is left alone, with a warning.
+function(_cg_python_package_beside dir target)
+  cmake_path(ABSOLUTE_PATH _cg_python_dir NORMALIZE OUTPUT_VARIABLE package_dir)
+  set(package "${package_dir}/cg")
+  if(NOT EXISTS "${package}/__init__.py")
+    message(FATAL_ERROR "add_compiled_graph(${target}): PYTHON: the package cg is not where "
+                        "CompiledGraph keeps it (${package}/__init__.py)")
+  endif()
+  if(EXISTS "${dir}/cg" AND NOT IS_SYMLINK "${dir}/cg")
+    message(WARNING "add_compiled_graph(${target}): ${dir}/cg is not the package cg's link; "
+                    "the module finds cg only where PYTHONPATH names ${package_dir}")
+    return()
+  endif()
+  file(MAKE_DIRECTORY "${dir}")
+  file(CREATE_LINK "${package}" "${dir}/cg" SYMBOLIC)
 endfunction()

@@ -19,6 +19,27 @@ endif()
 # python3 looks: /usr/lib/python3/dist-packages under the .deb's prefix.
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/python/cg"
         DESTINATION "lib/python3/dist-packages" FILES_MATCHING PATTERN "*.py")
+# Where the python3 first on PATH (the one add_compiled_graph(... PYTHON)
+# builds for) does not look there, as no Python but Debian's does, the install
+# prints the line that makes it look. Not for a staged install (DESTDIR, the
+# .deb): the package is not yet where it will live.
+install(CODE [[
+  set(cg_python_dir "${CMAKE_INSTALL_PREFIX}/lib/python3/dist-packages")
+  find_program(cg_python3 NAMES python3 NO_CACHE NO_DEFAULT_PATH PATHS ENV PATH)
+  if("$ENV{DESTDIR}" STREQUAL "" AND cg_python3)
+    execute_process(
+      COMMAND "${cg_python3}" -c "import os, sys
+print(sys.executable)
+sys.exit(os.path.realpath(sys.argv[1]) not in [os.path.realpath(p) for p in sys.path])"
+              "${cg_python_dir}"
+      RESULT_VARIABLE cg_python_misses OUTPUT_VARIABLE cg_python_executable
+      OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(cg_python_misses)
+      message("The Python package cg is in ${cg_python_dir}; for ${cg_python_executable} "
+              "to import it:\nexport PYTHONPATH=${cg_python_dir}\${PYTHONPATH:+:\$PYTHONPATH}")
+    endif()
+  endif()
+]])
 install(EXPORT CompiledGraphTargets NAMESPACE CompiledGraph:: DESTINATION "${cg_package_dir}")
 
 configure_package_config_file(

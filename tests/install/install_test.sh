@@ -22,8 +22,12 @@ fail() { echo "install_test $step: $*" >&2; exit 1; }
 build_quickstart() {
   local qs=$work/quickstart-$step
   rm -rf "$qs"
-  cmake -S "$source/examples/quickstart" -B "$qs" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_PREFIX_PATH="$1" >"$work/$step.log" 2>&1 ||
+  # As a user's shell with a venv active: its python3 first on PATH.
+  local venv=$work/venv-$step
+  rm -rf "$venv" && "$(sed -n 's/^Python_EXECUTABLE:FILEPATH=//p' "$build/CMakeCache.txt")" \
+    -m venv --without-pip "$venv"
+  PATH="$venv/bin:$PATH" cmake -S "$source/examples/quickstart" -B "$qs" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$1" >"$work/$step.log" 2>&1 ||
     { cat "$work/$step.log"; fail "configuring the quickstart failed"; }
   cmake --build "$qs" >>"$work/$step.log" 2>&1 ||
     { cat "$work/$step.log"; fail "building the quickstart failed"; }
@@ -32,11 +36,14 @@ build_quickstart() {
   grep -qx "pipeline: hello0 hello1 hello2" <<<"$output" || fail "unexpected output: $output"
   grep -qx '#include "quickstart.cg.cpp"' "$qs/quickstart.cg/quickstart.cg.hpp" ||
     fail "the driver header does not include the graph source through the include path"
-  # The Python module (PYTHON), with the installed package cg: serve.py. Not
-  # from a sanitized build: its module cannot load into the plain interpreter.
+  # The Python module (PYTHON), for the venv's python3, with the installed
+  # package cg linked beside it: serve.py. Not from a sanitized build: its
+  # module cannot load into the plain interpreter.
+  grep -qxF "Python_EXECUTABLE:FILEPATH=$venv/bin/python3" "$qs/CMakeCache.txt" ||
+    fail "the module is not built for the venv's python3, first on PATH"
   if [[ -z $(sed -n 's/^CG_SANITIZE:STRING=//p' "$build/CMakeCache.txt") ]]; then
-    output=$(printf 'one\ntwo\n' | PYTHONPATH="$1/lib/python3/dist-packages:$qs" \
-             /usr/bin/python3 "$source/examples/quickstart/serve.py" 2>&1) ||
+    output=$(printf 'one\ntwo\n' | PYTHONPATH="$qs" PYTHONDONTWRITEBYTECODE=1 \
+             "$venv/bin/python3" "$source/examples/quickstart/serve.py" 2>&1) ||
       fail "serve.py failed: $output"
     [[ $output == $'one\ntwo' ]] || fail "unexpected output of serve.py: $output"
   fi
@@ -54,7 +61,14 @@ configure() {
 case "$step" in
   install)
     rm -rf "$work" && mkdir -p "$work"
-    cmake --install "$build" --prefix "$work/staged" >/dev/null
+    installed=$(cmake --install "$build" --prefix "$work/staged" 2>&1) ||
+      { echo "$installed"; fail "cmake --install failed"; }
+    # No python3 looks in a new prefix: the install says how to make it.
+    line="export PYTHONPATH=$work/staged/lib/python3/dist-packages\${PYTHONPATH:+:\$PYTHONPATH}"
+    grep -qxF "$line" <<<"$installed" || fail "the install did not print $line: $installed"
+    [[ $(eval "$line" && python3 -B -c "import cg; print(cg.__file__)") == \
+       "$work/staged/lib/python3/dist-packages/cg/__init__.py" ]] ||
+      fail "with $line, python3 does not import the installed cg"
     mv "$work/staged" "$prefix"
     for f in bin/cgc lib/libcg_runtime.a include/cg/cg.hpp \
              lib/cmake/CompiledGraph/CompiledGraphConfig.cmake \

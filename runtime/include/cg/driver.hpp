@@ -166,7 +166,7 @@ struct LaunchOptions {
   /// silence from the driver's host (the driver decides first).
   std::chrono::milliseconds partition_timeout{5'000};
 
-  // Profiles (README "Profiles"; cg/detail/profile.hpp).
+  // Profiles (docs/profiling.md; cg/detail/profile.hpp).
 
   /// Where teardown writes a Chrome trace of every operation of the last
   /// profile_executions executions (Perfetto and chrome://tracing open it);
@@ -187,8 +187,9 @@ struct LaunchOptions {
   /// execution, 4.4 MB in all for 10,000).
   std::uint32_t profile_executions = 0;
 
-  // What actors print (README "Actor output"). Threads mode: actors share the
-  // driver's descriptors, so their output is the driver's, untagged.
+  // What actors print (docs/running.md, "What actors print"). Threads mode:
+  // actors share the driver's descriptors, so their output is the driver's,
+  // untagged.
 
   /// Each actor process's standard output and error reach the driver's own
   /// line by line, each line prefixed with who said it: "(<actor> pid=N) ",
@@ -196,7 +197,7 @@ struct LaunchOptions {
   /// actor processes write to the driver's descriptors themselves, untagged.
   bool tag_actor_output = true;
   /// A directory (made if missing): each actor process writes its standard
-  /// output and error to <dir>/<graph>.<actor>.log there (appending),
+  /// output and error to "<dir>/<graph>.<actor>.log" there (appending),
   /// instead of to the driver's. Empty: the environment variable
   /// CG_ACTOR_LOGS if set, else none.
   std::string actor_logs;

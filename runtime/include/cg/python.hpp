@@ -570,9 +570,23 @@ inline void bind_module(py::module_& module) {
     if (error)
       detail::translate(error);
   });
-  py::module_::import("cg"); // now: a missing package is an ImportError at import
   py::object graphs = module.attr("graphs");
   const std::string module_name = py::str(module.attr("__name__"));
+  // Now, so that a missing package is an ImportError at import, and one that
+  // names it and where Python looked: pybind11 reports a Python error raised
+  // here as "initialization failed", but an exception's own text as it is.
+  try {
+    py::module_::import("cg");
+  } catch (const py::error_already_set& e) {
+    if (!e.matches(PyExc_ModuleNotFoundError) ||
+        std::string(py::str(e.value().attr("name"))) != "cg")
+      throw;
+    throw py::import_error(
+        "module '" + module_name + "' needs the Python package 'cg', which is in no folder of " +
+        "sys.path " + std::string(py::repr(py::module_::import("sys").attr("path"))) +
+        ": keep the link 'cg' that add_compiled_graph() puts beside the module, or put "
+        "<install prefix>/lib/python3/dist-packages on PYTHONPATH");
+  }
   module.def(
       "launch",
       [graphs, module_name](const std::string& name, const py::kwargs& kwargs) {
