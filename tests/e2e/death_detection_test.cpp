@@ -1,16 +1,15 @@
 // death_detection_test.cpp - how soon the death of a local actor process is reported.
 //
-// What is promised (README, Errors: "reported within milliseconds, never a
-// hang"), held here to a bound: a local actor process that dies is reported
-// within 100 ms on an idle machine. The driver's monitor thread sleeps in
-// poll() on the actors' pidfds, which wake it as the process dies; it records
-// the death and closes every channel, which wakes every waiter. Here an idle
-// graph (its one actor asleep in a method) is killed while a get() waits for
-// it, and that get() must end in ActorDiedError (its timeout, 3 s, is far
-// longer: the error cannot be a timeout), each of five times within the
-// 100 ms plus a tolerance of 400 ms, what a thread may wait for a CPU on a
-// loaded CI machine of 2 cores under sanitizers; their median within the
-// 100 ms itself.
+// What is promised (docs/failures.md, cg::ActorDiedError): a local actor
+// process that dies is reported within 100 ms on an idle machine, never a
+// hang. The driver's monitor thread sleeps in poll() on the actors' pidfds,
+// which wake it as the process dies; it records the death and closes every
+// channel, which wakes every waiter. Here an idle graph (its one actor asleep
+// in a method) is killed while a get() waits for it, and that get() must end
+// in ActorDiedError (its timeout, 3 s, is far longer: the error cannot be a
+// timeout), each of five times within the 100 ms plus a tolerance of 400 ms,
+// what a thread may wait for a CPU on a loaded CI machine of 2 cores under
+// sanitizers; their median within the 100 ms itself.
 //
 // Under CG_TEST_KILL_SIGNAL=SIGSTOP (actor_kills.hpp) the actor is stopped
 // instead, nothing is reported, and the test must fail. A thread cannot be
