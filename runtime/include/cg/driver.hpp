@@ -295,10 +295,12 @@ public:
   /// the caller wrote them. The channel's next slot is taken now (waiting
   /// up to the submit timeout: TimeoutError), and held until that
   /// write_input(), whatever it is given; from then on the memory is the
-  /// graph's (neither read nor write it), and teardown unmaps it, taken or
-  /// not. Throws Error when the input does
-  /// not exist, already has such a tensor waiting, or no buffer that large
-  /// can be made; TensorError for a bad shape.
+  /// graph's (neither read nor write it). While such a tensor waits for an
+  /// execute(), teardown keeps the segment and the input's overflow buffers
+  /// mapped (the tensor may still be written, to no effect); the graph's last
+  /// reference unmaps them. Throws Error when the input does not exist,
+  /// already has such a tensor waiting, or no buffer that large can be made;
+  /// TensorError for a bad shape; ChannelClosedError once torn down.
   Tensor input_tensor(std::size_t input, DType dtype, std::vector<std::int64_t> shape);
 
   /// Hands input `input` of the execution begun last to the graph, waiting up
@@ -306,6 +308,7 @@ public:
   /// other hosts read is sent from `value` itself while the network takes it
   /// (cg/detail/borrowed_runs.hpp); what is left when it stalls is copied.
   template <class T> void write_input(std::size_t input, const T& value) {
+    const MemoryHold hold(*this); // the value is encoded into the graph's memory
     std::span<std::byte> slot;
     const std::size_t bytes = encoded_size(value);
     if (!acquire_input(input, bytes, slot))
@@ -355,9 +358,19 @@ public:
   /// Error as write_profile() does without a profile.
   GraphStats stats() const;
 
-  /// Closes every channel, stops the actors, unmaps; idempotent. Actor
-  /// processes get 2 s to exit, then SIGKILL; an actor thread (threads mode)
-  /// still in a method is waited for, however long it takes.
+  /// Closes every channel, stops the actors, then unmaps and closes every
+  /// part of the graph's shared memory this process holds (the segment, the
+  /// driver's overflow buffers and its mappings of the actors'), once the
+  /// calls still using it in other threads (a get() waiting for a result)
+  /// have left it with the error; idempotent. Two exceptions keep memory
+  /// until the graph's last reference goes: an actor thread left running
+  /// (teardown(timeout)) keeps all of it, and a tensor from input_tensor()
+  /// that no execute() took keeps the segment and its input's overflow
+  /// buffers. Afterwards execute(), get() and input_tensor() throw
+  /// ChannelClosedError (or why the graph stopped before), and stats() and
+  /// write_profile() give the profile as teardown read it. Actor processes
+  /// get 2 s to exit, then SIGKILL; an actor thread (threads mode) still in a
+  /// method is waited for, however long it takes.
   void teardown() noexcept;
   /// As teardown(), but waits at most `timeout` for actor threads still in a
   /// method: then throws TimeoutError naming them. A thread cannot be
@@ -381,6 +394,20 @@ public:
 
 private:
   struct Impl;
+  // While one lives, teardown leaves the graph's memory mapped (it waits for
+  // it to go); made once teardown has begun, it throws what execute() then
+  // throws (ChannelClosedError, or why the graph stopped).
+  class MemoryHold {
+  public:
+    explicit MemoryHold(const GraphRuntime& runtime);
+    ~MemoryHold();
+    MemoryHold(const MemoryHold&) = delete;
+    MemoryHold& operator=(const MemoryHold&) = delete;
+
+  private:
+    const GraphRuntime& runtime_;
+  };
+
   bool finish(Deadline deadline) noexcept;
   bool acquire_input(std::size_t input, std::size_t bytes, std::span<std::byte>& slot);
   ChannelStatus acquire_input_area(std::size_t input, std::size_t bytes,
@@ -626,7 +653,8 @@ public:
   /// over at least that long.
   GraphStats stats() const { return runtime_->stats(); }
 
-  /// Stops the actors and releases the channels; idempotent. In threads
+  /// Stops the actors and releases the graph's shared memory
+  /// (GraphRuntime::teardown says what may keep some); idempotent. In threads
   /// mode, an actor still in a method is waited for (a thread cannot be
   /// stopped): a method that never returns blocks this call, and the
   /// destructor, for good.

@@ -227,6 +227,13 @@ void GraphRuntime::Impl::start_async(std::unique_lock<std::mutex>& lock) {
   collector = std::thread([this] { collect_loop(); });
 }
 
+GraphRuntime::MemoryHold::MemoryHold(const GraphRuntime& runtime) : runtime_(runtime) {
+  if (!runtime.impl_->enter_memory())
+    runtime.impl_->throw_failure();
+}
+
+GraphRuntime::MemoryHold::~MemoryHold() { runtime_.impl_->leave_memory(); }
+
 const std::vector<int>& GraphRuntime::bound_cpus() const noexcept { return impl_->bound_cpus; }
 
 const std::vector<std::string>& GraphRuntime::cuda_devices(std::uint32_t actor) const {
@@ -234,6 +241,7 @@ const std::vector<std::string>& GraphRuntime::cuda_devices(std::uint32_t actor) 
 }
 std::uint64_t GraphRuntime::begin_execution() {
   Impl& s = *impl_;
+  const MemoryHold hold(*this); // collects in this thread, records in the profile
   const std::int64_t start = s.profile.on() ? profile_clock() : 0;
   std::unique_lock lock(s.mutex);
   auto check_usable = [&] {
@@ -301,6 +309,7 @@ void GraphRuntime::abandon(std::uint64_t seq) noexcept {
 
 Tensor GraphRuntime::input_tensor(std::size_t input, DType dtype, std::vector<std::int64_t> shape) {
   Impl& s = *impl_;
+  const MemoryHold hold(*this);
   if (input >= s.inputs.size())
     throw Error(describe(spec_) + " has no input #" + std::to_string(input));
   if (s.input_in_place.at(input))
@@ -400,6 +409,7 @@ void GraphRuntime::take_results(std::uint64_t seq, ResultsSink sink) {
 void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds timeout,
                                 ResultsSink sink) {
   Impl& s = *impl_;
+  const MemoryHold hold(*this); // collects in this thread, in place
   // A get() that returns (not one that throws) is recorded, from call to
   // decoded result; its first READ waits from the call too.
   const std::int64_t called = s.profile.on() ? profile_clock() : 0;
@@ -501,6 +511,9 @@ std::vector<std::string> GraphRuntime::channel_transports() const { return impl_
 
 bool GraphRuntime::results_ready(std::uint64_t seq) {
   Impl& s = *impl_;
+  const Impl::MemoryUse use(s);
+  if (!use.entered)
+    return true; // torn down: take_results() throws at once
   std::unique_lock lock(s.mutex);
   if (s.results.count(seq) || s.torn_down || s.failure || seq < s.collected || seq >= s.submitted)
     return true;

@@ -25,6 +25,22 @@ std::vector<ProfileTrack> GraphRuntime::Impl::profile_tracks() const {
     throw Error(describe(spec) + " records no profile: launch it with cg::LaunchOptions::profile "
                                  "or the environment variable CG_PROFILE set to a file (or "
                                  "LaunchOptions::record_profile)");
+  {
+    const MemoryUse use(*this);
+    if (use.entered)
+      return read_profile_tracks();
+  }
+  // Torn down (or being torn down): the rings as teardown read them before
+  // it released their memory.
+  std::unique_lock lock(mutex);
+  changed.wait(lock, [&] { return profile_final; });
+  if (!final_profile_error.empty())
+    throw Error("the profile of " + describe(spec) +
+                " could not be read at teardown: " + final_profile_error);
+  return final_profile;
+}
+
+std::vector<ProfileTrack> GraphRuntime::Impl::read_profile_tracks() const {
   std::span<std::byte> memory{static_cast<std::byte*>(segment.data()), segment.size()};
   std::vector<ProfileTrack> tracks;
   for (std::uint32_t a = 0; a < spec.actors.size(); ++a)

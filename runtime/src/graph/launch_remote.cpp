@@ -178,20 +178,20 @@ void GraphRuntime::Impl::connect_remote(Deadline deadline) {
       throw LaunchError(describe(spec) + ": actor '" + spec.actors[a].name +
                         "' was published by a process on another host, but runs here");
   std::string error =
-      relays.start(spec, participants, 0, listener, host_transport, channels, deadline,
-                   [this](const std::string& why, bool corrupt) { relay_fault(why, corrupt); });
+      relays->start(spec, participants, 0, listener, host_transport, channels, deadline,
+                    [this](const std::string& why, bool corrupt) { relay_fault(why, corrupt); });
   if (!error.empty())
     throw LaunchError(describe(spec) + ": cannot set up its channels between hosts: " + error);
   for (const Stream& stream : plan_streams(spec, participants))
     transports[stream.channel] = to_string(host_transport);
   // Inputs that go to other hosts are sent on as execute() writes them.
   for (std::size_t i = 0; i < inputs.size(); ++i)
-    inputs[i].forward_with(relays.forwarder(spec.input_channels[i]));
+    inputs[i].forward_with(relays->forwarder(spec.input_channels[i]));
   // A result that only the driver reads here comes straight off its stream.
   for (std::size_t i = 0; i < result_channels.size(); ++i) {
     const std::uint32_t channel = result_channels[i];
     const auto slot = static_cast<std::uint32_t>(spec.channels[channel].driver_reader());
-    if (MessageSource* direct = relays.source(channel, slot))
+    if (MessageSource* direct = relays->source(channel, slot))
       result_readers[i] = ChannelReader(*direct);
   }
 }

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -92,7 +93,9 @@ struct GraphRuntime::Impl {
   // segment, and served to other hosts by the rendezvous).
   std::vector<NcclIdBytes> nccl_ids;
   TcpChannelListener listener;
-  Relays relays;
+  // Owned apart so that teardown can release their channel ends (and the
+  // overflow buffers those map) with the rest of the graph's memory.
+  std::unique_ptr<Relays> relays = std::make_unique<Relays>();
   HostTransport host_transport = HostTransport::tcp; // what carries the streams between hosts
   Participants participants;
   std::vector<std::string> transports; // per channel: "shm", "tcp" or "ucx"
@@ -100,6 +103,16 @@ struct GraphRuntime::Impl {
   std::thread monitor;
   int stop_fd = -1;
   std::atomic<bool> stopping{false};
+
+  // Calls of the driver's API that use the graph's shared memory (channels,
+  // overflow buffers, profile rings) without holding `mutex`, and whether
+  // teardown has begun: teardown releases the memory once no call uses it,
+  // and no call may start using it after (enter_memory()). Both are
+  // sequentially consistent: a call that increments memory_users and then
+  // sees memory_closed false is seen by teardown, which sets memory_closed
+  // before it reads memory_users.
+  mutable std::atomic<std::uint32_t> memory_users{0};
+  std::atomic<bool> memory_closed{false};
 
   // Results of execution `collected` gathered so far. Touched by whoever
   // collects: the caller of get() before async collection starts, the
@@ -111,8 +124,10 @@ struct GraphRuntime::Impl {
   std::vector<ResultView> message_views;
   std::vector<ResultView> output_views;
 
-  mutable std::mutex mutex;        // guards everything below
-  std::condition_variable changed; // collected, submitted, failure or stop_collector changed
+  mutable std::mutex mutex; // guards everything below
+  // Collected, submitted, failure, stop_collector, profile_final or
+  // memory_users changed.
+  mutable std::condition_variable changed;
   std::uint64_t submitted = 0;
   std::uint64_t collected = 0;
   std::map<std::uint64_t, std::vector<Collected>> results; // collected, not yet taken
@@ -153,9 +168,16 @@ struct GraphRuntime::Impl {
   std::map<std::string, RemoteProfile> remote_profiles;
   std::int64_t execute_start = 0;
   std::int64_t input_start = 0;
-  // The rings as read now (actors by index, then the driver); Error
-  // without a profile.
+  // The rings as teardown read them before it released the memory they are
+  // in (profile_final: read; final_profile_error: why they could not be).
+  bool profile_final = false;
+  std::vector<ProfileTrack> final_profile;
+  std::string final_profile_error;
+  // The rings as read now (actors by index, then the driver), or as
+  // teardown read them; Error without a profile.
   std::vector<ProfileTrack> profile_tracks() const;
+  // The rings as they are in the graph's memory now.
+  std::vector<ProfileTrack> read_profile_tracks() const;
   // Whether teardown has begun (then remote_profiles holds what the actors
   // in processes of their own sent).
   bool torn_down_now() const {
@@ -222,6 +244,40 @@ struct GraphRuntime::Impl {
                        std::chrono::steady_clock::duration watched);
   void start_async(std::unique_lock<std::mutex>& lock);
 
+  // The graph's shared memory (teardown.cpp): a call that uses it outside
+  // `mutex` enters first (false once teardown has begun: it must not touch
+  // the memory) and leaves when done; teardown waits for every call to
+  // leave, then releases it.
+  bool enter_memory() const noexcept {
+    memory_users.fetch_add(1);
+    if (!memory_closed.load())
+      return true;
+    leave_memory();
+    return false;
+  }
+  void leave_memory() const noexcept {
+    if (memory_users.fetch_sub(1) == 1 && memory_closed.load()) {
+      // Under the lock teardown checks memory_users with, so that it cannot
+      // miss this wake-up.
+      { std::lock_guard lock(mutex); }
+      changed.notify_all();
+    }
+  }
+  void release_memory() noexcept;
+  // Entered while it lives (`entered`), where teardown had not begun.
+  struct MemoryUse {
+    explicit MemoryUse(const Impl& runtime) noexcept
+        : runtime(runtime), entered(runtime.enter_memory()) {}
+    ~MemoryUse() {
+      if (entered)
+        runtime.leave_memory();
+    }
+    MemoryUse(const MemoryUse&) = delete;
+    MemoryUse& operator=(const MemoryUse&) = delete;
+    const Impl& runtime;
+    const bool entered;
+  };
+
   // Closes every channel and aborts every communicator group: whoever waits
   // in either, in any process, wakes up.
   void close_all() noexcept {
@@ -229,9 +285,10 @@ struct GraphRuntime::Impl {
       channel.close();
     for (HostGroup& group : groups)
       group.abort(describe(spec) + " stopped");
-    relays.close();
+    if (relays)
+      relays->close();
   }
-  [[noreturn]] void throw_failure() {
+  [[noreturn]] void throw_failure() const {
     std::exception_ptr why;
     {
       std::lock_guard lock(mutex);

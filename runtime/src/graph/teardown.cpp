@@ -1,7 +1,15 @@
 // graph/teardown.cpp - Tearing a launched graph down: its channels closed,
 // its relays, monitor and collector joined, its actors gone (a thread still
 // in a method is waited for until the deadline, then left running with all it
-// may touch), its profile written.
+// may touch), its profile read and written, its shared memory released.
+//
+// The memory goes at teardown, not with the last reference to the graph: a
+// Ref or a future may keep the runtime alive long after, and the segment and
+// overflow buffers are the graph's largest holdings. Every call of the
+// driver's API that touches that memory outside the mutex does so between
+// enter_memory() and leave_memory() (MemoryUse, GraphRuntime::MemoryHold),
+// so teardown can wait for the calls already in it (the closed channels send
+// them out at once) and turn away the ones that come later.
 #include <cg/driver.hpp>
 
 #include <cg/cpu_binding.hpp>
@@ -17,6 +25,9 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace cg::detail {
 
@@ -76,6 +87,35 @@ void GraphRuntime::Impl::join_actor_threads(Deadline deadline) {
   actor_threads.clear();
 }
 
+// Unmaps and closes what this process holds of the graph's shared memory,
+// once no call of the driver's API uses it: the result readers' mappings of
+// the actors' overflow buffers, the relays' channel ends (other hosts), the
+// input writers' overflow buffers and the segment. Every actor is gone by
+// now (an actor thread's channel ends went with it). An input that has a
+// tensor from input_tensor() no execute() took keeps its writer and the
+// segment: the caller may still write that tensor, in a slot or an overflow
+// buffer; they go with the graph's last reference.
+void GraphRuntime::Impl::release_memory() noexcept {
+  {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return memory_users.load() == 0; });
+  }
+  for (ChannelReader& reader : result_readers)
+    reader = ChannelReader(); // before the relays: a reader may take from one
+  for (ChannelWriter& writer : inputs)
+    writer.forward_with(nullptr);
+  relays.reset();
+  if (std::find(input_in_place.begin(), input_in_place.end(), true) != input_in_place.end())
+    return;
+  for (ChannelWriter& writer : inputs)
+    writer = ChannelWriter();
+  channels.assign(channels.size(), Channel());
+  groups.assign(groups.size(), HostGroup());
+  records.assign(records.size(), nullptr);
+  header = nullptr;
+  segment = SharedSegment();
+}
+
 // Stops the graph, waiting for actor threads until `deadline`; true when
 // this call tore the graph down and left an actor thread running.
 bool GraphRuntime::finish(Deadline deadline) noexcept {
@@ -87,6 +127,7 @@ bool GraphRuntime::finish(Deadline deadline) noexcept {
     s.torn_down = true;
     s.stop_collector = true;
   }
+  s.memory_closed.store(true);
   const Clock::time_point began = Clock::now();
   // Actors in processes of their own send their profiles while they still
   // run (once the channels close, they stop).
@@ -97,7 +138,7 @@ bool GraphRuntime::finish(Deadline deadline) noexcept {
   s.close_all();
   // The relays end with their streams; closing the rendezvous connections
   // tells every remote actor process to exit.
-  s.relays.join();
+  s.relays->join();
   s.server.stop();
   if (s.monitor.joinable()) {
     std::uint64_t one = 1;
@@ -123,6 +164,24 @@ bool GraphRuntime::finish(Deadline deadline) noexcept {
   // open is not waited for long).
   s.actor_output.finish(Clock::now() + std::chrono::seconds(1));
   s.segment.unlink();
+  // The profile is read while its rings are still mapped: from now on,
+  // stats() and write_profile() answer with what was read here.
+  if (s.profile.on()) {
+    std::vector<ProfileTrack> tracks;
+    std::string error;
+    try {
+      tracks = s.read_profile_tracks();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    {
+      std::lock_guard lock(s.mutex);
+      s.final_profile = std::move(tracks);
+      s.final_profile_error = std::move(error);
+      s.profile_final = true;
+    }
+    s.changed.notify_all();
+  }
   if (!s.profile_path.empty()) {
     try {
       s.write_profile(s.profile_path);
@@ -131,6 +190,9 @@ bool GraphRuntime::finish(Deadline deadline) noexcept {
       std::fprintf(stderr, "cg: %s\n", e.what());
     }
   }
+  // An actor thread left running still uses all of it (see ~GraphRuntime).
+  if (s.left_running.empty())
+    s.release_memory();
   if (s.log.info()) {
     char took[32];
     std::snprintf(took, sizeof took, "%.1f",

@@ -18,10 +18,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -373,31 +375,6 @@ TEST(Driver, TeardownFailsPendingFuturesWithChannelClosedError) {
   EXPECT_EQ(child_pids(), std::vector<pid_t>{});
 }
 
-// What teardown must have done, with values larger than a slot in flight both
-// ways (so overflow buffers of the driver's and of the actor's exist): the
-// actor process gone, the segment's descriptor closed; the mappings and the
-// driver's own overflow buffers go with the graph's last reference. Earlier tests of this process
-// may have kept memory of their own (a thread left running keeps its graph's), so what this graph
-// made is told apart by comparing with before.
-TEST(Driver, TeardownEndsTheActorAndTheGraphsLastReferenceReleasesAllItsSharedMemory) {
-  const std::vector<std::string> mapped_before = cg_test::memfd_mappings();
-  const std::vector<std::string> open_before = cg_test::memfd_descriptors();
-  cg::LaunchOptions options;
-  options.slot_bytes = 1024;
-  auto graph = launch(options);
-  const std::string large(4 << 20, 'L');
-  EXPECT_EQ(execute(graph, large).get(), large);
-  EXPECT_EQ(execute(graph, "big:" + std::to_string(4 << 20)).get(), std::string(4 << 20, 'x'));
-  ASSERT_EQ(child_pids().size(), 1u);
-  ASSERT_NE(cg_test::memfd_mappings(), mapped_before) << "the test must make shared memory";
-  graph->teardown();
-  EXPECT_EQ(child_pids(), std::vector<pid_t>{});
-  EXPECT_EQ(cg_test::memfd_descriptors(0, "cg.cg_test_echo"), std::vector<std::string>{});
-  graph.reset();
-  EXPECT_EQ(cg_test::memfd_mappings(), mapped_before);
-  EXPECT_EQ(cg_test::memfd_descriptors(), open_before);
-}
-
 // ---- values larger than a slot ----------------------------------------------
 
 TEST(Driver, SixtyFourMebibyteValuesTravelBothWaysThroughOneKibibyteSlots) {
@@ -632,6 +609,149 @@ TEST(Driver, ThreadsModeTeardownWithATimeoutJoinsAnActorThatLeavesInTimeAndKeeps
   }
   graph.reset();
   EXPECT_EQ(cg_test::memfd_mappings(), mapped_before) << "nothing kept for a thread left running";
+}
+
+// ---- what teardown releases --------------------------------------------------
+
+// Earlier tests of this process may have kept shared memory of their own (a
+// thread left running keeps its graph's): what a graph left is what was not
+// there before it.
+std::vector<std::string> added(const std::vector<std::string>& now,
+                               const std::vector<std::string>& before) {
+  std::vector<std::string> left;
+  for (const std::string& line : now)
+    if (std::find(before.begin(), before.end(), line) == before.end())
+      left.push_back(line);
+  return left;
+}
+
+bool any_names(const std::vector<std::string>& lines, const std::string& memfd) {
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string& line) {
+    return line.find(memfd) != std::string::npos;
+  });
+}
+
+// The exception `call` throws once the graph is torn down, as its text.
+template <class Call> std::string torn_down_error(Call call) {
+  try {
+    call();
+  } catch (const cg::ChannelClosedError& e) {
+    return std::string("ChannelClosedError: ") + e.what();
+  } catch (const std::exception& e) {
+    return std::string("another exception: ") + e.what();
+  }
+  return "nothing thrown";
+}
+
+// Teardown, with values larger than a slot carried both ways (so that the
+// driver has overflow buffers of its own and mappings of the actor's) and a
+// Ref keeping the runtime alive: the actor gone, and nothing of the graph's
+// shared memory mapped or open in the driver any more.
+void expect_teardown_releases_all_shared_memory(cg::LaunchOptions options) {
+  std::thread([] {}).join(); // a sanitizer's own thread, if any, before counting
+  const std::size_t threads_before = thread_count();
+  const std::vector<std::string> mapped_before = cg_test::memfd_mappings();
+  const std::vector<std::string> open_before = cg_test::memfd_descriptors();
+  options.slot_bytes = 1024;
+  auto graph = launch(options);
+  const std::string large(4 << 20, 'L');
+  EXPECT_EQ(execute(graph, large).get(), large);
+  EXPECT_EQ(execute(graph, "big:" + std::to_string(4 << 20)).get(), std::string(4 << 20, 'x'));
+  const std::vector<std::string> mapped = added(cg_test::memfd_mappings(), mapped_before);
+  ASSERT_TRUE(any_names(mapped, "/memfd:cg.cg_test_echo (deleted)")) << "the segment is mapped";
+  ASSERT_TRUE(any_names(mapped, "/memfd:cg.overflow (deleted)")) << "overflow buffers are mapped";
+  cg::Ref<std::string> unread = execute(graph, "unread");
+  graph->teardown();
+  EXPECT_EQ(child_pids(), std::vector<pid_t>{});
+  EXPECT_TRUE(thread_count_becomes(threads_before)) << thread_count() << " threads remain";
+  EXPECT_EQ(added(cg_test::memfd_mappings(), mapped_before), std::vector<std::string>{});
+  EXPECT_EQ(added(cg_test::memfd_descriptors(), open_before), std::vector<std::string>{});
+  EXPECT_EQ(torn_down_error([&] { unread.get(); }),
+            "ChannelClosedError: graph 'cg_test_echo' was torn down");
+}
+
+TEST(Driver, TeardownEndsTheActorProcessAndReleasesAllTheGraphsSharedMemoryInTheDriver) {
+  expect_teardown_releases_all_shared_memory({});
+}
+
+TEST(Driver, ThreadsModeTeardownJoinsTheActorThreadAndReleasesAllTheGraphsSharedMemory) {
+  expect_teardown_releases_all_shared_memory(threads_mode());
+}
+
+// After teardown every call that would use the graph's memory says the graph
+// was torn down, in both modes, whatever was in flight.
+TEST(Driver, AfterTeardownGetExecuteAndInputTensorThrowChannelClosedError) {
+  for (cg::LaunchOptions options : {cg::LaunchOptions{}, threads_mode()}) {
+    SCOPED_TRACE(options.mode == cg::Mode::threads ? "threads mode" : "processes mode");
+    auto graph = launch(options);
+    cg::Ref<std::string> unread = execute(graph, "unread");
+    cg::Ref<std::string> unread_as_future = execute(graph, "unread");
+    graph->teardown();
+    const std::string torn_down = "ChannelClosedError: graph 'cg_test_echo' was torn down";
+    EXPECT_TRUE(unread.ready()) << "get() does not wait";
+    EXPECT_EQ(torn_down_error([&] { unread.get(); }), torn_down);
+    EXPECT_EQ(torn_down_error([&] { unread.get(0ms); }), torn_down);
+    EXPECT_EQ(torn_down_error([&] { unread_as_future.get_future().get(); }), torn_down);
+    EXPECT_EQ(torn_down_error([&] { execute(graph, "more"); }), torn_down);
+    EXPECT_EQ(torn_down_error([&] { graph->begin_execution(); }), torn_down);
+    EXPECT_EQ(torn_down_error([&] { graph->write_input(0, std::string("more")); }), torn_down);
+    EXPECT_EQ(torn_down_error([&] { graph->input_tensor(0, cg::DType::uint8, {16}); }), torn_down);
+  }
+}
+
+// A get() waiting in a result channel in one thread, teardown in another:
+// the get() is woken with the error, and teardown releases the memory only
+// after it has left the channel.
+TEST(Driver, TeardownFromAnotherThreadEndsAWaitingGetBeforeItReleasesTheMemory) {
+  for (cg::LaunchOptions options : {cg::LaunchOptions{}, threads_mode()}) {
+    SCOPED_TRACE(options.mode == cg::Mode::threads ? "threads mode" : "processes mode");
+    const std::vector<std::string> mapped_before = cg_test::memfd_mappings();
+    auto graph = launch(options);
+    cg::Ref<std::string> slow = execute(graph, "sleep:300");
+    std::string got;
+    std::thread getter([&] { got = torn_down_error([&] { slow.get(); }); });
+    std::this_thread::sleep_for(50ms); // the getter waits in the result channel
+    graph->teardown();
+    getter.join();
+    EXPECT_EQ(got, "ChannelClosedError: graph 'cg_test_echo' was torn down");
+    EXPECT_EQ(added(cg_test::memfd_mappings(), mapped_before), std::vector<std::string>{});
+  }
+}
+
+// A tensor from input_tensor() that no execute() took is the caller's to
+// write until the graph goes: teardown keeps the segment it is in (and
+// releases the rest), the graph's last reference unmaps it.
+TEST(Driver, AnInputTensorNoExecuteTookKeepsTheSegmentMappedAfterTeardownUntilTheGraphGoes) {
+  const std::vector<std::string> mapped_before = cg_test::memfd_mappings();
+  const std::vector<std::string> open_before = cg_test::memfd_descriptors();
+  auto graph = launch();
+  const cg::Tensor waiting = graph->input_tensor(0, cg::DType::uint8, {1000});
+  graph->teardown();
+  EXPECT_EQ(child_pids(), std::vector<pid_t>{});
+  std::memset(waiting.data_ptr(), 7, 1000);
+  EXPECT_EQ(static_cast<const unsigned char*>(waiting.data_ptr())[999], 7);
+  const std::vector<std::string> mapped = added(cg_test::memfd_mappings(), mapped_before);
+  ASSERT_EQ(mapped.size(), 1u);
+  EXPECT_TRUE(any_names(mapped, "/memfd:cg.cg_test_echo (deleted)")) << mapped.front();
+  EXPECT_EQ(added(cg_test::memfd_descriptors(), open_before), std::vector<std::string>{});
+  graph.reset();
+  EXPECT_EQ(added(cg_test::memfd_mappings(), mapped_before), std::vector<std::string>{});
+}
+
+// The profile's rings are in the memory teardown releases: stats() after
+// teardown are those of the profile as teardown read it.
+TEST(Driver, StatsAfterTeardownAreThoseOfTheProfileTeardownRead) {
+  const std::vector<std::string> mapped_before = cg_test::memfd_mappings();
+  cg::LaunchOptions options;
+  options.record_profile = true;
+  auto graph = launch(options);
+  for (int e = 0; e < 3; ++e)
+    EXPECT_EQ(execute(graph, "x").get(), "x");
+  graph->teardown();
+  EXPECT_EQ(added(cg_test::memfd_mappings(), mapped_before), std::vector<std::string>{});
+  const cg::GraphStats stats = graph->stats();
+  EXPECT_EQ(stats.graph, "cg_test_echo");
+  EXPECT_EQ(stats.latency.count, 3u);
 }
 
 TEST(Driver, ModeComesFromTheEnvironmentUnlessTheOptionsSayIt) {
