@@ -41,6 +41,22 @@ sys.exit(os.path.realpath(sys.argv[1]) not in [os.path.realpath(p) for p in sys.
   endif()
 ]])
 install(EXPORT CompiledGraphTargets NAMESPACE CompiledGraph:: DESTINATION "${cg_package_dir}")
+# The installed binaries carry no debug information, as the .deb's do not
+# (CPACK_STRIP_FILES): it names the source and build directories of this
+# machine. Their symbols stay (cmake --install --strip removes those too).
+if(CMAKE_STRIP)
+  set(cg_installed_binaries "${CMAKE_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:cg_runtime>")
+  if(TARGET cgc)
+    list(APPEND cg_installed_binaries "${CMAKE_INSTALL_BINDIR}/$<TARGET_FILE_NAME:cgc>"
+         "${CMAKE_INSTALL_BINDIR}/$<TARGET_FILE_NAME:cg-profile>")
+  endif()
+  install(CODE "
+    foreach(file ${cg_installed_binaries})
+      execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-debug
+                              \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/\${file}\"
+                      COMMAND_ERROR_IS_FATAL ANY)
+    endforeach()")
+endif()
 
 configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/CompiledGraphConfig.cmake.in"

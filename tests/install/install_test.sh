@@ -7,7 +7,8 @@
 #               (every later step uses the moved copy: the install is relocatable)
 #   quickstart  examples/quickstart configured, built and run out of tree
 #   version     find_package(CompiledGraph 1.0 / 0.1) is refused, 0.2 accepted
-#   paths       no installed or generated text names the build or source dir
+#   paths       no installed file (binaries too) and no generated text names
+#               the build or source dir
 #   cuda        COMPONENTS cuda: found as built, refused with the reason if not
 #   deb         cpack -G DEB makes compiled-graph_<version>_amd64.deb with the
 #               Debian 12 Depends; the quickstart builds and runs against its
@@ -96,12 +97,15 @@ case "$step" in
       endif()" || fail "find_package(CompiledGraph 0.2) failed: $out"
     ;;
   paths)
-    # Text only (binaries carry debug information; cmake --install --strip
-    # removes it).
+    # Every installed file, binaries read as text (-a): a path into the trees
+    # it was built from, in cgc, cg-profile or the library (a fallback to the
+    # build tree's headers, debug information), works only on this machine.
+    # The quickstart's generated text too (its build files name its own tree).
     for dir in "$build" "$source"; do
-      found=$(grep -rIl --fixed-strings "$dir" "$prefix" "$work/quickstart-quickstart/quickstart.cg" \
-              --include='*.cmake' --include='*.hpp' --include='*.h' --include='*.cpp' \
-              --include='*.json' --include='*.txt' || true)
+      found=$( (grep -rlaF "$dir" "$prefix"
+                grep -rIlF "$dir" "$work/quickstart-quickstart/quickstart.cg" \
+                  --include='*.cmake' --include='*.hpp' --include='*.h' --include='*.cpp' \
+                  --include='*.json' --include='*.txt') || true)
       [[ -z $found ]] || fail "these files name $dir: $found"
     done
     ;;
