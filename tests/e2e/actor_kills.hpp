@@ -16,6 +16,7 @@
 // entries e2e.*FailWhenKillsGoUnnoticed (CMakeLists.txt) run them so.
 #pragma once
 
+#include "../support/runtime_memfds.hpp"
 #include <cg/detail/graph_spec.hpp>
 #include <cg/driver.hpp>
 
@@ -55,22 +56,6 @@ inline bool kills_go_unnoticed() { return kill_signal() == SIGSTOP; }
 /// Kills actor process `pid` (SIGKILL; SIGSTOP under the switch).
 inline void kill_actor_process(int pid) { ::kill(pid, kill_signal()); }
 
-/// The driver's mapping of graph `graph`'s segment (a memfd named "cg.<graph>"),
-/// empty if there is none.
-inline std::span<std::byte> graph_segment_of(const std::string& graph) {
-  std::ifstream maps("/proc/self/maps");
-  const std::string suffix = "/memfd:cg." + graph + " (deleted)";
-  for (std::string line; std::getline(maps, line);) {
-    if (line.size() < suffix.size() ||
-        line.compare(line.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    const std::uintptr_t start = std::stoull(line.substr(0, line.find('-')), nullptr, 16);
-    const std::uintptr_t end = std::stoull(line.substr(line.find('-') + 1), nullptr, 16);
-    return {reinterpret_cast<std::byte*>(start), end - start};
-  }
-  return {};
-}
-
 /// Threads mode: ends the actor reading input #0 of `spec`'s graph (launched
 /// with `options`) by breaking that channel, and waits (up to `wait`) until
 /// the driver has reported it (every channel closed, which the driver does
@@ -80,7 +65,7 @@ inline std::string break_input_reader(const cg::detail::GraphSpec& spec,
                                       const cg::LaunchOptions& options,
                                       std::chrono::milliseconds wait) {
   namespace d = cg::detail;
-  const std::span<std::byte> segment = graph_segment_of(spec.name);
+  const std::span<std::byte> segment = graph_segment_mapping(spec.name);
   if (segment.empty())
     return "no mapping of graph '" + std::string(spec.name) + "' in this process";
   const std::uint32_t channel = spec.input_channels[0];

@@ -27,18 +27,10 @@ using Corruption = cg_test::NoLeftovers;
 
 /// The driver's mapping of graph `graph`'s segment.
 std::span<std::byte> graph_segment(const std::string& graph) {
-  std::ifstream maps("/proc/self/maps");
-  const std::string suffix = "/memfd:cg." + graph + " (deleted)";
-  for (std::string line; std::getline(maps, line);) {
-    if (line.size() < suffix.size() ||
-        line.compare(line.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    std::uintptr_t start = std::stoull(line.substr(0, line.find('-')), nullptr, 16);
-    std::uintptr_t end = std::stoull(line.substr(line.find('-') + 1), nullptr, 16);
-    return {reinterpret_cast<std::byte*>(start), end - start};
-  }
-  ADD_FAILURE() << "no mapping of " << suffix;
-  return {};
+  const std::span<std::byte> segment = cg_test::graph_segment_mapping(graph);
+  if (segment.empty())
+    ADD_FAILURE() << "no mapping of graph '" << graph << "' in this process";
+  return segment;
 }
 
 /// The channels of a segment, in order, found by walking their headers.

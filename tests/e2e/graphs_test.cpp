@@ -207,15 +207,6 @@ TEST_F(Graphs, GetTimesOutWhenAnActorIsStopped) {
   ::kill(actors[0], SIGCONT);
 }
 
-// The actor an actor process runs: its command line is <exe> <graph> <actor> <segment>.
-std::string actor_of(int pid) {
-  std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline");
-  std::vector<std::string> args;
-  for (std::string arg; std::getline(file, arg, '\0');)
-    args.push_back(arg);
-  return args.size() > 2 ? args[2] : "";
-}
-
 TEST_F(Graphs, AStoppedActorIsNamedAndTheExecutionsBehindItFailAtOnce) {
   CG_SKIP_IN_THREADS_MODE();
   cg::LaunchOptions options;
@@ -224,8 +215,8 @@ TEST_F(Graphs, AStoppedActorIsNamedAndTheExecutionsBehindItFailAtOnce) {
   auto graph = cg::launch<&adder>(options);
   EXPECT_EQ(graph.execute(1).get(), 3);
   for (int stopped : cg_test::child_pids()) { // the first actor, then the second
-    const std::string cause = "actor '" + actor_of(stopped) + "' (pid " + std::to_string(stopped) +
-                              ") has made no progress for X s";
+    const std::string cause = "actor '" + cg_test::actor_of(stopped) + "' (pid " +
+                              std::to_string(stopped) + ") has made no progress for X s";
     ::kill(stopped, SIGSTOP);
     std::vector<cg::Ref<int>> refs;
     for (int i = 0; i < 8; ++i)

@@ -61,6 +61,15 @@ inline std::size_t actor_processes(std::size_t actors) { return threads_mode() ?
                       "unset for it)";                                                             \
   } while (false)
 
+/// The actor an actor process runs: its command line is <exe> <graph> <actor> <segment>.
+inline std::string actor_of(int pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline");
+  std::vector<std::string> args;
+  for (std::string arg; std::getline(file, arg, '\0');)
+    args.push_back(arg);
+  return args.size() > 2 ? args[2] : "";
+}
+
 /// Fails the test if a graph left a process, or a mapping or descriptor of
 /// the runtime's shared memory, behind.
 class NoLeftovers : public ::testing::Test {

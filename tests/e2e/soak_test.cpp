@@ -66,15 +66,6 @@ template <class F> bool becomes(std::size_t expected, F now) {
   return true;
 }
 
-// The actor an actor process runs: its command line is <exe> <graph> <actor> <segment>.
-std::string actor_of(int pid) {
-  std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline");
-  std::vector<std::string> args;
-  for (std::string arg; std::getline(file, arg, '\0');)
-    args.push_back(arg);
-  return args.size() > 2 ? args[2] : "";
-}
-
 // What the soak saw, each kind apart.
 struct Outcomes {
   int values = 0;      // the right value
@@ -200,7 +191,7 @@ private:
     } else {
       const std::vector<int> actors = cg_test::child_pids();
       const int pid = actors.at(random_() % actors.size());
-      killed_ = actor_of(pid);
+      killed_ = cg_test::actor_of(pid);
       cg_test::kill_actor_process(pid);
       expected = "actor '" + killed_ + "' of graph 'adder' killed by signal 9 (Killed)";
     }

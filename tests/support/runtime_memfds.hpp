@@ -15,9 +15,12 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -112,6 +115,22 @@ inline std::vector<std::string> memfd_descriptors(pid_t pid = 0,
     if (detail::names_memfd(d.target, prefix))
       found.push_back("fd " + std::to_string(d.fd) + " -> " + d.target);
   return found;
+}
+
+/// This process's mapping of graph `graph`'s segment (the memfd the runtime
+/// names "cg.<graph>"), empty if there is none: for tests that write into a
+/// live segment as a stray write would.
+inline std::span<std::byte> graph_segment_mapping(const std::string& graph) {
+  for (const detail::MapsLine& line : detail::maps_of(0)) {
+    if (line.path != "/memfd:" + std::string(kRuntimeMemfdPrefix) + graph + " (deleted)")
+      continue;
+    const std::uintptr_t start =
+        std::stoull(line.range.substr(0, line.range.find('-')), nullptr, 16);
+    const std::uintptr_t end =
+        std::stoull(line.range.substr(line.range.find('-') + 1), nullptr, 16);
+    return {reinterpret_cast<std::byte*>(start), end - start};
+  }
+  return {};
 }
 
 /// The inodes of the runtime's memfds that process `pid` maps or holds open:

@@ -147,22 +147,13 @@ std::vector<pid_t> child_pids() {
 
 // ---- reaching into the live segment, as a stray write would ---------------
 
-// The driver's mapping of a graph's segment, found in /proc/self/maps by the
-// name the runtime gives its memfd.
+// The driver's mapping of a graph's segment, found by the name the runtime
+// gives its memfd.
 std::span<std::byte> graph_segment(const char* graph) {
-  std::ifstream maps("/proc/self/maps");
-  const std::string suffix = std::string("/memfd:cg.") + graph + " (deleted)";
-  for (std::string line; std::getline(maps, line);) {
-    if (line.size() < suffix.size() ||
-        line.compare(line.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    const std::uintptr_t start = std::stoull(line.substr(0, line.find('-')), nullptr, 16);
-    const std::uintptr_t end =
-        std::stoull(line.substr(line.find('-') + 1, line.find(' ')), nullptr, 16);
-    return {reinterpret_cast<std::byte*>(start), end - start};
-  }
-  ADD_FAILURE() << "no mapping of " << suffix;
-  return {};
+  const std::span<std::byte> segment = cg_test::graph_segment_mapping(graph);
+  if (segment.empty())
+    ADD_FAILURE() << "no mapping of graph '" << graph << "' in this process";
+  return segment;
 }
 
 struct LiveChannel {
