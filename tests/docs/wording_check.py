@@ -53,8 +53,8 @@ RULES = [
 # what a run found before a later commit is what they are for. The other rules hold there.
 HISTORY_EXEMPT = ("docs/gpu-runs/",)
 
-# This check and its test spell the patterns out.
-SELF = ("tests/docs/wording_check.py", "tests/docs/wording_check_test.py")
+# This check spells the patterns out (its test keeps its offenders encoded).
+SELF = ("tests/docs/wording_check.py",)
 
 TEXT_SUFFIXES = {
     ".md", ".txt", ".cpp", ".hpp", ".h", ".c", ".cc", ".tpl", ".py", ".sh", ".cmake", ".in",

@@ -7,6 +7,7 @@ a file of the project's legitimate uses of the same words must pass. Run by ctes
 docs.WordingCheckReportsEachPlantedOffender.
 """
 
+import base64
 import subprocess
 import sys
 import tempfile
@@ -14,32 +15,40 @@ from pathlib import Path
 
 CHECK = Path(__file__).resolve().with_name("wording_check.py")
 
-# file -> lines; each line planted is expected back as `file:line: rule: line`.
+# file -> lines; each line planted is expected back as `file:line: rule: line`. The
+# offending lines are kept in base64, so that this file itself does not say them (the
+# check scans it like any other); spelled_out() decodes them.
 PLANTED = {
     "notes.md": [
-        ("tracker number", "The retry was added for issue #39."),
-        ("tracker number", "See issue 12 for the reasons."),
-        ("tracker number", "Slots grew to 64 KiB (#41)."),
-        ("session", "This session measured 4.2 us on the round trip."),
-        ("session", "An earlier session found the leak."),
-        ("file outside the repository", "The rules are in ../shared/DESIGN.md."),
-        ("file outside the repository", "As REDESIGN.md says, the ring is fixed."),
-        ("people", "The race was spotted by a reviewer."),
-        ("people", "Thanks to the lead for the idea."),
-        ("work history", "The driver used to poll every channel."),
-        ("work history", "Previously the segment was mapped twice."),
-        ("work history", "The cache was removed after it went stale."),
-        ("work history", "Three tests failed; fixed in 005aac6."),
+        ("tracker number", "VGhlIHJldHJ5IHdhcyBhZGRlZCBmb3IgaXNzdWUgIzM5Lg=="),
+        ("tracker number", "U2VlIGlzc3VlIDEyIGZvciB0aGUgcmVhc29ucy4="),
+        ("tracker number", "U2xvdHMgZ3JldyB0byA2NCBLaUIgKCM0MSku"),
+        ("session", "VGhpcyBzZXNzaW9uIG1lYXN1cmVkIDQuMiB1cyBvbiB0aGUgcm91bmQgdHJpcC4="),
+        ("session", "QW4gZWFybGllciBzZXNzaW9uIGZvdW5kIHRoZSBsZWFrLg=="),
+        ("file outside the repository", "VGhlIHJ1bGVzIGFyZSBpbiAuLi9zaGFyZWQvREVTSUdOLm1kLg=="),
+        ("file outside the repository", "QXMgUkVERVNJR04ubWQgc2F5cywgdGhlIHJpbmcgaXMgZml4ZWQu"),
+        ("people", "VGhlIHJhY2Ugd2FzIHNwb3R0ZWQgYnkgYSByZXZpZXdlci4="),
+        ("people", "VGhhbmtzIHRvIHRoZSBsZWFkIGZvciB0aGUgaWRlYS4="),
+        ("work history", "VGhlIGRyaXZlciB1c2VkIHRvIHBvbGwgZXZlcnkgY2hhbm5lbC4="),
+        ("work history", "UHJldmlvdXNseSB0aGUgc2VnbWVudCB3YXMgbWFwcGVkIHR3aWNlLg=="),
+        ("work history", "VGhlIGNhY2hlIHdhcyByZW1vdmVkIGFmdGVyIGl0IHdlbnQgc3RhbGUu"),
+        ("work history", "VGhyZWUgdGVzdHMgZmFpbGVkOyBmaXhlZCBpbiAwMDVhYWM2Lg=="),
     ],
     "ring.cpp": [
-        ("work history", "// We tried a lock here first; it was slower."),
-        ("session", "// A helper session rewrote this loop."),
+        ("work history", "Ly8gV2UgdHJpZWQgYSBsb2NrIGhlcmUgZmlyc3Q7IGl0IHdhcyBzbG93ZXIu"),
+        ("session", "Ly8gQSBoZWxwZXIgc2Vzc2lvbiByZXdyb3RlIHRoaXMgbG9vcC4="),
     ],
     "run.sh": [
-        ("tracker number", "# works around gh-1234"),
-        ("people", "# the layout was flagged by CI owners"),
+        ("tracker number", "IyB3b3JrcyBhcm91bmQgZ2gtMTIzNA=="),
+        ("people", "IyB0aGUgbGF5b3V0IHdhcyBmbGFnZ2VkIGJ5IENJIG93bmVycw=="),
     ],
 }
+
+
+def spelled_out(lines):
+    """The planted (rule, line) pairs of one file, decoded."""
+    return [(rule, base64.b64decode(text).decode()) for rule, text in lines]
+
 
 # The same words where the project speaks of itself: none of these may be reported.
 LEGITIMATE = """\
@@ -59,7 +68,8 @@ def main():
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         expected = []
-        for name, lines in PLANTED.items():
+        for name, encoded in PLANTED.items():
+            lines = spelled_out(encoded)
             (root / name).write_text("".join(text + "\n" for _, text in lines))
             expected += [f"{name}:{n}: {rule}: {text}" for n, (rule, text) in enumerate(lines, 1)]
         (root / "legitimate.md").write_text(LEGITIMATE)
