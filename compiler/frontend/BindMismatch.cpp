@@ -12,6 +12,8 @@
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/SourceManager.h"
 
+#include <utility>
+
 namespace cg::frontend {
 namespace {
 
@@ -71,22 +73,56 @@ std::string spelled(clang::QualType type, const clang::PrintingPolicy& policy) {
   return text;
 }
 
-// How the argument given is described: "a cg::Value<T>" or "a constant of type 'T'".
-std::string describeGiven(clang::QualType type, const clang::PrintingPolicy& policy) {
+// Whether `type` is a name the builder gave it (bind's `R`, a task's result
+// type) rather than one the user wrote.
+bool isBuilderSugar(clang::QualType type) {
+  if (type->getAs<clang::SubstTemplateTypeParmType>())
+    return true;
+  auto* alias = type->getAs<clang::TypedefType>();
+  if (!alias)
+    return false;
+  for (const clang::DeclContext* scope = alias->getDecl()->getDeclContext(); scope;
+       scope = scope->getParent())
+    if (auto* space = llvm::dyn_cast<clang::NamespaceDecl>(scope);
+        space && space->getName() == "cg" && space->getParent()->isTranslationUnit())
+      return true;
+  return false;
+}
+
+// What a cg::Value<T> carries, as the user would write T, if `type` is one. A
+// task's result is a cg::Value of the builder's own template parameter (R);
+// its desugared type is the one the user knows.
+std::optional<std::string> valueTypeOf(clang::QualType type, const clang::PrintingPolicy& policy) {
   clang::QualType bareType = type.getNonReferenceType().getUnqualifiedType();
-  // The type argument as the user spelled it (std::string, not its template).
+  // The type argument as the user spelled it (std::string, not its template),
+  // unless it is the builder's sugar for a task result.
   if (auto* written = bareType->getAs<clang::TemplateSpecializationType>())
     if (auto* named = written->getTemplateName().getAsTemplateDecl();
         named && named->getQualifiedNameAsString() == "cg::Value" &&
         written->template_arguments().size() == 1 &&
-        written->template_arguments()[0].getKind() == clang::TemplateArgument::Type)
-      return "a cg::Value<" + spelled(written->template_arguments()[0].getAsType(), policy) + ">";
-  if (auto* record = bareType->getAsCXXRecordDecl())
+        written->template_arguments()[0].getKind() == clang::TemplateArgument::Type) {
+      clang::QualType argument = written->template_arguments()[0].getAsType();
+      if (!isBuilderSugar(argument))
+        return spelled(argument, policy);
+    }
+  if (auto* record = bareType->getCanonicalTypeUnqualified()->getAsCXXRecordDecl())
     if (auto* value = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(record);
         value && value->getQualifiedNameAsString() == "cg::Value" &&
         value->getTemplateArgs().size() == 1)
-      return "a cg::Value<" + spelled(value->getTemplateArgs()[0].getAsType(), policy) + ">";
+      return spelled(value->getTemplateArgs()[0].getAsType().getCanonicalType(), policy);
+  return std::nullopt;
+}
+
+// How the argument given is described: "a cg::Value<T>" or "a constant of type 'T'".
+std::string describeGiven(clang::QualType type, const clang::PrintingPolicy& policy) {
+  if (std::optional<std::string> carried = valueTypeOf(type, policy))
+    return "a cg::Value<" + *carried + ">";
   return "a constant of type '" + spelled(type, policy) + "'";
+}
+
+// A type in one spelling for every way of writing it, to compare two types.
+std::string canonical(clang::QualType type, const clang::PrintingPolicy& policy) {
+  return spelled(type.getNonReferenceType().getCanonicalType().getUnqualifiedType(), policy);
 }
 
 std::string qualifiedName(const clang::CXXMethodDecl* method) {
@@ -127,6 +163,7 @@ std::optional<BindMismatch> bindMismatchOf(const clang::Diagnostic& note) {
   out.method = qualifiedName(method);
   out.given = describeGiven(*given, policy);
   out.parameter = spelled(declared->getType(), policy);
+  out.parameterCanonical = canonical(declared->getType(), policy);
   out.declared = toLoc(sm, method->getLocation());
   out.parameterRange =
       rangeOf(sm, clang::CharSourceRange::getTokenRange(declared->getSourceRange()));
@@ -136,7 +173,30 @@ std::optional<BindMismatch> bindMismatchOf(const clang::Diagnostic& note) {
 namespace {
 
 struct FailedCallVisitor : clang::RecursiveASTVisitor<FailedCallVisitor> {
-  explicit FailedCallVisitor(const clang::SourceManager& sm) : sm(sm) {}
+  FailedCallVisitor(const clang::SourceManager& sm, const clang::PrintingPolicy& policy)
+      : sm(sm), policy(policy) {}
+  // The cg::Values a function declared so far, for "did you mean": each
+  // function starts afresh, and the traversal meets declarations in order.
+  bool TraverseFunctionDecl(clang::FunctionDecl* function) {
+    std::vector<FailedCall::Value> outer = std::exchange(values, {});
+    bool go_on = clang::RecursiveASTVisitor<FailedCallVisitor>::TraverseFunctionDecl(function);
+    values = std::move(outer);
+    return go_on;
+  }
+  bool VisitVarDecl(clang::VarDecl* variable) {
+    if (variable->getType()->isDependentType() || !variable->getIdentifier())
+      return true;
+    auto* record = variable->getType()
+                       .getNonReferenceType()
+                       ->getCanonicalTypeUnqualified()
+                       ->getAsCXXRecordDecl();
+    if (auto* value = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(record);
+        value && value->getQualifiedNameAsString() == "cg::Value" &&
+        value->getTemplateArgs().size() == 1)
+      values.push_back({variable->getNameAsString(),
+                        canonical(value->getTemplateArgs()[0].getAsType(), policy)});
+    return true;
+  }
   bool VisitRecoveryExpr(clang::RecoveryExpr* recovery) {
     auto parts = recovery->subExpressions();
     if (parts.empty() || !parts.front())
@@ -148,7 +208,8 @@ struct FailedCallVisitor : clang::RecursiveASTVisitor<FailedCallVisitor> {
                    : std::nullopt;
       arguments.push_back(range.value_or(ir::SourceRange{}));
     }
-    FailedCall call{toLoc(sm, parts.front()->getExprLoc()), std::move(arguments), std::nullopt};
+    FailedCall call{toLoc(sm, parts.front()->getExprLoc()), std::move(arguments), std::nullopt,
+                    values};
     // a.bind<&C::m>(...): one explicit template argument naming the method.
     if (auto* member = llvm::dyn_cast<clang::UnresolvedMemberExpr>(parts.front());
         member && member->getMemberName().getAsString() == "bind" &&
@@ -160,6 +221,8 @@ struct FailedCallVisitor : clang::RecursiveASTVisitor<FailedCallVisitor> {
     return true;
   }
   const clang::SourceManager& sm;
+  const clang::PrintingPolicy& policy;
+  std::vector<FailedCall::Value> values;
   std::vector<FailedCall> calls;
 };
 
@@ -167,7 +230,9 @@ struct FailedCallVisitor : clang::RecursiveASTVisitor<FailedCallVisitor> {
 
 std::vector<FailedCall> failedCalls(clang::ASTContext& context,
                                     const std::vector<clang::Decl*>& decls) {
-  FailedCallVisitor visitor(context.getSourceManager());
+  clang::PrintingPolicy policy(context.getLangOpts());
+  policy.SuppressScope = false;
+  FailedCallVisitor visitor(context.getSourceManager(), policy);
   for (clang::Decl* decl : decls)
     visitor.TraverseDecl(decl);
   return std::move(visitor.calls);

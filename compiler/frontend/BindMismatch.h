@@ -28,11 +28,12 @@ class Diagnostic;
 namespace cg::frontend {
 
 struct BindMismatch {
-  unsigned argument = 0;  // 0-based
-  std::string method;     // "Post::combine"
-  std::string given;      // "a cg::Value<Request>", "a constant of type 'const char *'"
-  std::string parameter;  // "Prediction", as declared
-  ir::SourceLoc declared; // the method's name
+  unsigned argument = 0;          // 0-based
+  std::string method;             // "Post::combine"
+  std::string given;              // "a cg::Value<Request>", "a constant of type 'const char *'"
+  std::string parameter;          // "Prediction", as declared
+  std::string parameterCanonical; // the same type, spelled as FailedCall::Value::type
+  ir::SourceLoc declared;         // the method's name
   std::optional<ir::SourceRange> parameterRange;
 };
 
@@ -52,6 +53,11 @@ struct FailedCall {
     ir::SourceLoc declared;
   };
   std::optional<Method> bound; // a bind<&C::m> call
+  struct Value {
+    std::string name; // a cg::Value variable declared before the call
+    std::string type; // what it carries, desugared
+  };
+  std::vector<Value> valuesInScope; // for "did you mean"
 };
 
 /// Every failed call in `decls` (the user's declarations, with their bodies).

@@ -619,6 +619,20 @@ std::string assertionText(const std::string& message) {
   return text.str();
 }
 
+// The one cg::Value declared before a failed call that carries `type`, if
+// exactly one does: the argument the user most likely meant.
+std::optional<std::string> onlyValueOfType(const FailedCall& call, const std::string& type) {
+  std::optional<std::string> found;
+  for (const FailedCall::Value& value : call.valuesInScope) {
+    if (value.type != type)
+      continue;
+    if (found)
+      return std::nullopt;
+    found = value.name;
+  }
+  return found;
+}
+
 // Prints pass-1 diagnostics. Errors raised inside the runtime headers (the
 // builder's static_asserts: a static method, a method of another class...)
 // are moved to the user's innermost line that led there, with their message.
@@ -638,6 +652,8 @@ std::optional<ir::Diagnostic> bindArgumentError(const Session& session, size_t e
           !call.arguments[bind.argument].begin.file.empty()) {
         out.loc = call.arguments[bind.argument].begin;
         out.ranges.push_back(call.arguments[bind.argument]);
+        if (std::optional<std::string> only = onlyValueOfType(call, bind.parameterCanonical))
+          out.message += "; did you mean '" + *only + "'?";
       }
     ir::Note declared{bind.declared, "'" + bind.method + "' is declared here"};
     if (bind.parameterRange)
