@@ -10,6 +10,8 @@
 
 #include <cctype>
 #include <iterator>
+#include <string>
+#include <vector>
 
 namespace cg::codegen {
 
@@ -69,11 +71,19 @@ std::string pythonModule(const CodegenInput& input) {
   }
   for (const GraphToGenerate& g : input.graphs) {
     const ir::Graph& graph = *g.graph;
-    std::string types;
-    for (unsigned value : graph.inputs)
-      types += (types.empty() ? "" : ", ") + cppStringLiteral(graph.values[value].type.spelling);
-    fmt::format_to(it, "  cg::python::bind_graph<&::{}>(module, \"{}\", {{{}}});\n", graph.name,
-                   identifierFor(graph.name), types);
+    // The C++ types of its inputs (for TypeErrors and the docstrings) and of
+    // its outputs, and where it is defined (for the docstrings).
+    const auto spelled = [&](const std::vector<unsigned>& values) {
+      std::string types;
+      for (unsigned value : values)
+        types += (types.empty() ? "" : ", ") + cppStringLiteral(graph.values[value].type.spelling);
+      return types;
+    };
+    const std::string where =
+        graph.loc.file.substr(graph.loc.file.rfind('/') + 1) + ":" + std::to_string(graph.loc.line);
+    fmt::format_to(it, "  cg::python::bind_graph<&::{}>(module, \"{}\", {{{}}}, {{{}}}, {});\n",
+                   graph.name, identifierFor(graph.name), spelled(graph.inputs),
+                   spelled(graph.outputs), cppStringLiteral(where));
   }
   out += "  cg::python::bind_module(module);\n}\n";
   return formatCode(out, input.target + ".python.cpp");

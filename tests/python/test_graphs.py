@@ -86,7 +86,12 @@ def test_an_input_of_the_wrong_type_is_a_type_error_naming_it():
 def test_launch_options_are_keyword_arguments():
     with pytest.raises(TypeError) as raised:
         e2e_graphs.launch("adder", max_in_fligth=2)
-    assert str(raised.value) == "launch() got an unexpected keyword argument 'max_in_fligth'"
+    assert str(raised.value) == (
+        "launch() got an unexpected keyword argument 'max_in_fligth'; did you mean "
+        "'max_in_flight'?")
+    with pytest.raises(TypeError) as raised:
+        e2e_graphs.launch("adder", colour="blue")  # near no option: no guess
+    assert str(raised.value) == "launch() got an unexpected keyword argument 'colour'"
     with pytest.raises(ValueError) as raised:
         e2e_graphs.launch("adder", mode="fibers")
     assert str(raised.value) == "launch() option mode is 'processes' or 'threads', not 'fibers'"
@@ -120,7 +125,8 @@ def test_a_get_that_times_out_leaves_the_ref_valid():
         with pytest.raises(cg.TimeoutError) as raised:
             ref.get(timeout=0.05)
         assert isinstance(raised.value, TimeoutError)  # the built-in one, too
-        assert str(raised.value).startswith("no result within 50 ms")
+        assert str(raised.value).startswith(
+            "no result of execution 0 of graph 'napper' within 50 ms")
         assert not ref.ready()
         assert ref.get(timeout=10) == 300
 

@@ -9,25 +9,35 @@
 //       print(g.execute("hello").get())
 //
 // Each graph is a class of the module (t.chain), made by launching: its
-// keyword arguments are cg::LaunchOptions' fields (timeouts in seconds).
-// execute(*inputs) takes the graph's inputs in order and returns a Ref;
-// Ref.get(timeout=None) waits for the result (a tuple for several outputs),
-// with the GIL released, and stays interruptible by Ctrl-C;
-// `await graph.execute_async(*inputs)` waits in an asyncio loop instead (the
-// loop watches results_fd(): runtime/python/cg/__init__.py). Values cross as
-// pybind11 converts them (numbers, str, list, tuple, dict, None for an empty
-// std::optional); std::vector<std::uint8_t> is bytes; a cg::Tensor comes from
-// any object with __dlpack__ and goes back as a cg.Tensor module class that
+// keyword arguments are cg::LaunchOptions' fields (timeouts in seconds; a
+// misspelled one gets a "did you mean"). execute(*inputs) takes the graph's
+// inputs in order and returns a Ref, which keeps the graph alive;
+// Ref.get(timeout=None) waits for the result (a tuple for several outputs).
+// Both wait with the GIL released and stay interruptible by Ctrl-C
+// (cg/detail/python_waits.hpp); `await graph.execute_async(*inputs)` waits
+// in an asyncio loop instead (the loop watches results_fd():
+// runtime/python/cg/__init__.py). Values cross as pybind11 converts them
+// (numbers, str, list, tuple, dict, None for an empty std::optional), except
+// that std::vector<std::uint8_t> is bytes, a buffer of T's (a numpy array)
+// enters a std::vector<T> in one copy, and a cg::Tensor comes from any object
+// with __dlpack__ and goes back as a cg.Tensor module class that
 // numpy.from_dlpack() and torch.from_dlpack() take, with no copy either way.
+// graph.stats() is cg::GraphStats, and each class's docstring gives the
+// graph's signature in C++ types.
 // The user's plain structs are classes of the module, built like dataclasses
 // (bind_struct). An input of the wrong
 // type is a TypeError naming the graph, the input and its C++ type. The
 // errors of cg/errors.hpp are raised as the classes of the Python package
 // `cg` (runtime/python/cg/__init__.py): cg.TaskError with .actor, .method,
 // .exception_type and .message, cg.ActorDiedError with .actor, and so on.
+//
+// One file over 700 lines: each part binds one side of the same typed driver
+// (conversions, options, refs, graphs, tensors, structs, stats), and a
+// generated module includes this header alone.
 #pragma once
 
 #include <cg/cpu_binding.hpp>
+#include <cg/detail/python_waits.hpp>
 #include <cg/driver.hpp>
 #include <cg/errors.hpp>
 #include <cg/tensor.hpp>
@@ -40,10 +50,14 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -106,6 +120,52 @@ inline py::capsule dlpack_capsule(const cg::Tensor& tensor) {
   });
 }
 
+template <class T> struct IsNumberVector : std::false_type {};
+template <class T>
+struct IsNumberVector<std::vector<T>>
+    : std::bool_constant<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>> {};
+
+/// Whether a buffer's struct-module format (as numpy gives it: "f", "<i4",
+/// "=q") holds elements of T: the same kind and size.
+template <class T> bool buffer_holds(const char* format, Py_ssize_t itemsize) {
+  if (format == nullptr || itemsize != static_cast<Py_ssize_t>(sizeof(T)))
+    return false;
+  if (*format == '@' || *format == '=' || *format == '<')
+    ++format; // native order (a little-endian host's "<" too)
+  if (format[0] == '\0' || format[1] != '\0')
+    return false;
+  constexpr const char* floats = "efd";
+  constexpr const char* signed_ints = "bhilq";
+  constexpr const char* unsigned_ints = "BHILQ";
+  if constexpr (std::is_floating_point_v<T>)
+    return std::strchr(floats, *format) != nullptr;
+  else if constexpr (std::is_signed_v<T>)
+    return std::strchr(signed_ints, *format) != nullptr;
+  else
+    return std::strchr(unsigned_ints, *format) != nullptr;
+}
+
+/// A one-dimensional C-contiguous buffer of T's (a numpy array of the same
+/// dtype, array.array, a memoryview) as a std::vector<T>, in one copy;
+/// nullopt for anything else (then converted element by element).
+template <class T> std::optional<std::vector<T>> numbers_from_buffer(py::handle object) {
+  if (!PyObject_CheckBuffer(object.ptr()) || PyBytes_Check(object.ptr()) ||
+      PyByteArray_Check(object.ptr()))
+    return std::nullopt;
+  Py_buffer view;
+  if (PyObject_GetBuffer(object.ptr(), &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) != 0) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  std::optional<std::vector<T>> numbers;
+  if (view.ndim == 1 && buffer_holds<T>(view.format, view.itemsize)) {
+    numbers.emplace(static_cast<std::size_t>(view.len / view.itemsize));
+    std::memcpy(numbers->data(), view.buf, static_cast<std::size_t>(view.len));
+  }
+  PyBuffer_Release(&view);
+  return numbers;
+}
+
 /// Python to C++, or nullopt when `object` does not convert.
 template <class T> std::optional<T> from_python(py::handle object) {
   if constexpr (std::is_same_v<T, cg::Tensor>)
@@ -122,6 +182,10 @@ template <class T> std::optional<T> from_python(py::handle object) {
       }
       PyErr_Clear(); // not contiguous: as a sequence below
     }
+  }
+  if constexpr (IsNumberVector<T>::value) {
+    if (std::optional<T> numbers = numbers_from_buffer<typename T::value_type>(object))
+      return numbers;
   }
   try {
     return object.cast<T>();
@@ -170,11 +234,56 @@ inline void translate(std::exception_ptr error) {
   }
 }
 
-/// `s` seconds (>= 0) as milliseconds, rounded; a century at most (a
-/// deadline that far is never reached, and adding it to now() cannot overflow).
-inline std::chrono::milliseconds seconds_to_milliseconds(double s) {
-  constexpr double century = 100.0 * 365 * 24 * 3600;
-  return std::chrono::milliseconds(static_cast<std::int64_t>(std::min(s, century) * 1000 + 0.5));
+/// launch()'s keyword arguments: cg::LaunchOptions' fields that Python sets.
+inline constexpr std::array<const char*, 20> launch_option_names = {"mode",
+                                                                    "cpu_binding",
+                                                                    "communicator",
+                                                                    "max_in_flight",
+                                                                    "slot_bytes",
+                                                                    "spin_when_cpus_suffice",
+                                                                    "start_timeout",
+                                                                    "get_timeout",
+                                                                    "submit_timeout",
+                                                                    "partition_timeout",
+                                                                    "actor_host",
+                                                                    "communicator_bytes",
+                                                                    "placement",
+                                                                    "rendezvous",
+                                                                    "tcp_everywhere",
+                                                                    "profile",
+                                                                    "record_profile",
+                                                                    "profile_executions",
+                                                                    "tag_actor_output",
+                                                                    "actor_logs"};
+
+/// "; did you mean 'x'?" for the one name of `known` within two edits of
+/// `name` (a typo, a transposition), else nothing.
+template <std::size_t N>
+std::string did_you_mean(const std::string& name, const std::array<const char*, N>& known) {
+  const auto distance = [&](const std::string& other) {
+    std::vector<std::size_t> row(other.size() + 1);
+    for (std::size_t j = 0; j <= other.size(); ++j)
+      row[j] = j;
+    for (std::size_t i = 1; i <= name.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= other.size(); ++j) {
+        const std::size_t above = row[j];
+        row[j] = std::min(
+            {row[j] + 1, row[j - 1] + 1, diagonal + (name[i - 1] == other[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    return row.back();
+  };
+  std::string best;
+  std::size_t best_distance = 3;
+  for (const char* candidate : known)
+    if (const std::size_t d = distance(candidate); d < best_distance) {
+      best = candidate;
+      best_distance = d;
+    }
+  return best.empty() ? std::string() : "; did you mean '" + best + "'?";
 }
 
 /// cg::LaunchOptions from launch()'s keyword arguments (its fields, by
@@ -251,7 +360,8 @@ inline LaunchOptions launch_options(const py::kwargs& kwargs) {
     else if (name == "actor_logs")
       cast(options.actor_logs);
     else
-      throw py::type_error("launch() got an unexpected keyword argument '" + name + "'");
+      throw py::type_error("launch() got an unexpected keyword argument '" + name + "'" +
+                           did_you_mean(name, launch_option_names));
   }
   return options;
 }
@@ -260,39 +370,55 @@ inline LaunchOptions launch_options(const py::kwargs& kwargs) {
 /// of its own per graph (GraphFunction), named after it.
 template <class T, auto GraphFunction> class PyRef {
 public:
-  PyRef(cg::Ref<T> ref, std::chrono::milliseconds get_timeout)
-      : ref_(std::move(ref)), get_timeout_(get_timeout) {}
+  PyRef(cg::Ref<T> ref, std::chrono::milliseconds get_timeout, std::shared_ptr<Flight> flight)
+      : ref_(std::move(ref)), get_timeout_(get_timeout), flight_(std::move(flight)) {}
+  PyRef(PyRef&&) noexcept = default;
+  PyRef& operator=(PyRef&&) = delete;
+  ~PyRef() {
+    if (flight_ && !taken_)
+      flight_->abandoned.push_back(ref_.sequence());
+  }
 
-  /// Waits for the result, `timeout` seconds or the graph's get_timeout,
-  /// with the GIL released. Waits in slices, so that Ctrl-C (a signal Python
-  /// handles between them) ends the wait with KeyboardInterrupt.
+  /// Waits for the result, `timeout` seconds (math.inf: no limit) or the
+  /// graph's get_timeout, with the GIL released, in slices of wait_slice:
+  /// between them Python runs its signal handlers, so Ctrl-C ends the wait
+  /// with KeyboardInterrupt. A slice that the driver ends at once (an actor
+  /// it found stopped before) is slept out, not retried.
   py::object get(std::optional<double> timeout) {
     using namespace std::chrono;
-    const milliseconds total = timeout ? seconds_to_milliseconds(std::max(*timeout, 0.0))
-                                       : std::min(get_timeout_, seconds_to_milliseconds(1e300));
-    const auto deadline = steady_clock::now() + total;
-    for (;;) {
-      const auto left = duration_cast<milliseconds>(deadline - steady_clock::now());
-      const milliseconds slice = std::clamp(left, milliseconds(0), milliseconds(100));
-      const bool last = left <= milliseconds(100);
+    const std::optional<milliseconds> total =
+        timeout ? get_wait(*timeout) : std::optional<milliseconds>(get_timeout_);
+    const auto start = steady_clock::now();
+    SlicedTimeout timed_out;
+    for (bool first = true;; first = false) {
+      const auto slice_start = steady_clock::now();
+      const milliseconds left =
+          total ? ceil<milliseconds>(start + *total - slice_start) : milliseconds::max();
+      const milliseconds slice = std::clamp(left, milliseconds(0), wait_slice);
       std::optional<T> value;
+      std::string what;
       {
         py::gil_scoped_release unlocked;
         try {
-          value.emplace(ref_.get(last ? std::max(left, milliseconds(0)) : slice));
+          value.emplace(ref_.get(slice));
         } catch (const cg::TimeoutError& e) {
-          if (last) {
-            // The whole wait's length, and what the last slice saw stopped.
-            const std::string what = e.what();
-            const auto cause = what.find(" ms: ");
-            throw cg::TimeoutError(
-                "no result within " + std::to_string(total.count()) + " ms" +
-                (cause == std::string::npos ? std::string() : what.substr(cause + 3)));
-          }
+          what = e.what();
+        } catch (const cg::TaskError&) {
+          taken_ = true; // delivered: the result was this error
+          throw;
         }
+        if (!value && !(first && SlicedTimeout::stalled_before(what)))
+          std::this_thread::sleep_until(slice_start + slice);
       }
-      if (value)
+      if (value) {
+        taken_ = true;
         return to_python(std::move(*value));
+      }
+      if (first && SlicedTimeout::stalled_before(what))
+        throw cg::TimeoutError(what); // as C++ answers it
+      timed_out.saw(what, slice_start);
+      if (left <= wait_slice)
+        throw timed_out.error(*total);
       if (PyErr_CheckSignals() != 0)
         throw py::error_already_set();
     }
@@ -303,6 +429,8 @@ public:
 private:
   cg::Ref<T> ref_;
   std::chrono::milliseconds get_timeout_;
+  std::shared_ptr<Flight> flight_;
+  bool taken_ = false;
 };
 
 /// The dtype named `name` ("float32", as cg::to_string spells it);
@@ -330,21 +458,34 @@ public:
       : name_(name), input_types_(std::move(input_types)) {
     LaunchOptions options = launch_options(kwargs);
     get_timeout_ = options.get_timeout;
+    submit_timeout_ = options.submit_timeout;
+    max_in_flight_ = options.max_in_flight;
     py::gil_scoped_release unlocked;
-    graph_ = std::make_unique<Graph>(std::move(options));
+    graph_ = std::make_unique<Launched>(std::move(options));
   }
 
   using Ref = PyRef<Result, GraphFunction>;
 
+  /// Submits one execution, with the GIL released; first waits for room
+  /// (executions whose refs were dropped still running) in slices that let
+  /// Ctrl-C through, where C++ would wait for it all at once.
   Ref execute(const py::args& args) {
     constexpr std::size_t count = std::tuple_size_v<Inputs>;
     if (args.size() != count)
       throw py::type_error("graph '" + name_ + "' takes " + std::to_string(count) + " input" +
                            (count == 1 ? "" : "s") + ", not " + std::to_string(args.size()));
     Inputs inputs = convert(args, std::make_index_sequence<count>());
-    return Ref(std::apply([&](auto&... in) { return graph().execute(in...); }, inputs),
-               get_timeout_);
+    wait_for_room();
+    std::optional<cg::Ref<Result>> ref;
+    {
+      py::gil_scoped_release unlocked;
+      ref.emplace(std::apply([&](auto&... in) { return graph().execute(in...); }, inputs));
+    }
+    flight_->submitted = ref->sequence() + 1;
+    return Ref(*std::move(ref), get_timeout_, flight_);
   }
+
+  GraphStats stats() const { return graph().stats(); }
 
   void teardown() {
     if (!graph_)
@@ -373,10 +514,57 @@ public:
   std::vector<std::string> channel_transports() const { return graph().channel_transports(); }
 
 private:
-  Graph& graph() const {
+  // The graph, with its runtime in reach (results_ready(), for the room).
+  class Launched final : public Graph {
+  public:
+    using Graph::Graph;
+    cg::detail::GraphRuntime& runtime() const { return *this->runtime_; }
+  };
+
+  Launched& graph() const {
     if (!graph_)
       throw cg::ChannelClosedError("graph '" + name_ + "' was torn down");
     return *graph_;
+  }
+
+  // Whether execute() would wait for room: max_in_flight executions are in
+  // the channels, some of them abandoned (otherwise it throws
+  // CapacityExceeded at once). results_ready() collects what has arrived.
+  bool waits_for_room() {
+    Flight& flight = *flight_;
+    if (flight.submitted < max_in_flight_)
+      return false;
+    cg::detail::GraphRuntime& runtime = graph().runtime();
+    std::erase_if(flight.abandoned, [&](std::uint64_t seq) { return runtime.results_ready(seq); });
+    return !flight.abandoned.empty() && !runtime.results_ready(flight.submitted - max_in_flight_);
+  }
+
+  // Waits, up to the submit timeout, until execute() would not. A look
+  // every 2 ms, the GIL released between looks (nothing to
+  // block on: the results eventfd belongs to asyncio's watch), and Python's
+  // signal handlers run every wait_slice.
+  void wait_for_room() {
+    using namespace std::chrono;
+    const auto deadline = steady_clock::now() + submit_timeout_;
+    auto handlers_run = steady_clock::now();
+    while (waits_for_room()) {
+      const auto now = steady_clock::now();
+      if (now >= deadline) // as the driver words it (driver.cpp, begin_execution)
+        throw cg::TimeoutError("execution " + std::to_string(flight_->submitted) + " of graph '" +
+                               std::string(graph().runtime().spec().name) +
+                               "' could not be submitted within " +
+                               std::to_string(submit_timeout_.count()) +
+                               " ms: executions whose refs were dropped are still running");
+      {
+        py::gil_scoped_release unlocked;
+        std::this_thread::sleep_until(std::min(deadline, now + milliseconds(2)));
+      }
+      if (steady_clock::now() - handlers_run >= wait_slice) {
+        handlers_run = steady_clock::now();
+        if (PyErr_CheckSignals() != 0)
+          throw py::error_already_set();
+      }
+    }
   }
 
   template <std::size_t I>
@@ -388,7 +576,8 @@ private:
       std::size_t first = sizeof...(I);
       ((first = first == sizeof...(I) && is_tensor_input<I> ? I : first), ...);
       return first;
-    }(std::make_index_sequence<std::tuple_size_v<Inputs>>());
+    }
+    (std::make_index_sequence<std::tuple_size_v<Inputs>>());
   }
 
   // Input `input` made in place by the typed graph, whose input_tensor<I>()
@@ -428,7 +617,10 @@ private:
   std::string name_;
   std::vector<const char*> input_types_;
   std::chrono::milliseconds get_timeout_{10'000};
-  std::unique_ptr<Graph> graph_;
+  std::chrono::milliseconds submit_timeout_{10'000};
+  std::uint32_t max_in_flight_ = 1;
+  std::shared_ptr<Flight> flight_ = std::make_shared<Flight>();
+  std::unique_ptr<Launched> graph_;
 };
 
 } // namespace detail
@@ -562,10 +754,42 @@ inline void bind_tensor(py::module_& module) {
       });
 }
 
+/// cg/stats.hpp's structs as read-only classes of the module, fields by
+/// name as in C++; str() of a GraphStats is cg::format_stats()'s table.
+inline void bind_stats(py::module_& module) {
+  py::class_<Percentiles>(module, "Percentiles", py::module_local())
+      .def_readonly("count", &Percentiles::count)
+      .def_readonly("p50_us", &Percentiles::p50_us)
+      .def_readonly("p90_us", &Percentiles::p90_us)
+      .def_readonly("p99_us", &Percentiles::p99_us)
+      .def("__repr__", [](const Percentiles& p) {
+        return "Percentiles(count=" + std::to_string(p.count) +
+               ", p50_us=" + std::string(py::repr(py::float_(p.p50_us))) +
+               ", p90_us=" + std::string(py::repr(py::float_(p.p90_us))) +
+               ", p99_us=" + std::string(py::repr(py::float_(p.p99_us))) + ")";
+      });
+  py::class_<TaskStats>(module, "TaskStats", py::module_local())
+      .def_readonly("task", &TaskStats::task)
+      .def_readonly("actor", &TaskStats::actor)
+      .def_readonly("loc", &TaskStats::loc)
+      .def_readonly("compute", &TaskStats::compute)
+      .def_readonly("read_wait", &TaskStats::read_wait)
+      .def("__repr__", [](const TaskStats& t) {
+        return "TaskStats(task=" + std::string(py::repr(py::str(t.task))) + ")";
+      });
+  py::class_<GraphStats>(module, "GraphStats", py::module_local())
+      .def_readonly("graph", &GraphStats::graph)
+      .def_readonly("tasks", &GraphStats::tasks)
+      .def_readonly("latency", &GraphStats::latency)
+      .def_readonly("dropped_events", &GraphStats::dropped_events)
+      .def("__str__", [](const GraphStats& stats) { return format_stats(stats); });
+}
+
 /// The module-wide parts: the error translation and launch(name, **options),
 /// which launches the graph class of that name. Call after bind_graph().
 inline void bind_module(py::module_& module) {
   bind_tensor(module);
+  bind_stats(module);
   py::register_local_exception_translator([](std::exception_ptr error) {
     if (error)
       detail::translate(error);
@@ -602,31 +826,67 @@ inline void bind_module(py::module_& module) {
       py::arg("graph"), "Launches graph `graph` with cg::LaunchOptions given by name");
 }
 
-/// Graph `name` as class `name` of `module`; `input_types` spell the
-/// graph's inputs in C++ (for TypeErrors).
+namespace detail {
+
+/// "int", "tuple[int, std::string]": how a docstring spells what crosses.
+inline std::string spelled(const std::vector<const char*>& types, bool as_result) {
+  std::string joined;
+  for (const char* type : types)
+    joined += (joined.empty() ? "" : ", ") + std::string(type);
+  if (as_result && types.size() != 1)
+    return types.empty() ? "None" : "tuple[" + joined + "]";
+  return joined;
+}
+
+} // namespace detail
+
+/// Graph `name` as class `name` of `module`; `input_types` and
+/// `output_types` spell the graph's inputs and outputs in C++ (for
+/// TypeErrors and the docstrings), `where` is its definition ("g.cg.cpp:12").
 template <auto GraphFunction>
-void bind_graph(py::module_& module, const char* name, std::vector<const char*> input_types) {
+void bind_graph(py::module_& module, const char* name, std::vector<const char*> input_types,
+                std::vector<const char*> output_types, const char* where) {
   using Graph = detail::PyGraph<GraphFunction>;
   using Ref = typename Graph::Ref;
   const std::string ref_name = std::string(name) + "_ref";
+  const std::string result = detail::spelled(output_types, true);
+  const std::string execute_signature =
+      "execute(" + detail::spelled(input_types, false) + ") -> " + ref_name;
+  const std::string get_signature = "get(timeout=None) -> " + result;
+  const std::string class_doc = std::string(name) + "(**options): launches graph '" + name +
+                                "' of " + where + " (options: those of launch())\n\n" +
+                                execute_signature + "\n" + ref_name + "." + get_signature +
+                                "\n\nTypes as C++ spells them.";
+  // The signatures above, in C++ types, rather than pybind11's (*args).
+  py::options signatures;
+  signatures.disable_function_signatures();
   // Local to the module: two modules of one graph source bind the same types.
-  py::class_<Ref>(module, ref_name.c_str(), py::module_local())
+  py::class_<Ref>(
+      module, ref_name.c_str(), py::module_local(),
+      ("The result of one execution of graph '" + std::string(name) + "': " + get_signature)
+          .c_str())
       .def("get", &Ref::get, py::arg("timeout") = py::none(),
-           "The result, waiting up to `timeout` seconds (None: the graph's get_timeout)")
-      .def("ready", &Ref::ready, "True when get() would not wait");
+           (get_signature + "\n\nThe result, waiting up to `timeout` seconds (None: the graph's "
+                            "get_timeout; math.inf: no limit); Ctrl-C interrupts the wait")
+               .c_str())
+      .def("ready", &Ref::ready, "ready() -> bool\n\nTrue when get() would not wait");
   // Tearing down ends an asyncio watch first (cg._close_async).
   const auto teardown = [](py::object self) {
     py::module_::import("cg").attr("_close_async")(self);
     self.cast<Graph&>().teardown();
   };
   // dynamic_attr: execute_async keeps its watch on the graph (cg._AsyncResults).
-  py::class_<Graph>(module, name, py::module_local(), py::dynamic_attr())
+  py::class_<Graph>(module, name, py::module_local(), py::dynamic_attr(), class_doc.c_str())
       .def(py::init([name, input_types](const py::kwargs& kwargs) {
         return std::make_unique<Graph>(name, input_types, kwargs);
       }))
-      .def("execute", &Graph::execute, "Submits one execution; .get() on the result waits for it")
+      // A ref keeps its graph alive: launch(...).execute(x).get() works.
+      .def("execute", &Graph::execute, py::keep_alive<0, 1>(),
+           (execute_signature + "\n\nSubmits one execution; .get() on the result waits for it")
+               .c_str())
       .def("input_tensor", &Graph::input_tensor, py::arg("dtype"), py::arg("shape"),
            py::arg("input") = py::none(),
+           "input_tensor(dtype, shape, input=None) -> Tensor\n\n"
            "A host tensor made where an input travels: fill it (numpy.asarray(t)), then "
            "execute() copies none of it")
       .def(
@@ -634,12 +894,21 @@ void bind_graph(py::module_& module, const char* name, std::vector<const char*> 
           [](py::object self, const py::args& args) {
             return py::module_::import("cg").attr("_execute_async")(self, *args);
           },
-          "Submits one execution; an asyncio future of its result (await it)")
+          ("execute_async(" + detail::spelled(input_types, false) + ") -> asyncio.Future[" +
+           result + "]\n\nSubmits one execution; an asyncio future of its result (await it)")
+              .c_str())
       .def("results_fd", &Graph::results_fd,
+           "results_fd() -> int\n\n"
            "An eventfd, readable while results are in (starts the graph's collector thread)")
-      .def("teardown", teardown, "Stops the actors; idempotent")
-      .def("write_profile", &Graph::write_profile, py::arg("path"))
-      .def("channel_transports", &Graph::channel_transports)
+      .def("stats", &Graph::stats,
+           "stats() -> GraphStats\n\n"
+           "Per task and per graph, percentiles of what the profile recorded so far (launch "
+           "with record_profile=True or profile=...); str() of it is cg::format_stats()'s table")
+      .def("teardown", teardown, "teardown()\n\nStops the actors; idempotent")
+      .def("write_profile", &Graph::write_profile, py::arg("path"),
+           "write_profile(path)\n\nWrites the profile recorded so far as a Chrome trace")
+      .def("channel_transports", &Graph::channel_transports,
+           "channel_transports() -> list[str]\n\nHow each channel travels: 'shm' or 'tcp'")
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [teardown](py::object self, py::args) {
         teardown(self);
