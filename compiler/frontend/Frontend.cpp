@@ -633,6 +633,38 @@ std::optional<std::string> onlyValueOfType(const FailedCall& call, const std::st
   return found;
 }
 
+// A method of one class bound on an actor of another: the builder's
+// static_assert names neither, but its requirement (is_base_of_v<Owner, C>)
+// and the instantiation notes (bind<&Owner::method, ...>) do.
+std::optional<std::string> wrongClassText(const Session& session, size_t error, size_t end) {
+  const auto& entries = session.diagnostics.entries;
+  llvm::StringRef message(entries[error].message);
+  if (!message.contains("the method does not belong to this actor's class"))
+    return std::nullopt;
+  llvm::StringRef requirement = message;
+  if (!requirement.consume_front("static assertion failed due to requirement 'std::is_base_of_v<"))
+    return std::nullopt;
+  requirement = requirement.take_until([](char c) { return c == '\''; });
+  if (!requirement.consume_back(">"))
+    return std::nullopt;
+  auto [owner, actorClass] = requirement.rsplit(", ");
+  if (owner.empty() || actorClass.empty())
+    return std::nullopt;
+  std::string method;
+  for (size_t n = error + 1; n < end && method.empty(); ++n) {
+    llvm::StringRef note(entries[n].message);
+    size_t at = note.find("bind<&");
+    if (at != llvm::StringRef::npos)
+      method =
+          note.drop_front(at + 6).take_until([](char c) { return c == ',' || c == '>'; }).str();
+  }
+  if (method.empty())
+    method = owner.str() + "::<method>";
+  return "'" + method + "' is a method of '" + owner.str() + "', but this actor's class is '" +
+         actorClass.str() + "'; bind it on an actor of class '" + owner.str() +
+         "', or bind a method of '" + actorClass.str() + "'";
+}
+
 // Prints pass-1 diagnostics. Errors raised inside the runtime headers (the
 // builder's static_asserts: a static method, a method of another class...)
 // are moved to the user's innermost line that led there, with their message.
@@ -727,8 +759,10 @@ void reportParseErrors(const Session& session, Report& report) {
         report.add(entries[n]);
       continue;
     }
-    report.add(CollectingConsumer::Entry{entries[i].level, entries[user].loc,
-                                         assertionText(entries[i].message), entries[user].ranges});
+    report.add(CollectingConsumer::Entry{
+        entries[i].level, entries[user].loc,
+        wrongClassText(session, i, end).value_or(assertionText(entries[i].message)),
+        entries[user].ranges});
     for (size_t n = user + 1; n < end; ++n)
       if (isUserLocation(entries[n].loc, ""))
         report.add(entries[n]);

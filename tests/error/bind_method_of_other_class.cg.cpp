@@ -10,5 +10,5 @@ struct CG_ACTOR Doubler {
 
 CG_GRAPH void mixed_up(cg::GraphBuilder& g) {
   auto a = g.actor<Id>("a");
-  g.output(a.bind<&Doubler::twice>(g.input<int>()));  // expected-error {{bind<&C::method>: the method does not belong to this actor's class}}
+  g.output(a.bind<&Doubler::twice>(g.input<int>()));  // expected-error {{'Doubler::twice' is a method of 'Doubler', but this actor's class is 'Id'; bind it on an actor of class 'Doubler', or bind a method of 'Id'}}
 }
