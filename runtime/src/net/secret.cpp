@@ -1,4 +1,4 @@
-// secret.cpp — the launch's secret, with libsodium (randombytes, HMAC-SHA-256).
+// secret.cpp — the launch's secret, with libsodium (randombytes, HMAC-SHA-256, BLAKE2b).
 #include "net/secret.hpp"
 
 #include <sodium.h>
@@ -119,6 +119,14 @@ bool Secret::verify(std::string_view message, std::string_view proof) const {
     return false;
   return crypto_auth_hmacsha256_verify(mac, reinterpret_cast<const unsigned char*>(message.data()),
                                        message.size(), key_.data()) == 0;
+}
+
+std::array<unsigned char, Secret::bytes> Secret::derive(std::string_view purpose) const {
+  static_assert(bytes >= crypto_generichash_KEYBYTES_MIN && bytes <= crypto_generichash_BYTES_MAX);
+  std::array<unsigned char, bytes> key{};
+  crypto_generichash(key.data(), key.size(), reinterpret_cast<const unsigned char*>(purpose.data()),
+                     purpose.size(), key_.data(), key_.size());
+  return key;
 }
 
 std::string fresh_nonce() {

@@ -17,7 +17,9 @@
 // Peers prove it by challenge and response: each side sends a fresh random
 // nonce, and answers the other's with HMAC-SHA-256 (libsodium) over both
 // nonces and what the connection is for, so a recorded handshake replayed
-// on a new connection fails (the nonce it answers is not the new one).
+// on a new connection fails (the nonce it answers is not the new one). What
+// the connection then carries is authenticated under keys derived from the
+// secret and both nonces (net/frame_auth.hpp).
 #pragma once
 
 #include <array>
@@ -54,6 +56,9 @@ public:
   std::string prove(std::string_view message) const;
   // Whether `proof` is prove(message), compared in constant time.
   bool verify(std::string_view message, std::string_view proof) const;
+  // A key for `purpose` (keyed BLAKE2b of it under the secret): one that only
+  // holders of the secret can make, and that says nothing of the secret.
+  std::array<unsigned char, bytes> derive(std::string_view purpose) const;
 
 private:
   Secret() = default;

@@ -78,8 +78,8 @@ void prepare_socket(int fd) noexcept {
 
 // ---- TcpWriter -------------------------------------------------------------
 
-TcpWriter::TcpWriter(int fd, std::uint64_t max_payload) noexcept
-    : fd_(fd), max_payload_(max_payload) {
+TcpWriter::TcpWriter(int fd, std::uint64_t max_payload, const detail::FrameKey& key) noexcept
+    : fd_(fd), max_payload_(max_payload), key_(key) {
   prepare_socket(fd_);
 }
 
@@ -97,6 +97,8 @@ TcpWriter& TcpWriter::operator=(TcpWriter&& other) noexcept {
     payload_ = std::exchange(other.payload_, {});
     runs_ = std::exchange(other.runs_, {});
     done_ = std::exchange(other.done_, 0);
+    key_ = std::exchange(other.key_, {});
+    tag_ = other.tag_;
     crc_ = other.crc_;
     checked_ = std::exchange(other.checked_, 0);
     sealed_ = std::exchange(other.sealed_, false);
@@ -154,6 +156,8 @@ ChannelStatus TcpWriter::start_borrowing(MessageKind kind, std::span<const std::
   runs_ = runs;
   done_ = 0;
   crc_ = detail::frame_header_checksum(head_);
+  tag_.begin(key_, next_);
+  tag_.update(head_, frame_header_bytes);
   checked_ = 0;
   sealed_ = false;
   pending_ = true;
@@ -188,7 +192,7 @@ void TcpWriter::for_each_piece(std::size_t from, std::size_t to, Take&& take) co
     payload_at = run.offset + run.size;
   }
   piece(payload_.data() + payload_at, payload_.size() - payload_at);
-  piece(trailer_, detail::frame_trailer_bytes);
+  piece(trailer_, trailer_bytes());
 }
 
 // The checksum runs at most checksum_ahead_bytes of payload ahead of what
@@ -203,11 +207,14 @@ void TcpWriter::checksum_ahead() noexcept {
     for_each_piece(frame_header_bytes + checked_, frame_header_bytes + target,
                    [&](const std::byte* bytes, std::size_t size) {
                      crc_ = detail::crc32c(crc_, bytes, size);
+                     tag_.update(bytes, size);
                    });
     checked_ = target;
   }
   if (checked_ == payload_.size()) {
     detail::encode_frame_trailer(crc_, trailer_);
+    if (key_.set())
+      tag_.finish(trailer_ + detail::frame_trailer_bytes);
     sealed_ = true;
   }
 }
@@ -216,7 +223,7 @@ void TcpWriter::checksum_ahead() noexcept {
 // if `wait`, all of it by `deadline` (without one, blocked in sendmsg itself;
 // until_sent_or_deadline: a deadline that passes leaves the frame pending).
 ChannelStatus TcpWriter::push(Wait wait, Deadline deadline) noexcept {
-  const std::size_t total = frame_header_bytes + payload_.size() + detail::frame_trailer_bytes;
+  const std::size_t total = frame_header_bytes + payload_.size() + trailer_bytes();
   // As a reader does (TcpReader::fill): when the socket is full, look again,
   // yielding the CPU, before sleeping; a sleeping sender's wake-up for each
   // freed window costs a large transfer its pace where an idle CPU halts.
@@ -229,8 +236,7 @@ ChannelStatus TcpWriter::push(Wait wait, Deadline deadline) noexcept {
     iovec iov[2 * detail::BorrowedRuns::capacity + 3];
     msghdr message{};
     message.msg_iov = iov;
-    const std::size_t sendable =
-        frame_header_bytes + checked_ + (sealed_ ? detail::frame_trailer_bytes : 0);
+    const std::size_t sendable = frame_header_bytes + checked_ + (sealed_ ? trailer_bytes() : 0);
     for_each_piece(done_, sendable, [&](const std::byte* bytes, std::size_t size) {
       iov[message.msg_iovlen++] = {const_cast<std::byte*>(bytes), size};
     });
@@ -298,8 +304,8 @@ ChannelStatus TcpWriter::push(Wait wait, Deadline deadline) noexcept {
 
 // ---- TcpReader -------------------------------------------------------------
 
-TcpReader::TcpReader(int fd, std::uint64_t max_payload) noexcept
-    : fd_(fd), max_payload_(max_payload) {
+TcpReader::TcpReader(int fd, std::uint64_t max_payload, const detail::FrameKey& key) noexcept
+    : fd_(fd), max_payload_(max_payload), key_(key) {
   prepare_socket(fd_);
 }
 
@@ -327,6 +333,8 @@ TcpReader& TcpReader::operator=(TcpReader&& other) noexcept {
     frame_bytes_ = std::exchange(other.frame_bytes_, 0);
     crc_ = std::exchange(other.crc_, 0);
     crc_bytes_ = std::exchange(other.crc_bytes_, 0);
+    key_ = std::exchange(other.key_, {});
+    tag_ = other.tag_;
   }
   return *this;
 }
@@ -371,9 +379,10 @@ bool TcpReader::make_room(std::size_t frame_bytes) noexcept {
 }
 
 void TcpReader::advance_checksum() noexcept {
-  const std::size_t available = std::min(end_ - begin_, frame_bytes_ - detail::frame_trailer_bytes);
+  const std::size_t available = std::min(end_ - begin_, frame_bytes_ - trailer_bytes());
   if (available > crc_bytes_) {
     crc_ = detail::crc32c(crc_, buffer_ + begin_ + crc_bytes_, available - crc_bytes_);
+    tag_.update(buffer_ + begin_ + crc_bytes_, available - crc_bytes_);
     crc_bytes_ = available;
   }
 }
@@ -465,10 +474,13 @@ ChannelStatus TcpReader::check_header() noexcept {
       fault != TcpFault::none)
     return fail(ChannelStatus::corrupt, fault);
   have_header_ = true;
-  frame_bytes_ =
-      frame_header_bytes + static_cast<std::size_t>(header.length) + detail::frame_trailer_bytes;
+  frame_bytes_ = frame_header_bytes + static_cast<std::size_t>(header.length) + trailer_bytes();
   crc_ = detail::frame_header_checksum(buffer_ + begin_);
   crc_bytes_ = frame_header_bytes;
+  // Under the key of the place this reader expects, whatever the header
+  // says: a frame out of place fails its tag (net/frame_auth.hpp).
+  tag_.begin(key_, next_);
+  tag_.update(buffer_ + begin_, frame_header_bytes);
   return ChannelStatus::ok;
 }
 
@@ -492,12 +504,20 @@ ChannelStatus TcpReader::receive(Message& message, Deadline deadline) noexcept {
   advance_checksum();
 
   const detail::FrameHeader header = detail::decode_frame_header(buffer_ + begin_);
-  const std::uint32_t carried =
-      detail::decode_frame_trailer(buffer_ + begin_ + frame_bytes_ - detail::frame_trailer_bytes);
-  if (const TcpFault fault = detail::check_frame_end(
-          header, crc_, carried, frame_bytes_ - detail::frame_trailer_bytes, next_, error_);
+  const std::byte* trailer = buffer_ + begin_ + frame_bytes_ - trailer_bytes();
+  const std::uint32_t carried = detail::decode_frame_trailer(trailer);
+  if (const TcpFault fault = detail::check_frame_end(header, crc_, carried,
+                                                     frame_bytes_ - trailer_bytes(), next_, error_);
       fault != TcpFault::none)
     return fail(ChannelStatus::corrupt, fault);
+  if (key_.set()) {
+    std::byte tag[detail::frame_tag_bytes];
+    tag_.finish(tag);
+    if (const TcpFault fault =
+            detail::check_frame_tag(tag, trailer + detail::frame_trailer_bytes, next_, error_);
+        fault != TcpFault::none)
+      return fail(ChannelStatus::corrupt, fault);
+  }
 
   message.kind = static_cast<MessageKind>(header.kind);
   message.payload =

@@ -23,9 +23,11 @@
 //
 // Every message is one frame (net/tcp_frame.hpp): a 32-byte little-endian
 // header {magic, version, kind, sequence, length, its own CRC-32C}, the
-// payload, and the CRC-32C of header and payload. The writer numbers frames 0, 1, 2, ...; the
-// reader accepts only the next number, so TCP's own guarantees are checked, not assumed (a proxy, a
-// reconnect or a bug that drops or repeats data is caught).
+// payload, and the CRC-32C of header and payload; on a stream with a key (every
+// one the set-up makes), then a Poly1305 tag of header and payload under it
+// (net/frame_auth.hpp), so that bytes rewritten on the way are caught too. The writer numbers
+// frames 0, 1, 2, ...; the reader accepts only the next number, so TCP's own guarantees are
+// checked, not assumed (a proxy, a reconnect or a bug that drops or repeats data is caught).
 //
 // Contract
 // - receive() returns ok and the next message, or:
@@ -37,7 +39,8 @@
 //     corrupt  the next frame is bad: bad_magic, bad_version, bad_header,
 //              checksum_mismatch, bad_kind, lost_frame (its sequence is ahead:
 //              frames were lost), reordered_frame (behind: a frame came again
-//              or out of order), too_large (its length exceeds max_payload);
+//              or out of order), too_large (its length exceeds max_payload),
+//              bad_tag (its tag does not match: rewritten, or not the peer's);
 //     too_large no memory for a frame within max_payload (no_memory).
 //   A bad frame is never delivered, and a reader that reported closed, corrupt
 //   or too_large keeps reporting it: the stream cannot be trusted past a bad
@@ -87,8 +90,10 @@ inline constexpr std::uint64_t tcp_default_max_payload = std::uint64_t{1} << 30;
 class TcpWriter final : public detail::HostWriter {
 public:
   TcpWriter() = default; // reports closed
-  // Takes ownership of `fd`, a connected TCP socket.
-  explicit TcpWriter(int fd, std::uint64_t max_payload = tcp_default_max_payload) noexcept;
+  // Takes ownership of `fd`, a connected TCP socket; tags every frame under
+  // `key` (none: untagged, as a bare socket's peer expects).
+  explicit TcpWriter(int fd, std::uint64_t max_payload = tcp_default_max_payload,
+                     const detail::FrameKey& key = {}) noexcept;
   TcpWriter(TcpWriter&& other) noexcept;
   TcpWriter& operator=(TcpWriter&& other) noexcept;
   TcpWriter(const TcpWriter&) = delete;
@@ -113,9 +118,7 @@ public:
   ChannelStatus advance(Deadline until) noexcept;
   // Bytes of the pending frame (header and payload) not yet sent.
   std::size_t unsent() const noexcept {
-    return pending_
-               ? detail::frame_header_bytes + payload_.size() + detail::frame_trailer_bytes - done_
-               : 0;
+    return pending_ ? detail::frame_header_bytes + payload_.size() + trailer_bytes() - done_ : 0;
   }
   // Payload bytes of the pending frame already sent.
   std::size_t payload_sent() const noexcept {
@@ -136,6 +139,9 @@ public:
 
   std::uint64_t sent() const noexcept { return next_; } // frames sent = the next sequence number
   int fd() const noexcept { return fd_; }
+  // What the frames are tagged under (a UCX stream that starts from this
+  // connection takes it over; tests forge frames with it).
+  const detail::FrameKey& key() const noexcept { return key_; }
 
 private:
   // How push() treats a socket that is full.
@@ -144,6 +150,10 @@ private:
   template <class Take>
   void for_each_piece(std::size_t from, std::size_t to, Take&& take) const noexcept;
   void checksum_ahead() noexcept;
+  // The checksum, and the tag where there is a key.
+  std::size_t trailer_bytes() const noexcept {
+    return detail::frame_trailer_bytes + (key_.set() ? detail::frame_tag_bytes : 0);
+  }
 
   int fd_ = -1;
   std::uint64_t max_payload_ = tcp_default_max_payload;
@@ -154,8 +164,10 @@ private:
   std::byte head_[detail::frame_header_bytes] = {};
   std::span<const std::byte> payload_;
   std::span<const detail::BorrowedRun> runs_; // parts of payload_ that are elsewhere
-  std::byte trailer_[detail::frame_trailer_bytes] = {};
+  std::byte trailer_[detail::frame_trailer_bytes + detail::frame_tag_bytes] = {};
   std::size_t done_ = 0;
+  detail::FrameKey key_;
+  detail::FrameTag tag_;    // like crc_, with the header's own 32 bytes
   std::uint32_t crc_ = 0;   // of the header and the first checked_ payload bytes
   std::size_t checked_ = 0; // payload bytes
   bool sealed_ = false;     // the trailer holds the whole checksum
@@ -166,8 +178,10 @@ private:
 class TcpReader final : public detail::HostReader {
 public:
   TcpReader() = default; // reports closed
-  // Takes ownership of `fd`, a connected TCP socket.
-  explicit TcpReader(int fd, std::uint64_t max_payload = tcp_default_max_payload) noexcept;
+  // Takes ownership of `fd`, a connected TCP socket; takes only frames
+  // tagged under `key` (none: untagged frames).
+  explicit TcpReader(int fd, std::uint64_t max_payload = tcp_default_max_payload,
+                     const detail::FrameKey& key = {}) noexcept;
   TcpReader(TcpReader&& other) noexcept;
   TcpReader& operator=(TcpReader&& other) noexcept;
   TcpReader(const TcpReader&) = delete;
@@ -189,12 +203,16 @@ public:
     return next_;
   } // frames delivered = the next expected sequence
   int fd() const noexcept { return fd_; }
+  const detail::FrameKey& key() const noexcept { return key_; }
 
 private:
   ChannelStatus fill(std::size_t frame_bytes, Deadline deadline) noexcept;
   bool make_room(std::size_t frame_bytes) noexcept;
   void advance_checksum() noexcept;
   ChannelStatus check_header() noexcept;
+  std::size_t trailer_bytes() const noexcept {
+    return detail::frame_trailer_bytes + (key_.set() ? detail::frame_tag_bytes : 0);
+  }
 
   int fd_ = -1;
   std::uint64_t max_payload_ = tcp_default_max_payload;
@@ -212,6 +230,8 @@ private:
   std::size_t frame_bytes_ = 0; // header + payload + trailer
   std::uint32_t crc_ = 0;       // over the frame's first crc_bytes_ bytes
   std::size_t crc_bytes_ = 0;
+  detail::FrameKey key_;
+  detail::FrameTag tag_; // over the same bytes (with the header's checksum fields)
 };
 
 } // namespace cg

@@ -42,6 +42,8 @@ const char* to_string(TcpFault fault) noexcept {
     return "lost_frame";
   case TcpFault::reordered_frame:
     return "reordered_frame";
+  case TcpFault::bad_tag:
+    return "bad_tag";
   }
   return "unknown";
 }
@@ -133,6 +135,26 @@ std::string encoded_frame(const FrameHeader& header, std::span<const std::byte> 
     std::memcpy(out + frame_header_bytes, payload.data(), payload.size());
   encode_frame_trailer(frame_checksum(header, payload), out + frame_header_bytes + payload.size());
   return frame;
+}
+
+std::string encoded_frame(const FrameHeader& header, std::span<const std::byte> payload,
+                          const FrameKey& key, std::uint64_t place) {
+  std::string frame = encoded_frame(header, payload);
+  std::byte tag[frame_tag_bytes];
+  frame_tag(key, place, reinterpret_cast<const std::byte*>(frame.data()), payload.data(),
+            payload.size(), tag);
+  frame.append(reinterpret_cast<const char*>(tag), sizeof tag);
+  return frame;
+}
+
+TcpFault check_frame_tag(const std::byte* computed, const std::byte* carried, std::uint64_t next,
+                         std::span<char> error) noexcept {
+  if (tags_equal(computed, carried))
+    return TcpFault::none;
+  return say(error, TcpFault::bad_tag,
+             "frame %llu: authentication failed: its tag does not match its bytes (rewritten on "
+             "the way, or not sent by the peer that proved the launch's secret)",
+             static_cast<ull>(next));
 }
 
 TcpFault check_frame_start(const FrameHeader& header, std::uint32_t header_crc, std::uint64_t next,

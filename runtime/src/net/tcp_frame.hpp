@@ -32,7 +32,16 @@
 //
 // Set-up frames (challenge, hello, verdict) always carry sequence 0 and are not counted:
 // the first data frame after a handshake is still sequence 0.
+//
+// On a connection the set-up made, every data frame is followed by a 16-byte
+// tag (net/frame_auth.hpp): Poly1305 over its header and payload under a key
+// of that connection, direction and place in the stream. A checksum catches
+// what the wire breaks; the tag what someone on the path rewrites (a
+// checksum they would recompute). Set-up frames carry none: the hello and the
+// verdict prove the secret themselves, and the keys come from them.
 #pragma once
+
+#include "net/frame_auth.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -59,6 +68,7 @@ enum class TcpFault {
   bad_kind,          // a kind that is neither value nor error
   lost_frame,        // a sequence number ahead of the expected one
   reordered_frame,   // a sequence number behind the expected one
+  bad_tag,           // the tag does not match: rewritten on the way, or not from the peer
 };
 
 const char* to_string(TcpFault fault) noexcept;
@@ -103,8 +113,11 @@ std::uint32_t frame_checksum(const FrameHeader& header,
 void encode_frame_trailer(std::uint32_t checksum, std::byte* out) noexcept;
 std::uint32_t decode_frame_trailer(const std::byte* in) noexcept;
 // A whole frame with this header and payload, as bytes: the set-up's
-// frames, and the frames tests forge.
+// frames, and the frames tests forge. With a key, followed by its tag, as
+// frame `place` of that key's stream.
 std::string encoded_frame(const FrameHeader& header, std::span<const std::byte> payload);
+std::string encoded_frame(const FrameHeader& header, std::span<const std::byte> payload,
+                          const FrameKey& key, std::uint64_t place);
 
 // The CRC-32C of an encoded header with its last 8 bytes (reserved, header
 // checksum) taken as 0: where a frame's checksum starts before the payload
@@ -123,6 +136,10 @@ std::uint32_t header_checksum_of(const std::byte* encoded) noexcept;
 // length says how much more to read).
 TcpFault check_frame_start(const FrameHeader& header, std::uint32_t header_crc, std::uint64_t next,
                            std::uint64_t max_payload, std::span<char> error) noexcept;
+// Once the whole frame has passed check_frame_end, on a stream with a key:
+// whether `carried` is the tag `computed` (bad_tag otherwise).
+TcpFault check_frame_tag(const std::byte* computed, const std::byte* carried, std::uint64_t next,
+                         std::span<char> error) noexcept;
 // Once the whole frame is in (`crc`: the CRC-32C of its header and payload,
 // `checked_bytes` of them, as frame_checksum computes it; `carried`: its
 // trailer): the checksum before the kind and the sequence number, so that a

@@ -105,9 +105,16 @@ NetStatus receive_setup_frame(int fd, FrameKind kind, Deadline deadline, std::st
 // What a side of the handshake proves (see net/tcp_setup.hpp).
 std::string proof_message(std::string_view role, const TcpChannelSpec& spec,
                           std::string_view reader_nonce, std::string_view writer_nonce) {
-  return "cg-channel/2 " + std::string(role) + " " + spec.graph + " " + spec.channel + " " +
+  return "cg-channel/3 " + std::string(role) + " " + spec.graph + " " + spec.channel + " " +
          spec.writer + " " + spec.reader + " back=" + spec.returning + " " +
          std::string(reader_nonce) + " " + std::string(writer_nonce);
+}
+
+// The keys that authenticate the connection's frames (net/frame_auth.hpp):
+// from the secret and the handshake that opened it, both nonces included.
+detail::ConnectionKeys keys_of(const detail::Secret& secret, const TcpChannelSpec& spec,
+                               std::string_view reader_nonce, std::string_view writer_nonce) {
+  return detail::connection_keys(secret, proof_message("keys", spec, reader_nonce, writer_nonce));
 }
 
 struct Hello {
@@ -319,9 +326,13 @@ NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
       } else {
         // (Should the descriptor not duplicate, the returning writer has no
         // connection and says so at its first send.)
-        if (returned != nullptr && !expected[match].returning.empty())
-          (*returned)[match] = TcpWriter(::fcntl(h.fd.get(), F_DUPFD_CLOEXEC, 0), max_payload);
-        readers[match] = TcpReader(h.fd.release(), max_payload);
+        const detail::ConnectionKeys keys =
+            keys_of(*secret_, h.hello->spec, h.nonce, h.hello->nonce);
+        if (returned != nullptr && !expected[match].returning.empty()) {
+          (*returned)[match] =
+              TcpWriter(::fcntl(h.fd.get(), F_DUPFD_CLOEXEC, 0), max_payload, keys.to_writer);
+        }
+        readers[match] = TcpReader(h.fd.release(), max_payload, keys.to_reader);
         done[match] = true;
         --remaining;
       }
@@ -414,6 +425,7 @@ NetStatus connect_channel(const Endpoint& reader, const TcpChannelSpec& spec,
               " could not prove it knows the launch's secret: it is not the channel's reader";
       return NetStatus::protocol_error;
     }
+    const detail::ConnectionKeys keys = keys_of(secret, spec, challenge, hello.nonce);
     if (returned != nullptr && !spec.returning.empty()) {
       const int back = ::fcntl(connection.get(), F_DUPFD_CLOEXEC, 0);
       if (back < 0) {
@@ -421,9 +433,9 @@ NetStatus connect_channel(const Endpoint& reader, const TcpChannelSpec& spec,
                 "': " + detail::errno_text(errno);
         return NetStatus::system_error;
       }
-      *returned = TcpReader(back, max_payload);
+      *returned = TcpReader(back, max_payload, keys.to_writer);
     }
-    writer = TcpWriter(connection.release(), max_payload);
+    writer = TcpWriter(connection.release(), max_payload, keys.to_reader);
     return NetStatus::ok;
   }
   if (verdict.rfind(refused, 0) == 0) {

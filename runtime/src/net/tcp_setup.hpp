@@ -32,11 +32,14 @@
 //   reader -> writer  kind verdict:   payload "ok <reader proof>", or "rejected: <reason>" and the
 //                                     reader closes ("rejected: authentication failed" is all a
 //                                     writer without the secret learns).
-// A proof is the HMAC, under the launch's secret, of "cg-channel/2 <role> <graph> <channel>
+// A proof is the HMAC, under the launch's secret, of "cg-channel/3 <role> <graph> <channel>
 // <writer actor> <reader actor> back=<returning channel> <reader nonce> <writer nonce>" with
 // role "writer" or "reader": good for one connection and its directions, so a recorded
 // handshake replayed fails. Then data frames flow writer -> reader from sequence 0, and
-// those of the returning channel, if any, reader -> writer from sequence 0.
+// those of the returning channel, if any, reader -> writer from sequence 0, each
+// tagged under a key of its direction (net/frame_auth.hpp) that both sides derive
+// from the secret and the same fields with role "keys": a relay that passed the
+// handshake through can neither rewrite, drop nor replay a frame unnoticed.
 //
 // The listener authenticates up to 64 connections at once, each within 5 s,
 // so connections that never speak delay nobody else.

@@ -35,6 +35,17 @@ using ull = unsigned long long; // for printf
 
 constexpr std::uint32_t offer_magic = 0x58554743u; // "CGUX" as little-endian bytes
 constexpr std::uint32_t max_address_bytes = 64 * 1024;
+// The place in the stream whose key tags the offer: one no frame reaches.
+constexpr std::uint64_t offer_place = ~std::uint64_t{0};
+
+// The offer's tag under the control connection's key (zeros without one).
+void offer_tag(const FrameKey& key, const std::byte* offer, std::size_t size,
+               std::byte* tag) noexcept {
+  FrameTag t;
+  t.begin(key, offer_place);
+  t.update(offer, size);
+  t.finish(tag);
+}
 // Progress calls before a wait sleeps, the CPU yielded between them (as the
 // rings do, shm/wait.hpp): a sleeping thread's wake-up costs more than a
 // round trip between hosts, more still where an idle CPU halts (a VM).
@@ -209,6 +220,7 @@ std::string ucx_version() { return std::string("UCX ") + ucp_get_version_string(
 
 std::unique_ptr<UcxWriter> UcxWriter::connect(TcpWriter control, Deadline deadline,
                                               std::string& error, std::uint64_t max_payload) {
+  const FrameKey key = control.key();
   UniqueFd fd(control.release_fd());
   std::byte head[16];
   if (receive_exact(fd.get(), head, sizeof head, deadline, error) != NetStatus::ok) {
@@ -230,11 +242,29 @@ std::unique_ptr<UcxWriter> UcxWriter::connect(TcpWriter control, Deadline deadli
     error = "UCX stream: the reader's worker address was cut short: " + error;
     return nullptr;
   }
+  if (key.set()) {
+    std::byte carried[frame_tag_bytes], computed[frame_tag_bytes];
+    if (receive_exact(fd.get(), carried, sizeof carried, deadline, error) != NetStatus::ok) {
+      error = "UCX stream: the reader's offer came without its tag: " + error;
+      return nullptr;
+    }
+    FrameTag t;
+    t.begin(key, offer_place);
+    t.update(head, sizeof head);
+    t.update(reinterpret_cast<const std::byte*>(address.data()), address.size());
+    t.finish(computed);
+    if (!tags_equal(computed, carried)) {
+      error = "UCX stream: authentication failed: the reader's offer does not match its tag "
+              "(rewritten on the way, or not sent by the peer that proved the launch's secret)";
+      return nullptr;
+    }
+  }
   auto writer = std::unique_ptr<UcxWriter>(new UcxWriter);
   writer->end_ = UcxEnd::make(std::move(fd), error);
   if (!writer->end_)
     return nullptr;
   writer->tag_ = tag;
+  writer->key_ = key;
   writer->max_payload_ = max_payload;
   ucp_ep_params_t params{};
   params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
@@ -291,23 +321,26 @@ ChannelStatus UcxWriter::start(MessageKind kind, std::span<const std::byte> payl
   // UCX sends a message whole, so its checksum comes first here (on two
   // threads for a large one), whatever the trailer's place.
   encode_frame_trailer(frame_checksum(header, payload), trailer_);
+  if (key_.set())
+    frame_tag(key_, next_, head_, payload.data(), payload.size(), trailer_ + frame_trailer_bytes);
 
   // Header, payload and trailer as one message, gathered by UCX: the payload
   // is not copied here.
   std::size_t count = 3;
-  if (payload.size() <= sizeof small_ - frame_header_bytes - frame_trailer_bytes) {
+  const std::size_t trailer = trailer_bytes();
+  if (payload.size() <= sizeof small_ - frame_header_bytes - trailer) {
     // A small frame is copied whole: one contiguous message goes out faster
     // than a gathered one, and the copy costs less than the difference.
     std::memcpy(small_, head_, frame_header_bytes);
     if (!payload.empty())
       std::memcpy(small_ + frame_header_bytes, payload.data(), payload.size());
-    std::memcpy(small_ + frame_header_bytes + payload.size(), trailer_, frame_trailer_bytes);
-    pieces_[0] = {small_, frame_header_bytes + payload.size() + frame_trailer_bytes};
+    std::memcpy(small_ + frame_header_bytes + payload.size(), trailer_, trailer);
+    pieces_[0] = {small_, frame_header_bytes + payload.size() + trailer};
     count = 1;
   } else {
     pieces_[0] = {head_, frame_header_bytes};
     pieces_[1] = {payload.data(), payload.size()};
-    pieces_[2] = {trailer_, frame_trailer_bytes};
+    pieces_[2] = {trailer_, trailer};
   }
   return start_pieces(count, true);
 }
@@ -385,6 +418,7 @@ ChannelStatus UcxWriter::finish(Deadline deadline) noexcept {
 
 std::unique_ptr<UcxReader> UcxReader::offer(TcpReader control, Deadline deadline,
                                             std::string& error, std::uint64_t max_payload) {
+  const FrameKey key = control.key();
   UniqueFd fd(control.release_fd());
   const int control_fd = fd.get();
   auto reader = std::unique_ptr<UcxReader>(new UcxReader);
@@ -392,6 +426,7 @@ std::unique_ptr<UcxReader> UcxReader::offer(TcpReader control, Deadline deadline
   if (!reader->end_)
     return nullptr;
   reader->max_payload_ = max_payload;
+  reader->key_ = key;
   if (::getrandom(&reader->tag_, sizeof reader->tag_, 0) != sizeof reader->tag_) {
     error = "UCX stream: no random bytes for its tag";
     return nullptr;
@@ -410,6 +445,11 @@ std::unique_ptr<UcxReader> UcxReader::offer(TcpReader control, Deadline deadline
   std::memcpy(message.data() + 8, &reader->tag_, 8);
   std::memcpy(message.data() + 16, address, length);
   ucp_worker_release_address(reader->end_->worker(), address);
+  if (key.set()) {
+    std::byte tag[frame_tag_bytes];
+    offer_tag(key, reinterpret_cast<const std::byte*>(message.data()), message.size(), tag);
+    message.append(reinterpret_cast<const char*>(tag), sizeof tag);
+  }
   if (send_all(control_fd, message.data(), message.size(), deadline, error) != NetStatus::ok) {
     error = "UCX stream: cannot send the worker address to the writer: " + error;
     return nullptr;
@@ -468,7 +508,7 @@ ChannelStatus UcxReader::receive(Message& message, Deadline deadline) noexcept {
 
 // Receives the probed message `m` of `bytes` bytes whole, and checks it.
 ChannelStatus UcxReader::take(void* m, std::size_t bytes) noexcept {
-  constexpr std::size_t framing = frame_header_bytes + frame_trailer_bytes;
+  const std::size_t framing = frame_header_bytes + trailer_bytes();
   if (bytes < framing) {
     return fail(ChannelStatus::corrupt, TcpFault::bad_header,
                 "frame %llu: a message of %zu bytes, shorter than a frame's header and trailer",
@@ -528,11 +568,19 @@ ChannelStatus UcxReader::take(void* m, std::size_t bytes) noexcept {
   }
   const std::uint32_t crc =
       crc32c_parallel(frame_header_checksum(buffer_), buffer_ + frame_header_bytes, header.length);
-  const std::uint32_t carried = decode_frame_trailer(buffer_ + bytes - frame_trailer_bytes);
+  const std::byte* trailer = buffer_ + bytes - trailer_bytes();
+  const std::uint32_t carried = decode_frame_trailer(trailer);
   if (const TcpFault f =
-          check_frame_end(header, crc, carried, bytes - frame_trailer_bytes, next_, error_);
+          check_frame_end(header, crc, carried, bytes - trailer_bytes(), next_, error_);
       f != TcpFault::none)
     return fail(ChannelStatus::corrupt, f);
+  if (key_.set()) {
+    std::byte tag[frame_tag_bytes];
+    frame_tag(key_, next_, buffer_, buffer_ + frame_header_bytes, header.length, tag);
+    if (const TcpFault f = check_frame_tag(tag, trailer + frame_trailer_bytes, next_, error_);
+        f != TcpFault::none)
+      return fail(ChannelStatus::corrupt, f);
+  }
   return ChannelStatus::ok;
 }
 

@@ -19,8 +19,10 @@
 // So only a peer that proved the launch's secret learns where to send, and
 // frames from anywhere else would need to guess both the worker's address and
 // the tag. Every frame still carries the header of net/tcp_frame.hpp
-// (sequence number, length, CRC-32C): a lost, reordered, repeated or
-// corrupted frame is a `corrupt` status, never a delivered value.
+// (sequence number, length, CRC-32C) and the tag of its control connection's
+// key (net/frame_auth.hpp), as does the offer of step 1 (tagged as the stream's
+// place 2^64 - 1, which no frame reaches): a lost, reordered, repeated,
+// corrupted or rewritten frame is a `corrupt` status, never a delivered value.
 //
 // The contract is TcpWriter's and TcpReader's (net/tcp_channel.hpp), with
 // these differences:
@@ -80,11 +82,15 @@ private:
   std::uint64_t tag_ = 0;
   std::uint64_t max_payload_ = tcp_default_max_payload;
   std::uint64_t next_ = 0;
+  FrameKey key_; // the control connection's: frames are tagged under it
+  std::size_t trailer_bytes() const noexcept {
+    return frame_trailer_bytes + (key_.set() ? frame_tag_bytes : 0);
+  }
   // The frame being sent, which UCX may read until it is done: its header
   // and trailer, and the pieces (laid out as UCX's ucp_dt_iov_t) of header,
   // payload and trailer.
   std::byte head_[frame_header_bytes] = {};
-  std::byte trailer_[frame_trailer_bytes] = {};
+  std::byte trailer_[frame_trailer_bytes + frame_tag_bytes] = {};
   struct Piece {
     const void* buffer;
     std::size_t length;
@@ -117,6 +123,10 @@ private:
   std::uint64_t tag_ = 0;
   std::uint64_t max_payload_ = tcp_default_max_payload;
   std::uint64_t next_ = 0;
+  FrameKey key_;
+  std::size_t trailer_bytes() const noexcept {
+    return frame_trailer_bytes + (key_.set() ? frame_tag_bytes : 0);
+  }
   std::byte* buffer_ = nullptr;
   std::size_t capacity_ = 0;
 };

@@ -501,7 +501,8 @@ TEST(ScaleOut, AFrameWithASkippedSequenceNumberIsReportedNotDelivered) {
   cg::detail::FrameHeader skipped;
   skipped.sequence = 2;
   skipped.length = 1;
-  const std::string frame = cg::detail::encoded_frame(skipped, one);
+  // Tagged as the writer would tag frame 2, so that the sequence number is what is wrong.
+  const std::string frame = cg::detail::encoded_frame(skipped, one, c1.key(), 2);
   ASSERT_EQ(::send(c1.fd(), frame.data(), frame.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(frame.size()));
 
@@ -552,7 +553,7 @@ TEST(ScaleOut, ADirectStreamsBadFrameIsReportedAndNeverReachesTheActor) {
   cg::detail::FrameHeader header;
   header.sequence = 1;
   header.length = 1;
-  std::string frame = cg::detail::encoded_frame(header, one);
+  std::string frame = cg::detail::encoded_frame(header, one, driver_side.writers[0].key(), 1);
   frame[cg::detail::frame_header_bytes] = '\x02';
   ASSERT_EQ(::send(driver_side.writers[0].fd(), frame.data(), frame.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(frame.size()));

@@ -187,7 +187,7 @@ std::string hello_frame(const cg::detail::Secret& secret, const TcpChannelSpec& 
                         const std::string& challenge) {
   const std::string nonce = cg::detail::fresh_nonce();
   const std::string proof =
-      secret.prove("cg-channel/2 writer " + spec.graph + " " + spec.channel + " " + spec.writer +
+      secret.prove("cg-channel/3 writer " + spec.graph + " " + spec.channel + " " + spec.writer +
                    " " + spec.reader + " back=" + spec.returning + " " + challenge + " " + nonce);
   return setup_frame(cg::detail::FrameKind::hello,
                      spec.graph + "\n" + spec.channel + "\n" + spec.writer + "\n" + spec.reader +
