@@ -424,20 +424,20 @@ private:
         const std::string comment =
             fmt::format("{}, {} {}", values_[channel.value], reads ? "from" : "to", peers);
         const std::string& method = graph_.tasks.at(op.task).method;
+        // With overlap an NCCL edge's ends return once the transfer is queued.
+        const char* overlap = schedule_.options.overlapGpuCommunication ? ", cg::Overlap::on" : "";
         if (isNccl(channel) && reads)
-          rows.emplace_back(fmt::format("  auto c{} = process.nccl_input({}, {}, g{});", c, c,
-                                        readerSlot(channel, actor), ncclGroup(c)),
+          rows.emplace_back(fmt::format("  auto c{} = process.nccl_input({}, {}, g{}{});", c, c,
+                                        readerSlot(channel, actor), ncclGroup(c), overlap),
                             comment + " over nccl");
         else if (isNccl(channel))
-          rows.emplace_back(fmt::format("  auto c{} = process.nccl_output({}, \"{}\", g{});", c, c,
-                                        method, ncclGroup(c)),
+          rows.emplace_back(fmt::format("  auto c{} = process.nccl_output({}, \"{}\", g{}{});", c,
+                                        c, method, ncclGroup(c), overlap),
                             comment + " over nccl");
         else if (isCudaIpc(channel) && reads)
-          rows.emplace_back(
-              fmt::format("  auto c{} = process.cuda_ipc_input({}, {}, \"{}\"{});", c, c,
-                          readerSlot(channel, actor), method,
-                          schedule_.options.overlapGpuCommunication ? ", cg::Overlap::on" : ""),
-              comment + " over cuda_ipc");
+          rows.emplace_back(fmt::format("  auto c{} = process.cuda_ipc_input({}, {}, \"{}\"{});", c,
+                                        c, readerSlot(channel, actor), method, overlap),
+                            comment + " over cuda_ipc");
         else if (isCudaIpc(channel))
           rows.emplace_back(
               fmt::format("  auto c{} = process.cuda_ipc_output({}, \"{}\");", c, c, method),

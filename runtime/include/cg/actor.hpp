@@ -111,19 +111,20 @@ public:
   void set_cuda_device(int ordinal) noexcept { cuda_device_ = ordinal; }
 
   /// The ends of an NCCL edge; `communicator` is its group's (the writer is
-  /// rank 0, reader slot r is rank r + 1).
-  NcclOutputPort nccl_output(std::uint32_t channel, const char* method,
-                             Communicator& communicator) {
+  /// rank 0, reader slot r is rank r + 1). `overlap`: cg::Overlap.
+  NcclOutputPort nccl_output(std::uint32_t channel, const char* method, Communicator& communicator,
+                             Overlap overlap = Overlap::off) {
     return NcclOutputPort(
         OutputPort<detail::TensorHeader>(writer_of(channel), channel, slot_bytes_, name_, method),
         communicator, channel, communicator_bytes(), name_, method, device_profile(),
-        nvtx_name(detail::ProfiledOp::write, channel));
+        nvtx_name(detail::ProfiledOp::write, channel), overlap);
   }
-  NcclInputPort nccl_input(std::uint32_t channel, std::uint32_t reader,
-                           Communicator& communicator) {
+  NcclInputPort nccl_input(std::uint32_t channel, std::uint32_t reader, Communicator& communicator,
+                           Overlap overlap = Overlap::off) {
     return NcclInputPort(
         InputPort<detail::TensorHeader>(reader_of(channel, reader), channel, name_), communicator,
-        channel, device::cpu, device_profile(), nvtx_name(detail::ProfiledOp::read, channel));
+        channel, device::cpu, device_profile(), nvtx_name(detail::ProfiledOp::read, channel),
+        overlap);
   }
 
   /// The ends of a channel delivering a cg::Tensor on a device; `method` is
@@ -202,6 +203,7 @@ private:
     if (upstream)
       return Result<R>(*upstream);
     try {
+      (await_input(inputs), ...); // a tensor read ahead, with overlap: the GPU waits for it
       return Result<R>(fn());
     } catch (const std::exception& e) {
       return Result<R>(ErrorRecord{name_, method, detail::current_exception_type(), e.what()});
@@ -210,6 +212,12 @@ private:
           ErrorRecord{name_, method, detail::current_exception_type(), "unknown exception"});
     }
   }
+
+  // Makes the kernels queued next wait, on the GPU, for an input tensor that
+  // an overlapped port returned before its transfer was done; nothing for
+  // any other input. Throws TensorError with CUDA's message.
+  template <class T> static void await_input(const Result<T>&) noexcept {}
+  static void await_input(const Result<Tensor>& input);
 
   using CollectiveKind = detail::CollectiveKind;
   void bound_run_ahead() noexcept;

@@ -49,6 +49,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 struct CUstream_st; // cudaStream_t is CUstream_st*
 struct CUevent_st;  // cudaEvent_t is CUevent_st*
@@ -101,6 +102,13 @@ public:
   void allreduce(Tensor& t, ReduceOp op) override;
   void allgather(const Tensor& in, Tensor& out) override;
   void reducescatter(const Tensor& in, Tensor& out, ReduceOp op) override;
+  /// recv() into a new contiguous tensor of `dtype` and `shape` on
+  /// cuda_device(), made from its memory pool in stream()'s order, so that
+  /// the receive waits for nothing on the legacy default stream and runs
+  /// while kernels queued there compute (cgc --overlap-gpu-communication).
+  /// The caller orders the receive's readers after it (an event); its memory
+  /// goes back in the legacy default stream's order, as any tensor's.
+  Tensor recv_new(DType dtype, const std::vector<std::int64_t>& shape, int peer);
   void synchronize() override;
   void abort(std::string_view reason) noexcept override;
 

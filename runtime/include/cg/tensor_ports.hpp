@@ -14,6 +14,19 @@
 
 namespace cg {
 
+/// Whether a port overlaps its transfer with the GPU's other work (cgc
+/// --overlap-gpu-communication): `off`, the transfer is done before the task
+/// runs; `on`, it runs on the communication stream and the kernels the task
+/// queues on the legacy default stream wait for it on the GPU (the host does
+/// not) when it takes the tensor as an input. A CUDA IPC reader's slot is
+/// then released at the port's next read (a ring of one slot cannot lend it
+/// for that long: there it is always `off`). An NCCL edge's send and receive
+/// return once queued; a sent tensor is kept until its send is done, and the
+/// sender's later kernels run beside the send: they must not write the
+/// tensor they returned (a method that returns a new tensor each time
+/// never does).
+enum class Overlap : bool { off, on };
+
 /// Writing end of an NCCL edge (cg/detail/tensor_transport.hpp): the header
 /// through the channel, then the elements to each reader (ranks 1, 2, ...).
 class NcclOutputPort {
@@ -23,10 +36,10 @@ public:
   NcclOutputPort(OutputPort<detail::TensorHeader> header, Communicator& communicator,
                  std::uint32_t channel, std::uint64_t max_bytes, std::string actor,
                  std::string method, detail::ActorProfile* profile = nullptr,
-                 const char* nvtx = nullptr)
+                 const char* nvtx = nullptr, Overlap overlap = Overlap::off)
       : header_(std::move(header)), communicator_(communicator), channel_(channel),
         max_bytes_(max_bytes), actor_(std::move(actor)), method_(std::move(method)),
-        profile_(profile), nvtx_(nvtx) {}
+        profile_(profile), nvtx_(nvtx), overlap_(overlap == Overlap::on) {}
 
   /// Publishes this execution's tensor, or its error; false once the graph stopped.
   bool write(const Result<Tensor>& result);
@@ -41,6 +54,7 @@ private:
   std::string method_;
   detail::ActorProfile* profile_;
   const char* nvtx_;
+  bool overlap_;
 };
 
 /// Reading end of an NCCL edge: the header, then the elements from rank 0.
@@ -50,9 +64,9 @@ public:
   /// elements arrived (`profile`, if the launch is profiled).
   NcclInputPort(InputPort<detail::TensorHeader> header, Communicator& communicator,
                 std::uint32_t channel, Device device, detail::ActorProfile* profile = nullptr,
-                const char* nvtx = nullptr)
+                const char* nvtx = nullptr, Overlap overlap = Overlap::off)
       : header_(std::move(header)), communicator_(communicator), channel_(channel), device_(device),
-        profile_(profile), nvtx_(nvtx) {}
+        profile_(profile), nvtx_(nvtx), overlap_(overlap == Overlap::on) {}
 
   /// The next execution's tensor (or forwarded error); false once the graph stopped.
   bool read(Result<Tensor>& out);
@@ -65,6 +79,7 @@ private:
   Device device_;
   detail::ActorProfile* profile_;
   const char* nvtx_;
+  bool overlap_;
 };
 
 /// Reading end of a channel whose cg::Tensor is delivered on a device
@@ -159,14 +174,6 @@ private:
   detail::ActorProfile* profile_;
   const char* nvtx_;
 };
-
-/// Whether a CUDA IPC reader overlaps its copy with the GPU's other work
-/// (cgc --overlap-gpu-communication): `off`, the copy is done before the
-/// task runs; `on`, it runs on the reader's communication stream and the
-/// kernels the task queues on the legacy default stream wait for it on the
-/// GPU (the host does not), its slot released at the port's next read. A
-/// ring of one slot cannot lend it for that long: there it is always `off`.
-enum class Overlap : bool { off, on };
 
 /// Reading end of a CUDA IPC edge: the tensor arrives on this actor's GPU
 /// (a copy of the writer's slot buffer, made before the slot is released).

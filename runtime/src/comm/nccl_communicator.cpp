@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +23,7 @@
 
 #include "comm/host_reduce.hpp"
 #include "tensor/cuda_device_guard.hpp"
+#include "tensor/cuda_memory.hpp"
 
 namespace cg {
 namespace {
@@ -354,6 +356,35 @@ void NcclCommunicator::recv(Tensor& t, int peer) {
   enqueued(nccl().recv(t.data_ptr(), static_cast<std::size_t>(t.numel()), nccl_type(t.dtype()),
                        peer, comm_, stream_),
            call);
+}
+
+Tensor NcclCommunicator::recv_new(DType dtype, const std::vector<std::int64_t>& shape, int peer) {
+  const std::string call = "recv from rank " + std::to_string(peer);
+  check_alive(call);
+  if (peer < 0 || peer >= size_ || peer == rank_)
+    fail(CommErrorKind::invalid, call, "no such peer");
+  std::uint64_t count = 1;
+  bool overflow = false;
+  for (const std::int64_t extent : shape)
+    overflow |=
+        extent < 0 || __builtin_mul_overflow(count, static_cast<std::uint64_t>(extent), &count);
+  std::uint64_t bytes = 0;
+  overflow |= __builtin_mul_overflow(count, std::uint64_t{dtype_size(dtype)}, &bytes);
+  if (overflow)
+    fail(CommErrorKind::invalid, call, "the shape's byte count overflows");
+  const detail::CudaDeviceGuard guard = on_device(device_);
+  // Made in stream()'s order: memory the legacy default stream's kernels
+  // gave back is reused only after them, without this stream waiting for the
+  // rest of that stream's work.
+  const int device = device_;
+  Tensor t = Tensor::adopt(
+      detail::cuda_allocate(std::max<std::uint64_t>(bytes, 1), device, stream_),
+      [device](void* storage) { detail::cuda_free(storage, device); }, dtype, shape, {},
+      Device{DeviceKind::cuda, device});
+  enqueued(nccl().recv(t.data_ptr(), static_cast<std::size_t>(count), nccl_type(dtype), peer, comm_,
+                       stream_),
+           call);
+  return t;
 }
 
 void NcclCommunicator::allreduce(Tensor& t, ReduceOp op) {

@@ -10,6 +10,7 @@
 #include "graph/segment.hpp"
 #include "os/launcher.hpp"
 #include "shm/shm.hpp"
+#include "tensor/arrivals.hpp"
 #include "tensor/device_timer.hpp"
 #include "tensor/gpu_run_ahead.hpp"
 #include <cg/actor.hpp>
@@ -262,7 +263,15 @@ void ActorProcess::say_last_words(std::string_view words) noexcept {
     detail::say_last_words(*impl_->record, words);
 }
 
+void ActorProcess::await_input(const Result<Tensor>& input) {
+  if (input.ok())
+    detail::await_arrival(input.value());
+}
+
 void ActorProcess::executed() noexcept {
+  // What was read ahead and not used (its task skipped for an upstream
+  // error) is waited for before its memory can go back to the pool.
+  detail::await_all_arrivals();
   if (impl_->record)
     impl_->record->executions.store(++impl_->executions, std::memory_order_relaxed);
   ++profile_.execution;

@@ -5,6 +5,8 @@
 // calls they make: a problem with one tensor becomes that task's error
 // record on every side, never a rank left waiting for a peer that skipped.
 #include "graph/tensor_port_watch.hpp"
+#include "tensor/arrival_book.hpp"
+#include "tensor/arrivals.hpp"
 #include "tensor/cuda_memory.hpp"
 #include "tensor/pinned_mappings.hpp"
 #include "tensor/tensor_copy.hpp"
@@ -124,6 +126,18 @@ ErrorRecord agreed_error(Communicator& communicator, const std::optional<ErrorRe
   return {"", "", "cg::Error", "a rank reported a failed input but no error record"};
 }
 
+// After an NCCL edge's send of `t` is queued: without overlap, or on a
+// communicator that runs on no stream, the host waits for it; with overlap
+// `t` is kept until the send is done, and the sender goes on
+// (tensor/arrivals.hpp).
+void settle_send(Communicator& communicator, bool overlap, const Tensor& t) {
+  void* stream = communicator.cuda_stream();
+  if (detail::transfer_order(overlap && stream != nullptr).host_waits)
+    communicator.synchronize();
+  else
+    detail::hold_until_sent(t, stream);
+}
+
 } // namespace
 
 bool NcclOutputPort::write(const Result<Tensor>& result) {
@@ -159,11 +173,13 @@ bool NcclOutputPort::write_unprofiled(const Result<Tensor>& result) {
     for (int peer = 1; peer < communicator_.size(); ++peer)
       communicator_.send(tensor, peer);
     sends.queued();
-    communicator_.synchronize();
+    settle_send(communicator_, overlap_, tensor);
   } catch (const CommunicatorError& e) {
     if (e.kind() == CommErrorKind::aborted)
       return false;
     communicator_failure("channel " + std::to_string(channel_) + ": nccl send", e);
+  } catch (const TensorError& e) { // CUDA refused the event after an overlapped send
+    throw detail::ActorFailure("channel " + std::to_string(channel_) + ": nccl send: " + e.what());
   }
   return true;
 }
@@ -188,6 +204,25 @@ bool NcclInputPort::read_unprofiled(Result<Tensor>& out) {
   }
   const std::string where = "channel " + std::to_string(channel_) + ": nccl recv";
   try {
+#if defined(CG_HAVE_CUDA)
+    // With overlap the receive goes into memory made in the communication
+    // stream's order, and waits for nothing on the legacy default stream:
+    // it runs beside the kernels queued there (tensor/arrival_book.hpp).
+    if (auto* nccl = dynamic_cast<NcclCommunicator*>(&communicator_);
+        nccl != nullptr && !detail::transfer_order(overlap_).host_waits) {
+      std::uint64_t bytes = dtype_size(h.dtype);
+      for (const std::int64_t extent : h.shape)
+        bytes *= static_cast<std::uint64_t>(extent);
+      detail::TimedSpan receive(
+          detail::device_work(profile_, detail::ProfiledOp::device_read, channel_, bytes),
+          nccl->stream(), detail::DeviceTimer::Start::as_queued);
+      Tensor tensor = nccl->recv_new(h.dtype, h.shape, 0);
+      receive.queued();
+      detail::expect_arrival(tensor, nccl->stream());
+      out = Result<Tensor>(std::move(tensor));
+      return true;
+    }
+#endif
     Tensor tensor = Tensor::empty(h.dtype, h.shape, device_of(communicator_));
     detail::TimedSpan receive(
         detail::device_work(profile_, detail::ProfiledOp::device_read, channel_, tensor.nbytes()),
@@ -329,6 +364,17 @@ Result<Tensor> ActorProcess::collective(CollectiveKind kind, Communicator& commu
     return ErrorRecord{name_, method, "cg::TensorError", why};
   };
 
+  // An input still arriving (read ahead, with overlap) is waited for on the
+  // GPU before the collective reads it (tensor/arrivals.hpp).
+  std::optional<std::string> unarrived;
+  if (input.ok()) {
+    try {
+      detail::await_arrival(input.value());
+    } catch (const TensorError& e) {
+      unarrived = e.what();
+    }
+  }
+
   // This rank's verdict on its input, before any blocking call.
   std::optional<ErrorRecord> failed;
   Tensor in;
@@ -336,7 +382,9 @@ Result<Tensor> ActorProcess::collective(CollectiveKind kind, Communicator& commu
     failed = input.error();
   } else {
     in = input.value();
-    if (!in.defined())
+    if (unarrived)
+      failed = problem(*unarrived);
+    else if (!in.defined())
       failed = problem("the input tensor is undefined");
     else if (auto why = unsendable(communicator, in, communicator_bytes()))
       failed = problem(*why);

@@ -4,6 +4,7 @@
 #include <string>
 
 #if defined(CG_HAVE_CUDA)
+#include "tensor/arrivals.hpp"
 #include "tensor/cuda_device_guard.hpp"
 #include "tensor/cuda_memory.hpp"
 
@@ -298,7 +299,8 @@ Tensor CudaIpcReceiver::receive(std::uint32_t index, const CudaIpcBlock& block, 
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     return out;
   }
-  // The compute needing `out` waits on the GPU; the host goes on.
+  // The compute needing `out` waits on the GPU, when its task takes it as
+  // an input; the host goes on. copied_ is for finish().
   if (copied_ == nullptr) {
     cudaEvent_t made = nullptr;
     check(cudaEventCreateWithFlags(&made, cudaEventDisableTiming), "cudaEventCreateWithFlags");
@@ -306,7 +308,7 @@ Tensor CudaIpcReceiver::receive(std::uint32_t index, const CudaIpcBlock& block, 
   }
   const auto copied = static_cast<cudaEvent_t>(copied_);
   check(cudaEventRecord(copied, stream), "cudaEventRecord");
-  check(cudaStreamWaitEvent(cudaStreamLegacy, copied, 0), "cudaStreamWaitEvent");
+  expect_arrival(out, stream);
   return out;
 }
 

@@ -21,10 +21,12 @@
 //
 // With overlap (cgc --overlap-gpu-communication) a reader does not wait for
 // its copy: receive(..., overlap = true) leaves it running on the reader's
-// communication stream and makes the legacy default stream (where a method
-// that names no stream runs its kernels) wait for it with an event, so the
-// compute that needs the tensor waits on the GPU, not on the host, and work
-// already queued keeps the GPU busy meanwhile. finish() waits for the copy;
+// communication stream and books the tensor with an event recorded after the
+// copy (tensor/arrivals.hpp): the task that takes it as an input makes the
+// legacy default stream (where a method that names no stream runs its
+// kernels) wait for that event, so the compute that needs the tensor waits on
+// the GPU, not on the host, and the computes the read was moved ahead of, and
+// work already queued, keep the GPU busy meanwhile. finish() waits for the copy;
 // the port calls it, and releases the slot, at its next read. Where the
 // writer is another process on the reader's own GPU, the reader's host waits
 // for the writer's event before it queues its copy (measured in

@@ -15,7 +15,9 @@
 // from the driver. Work queued on a non-blocking stream (NCCL's, say) must be
 // ordered after the legacy stream before it touches a tensor and be finished
 // before the tensor's last copy goes: the NCCL communicator and the CUDA IPC
-// ports do both. A device without memory pools gets cudaMalloc and cudaFree.
+// ports do both (with overlap, a receive's memory is made in its own
+// stream's order instead, and tensor/arrivals.hpp orders the rest). A device
+// without memory pools gets cudaMalloc and cudaFree.
 #include "tensor/cuda_memory.hpp"
 #include "tensor/cuda_device_guard.hpp"
 

@@ -29,8 +29,9 @@ using test::constant;
 using test::GraphBuilder;
 using test::scheduleOf;
 
-std::vector<GeneratedFile> generateFor(const ir::Graph& graph) {
-  schedule::Schedule schedule = scheduleOf(graph);
+std::vector<GeneratedFile> generateFor(const ir::Graph& graph,
+                                       const schedule::ScheduleOptions& options = {}) {
+  schedule::Schedule schedule = scheduleOf(graph, options);
   CodegenInput input{"echo",
                      "/src/examples/echo/echo.cg.cpp",
                      "../../../examples/echo/echo.cg.cpp",
@@ -163,6 +164,32 @@ TEST(Codegen, TensorInputsGetAnInputTensorMethodCheckedAgainstThemWhenCalled) {
       << header;
   EXPECT_EQ(formatCode(header, "echo.cg.hpp"), header);
   EXPECT_FALSE(contains(fileNamed(generateFor(test::chainGraph()), "echo.cg.hpp"), "input_tensor"));
+}
+
+// a.make(x) to b over NCCL: with overlap both ends return once the transfer
+// is queued (the runtime's cg::Overlap), without it neither is told to.
+TEST(Codegen, WithOverlapBothEndsOfAnNcclEdgeAreToldToOverlap) {
+  GraphBuilder g("edge", 80);
+  unsigned x = g.input("int");
+  unsigned a = g.actor("a", 81);
+  unsigned b = g.actor("b", 82);
+  unsigned t = g.bind(a, "make", {x}, 83, "cg::Tensor");
+  g.transport(t, ir::Transport::Nccl);
+  g.output(g.bind(b, "use", {t}, 84, "int"));
+  const ir::Graph graph = g.build();
+  schedule::ScheduleOptions overlap;
+  overlap.overlapGpuCommunication = true;
+  const std::vector<GeneratedFile> overlapped = generateFor(graph, overlap);
+  const std::string& writer = fileNamed(overlapped, "echo.edge.a.cpp");
+  const std::string& reader = fileNamed(overlapped, "echo.edge.b.cpp");
+  EXPECT_TRUE(contains(writer, "process.nccl_output(1, \"make\", g0, cg::Overlap::on);")) << writer;
+  EXPECT_TRUE(contains(reader, "process.nccl_input(1, 0, g0, cg::Overlap::on);")) << reader;
+  EXPECT_EQ(formatCode(writer, "echo.edge.a.cpp"), writer);
+  EXPECT_EQ(formatCode(reader, "echo.edge.b.cpp"), reader);
+  const std::vector<GeneratedFile> plain = generateFor(graph);
+  EXPECT_TRUE(
+      contains(fileNamed(plain, "echo.edge.a.cpp"), "process.nccl_output(1, \"make\", g0);"));
+  EXPECT_TRUE(contains(fileNamed(plain, "echo.edge.b.cpp"), "process.nccl_input(1, 0, g0);"));
 }
 
 TEST(Codegen, ATypeTheFormatterWouldRespellIsLaidOutByIt) {
