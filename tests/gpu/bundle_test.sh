@@ -17,6 +17,8 @@ fi
 for program in run.sh bin/runtime_tests bin/device_tests bin/device_graphs_actors bin/gpu_tests \
   bin/gpu_graphs_actors bin/gpu_tests_overlapped bin/gpu_graphs_overlapped_actors bin/gpu_bench bin/gpu_bench_graphs_actors bin/overlap_example \
   bin/overlap_plain_actors bin/overlap_example_overlapped bin/overlap_overlapped_actors \
+  bin/overlap_nccl_example bin/overlap_nccl_plain_actors bin/overlap_nccl_example_overlapped \
+  bin/overlap_nccl_overlapped_actors \
   bin/profile_cost_bench bin/profile_cost_graphs_actors; do
   [[ -x $work/bundle/$program ]] || { echo "FAIL: no $program in the bundle" >&2; exit 1; }
 done

@@ -8,11 +8,13 @@
 # said of two ranks on one GPU, every figure gpu_bench printed (actor
 # processes, then actor threads) and the
 # overlap example's durations (as is and with --overlap-gpu-communication,
-# twice each, then two executions in flight), and all of these again under
+# twice each, then two executions in flight), the overlap example over NCCL
+# between two ranks on one GPU (one execution, then a pipeline; overlapped
+# against as is, with the serial sum of its parts), and all of these again under
 # NVIDIA MPS where it can be started; and what recording a profile costs
 # (profile_cost_bench, which needs no GPU but cores: this machine has them).
 # Exit status 1 if a test failed or a program did not finish; 0 otherwise.
-# Each program has a time limit, 7.9 minutes in all. On a machine
+# Each program has a time limit, 11.9 minutes in all. On a machine
 # without a GPU (no /dev/nvidia* node, no GPU nvidia-smi lists, none the
 # runtime finds) it says "no GPU: ..." and exits 0; where these disagree, or
 # gpu_bench cannot count the devices, it fails before running anything.
@@ -145,11 +147,23 @@ overlap_runs() {
   run_program $label.overlapped.pipelined 12 "$bin/overlap_example_overlapped" --executions 30 \
     --in-flight 2
 }
+# overlap_nccl_runs <label>: the overlap example over NCCL, two ranks on one
+# GPU: one execution at a time, then the two-stage pipeline with four in
+# flight; each overlapped build runs the plain one on the same work and
+# judges the ratio by targets.def.
+overlap_nccl_runs() {
+  local label=$1
+  run_program $label.nccl 60 "$bin/overlap_nccl_example_overlapped" --graph one --executions 8 \
+    --against "$bin/overlap_nccl_example"
+  run_program $label.nccl.pipeline 60 "$bin/overlap_nccl_example_overlapped" --graph pipeline \
+    --executions 16 --in-flight 4 --against "$bin/overlap_nccl_example"
+}
 # Not GPU work: this machine has a core for the driver and each actor.
 run_program profile_cost 12 "$bin/profile_cost_bench" --rounds 5 --executions 100000
 run_program gpu_bench 45 "$bin/gpu_bench"
 run_program gpu_bench.threads 30 env CG_MODE=threads "$bin/gpu_bench"
 overlap_runs overlap
+overlap_nccl_runs overlap
 
 # Actor processes sharing one GPU take turns on it (the GPU switches between
 # their CUDA contexts) unless NVIDIA's Multi-Process Service runs: then their
@@ -165,6 +179,7 @@ if command -v nvidia-cuda-mps-control >/dev/null && ! pgrep -x nvidia-cuda-mps >
     mps=yes
     run_program gpu_bench.mps 45 "$bin/gpu_bench"
     overlap_runs overlap.mps
+    overlap_nccl_runs overlap.mps
     echo quit | nvidia-cuda-mps-control
   fi
   unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
@@ -192,10 +207,14 @@ say "## the overlap example (3 senders, 1 receiver, 10000 x 10000 float16, cuBLA
 cat "$logs"/overlap.[0-9].log "$logs"/overlap.overlapped.[0-9].log "$logs"/overlap.pipelined.log \
   "$logs"/overlap.overlapped.pipelined.log >>"$summary"
 say ""
+say "## the overlap example over NCCL (2 ranks on one GPU, 5792 x 5792 float16, cuBLAS): one execution, then a pipeline"
+cat "$logs"/overlap.nccl.log "$logs"/overlap.nccl.pipeline.log >>"$summary"
+say ""
 if [[ $mps == yes ]]; then
-  say "## under MPS (nvidia-cuda-mps-control -d): gpu_bench, then the overlap example"
+  say "## under MPS (nvidia-cuda-mps-control -d): gpu_bench, then the overlap example, then over NCCL"
   cat "$logs/gpu_bench.mps.log" "$logs"/overlap.mps.[0-9].log "$logs"/overlap.mps.overlapped.[0-9].log \
-    "$logs"/overlap.mps.pipelined.log "$logs"/overlap.mps.overlapped.pipelined.log >>"$summary"
+    "$logs"/overlap.mps.pipelined.log "$logs"/overlap.mps.overlapped.pipelined.log \
+    "$logs"/overlap.mps.nccl.log "$logs"/overlap.mps.nccl.pipeline.log >>"$summary"
 else
   say "## under MPS: not measured (nvidia-cuda-mps-control is missing, or MPS runs already)"
 fi
