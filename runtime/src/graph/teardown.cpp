@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -87,19 +88,26 @@ void GraphRuntime::Impl::join_actor_threads(Deadline deadline) {
   actor_threads.clear();
 }
 
-// Unmaps and closes what this process holds of the graph's shared memory,
-// once no call of the driver's API uses it: the result readers' mappings of
-// the actors' overflow buffers, the relays' channel ends (other hosts), the
-// input writers' overflow buffers and the segment. Every actor is gone by
+// Unmaps and closes what this process holds of the graph's shared memory
+// (and lets go of the results nobody took), once no call of the driver's
+// API uses it: the result readers' mappings of the actors' overflow
+// buffers, the relays' channel ends (other hosts), the input writers'
+// overflow buffers and the segment. Every actor is gone by
 // now (an actor thread's channel ends went with it). An input that has a
 // tensor from input_tensor() no execute() took keeps its writer and the
 // segment: the caller may still write that tensor, in a slot or an overflow
 // buffer; they go with the graph's last reference.
 void GraphRuntime::Impl::release_memory() noexcept {
+  // Results collected and never taken go too: after teardown no get() can
+  // take them (it throws), and a large one is as large as any buffer.
+  std::map<std::uint64_t, std::vector<Collected>> untaken;
   {
     std::unique_lock lock(mutex);
     changed.wait(lock, [&] { return memory_users.load() == 0; });
+    untaken.swap(results);
   }
+  untaken.clear();
+  std::vector<Collected>().swap(partial);
   for (ChannelReader& reader : result_readers)
     reader = ChannelReader(); // before the relays: a reader may take from one
   for (ChannelWriter& writer : inputs)

@@ -218,9 +218,12 @@ void ChannelWriter::observe_mappings(detail::MappingObserver* observer) noexcept
   observer_ = observer;
   if (observer_ == nullptr || overflow_ == nullptr)
     return;
-  for (std::uint32_t b = 0; b < slots_; ++b)
-    if (overflow_[b].data != nullptr && overflow_[b].owner == ::getpid())
+  for (std::uint32_t b = 0; b < slots_; ++b) {
+    if (overflow_[b].data != nullptr && overflow_[b].owner == ::getpid()) {
+      detail::keep_overflow_pages(overflow_[b], true); // pinned: its pages must stay
       observer_->mapped({overflow_[b].data, overflow_[b].mapped});
+    }
+  }
 }
 
 // Unmaps one of our buffers, telling the observer first (not of one
@@ -343,8 +346,12 @@ ChannelStatus ChannelWriter::acquire_overflow(std::size_t bytes,
         header_->overflow_generations.fetch_add(1, std::memory_order_relaxed) + 1;
     if (!detail::make_overflow_buffer(*chosen, capacity, generation))
       return ChannelStatus::too_large;
-    if (observer_ != nullptr)
+    if (observer_ != nullptr) {
+      detail::keep_overflow_pages(*chosen, true);
       observer_->mapped({chosen->data, chosen->mapped});
+    }
+  } else if (!detail::reserve_overflow_again(*chosen)) {
+    return ChannelStatus::too_large; // its reader gave its pages back, and there is no room now
   }
   acquired_buffer_ = static_cast<std::uint32_t>(chosen - overflow_);
   payload = std::span<std::byte>(chosen->data + detail::overflow_payload_offset, bytes);
@@ -581,6 +588,23 @@ void ChannelReader::release() noexcept {
     if (source_ != nullptr)
       source_->release();
     return;
+  }
+  // The only reader of a large message gives its buffer's pages back now,
+  // while the writer cannot be writing it (shm/overflow.hpp). Not one pinned
+  // for a GPU here: its pinned pages must stay the mapping's.
+  if (readers_ == 1 && overflow_ != nullptr && observer_ == nullptr) {
+    const SlotHeader* slot =
+        detail::slot_header(header_, readers_, stride_, static_cast<std::uint32_t>(next_ % slots_));
+    if (slot->storage.load(std::memory_order_relaxed) ==
+        static_cast<std::uint32_t>(Storage::overflow)) {
+      for (std::uint32_t m = 0; m < slots_; ++m) {
+        if (overflow_[m].data != nullptr && overflow_[m].last_used == next_) {
+          detail::release_overflow_pages(overflow_[m],
+                                         slot->overflow_bytes.load(std::memory_order_relaxed));
+          break;
+        }
+      }
+    }
   }
   holding_ = false;
   ++next_;

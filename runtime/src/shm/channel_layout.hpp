@@ -87,6 +87,10 @@ struct OverflowHeader {
   std::uint64_t magic;      // overflow_magic
   std::uint64_t generation; // unique per channel: ChannelHeader::overflow_generations when made
   std::uint64_t capacity;   // payload bytes the buffer holds
+  // Nonzero: the writer lets a channel's only reader give back the pages of
+  // a large message it has read (shm/overflow.hpp); zero while a GPU port
+  // has the buffer pinned, whose pages must stay the ones it pinned.
+  std::atomic<std::uint32_t> releasable;
 };
 inline constexpr std::size_t overflow_payload_offset = cache_line;
 static_assert(sizeof(OverflowHeader) <= overflow_payload_offset);

@@ -30,6 +30,7 @@
 #include "../../support/runtime_memfds.hpp"
 #include "channel_fixture.hpp"
 #include "shm/channel_layout.hpp"
+#include "shm/overflow.hpp"
 #include "shm/shm.hpp"
 
 namespace {
@@ -260,6 +261,57 @@ TEST(Channel, AWritersObserverHearsOfEveryBufferItMakesAndOfItsUnmappingBeforeIt
   EXPECT_TRUE(observer.live.empty());
 }
 
+// The only reader of a value of overflow_released_from bytes or more gives
+// the buffer's pages back as it releases the message (its process's resident
+// memory drops by the value: writer and reader share the one mapping here),
+// and the writer reserves them again for the next value, which arrives whole.
+// A smaller value keeps its buffer's pages for the next.
+TEST(Channel, TheOnlyReaderOfAVeryLargeValueGivesItsPagesBackAndTheNextArrivesWhole) {
+  TestChannel t({2, 1 * kKiB, 1});
+  cg::ChannelWriter writer(t.channel);
+  cg::ChannelReader reader(t.channel, 0);
+  auto given_back = [&](std::size_t bytes, std::uint32_t seed) {
+    EXPECT_EQ(write_pattern(writer, bytes, seed), cg::ChannelStatus::ok);
+    cg::ChannelReader::Message m{};
+    EXPECT_EQ(reader.acquire(m, in(10s)), cg::ChannelStatus::ok);
+    EXPECT_EQ(first_mismatch(m.payload, seed), -1) << bytes << " bytes, seed " << seed;
+    const long before = cg_test::resident_kib();
+    reader.release();
+    return (before - cg_test::resident_kib()) / 1024; // MiB
+  };
+  const std::size_t large = cg::detail::overflow_released_from;
+  EXPECT_GE(given_back(large, 1), 127) << "MiB given back of the first value";
+  EXPECT_GE(given_back(large, 2), 127) << "MiB given back of the second, in the same buffer";
+  EXPECT_EQ(given_back(large - kMiB, 3), 0) << "MiB given back of a value a MiB smaller";
+  EXPECT_EQ(static_cast<cg::detail::ChannelHeader*>(t.memory.data())->overflow_generations.load(),
+            1u)
+      << "one buffer for all three";
+}
+
+// A buffer a GPU port pinned (an observer hears of it) keeps its pages:
+// the writer's, and the reader's mapping.
+TEST(Channel, AVeryLargeValueInABufferPinnedOnEitherSideKeepsItsPages) {
+  for (const bool writer_side : {true, false}) {
+    TestChannel t({2, 1 * kKiB, 1});
+    cg::ChannelWriter writer(t.channel);
+    cg::ChannelReader reader(t.channel, 0);
+    RecordingObserver observer;
+    if (writer_side)
+      writer.observe_mappings(&observer);
+    else
+      reader.observe_mappings(&observer);
+    ASSERT_EQ(write_pattern(writer, cg::detail::overflow_released_from, 4), cg::ChannelStatus::ok);
+    cg::ChannelReader::Message m{};
+    ASSERT_EQ(reader.acquire(m, in(10s)), cg::ChannelStatus::ok);
+    const long before = cg_test::resident_kib();
+    reader.release();
+    EXPECT_LT(before - cg_test::resident_kib(), 1024)
+        << "KiB given back of a buffer pinned by the " << (writer_side ? "writer" : "reader");
+    writer.observe_mappings(nullptr);
+    reader.observe_mappings(nullptr);
+  }
+}
+
 // Mappings of overflow buffers in this process (writer's and readers' alike).
 int overflow_mappings() {
   std::ifstream maps("/proc/self/maps");
@@ -282,7 +334,7 @@ TEST(Channel, OneLargeValueAtATimeReusesOneBufferWhicheverSlotItGoesTo) {
     reader.release();
   }
   EXPECT_EQ(header->overflow_generations.load(), 1u) << "one buffer, not one per slot";
-  EXPECT_EQ(overflow_mappings(), 2) << "the writer's and the reader's";
+  EXPECT_EQ(overflow_mappings(), 1) << "the writer's, which a reader of its process shares";
 }
 
 TEST(Channel, EveryLargeValueInFlightHasItsOwnBufferAndTheyAreReused) {
@@ -357,12 +409,12 @@ TEST(Channel, AReaderLetsGoOfBuffersTheWriterRemadeOrNoLongerUses) {
   };
   round_trip(1 * kMiB, 1);
   round_trip(3 * kMiB, 2); // the writer remakes its one buffer larger
-  EXPECT_EQ(overflow_mappings(), 2) << "the reader no longer maps the first buffer";
+  EXPECT_EQ(overflow_mappings(), 2) << "the second, and the first while the reader shares it";
   for (std::uint32_t i = 0; i < 5; ++i)
     round_trip(100, 3 + i);
-  EXPECT_EQ(overflow_mappings(), 1) << "nor, a ring of messages later, the second: the writer's";
+  EXPECT_EQ(overflow_mappings(), 1) << "a ring of messages later, the second alone: the writer's";
   round_trip(2 * kMiB, 9);
-  EXPECT_EQ(overflow_mappings(), 2) << "mapped again when used again";
+  EXPECT_EQ(overflow_mappings(), 1) << "shared again when used again, not mapped twice";
 }
 
 TEST(Channel, WriterDoesNotReuseAnOverflowBufferUntilEveryReaderReleasedIt) {
