@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace cg::detail {
@@ -34,6 +35,16 @@ std::string find_program(const std::string& name) {
     start = colon + 1;
   }
   return name;
+}
+
+// `text` cut to its first `most` characters: a launch error names what went
+// wrong, not every stranger or actor on the way.
+std::string capped(std::string text, std::size_t most = 1000) {
+  if (text.size() <= most)
+    return text;
+  const std::size_t cut = text.size() - most;
+  text.resize(most);
+  return text + "... (" + std::to_string(cut) + " more characters)";
 }
 
 } // namespace
@@ -100,8 +111,12 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
       [this](const std::vector<std::string>& actors, const RemoteFailure& why) {
         remote_lost(actors, why);
       },
+      // One connection ("connection from ...: why"), or a count of them,
+      // at most a few lines a second (net/accept_guard.hpp).
       [name = spec.name](const std::string& why) {
-        std::fprintf(stderr, "cg: graph '%s': rendezvous dropped a %s\n", name, why.c_str());
+        const bool one = why.rfind("connection from ", 0) == 0;
+        std::fprintf(stderr, "cg: graph '%s': rendezvous dropped %s%s\n", name, one ? "a " : "",
+                     why.c_str());
       },
       options.partition_timeout,
       std::move(remote_constructor_args),
@@ -167,8 +182,8 @@ void GraphRuntime::Impl::connect_remote(Deadline deadline) {
       break;
     if (Clock::now() >= deadline)
       throw LaunchError(describe(spec) + ": actors on other hosts did not connect within " +
-                        std::to_string(options.start_timeout.count()) + " ms: " + server.error() +
-                        " (start them with " + rendezvous_variable + "=" +
+                        std::to_string(options.start_timeout.count()) + " ms: " +
+                        capped(server.error()) + " (start them with " + rendezvous_variable + "=" +
                         to_string(server.address_for_actors()) + " and the driver's " +
                         secret_variable + " (set it for both), or give host_commands)");
   }
@@ -177,11 +192,41 @@ void GraphRuntime::Impl::connect_remote(Deadline deadline) {
     if (local[a] != (participants.of_actor[a] == 0))
       throw LaunchError(describe(spec) + ": actor '" + spec.actors[a].name +
                         "' was published by a process on another host, but runs here");
+  // A process of another host that gives up (or dies) meanwhile says so
+  // through the rendezvous (remote_lost() fails the graph): the set-up then
+  // stops waiting for its writers at once, not at the deadline.
+  bool setting_up = true; // guarded by `mutex`
+  std::thread watcher([this, &setting_up] {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return failure != nullptr || !setting_up; });
+    if (failure != nullptr)
+      listener.interrupt();
+  });
   std::string error =
       relays->start(spec, participants, 0, listener, host_transport, channels, deadline,
                     [this](const std::string& why, bool corrupt) { relay_fault(why, corrupt); });
-  if (!error.empty())
-    throw LaunchError(describe(spec) + ": cannot set up its channels between hosts: " + error);
+  {
+    std::lock_guard lock(mutex);
+    setting_up = false;
+  }
+  changed.notify_all();
+  watcher.join();
+  if (!error.empty()) {
+    std::exception_ptr died;
+    {
+      std::lock_guard lock(mutex);
+      died = failure;
+    }
+    if (died) { // the cause, rather than the set-up it cut short
+      try {
+        std::rethrow_exception(died);
+      } catch (const std::exception& e) {
+        throw LaunchError(std::string(e.what()) + " during start-up");
+      }
+    }
+    throw LaunchError(describe(spec) +
+                      ": cannot set up its channels between hosts: " + capped(error));
+  }
   for (const Stream& stream : plan_streams(spec, participants))
     transports[stream.channel] = to_string(host_transport);
   // Inputs that go to other hosts are sent on as execute() writes them.

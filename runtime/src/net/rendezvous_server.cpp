@@ -5,13 +5,17 @@
 // table needs a lock only against the driver's own calls (table(), missing(),
 // wait_for_all()). An eventfd wakes the loop for stop() and for the driver's
 // own entries (publish_local), which can complete the table a remote LOOKUP
-// is already waiting on.
+// is already waiting on. Strangers cannot crowd honest clients out
+// (net/accept_guard.hpp): the oldest silent connections are shed past a bound,
+// the listener pauses when descriptors run out, and rejections are counted,
+// a few said each second and the rest summed up.
 //
 // One file, a little over 700 lines: State and its loop are one piece (every
 // member below runs on the serving thread, or takes State's mutex to reach
 // what that thread shares), and handle() is the protocol's one dispatch.
 #include "net/rendezvous.hpp"
 
+#include "net/accept_guard.hpp"
 #include "net/rendezvous_wire.hpp"
 #include "support/deadline.hpp"
 #include "support/text.hpp"
@@ -44,6 +48,11 @@ using detail::join;
 constexpr std::uint64_t max_profile_bytes = std::uint64_t{1} << 30;
 // How long a connection may take to authenticate before it is dropped.
 constexpr std::chrono::seconds hello_limit{5};
+// How many connections may be authenticating at once before the oldest are
+// shed: far more than honest clients (one per actor process, each through its
+// HELLO within a round trip), far fewer than descriptors.
+constexpr detail::PendingLimits pending_limits{
+    .total = 512, .per_address = 128, .hard_total = 2048, .grace = std::chrono::seconds(1)};
 
 Deadline after(std::uint64_t milliseconds) {
   constexpr std::uint64_t longest = std::chrono::milliseconds::max().count();
@@ -63,6 +72,7 @@ struct RendezvousServer::State {
     std::string input;
     std::string output;
     bool greeted = false;      // authenticated by its HELLO
+    Deadline accepted{};       // when it was accepted
     std::string nonce;         // the challenge sent to it
     Deadline hello_deadline{}; // dropped if not greeted by then
     bool closing = false;      // close once the output is flushed
@@ -110,6 +120,8 @@ struct RendezvousServer::State {
 
   std::thread thread;
   std::vector<Connection> connections; // the serving thread's alone
+  detail::AcceptBackoff backoff;       // the serving thread's alone
+  detail::RejectionLog rejection_log;  // the serving thread's alone; said ones go to `rejections`
 
   std::vector<std::string> missing_locked() const {
     std::vector<std::string> out;
@@ -134,6 +146,12 @@ struct RendezvousServer::State {
   // The published actors of a connection that ends before they said READY
   // leave the table, so their names can be published again.
   void forget_unready(const Connection& c);
+  // Accepts what waits on the listener (a batch at most), shedding the
+  // oldest silent connections past pending_limits.
+  void accept_all();
+  // The count of rejections not said one by one, once its interval is over
+  // (at once when `final`), to on_rejected.
+  void summarize_rejections(bool final);
   // Makes the serving thread go round its loop once more (safe from any thread).
   void wake_loop() const {
     const std::uint64_t one = 1;
@@ -262,14 +280,58 @@ std::vector<std::string> RendezvousServer::rejections() const {
 }
 
 void RendezvousServer::State::reject(Connection& c, const std::string& why) {
-  const std::string what = "connection from " + to_string(c.peer) + ": " + why;
+  c.closing = true;
+  std::string what = "connection from " + to_string(c.peer) + ": " + why;
+  if (!rejection_log.add(c.peer.host, why, what, Clock::now()))
+    return; // counted, said in the next summary
   {
     std::lock_guard lock(mutex);
-    rejections.push_back(what);
+    rejections = rejection_log.said();
   }
   if (on_rejected)
     on_rejected(what);
-  c.closing = true;
+}
+
+void RendezvousServer::State::summarize_rejections(bool final) {
+  if (const std::optional<std::string> summary = rejection_log.summary(Clock::now(), final);
+      summary && on_rejected) {
+    on_rejected(*summary);
+  }
+}
+
+void RendezvousServer::State::accept_all() {
+  // A bounded batch a round: a stranger connecting as fast as we accept must
+  // not keep the loop from closing what it already accepted.
+  constexpr int batch = 64;
+  int fd = -1;
+  for (int taken = 0; taken < batch && (fd = backoff.accept(listener.get())) >= 0; ++taken) {
+    Connection c;
+    c.fd.reset(fd);
+    c.peer = detail::peer_endpoint(fd);
+    c.accepted = Clock::now();
+    std::vector<detail::PendingConnection> pending;
+    std::vector<std::size_t> index; // pending[i] is connections[index[i]], oldest first
+    for (std::size_t i = 0; i < connections.size(); ++i) {
+      if (!connections[i].greeted && !connections[i].closing) {
+        pending.push_back({connections[i].peer.host, connections[i].accepted});
+        index.push_back(i);
+      }
+    }
+    if (const std::optional<std::size_t> shed =
+            detail::connection_to_shed(pending, c.peer.host, pending_limits, c.accepted)) {
+      Connection& oldest = connections[index[*shed]];
+      const auto silent_ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(c.accepted - oldest.accepted);
+      reject(oldest, "shed unauthenticated after " + std::to_string(silent_ms.count()) +
+                         " ms: too many connections are authenticating");
+      oldest.output.clear();
+    }
+    detail::set_liveness_timeout(fd, silence);
+    c.nonce = detail::fresh_nonce();
+    c.hello_deadline = c.accepted + hello_limit;
+    c.output = "CHALLENGE " + c.nonce + "\n";
+    connections.push_back(std::move(c));
+  }
 }
 
 void RendezvousServer::State::forget_unready(const Connection& c) {
@@ -629,8 +691,13 @@ void RendezvousServer::State::serve() {
     }
     answer_lookups(false);
     ask_for_profiles();
-    for (Connection& c : connections)
+    for (Connection& c : connections) {
+      const bool was_closing = c.closing;
       flush(c);
+      // A stranger gone before its challenge could be sent is turned away too.
+      if (c.closing && !was_closing && !c.greeted)
+        reject(c, "went away before it authenticated");
+    }
     // A client that published is gone (end of stream, a failed read or write):
     // its actors are lost.
     for (Connection& c : connections) {
@@ -645,10 +712,16 @@ void RendezvousServer::State::serve() {
     }
     std::erase_if(connections, [](const Connection& c) { return c.closing && c.output.empty(); });
 
+    summarize_rejections(false);
+
+    // Out of descriptors, the listener is left alone for a moment: its
+    // connection waits in the backlog, and polling would only spin.
+    const bool listening = !backoff.paused(Clock::now());
     polled.clear();
     polled.push_back({wake.get(), POLLIN, 0});
-    polled.push_back({listener.get(), POLLIN, 0});
-    Deadline next = Deadline::max();
+    polled.push_back({listening ? listener.get() : -1, POLLIN, 0});
+    Deadline next =
+        std::min(rejection_log.next_summary(), listening ? Deadline::max() : backoff.resume_at());
     for (const Connection& c : connections) {
       const short events =
           static_cast<short>((c.closing ? 0 : POLLIN) | (c.output.empty() ? 0 : POLLOUT));
@@ -672,21 +745,8 @@ void RendezvousServer::State::serve() {
       if (stopped)
         break;
     }
-    if (polled[1].revents & POLLIN) {
-      for (;;) {
-        const int fd = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
-          break;
-        Connection c;
-        c.fd.reset(fd);
-        c.peer = detail::peer_endpoint(fd);
-        detail::set_liveness_timeout(fd, silence);
-        c.nonce = detail::fresh_nonce();
-        c.hello_deadline = Clock::now() + hello_limit;
-        c.output = "CHALLENGE " + c.nonce + "\n";
-        connections.push_back(std::move(c));
-      }
-    }
+    if (polled[1].revents & POLLIN)
+      accept_all();
     // polled[2 + i] is connections[i] (accepted ones were appended after).
     for (std::size_t i = 0; i + 2 < polled.size(); ++i) {
       const short revents = polled[i + 2].revents;
@@ -699,6 +759,7 @@ void RendezvousServer::State::serve() {
   for (Connection& c : connections)
     flush(c);
   connections.clear();
+  summarize_rejections(true);
 }
 
 } // namespace cg

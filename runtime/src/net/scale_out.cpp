@@ -279,6 +279,8 @@ std::string Relays::start(const GraphSpec& spec, const Participants& participant
   // a failed set-up says them in its error instead.
   for (const std::string& rejection : listener.rejections())
     std::fprintf(stderr, "cg: graph '%s': dropped a %s\n", spec.name, rejection.c_str());
+  if (const std::optional<std::string> rest = listener.rejection_summary())
+    std::fprintf(stderr, "cg: graph '%s': dropped %s\n", spec.name, rest->c_str());
   const std::string kind = transport == HostTransport::ucx ? "UCX" : "TCP";
   auto describe = [&](const Stream& s) {
     return kind + " channel c" + std::to_string(s.channel) + " (" +

@@ -26,6 +26,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The descriptor that interrupts this thread's waits (InterruptScope), or -1.
+thread_local int interrupt_fd = -1;
+
+// Sleeps for `pause`, or less if this thread's waits are interrupted; false then.
+bool pause_unless_interrupted(Clock::duration pause) {
+  if (interrupt_fd < 0) {
+    std::this_thread::sleep_for(pause);
+    return true;
+  }
+  pollfd polled{interrupt_fd, POLLIN, 0};
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(pause).count();
+  return !(::poll(&polled, 1, static_cast<int>(ms)) > 0 && polled.revents != 0);
+}
+
 // Connection attempts back off from the first to the last pause.
 constexpr std::chrono::milliseconds first_retry_pause{5};
 constexpr std::chrono::milliseconds last_retry_pause{200};
@@ -162,11 +176,20 @@ int wait_fd(int fd, short events, Deadline deadline) noexcept {
     timeout.tv_nsec = static_cast<long>(ns % 1'000'000'000);
     limit = &timeout;
   }
-  const int rc = ::ppoll(&entry, 1, limit, nullptr);
+  pollfd entries[2] = {entry, {interrupt_fd, POLLIN, 0}};
+  const int rc = ::ppoll(entries, interrupt_fd < 0 ? 1 : 2, limit, nullptr);
   if (rc <= 0)
     return rc;
-  return entry.revents != 0 ? entry.revents : events;
+  if (interrupt_fd >= 0 && entries[1].revents != 0) {
+    errno = ECANCELED;
+    return -1;
+  }
+  return entries[0].revents != 0 ? entries[0].revents : events;
 }
+
+InterruptScope::InterruptScope(int fd) noexcept : saved_(interrupt_fd) { interrupt_fd = fd; }
+
+InterruptScope::~InterruptScope() { interrupt_fd = saved_; }
 
 bool look_yielding(int fd, short events, int& looks) noexcept {
   while (looks > 0) {
@@ -273,7 +296,10 @@ NetStatus connect_tcp(const Endpoint& to, Deadline deadline, UniqueFd& out, std:
     const auto now = Clock::now();
     if (now >= deadline)
       break;
-    std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
+    if (!pause_unless_interrupted(std::min<Clock::duration>(pause, deadline - now))) {
+      error = "cannot connect to " + to_string(to) + ": given up";
+      return NetStatus::closed;
+    }
     pause = std::min(pause * 2, last_retry_pause);
   }
   error = "cannot connect to " + to_string(to) + " before the deadline: " + last_error;
@@ -342,6 +368,10 @@ NetStatus send_all(int fd, const void* data, std::size_t bytes, Deadline deadlin
             "sending to " + to_string(peer_endpoint(fd)) + " did not finish before the deadline";
         return NetStatus::timeout;
       }
+      if (ready < 0 && errno == ECANCELED) {
+        error = "sending to " + to_string(peer_endpoint(fd)) + ": given up";
+        return NetStatus::closed;
+      }
       continue;
     }
     error = "sending to " + to_string(peer_endpoint(fd)) + " failed: " + errno_text(e);
@@ -372,6 +402,10 @@ NetStatus receive_exact(int fd, void* data, std::size_t bytes, Deadline deadline
       if (ready == 0) {
         error = "no answer from " + to_string(peer_endpoint(fd)) + " before the deadline";
         return NetStatus::timeout;
+      }
+      if (ready < 0 && errno == ECANCELED) {
+        error = "receiving from " + to_string(peer_endpoint(fd)) + ": given up";
+        return NetStatus::closed;
       }
       continue;
     }

@@ -35,9 +35,26 @@ private:
 };
 
 // Waits until `fd` is ready for `events` (POLLIN, POLLOUT) or `deadline`
-// passes. Returns the revents (> 0), 0 on timeout, -1 with errno on failure.
-// A deadline in the past polls once without waiting.
+// passes. Returns the revents (> 0), 0 on timeout, -1 with errno on failure
+// (ECANCELED: interrupted, see InterruptScope). A deadline in the past polls
+// once without waiting.
 int wait_fd(int fd, short events, Deadline deadline) noexcept;
+
+// While one lives, every wait of this file on its thread (wait_fd, the
+// retries of connect_tcp, send_all, receive_exact) also ends once `fd` (an
+// eventfd, or -1 for none) is readable: it fails with ECANCELED, said
+// "given up". So a set-up given up elsewhere stops at once, not at its
+// deadline, without every call on the way taking a second descriptor.
+class InterruptScope {
+public:
+  explicit InterruptScope(int fd) noexcept;
+  ~InterruptScope();
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+
+private:
+  int saved_;
+};
 
 // Looks whether `fd` is ready for `events` up to `looks` more times (counted
 // down), yielding the CPU before each look and never sleeping: a sleeping

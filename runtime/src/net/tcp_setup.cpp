@@ -3,10 +3,11 @@
 // The handshake reuses the channel's frame format (magic, version, checksum),
 // so a stray connection from anything that is not a cg writer fails the same
 // checks a corrupted data frame would, and nothing else has to be parsed.
-// The listener authenticates each connection on a thread of its own (at most
-// max_pending at once, each bounded by handshake_limit), so connections that
-// never speak cannot stall the writers that do; the channels are matched on
-// the accepting thread alone, as the handshakes complete.
+// The listener authenticates each connection on a thread of its own (each
+// bounded by handshake_limit; past pending_limits the oldest silent one is
+// shed, net/accept_guard.hpp), so connections that never speak cannot stall
+// the writers that do; the channels are matched on the accepting thread
+// alone, as the handshakes complete.
 #include "net/tcp_setup.hpp"
 
 #include "net/rendezvous.hpp"
@@ -33,7 +34,9 @@ using detail::FrameKind;
 
 constexpr std::size_t max_handshake = 4096;
 constexpr std::chrono::seconds handshake_limit{5};
-constexpr std::size_t max_pending = 64;
+// Threads authenticating at once: honest writers finish within a round trip.
+constexpr detail::PendingLimits pending_limits{
+    .total = 64, .per_address = 32, .hard_total = 256, .grace = std::chrono::seconds(1)};
 constexpr std::string_view accepted = "ok ";
 constexpr std::string_view refused = "rejected: ";
 constexpr std::string_view unauthenticated = "authentication failed";
@@ -203,7 +206,20 @@ std::string to_string(const TcpChannelSpec& spec) {
 NetStatus TcpChannelListener::listen(const detail::Secret& secret, const Endpoint& where) {
   error_.clear();
   secret_ = secret;
+  if (!interrupt_)
+    interrupt_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!interrupt_) {
+    error_ = "eventfd failed: " + detail::errno_text(errno);
+    return NetStatus::system_error;
+  }
   return detail::listen_tcp(where, fd_, bound_, error_);
+}
+
+void TcpChannelListener::interrupt() noexcept {
+  if (!interrupt_)
+    return;
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(interrupt_.get(), &one, sizeof one);
 }
 
 namespace {
@@ -212,12 +228,15 @@ namespace {
 struct Handshake {
   detail::UniqueFd fd;
   std::string peer;
-  std::string nonce; // the reader's challenge
+  std::string address; // the peer's host
+  std::string nonce;   // the reader's challenge
   std::optional<Hello> hello;
   std::string error; // why it failed, if it did
   Deadline deadline;
+  detail::GuardClock::time_point since; // accepted
   std::thread thread;
   bool finished = false; // guarded by the accepting loop's mutex
+  bool shed = false;     // cut short to make room (guarded by it too)
 };
 
 // Challenges the writer and checks its hello; leaves the result in `h`.
@@ -278,7 +297,7 @@ NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
   struct Joiner {
     std::list<Handshake>& pending;
     std::mutex& mutex;
-    std::vector<std::string>& rejections;
+    detail::RejectionLog& rejections;
     ~Joiner() {
       for (Handshake& h : pending) {
         {
@@ -287,11 +306,15 @@ NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
             ::shutdown(h.fd.get(), SHUT_RDWR);
         }
         h.thread.join();
-        rejections.push_back("connection from " + h.peer +
-                             ": dropped unauthenticated when the set-up ended");
+        const std::string why = "dropped unauthenticated when the set-up ended";
+        rejections.add(h.address, why, "connection from " + h.peer + ": " + why,
+                       detail::GuardClock::now());
       }
     }
   } joiner{pending, mutex, rejections_};
+  const auto reject = [&](const Handshake& h, std::string_view reason, std::string what) {
+    rejections_.add(h.address, reason, std::move(what), detail::GuardClock::now());
+  };
 
   std::vector<bool> done(expected.size(), false);
   std::size_t remaining = expected.size();
@@ -310,19 +333,28 @@ NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
       const std::string reason =
           h.hello ? judge(h.hello->spec, expected, done, match) : std::string();
       std::string why;
-      if (!h.hello) {
-        rejections_.push_back("connection from " + h.peer + ": " + h.error);
+      if (h.shed) {
+        const auto silent_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+            detail::GuardClock::now() - h.since);
+        const std::string shed = "shed unauthenticated after " + std::to_string(silent_ms.count()) +
+                                 " ms: too many connections are authenticating";
+        reject(h, "shed unauthenticated: too many connections are authenticating",
+               "connection from " + h.peer + ": " + shed);
+      } else if (!h.hello) {
+        reject(h, h.error, "connection from " + h.peer + ": " + h.error);
       } else if (!reason.empty()) {
         send_setup_frame(h.fd.get(), FrameKind::verdict, std::string(refused) + reason, h.deadline,
                          why);
-        rejections_.push_back("connection from " + h.peer + " for " + to_string(h.hello->spec) +
-                              " rejected: " + reason);
+        reject(h, reason,
+               "connection from " + h.peer + " for " + to_string(h.hello->spec) +
+                   " rejected: " + reason);
       } else if (const std::string proof = secret_->prove(
                      proof_message("reader", h.hello->spec, h.nonce, h.hello->nonce));
                  send_setup_frame(h.fd.get(), FrameKind::verdict, std::string(accepted) + proof,
                                   h.deadline, why) != NetStatus::ok) {
-        rejections_.push_back("connection from " + h.peer + " for " + to_string(h.hello->spec) +
-                              " dropped before the verdict: " + why);
+        reject(h, "dropped before the verdict",
+               "connection from " + h.peer + " for " + to_string(h.hello->spec) +
+                   " dropped before the verdict: " + why);
       } else {
         // (Should the descriptor not duplicate, the returning writer has no
         // connection and says so at its first send.)
@@ -341,11 +373,23 @@ NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
   };
 
   while (remaining > 0) {
-    pollfd polled[2] = {{fd_.get(), POLLIN, 0}, {wake.get(), POLLIN, 0}};
-    const int ready = ::poll(polled, 2, detail::milliseconds_until(deadline));
+    // Out of descriptors, the listener is left alone for a moment: its
+    // connection waits in the backlog, and polling would only spin.
+    const bool listening = !backoff_.paused(detail::GuardClock::now());
+    pollfd polled[3] = {{listening ? fd_.get() : -1, POLLIN, 0},
+                        {wake.get(), POLLIN, 0},
+                        {interrupt_.get(), POLLIN, 0}};
+    const int ready =
+        ::poll(polled, 3,
+               detail::milliseconds_until(
+                   listening ? deadline : std::min<Deadline>(deadline, backoff_.resume_at())));
     if (ready < 0 && errno != EINTR) {
       error_ = "poll on " + to_string(bound_) + " failed: " + detail::errno_text(errno);
       return NetStatus::system_error;
+    }
+    if (polled[2].revents != 0) {
+      error_ = "interrupted: the set-up was given up";
+      return NetStatus::closed;
     }
     if (polled[1].revents != 0) {
       std::uint64_t count = 0;
@@ -354,19 +398,35 @@ NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
       continue;
     }
     if (polled[0].revents != 0) {
-      const int fd = ::accept4(fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      const int fd = backoff_.accept(fd_.get());
       if (fd < 0)
-        continue; // the peer left already, or an interrupted call
+        continue; // the peer left already, an interrupted call, or no descriptor left
       detail::UniqueFd connection(fd);
-      const std::string peer = to_string(detail::peer_endpoint(fd));
-      if (pending.size() >= max_pending) {
-        rejections_.push_back("connection from " + peer + ": dropped, " +
-                              std::to_string(max_pending) + " handshakes are under way already");
-        continue;
+      const Endpoint peer = detail::peer_endpoint(fd);
+      const auto now = detail::GuardClock::now();
+      {
+        // Room for the newcomer, which may be the writer awaited: the oldest
+        // silent handshake goes instead, past the bounds.
+        std::lock_guard lock(mutex);
+        std::vector<detail::PendingConnection> running;
+        std::vector<Handshake*> of;
+        for (Handshake& h : pending) {
+          if (!h.finished && !h.shed) {
+            running.push_back({h.address, h.since});
+            of.push_back(&h);
+          }
+        }
+        if (const std::optional<std::size_t> shed =
+                detail::connection_to_shed(running, peer.host, pending_limits, now)) {
+          of[*shed]->shed = true;
+          ::shutdown(of[*shed]->fd.get(), SHUT_RDWR);
+        }
       }
       Handshake& h = pending.emplace_back();
       h.fd = std::move(connection);
-      h.peer = peer;
+      h.peer = to_string(peer);
+      h.address = peer.host;
+      h.since = now;
       h.nonce = detail::fresh_nonce();
       h.deadline = std::min<Deadline>(deadline, Clock::now() + handshake_limit);
       h.thread = std::thread([&h, &mutex, &wake, this] {
@@ -387,8 +447,16 @@ NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
         error_ += (first ? "" : ", ") + to_string(expected[i]);
         first = false;
       }
-      for (std::size_t i = 0; i < rejections_.size(); ++i)
-        error_ += (i == 0 ? "; rejected meanwhile: " : "; ") + rejections_[i];
+      // The first few rejections word for word, the rest counted: a flood
+      // makes no longer an error.
+      const std::vector<std::string>& said = rejections_.said();
+      for (std::size_t i = 0; i < said.size() && i < 5; ++i)
+        error_ += (i == 0 ? "; rejected meanwhile: " : "; ") + said[i];
+      const std::size_t unsaid = said.size() > 5 ? said.size() - 5 : 0;
+      if (const std::optional<std::string> rest = rejection_summary())
+        error_ += "; and " + *rest;
+      else if (unsaid > 0)
+        error_ += "; and " + std::to_string(unsaid) + " more";
       return NetStatus::timeout;
     }
   }
@@ -466,6 +534,8 @@ NetStatus set_up_channels(TcpChannelListener& listener, std::span<const TcpChann
     return NetStatus::invalid_argument;
   }
   std::thread connector([&] {
+    // Once the listener is interrupted, these connections stop waiting too.
+    const detail::InterruptScope interruptible(listener.interrupt_fd());
     for (std::size_t i = 0; i < outgoing.size() && connected == NetStatus::ok; ++i) {
       connected = connect_channel(outgoing[i].reader, outgoing[i].spec, *secret, deadline,
                                   writers[i], connect_error, max_payload, &returned_readers[i]);

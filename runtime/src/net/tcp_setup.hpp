@@ -41,8 +41,11 @@
 // from the secret and the same fields with role "keys": a relay that passed the
 // handshake through can neither rewrite, drop nor replay a frame unnoticed.
 //
-// The listener authenticates up to 64 connections at once, each within 5 s,
-// so connections that never speak delay nobody else.
+// The listener authenticates connections at once, each within 5 s, so
+// connections that never speak delay nobody else: past 64 at once (32 from
+// one address) the oldest that has been silent over a second is shed, never
+// the newcomer; out of descriptors, it pauses accepting for 50 ms at a time
+// (net/accept_guard.hpp). interrupt() ends a set-up another thread gave up on.
 //
 // Contract: every call is bounded by its deadline and returns a NetStatus with
 // the reason in an error string. Two actors that each write to the other must
@@ -51,6 +54,7 @@
 // would wait until the deadline.
 #pragma once
 
+#include "net/accept_guard.hpp"
 #include "net/net.hpp"
 #include "net/secret.hpp"
 #include "net/socket.hpp"
@@ -99,22 +103,36 @@ public:
   // unknown channel, the wrong direction, a channel already connected), is
   // answered "rejected: <reason>", closed and listed in rejections();
   // accepting goes on. timeout: error() names the
-  // channels whose writers never came (and the rejections, if any).
+  // channels whose writers never came (and the first rejections, if any).
+  // closed: interrupt() was called (before or during the call).
   // For an expected channel with a `returning` one, returned[i] (if given)
   // writes that one back on the same connection.
   NetStatus accept(std::span<const TcpChannelSpec> expected, std::vector<TcpReader>& readers,
                    Deadline deadline, std::uint64_t max_payload = tcp_default_max_payload,
                    std::vector<TcpWriter>* returned = nullptr);
 
+  // Makes accept(), and the connections set_up_channels() makes with this
+  // listener's secret, give up at once (from any thread; it lasts).
+  void interrupt() noexcept;
+  int interrupt_fd() const noexcept { return interrupt_.get(); }
+
   const std::string& error() const noexcept { return error_; }
-  const std::vector<std::string>& rejections() const noexcept { return rejections_; }
+  // The first connections turned away, one by one (at most 16 a second, 64 in all) ...
+  const std::vector<std::string>& rejections() const noexcept { return rejections_.said(); }
+  // ... and the rest, counted: "12345 more connections from 1 address in the
+  // last 2.1 s (...)", or nullopt; the count then starts again.
+  std::optional<std::string> rejection_summary() {
+    return rejections_.summary(detail::GuardClock::now(), true);
+  }
 
 private:
   detail::UniqueFd fd_;
+  detail::UniqueFd interrupt_; // an eventfd, readable once interrupt() was called
   std::optional<detail::Secret> secret_;
   Endpoint bound_;
   std::string error_;
-  std::vector<std::string> rejections_;
+  detail::RejectionLog rejections_{detail::RejectionLog::Limits{.said_per_interval = 16}};
+  detail::AcceptBackoff backoff_;
 };
 
 // The writing side: connects to the reading actor's listener at `reader`
