@@ -141,7 +141,8 @@ expect as-before "AssertionError" test_graphs.py::test_launch_options_are_keywor
 # Arrays element by element, as any sequence.
 broken by-element cg/python.hpp \
   'if (std::optional<T> numbers = numbers_from_buffer<typename T::value_type>(object))' \
-  'if (std::optional<T> numbers = std::nullopt)'
+  'if (std::optional<T> numbers = std::nullopt)' \
+  'if (std::optional<Held> held = Held::of(object))' 'if (std::optional<Held> held = std::nullopt)'
 built by-element python_graphs tests/python
 expect by-element "does not convert" \
   test_numbers.py::test_the_array_is_read_through_its_buffer_not_element_by_element

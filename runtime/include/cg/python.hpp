@@ -61,6 +61,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace cg::python {
@@ -121,6 +122,10 @@ inline py::capsule dlpack_capsule(const cg::Tensor& tensor) {
 }
 
 template <class T> struct IsNumberVector : std::false_type {};
+template <class T> struct VectorElement {
+  using type = void; // named in a branch not taken (StagedInput), never used
+};
+template <class T> struct VectorElement<std::vector<T>> { using type = T; };
 template <class T>
 struct IsNumberVector<std::vector<T>>
     : std::bool_constant<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>> {};
@@ -159,12 +164,70 @@ template <class T> std::optional<std::vector<T>> numbers_from_buffer(py::handle 
   }
   std::optional<std::vector<T>> numbers;
   if (view.ndim == 1 && buffer_holds<T>(view.format, view.itemsize)) {
-    numbers.emplace(static_cast<std::size_t>(view.len / view.itemsize));
-    std::memcpy(numbers->data(), view.buf, static_cast<std::size_t>(view.len));
+    const T* first = static_cast<const T*>(view.buf);
+    numbers.emplace(first, first + view.len / view.itemsize); // one pass, no zero-fill
   }
   PyBuffer_Release(&view);
   return numbers;
 }
+
+/// A one-dimensional C-contiguous buffer of T's, held (its exporter cannot
+/// resize it meanwhile): what execute() encodes straight into the graph's
+/// memory where a std::vector<T> input is given such a buffer, as the vector
+/// would be encoded (cg::Codec below), with no vector between. Made and
+/// released with the GIL held.
+template <class T> class HeldNumbers {
+public:
+  /// `object`'s buffer, or nullopt when it is not one of T's.
+  static std::optional<HeldNumbers> of(py::handle object) {
+    if (!PyObject_CheckBuffer(object.ptr()) || PyBytes_Check(object.ptr()) ||
+        PyByteArray_Check(object.ptr()))
+      return std::nullopt;
+    HeldNumbers held;
+    if (PyObject_GetBuffer(object.ptr(), &held.view_, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) != 0) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    held.held_ = true;
+    if (held.view_.ndim != 1 || !buffer_holds<T>(held.view_.format, held.view_.itemsize))
+      return std::nullopt;
+    return held;
+  }
+  HeldNumbers(HeldNumbers&& other) noexcept : view_(other.view_), held_(other.held_) {
+    other.held_ = false;
+  }
+  HeldNumbers& operator=(HeldNumbers&&) = delete;
+  ~HeldNumbers() {
+    if (held_)
+      PyBuffer_Release(&view_);
+  }
+
+  const T* data() const noexcept { return static_cast<const T*>(view_.buf); }
+  std::size_t size() const noexcept { return static_cast<std::size_t>(view_.len / view_.itemsize); }
+
+private:
+  HeldNumbers() = default;
+  Py_buffer view_{};
+  bool held_ = false;
+};
+
+} // namespace detail
+} // namespace cg::python
+
+/// Held numbers encode as the std::vector<T> they stand for (serialize.hpp:
+/// the count, then the elements as one block); only ever encoded.
+template <class T> struct cg::Codec<cg::python::detail::HeldNumbers<T>> {
+  static std::size_t size(const cg::python::detail::HeldNumbers<T>& v) noexcept {
+    return sizeof(std::uint64_t) + v.size() * sizeof(T);
+  }
+  static void encode(Encoder& e, const cg::python::detail::HeldNumbers<T>& v) noexcept {
+    detail::encode_length(e, v.size());
+    e.write(v.data(), v.size() * sizeof(T));
+  }
+};
+
+namespace cg::python {
+namespace detail {
 
 /// Python to C++, or nullopt when `object` does not convert.
 template <class T> std::optional<T> from_python(py::handle object) {
@@ -474,12 +537,13 @@ public:
     if (args.size() != count)
       throw py::type_error("graph '" + name_ + "' takes " + std::to_string(count) + " input" +
                            (count == 1 ? "" : "s") + ", not " + std::to_string(args.size()));
-    Inputs inputs = convert(args, std::make_index_sequence<count>());
+    // Destroyed after the GIL is back: held buffers are released with it.
+    Staged inputs = stage(args, std::make_index_sequence<count>());
     wait_for_room();
     std::optional<cg::Ref<Result>> ref;
     {
       py::gil_scoped_release unlocked;
-      ref.emplace(std::apply([&](auto&... in) { return graph().execute(in...); }, inputs));
+      ref.emplace(submit(inputs, std::make_index_sequence<count>()));
     }
     flight_->submitted = ref->sequence() + 1;
     return Ref(*std::move(ref), get_timeout_, flight_);
@@ -519,6 +583,9 @@ private:
   public:
     using Graph::Graph;
     cg::detail::GraphRuntime& runtime() const { return *this->runtime_; }
+    const std::shared_ptr<cg::detail::GraphRuntime>& shared_runtime() const {
+      return this->runtime_;
+    }
   };
 
   Launched& graph() const {
@@ -600,8 +667,74 @@ private:
     return *std::move(made);
   }
 
-  template <std::size_t... I> Inputs convert(const py::args& args, std::index_sequence<I...>) {
-    return Inputs{input<I>(args[I])...};
+  static constexpr bool has_tensor_input = []<std::size_t... I>(std::index_sequence<I...>) {
+    return (is_tensor_input<I> || ...);
+  }
+  (std::make_index_sequence<std::tuple_size_v<Inputs>>());
+
+  // Input I as execute() holds it until it is written: its C++ value, or,
+  // for a std::vector of numbers given a buffer of them, the buffer itself
+  // (HeldNumbers), encoded into the graph's memory with no vector between.
+  // Not in a graph with cg::Tensor inputs, whose writes cgc's execute() may
+  // route through the host (a device tensor's .to(cpu)).
+  template <std::size_t I, class T = std::tuple_element_t<I, Inputs>>
+  using StagedInput =
+      std::conditional_t<IsNumberVector<T>::value && !has_tensor_input,
+                         std::variant<T, HeldNumbers<typename VectorElement<T>::type>>, T>;
+  template <class Sequence> struct StagedOf;
+  template <std::size_t... I> struct StagedOf<std::index_sequence<I...>> {
+    using type = std::tuple<StagedInput<I>...>;
+  };
+  using Staged = typename StagedOf<std::make_index_sequence<std::tuple_size_v<Inputs>>>::type;
+
+  template <std::size_t... I> Staged stage(const py::args& args, std::index_sequence<I...>) {
+    return Staged{staged<I>(args[I])...};
+  }
+
+  template <std::size_t I> StagedInput<I> staged(py::handle object) {
+    using T = std::tuple_element_t<I, Inputs>;
+    if constexpr (!std::is_same_v<StagedInput<I>, T>) {
+      using Held = HeldNumbers<typename VectorElement<T>::type>;
+      if (std::optional<Held> held = Held::of(object))
+        return StagedInput<I>(std::in_place_index<1>, std::move(*held));
+      return StagedInput<I>(std::in_place_index<0>, input<I>(object));
+    } else {
+      return input<I>(object);
+    }
+  }
+
+  template <std::size_t I> static bool is_held(const Staged& inputs) {
+    if constexpr (std::is_same_v<StagedInput<I>, std::tuple_element_t<I, Inputs>>)
+      return false;
+    else
+      return std::get<I>(inputs).index() == 1;
+  }
+
+  template <std::size_t I> static const auto& value_of(const Staged& inputs) {
+    if constexpr (std::is_same_v<StagedInput<I>, std::tuple_element_t<I, Inputs>>)
+      return std::get<I>(inputs);
+    else
+      return std::get<0>(std::get<I>(inputs));
+  }
+
+  // The execution, as cgc's execute() submits it (begin, each input in
+  // order, the ref), where an input is a held buffer; else through it.
+  template <std::size_t... I>
+  cg::Ref<Result> submit(const Staged& inputs, std::index_sequence<I...>) {
+    if (!(is_held<I>(inputs) || ... || false))
+      return graph().execute(value_of<I>(inputs)...);
+    cg::detail::GraphRuntime& runtime = graph().runtime();
+    const std::uint64_t seq = runtime.begin_execution();
+    (write<I>(runtime, inputs), ...);
+    return cg::Ref<Result>(graph().shared_runtime(), seq);
+  }
+
+  template <std::size_t I>
+  static void write(cg::detail::GraphRuntime& runtime, const Staged& inputs) {
+    if constexpr (std::is_same_v<StagedInput<I>, std::tuple_element_t<I, Inputs>>)
+      runtime.write_input(I, std::get<I>(inputs));
+    else
+      std::visit([&](const auto& value) { runtime.write_input(I, value); }, std::get<I>(inputs));
   }
 
   template <std::size_t I> std::tuple_element_t<I, Inputs> input(py::handle object) {
