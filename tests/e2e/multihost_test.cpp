@@ -13,6 +13,7 @@
 #include "e2e_multihost.cg.hpp"
 
 #include "../support/captured_output.hpp"
+#include "../support/frame_relay.hpp"
 #include "../support/netns.hpp"
 #include "../support/scoped_env.hpp"
 #include "leftovers.hpp"
@@ -232,6 +233,19 @@ TEST_F(PlacementFile, AnActorPlacedTwiceOrAMalformedLineIsALaunchError) {
 TEST_F(PlacementFile, AFileThatCannotBeReadIsALaunchError) {
   EXPECT_EQ(launch_error("/nonexistent/placement"),
             "placement file '/nonexistent/placement' cannot be read");
+}
+
+// A FIFO with no writer would block the open for good, /dev/zero the reads
+// and a directory fail them: each is refused at once, naming the file.
+TEST_F(PlacementFile, AFifoADeviceOrADirectoryIsALaunchErrorAtOnce) {
+  const std::string fifo = "/tmp/cg-placement-fifo-" + std::to_string(::getpid());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero"), std::string("/tmp")})
+    EXPECT_EQ(launch_error(path), "placement file '" + path +
+                                      "' is not a regular file (a directory, a pipe or a "
+                                      "device); it should hold one '<actor> <host>' line per "
+                                      "actor");
+  std::remove(fifo.c_str());
 }
 
 TEST_F(PlacementFile, PlacesActorsOverridingTheGraph) {
@@ -591,8 +605,10 @@ TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
     cg::detail::FrameHeader header;
     header.sequence = sequence;
     header.length = sizeof payload;
-    const std::string frame = cg::detail::encoded_frame(header, payload);
-    const int fd = plan.writer_of(stream, fake).fd();
+    // Tagged as the writer would tag that frame: only its sequence number is wrong.
+    const cg::TcpWriter& writer = plan.writer_of(stream, fake);
+    const std::string frame = cg::detail::encoded_frame(header, payload, writer.key(), sequence);
+    const int fd = writer.fd();
     ASSERT_EQ(::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(frame.size()));
   };
@@ -606,6 +622,93 @@ TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
               "TCP channel c3 (b -> driver) of graph 'multihost': lost frame: expected sequence "
               "0, got 1 (1 missing); the graph cannot execute any more");
   }
+}
+
+// ---- Men in the middle: a relay on the path between two hosts --------------------
+
+// Graph remote_size's b, played by this test as an actor process would (as
+// in LostFrame), that publishes a relay's address instead of its own: the
+// driver's connection to b, and b's result that returns on it, pass the
+// relay (tests/support/frame_relay.hpp), which knows no secret. b answers its
+// input with 42. What get() says, or the value it returns.
+std::string relayed_result(cg_test::FrameRelay::Mode mode, int& rewritten) {
+  const ScopedSecret secret;
+  const cg_test::ScopedEnv tcp("CG_HOST_TRANSPORT", "tcp");
+  const std::string rendezvous = "127.0.0.1:" + std::to_string(own_port());
+  const cg::detail::GraphSpec& spec = cg_generated::e2e_multihost::remote_size_spec;
+  cg::TcpChannelListener listener;
+  if (listener.listen(secret.get(), {"127.0.0.1", 0}) != cg::NetStatus::ok)
+    return "listen: " + listener.error();
+  cg_test::FrameRelay relay({"127.0.0.1", listener.endpoint().port}, mode);
+  if (!relay.error().empty())
+    return "relay: " + relay.error();
+  std::string fake_error;
+  cg::TcpChannels fake;
+  cg::detail::Connections plan;
+  cg::RendezvousClient client;
+  std::thread remote([&] {
+    const auto deadline = Clock::now() + 20s;
+    if (client.connect(*cg::parse_endpoint(rendezvous), "remote_size", secret.get(), deadline) !=
+            cg::NetStatus::ok ||
+        client.publish("b", relay.endpoint(), deadline) != cg::NetStatus::ok ||
+        client.wait_for_table(deadline) != cg::NetStatus::ok) {
+      fake_error = client.error();
+      return;
+    }
+    const cg::detail::Participants p = cg::detail::participants_from_table(spec, client.table());
+    plan = cg::detail::plan_connections(spec, p, cg::detail::plan_streams(spec, p), 1,
+                                        cg::detail::HostTransport::tcp);
+    if (cg::set_up_channels(listener, plan.incoming, plan.outgoing, deadline, fake) !=
+            cg::NetStatus::ok ||
+        client.ready("b", deadline) != cg::NetStatus::ok)
+      fake_error = fake.error + client.error();
+  });
+  cg::LaunchOptions options;
+  options.rendezvous = rendezvous;
+  std::optional<cg::Graph<&remote_size>> launched;
+  std::string launch_error;
+  try {
+    launched.emplace(cg::launch<&remote_size>(options));
+  } catch (const cg::LaunchError& e) {
+    launch_error = e.what();
+  }
+  remote.join();
+  if (!launch_error.empty() || !fake_error.empty())
+    return "launch: " + launch_error + "; the fake b said: " + fake_error;
+  auto ref = launched->execute(std::vector<std::uint8_t>(5, 7));
+  // b's part: its input, then its answer, back on the same connection.
+  cg::TcpReader::Message input{};
+  if (plan.reader_of(0, fake).receive(input, Clock::now() + 10s) != cg::ChannelStatus::ok)
+    return "b's input: " + std::string(plan.reader_of(0, fake).error());
+  const std::uint64_t answer = 42;
+  if (plan.writer_of(0, fake).send(cg::MessageKind::value, std::as_bytes(std::span(&answer, 1)),
+                                   Clock::now() + 10s) != cg::ChannelStatus::ok)
+    return "b's answer: " + std::string(plan.writer_of(0, fake).error());
+  std::string said;
+  try {
+    said = std::to_string(ref.get(10s));
+  } catch (const cg::Error& e) {
+    said = e.what();
+  }
+  rewritten = relay.rewritten();
+  return said;
+}
+
+TEST(MenInTheMiddle, ARelayThatPassesEveryByteOnLeavesTheGraphWorking) {
+  int rewritten = -1;
+  EXPECT_EQ(relayed_result(cg_test::FrameRelay::Mode::pass, rewritten), "42");
+  EXPECT_EQ(rewritten, 0);
+}
+
+// The attack: the handshakes pass through unchanged, then the result frame
+// is rewritten with its checksums recomputed. Its tag no longer matches.
+TEST(MenInTheMiddle, AResultRewrittenOnTheWayIsAChannelErrorNamingItsActorNeverAValue) {
+  int rewritten = -1;
+  EXPECT_EQ(relayed_result(cg_test::FrameRelay::Mode::rewrite, rewritten),
+            "TCP channel c1 (b -> driver) of graph 'remote_size': frame 0: authentication failed: "
+            "its tag does not match its bytes (rewritten on the way, or not sent by the peer that "
+            "proved the launch's secret); the graph cannot execute any more");
+  EXPECT_EQ(rewritten, 1);
 }
 
 // ---- Strangers: processes without the launch's secret -----------------------------
