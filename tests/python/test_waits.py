@@ -18,9 +18,13 @@ import e2e_graphs
 
 MODE = os.environ.get("CG_MODE", "processes")
 
-# The bounds these tests hold a wait to: 10 ms (a timeout) and 100 ms (Ctrl-C),
-# each plus what a loaded 2-core CI machine adds to a thread's wake-up.
-CI_SLACK = 0.050
+# The bounds these tests hold a wait to: 10 ms past its timeout (never
+# before it) and 100 ms after Ctrl-C, each plus what a loaded 2-core CI
+# machine adds to a thread's wake-up (up to ~250 ms seen there while two
+# compilers ran). Either still fails the waits as they were: 100 ms early,
+# and a second or more late.
+TIMEOUT_SLACK = 0.300
+SIGNAL_SLACK = 0.300
 
 
 def actor_pid():
@@ -57,11 +61,11 @@ def test_a_get_that_times_out_sleeps_ends_on_time_and_names_the_busy_actor():
         with pytest.raises(cg.TimeoutError) as raised:
             ref.get(timeout=1)
         waited, spent = time.monotonic() - start, time.thread_time() - cpu
+        assert spent < 0.1, f"get() used {spent:.3f} s of CPU in {waited:.3f} s"
+        assert 1.0 <= waited <= 1.0 + 0.010 + TIMEOUT_SLACK, waited
         assert str(raised.value) == (
             "no result of execution 0 of graph 'napper' within 1000 ms: actor 'a' "
             f"{who} has made no progress for 1.0 s")
-        assert 1.0 <= waited <= 1.0 + 0.010 + CI_SLACK, waited
-        assert spent < 0.1, f"get() used {spent:.3f} s of CPU in {waited:.3f} s"
         assert ref.get(timeout=5) == 2000
 
 
@@ -77,11 +81,11 @@ def test_a_get_on_a_stopped_actor_sleeps_to_its_timeout_and_names_it():
             with pytest.raises(cg.TimeoutError) as raised:
                 ref.get(timeout=3)
             waited, spent = time.monotonic() - start, time.thread_time() - cpu
+            assert spent < 0.3, f"get() used {spent:.3f} s of CPU in {waited:.3f} s"
+            assert 3.0 <= waited <= 3.0 + 0.010 + TIMEOUT_SLACK, waited
             assert str(raised.value) == (
                 f"no result of execution 1 of graph 'napper' within 3000 ms: actor 'a' "
                 f"(pid {pid}) has made no progress for 3.0 s")
-            assert 3.0 <= waited <= 3.0 + 0.010 + CI_SLACK, waited
-            assert spent < 0.3, f"get() used {spent:.3f} s of CPU in {waited:.3f} s"
             # Asked again while it is still stopped: at once, as the C++ driver answers.
             start = time.monotonic()
             with pytest.raises(cg.TimeoutError) as raised:
@@ -104,20 +108,20 @@ def test_ctrl_c_ends_a_get_within_100_ms():
             ref.get(timeout=10)
         late = time.monotonic() - sent[0]
         timer.join()
-        assert late <= 0.100 + CI_SLACK, f"KeyboardInterrupt {late * 1000:.0f} ms after SIGINT"
+        assert late <= 0.100 + SIGNAL_SLACK, f"KeyboardInterrupt {late * 1000:.0f} ms after SIGINT"
 
 
 def test_ctrl_c_ends_an_execute_waiting_for_room_within_100_ms():
     with e2e_graphs.launch("napper", max_in_flight=2) as graph:
-        graph.execute(1000)  # refs dropped: both still run, and hold the room
-        graph.execute(1000)
+        graph.execute(1500)  # refs dropped: both still run, and hold the room
+        graph.execute(1500)
         sent = []
         timer = interrupt_after(0.3, sent)
         with pytest.raises(KeyboardInterrupt):
             graph.execute(1)
         late = time.monotonic() - sent[0]
         timer.join()
-        assert late <= 0.100 + CI_SLACK, f"KeyboardInterrupt {late * 1000:.0f} ms after SIGINT"
+        assert late <= 0.100 + SIGNAL_SLACK, f"KeyboardInterrupt {late * 1000:.0f} ms after SIGINT"
 
 
 def test_another_thread_runs_while_execute_waits_for_room():
@@ -157,7 +161,7 @@ def test_execute_waiting_for_room_times_out_as_the_cpp_driver_says():
     assert str(raised.value) == (
         "execution 1 of graph 'napper' could not be submitted within 200 ms: executions whose "
         "refs were dropped are still running")
-    assert 0.2 <= waited <= 0.2 + 0.010 + CI_SLACK, waited
+    assert 0.2 <= waited <= 0.2 + 0.010 + TIMEOUT_SLACK, waited
 
 
 def test_a_timeout_that_is_nan_or_negative_is_refused_and_inf_waits_without_limit():

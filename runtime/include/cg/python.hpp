@@ -479,7 +479,7 @@ public:
       }
       if (first && SlicedTimeout::stalled_before(what))
         throw cg::TimeoutError(what); // as C++ answers it
-      timed_out.saw(what, slice_start);
+      timed_out.saw(what, slice_start, slice);
       if (left <= wait_slice)
         throw timed_out.error(*total);
       if (PyErr_CheckSignals() != 0)

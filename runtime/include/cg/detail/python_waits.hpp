@@ -54,14 +54,18 @@ inline std::optional<std::chrono::milliseconds> get_wait(double seconds) {
 /// does. (Their wording is the runtime's, driver_failures.cpp.)
 class SlicedTimeout {
 public:
-  /// A slice that began at `start` ended with `what`.
-  void saw(const std::string& what, std::chrono::steady_clock::time_point start) {
+  /// A slice of `length` that began at `start` ended with `what`.
+  void saw(const std::string& what, std::chrono::steady_clock::time_point start,
+           std::chrono::milliseconds length = wait_slice) {
     const std::size_t actor = what.find(": actor '");
     const std::size_t still = what.rfind(" has made no progress for ");
     if (base_.empty())
       base_ = what.substr(0, std::min(what.find(" within "), actor));
     if (actor == std::string::npos || still == std::string::npos || still < actor) {
-      who_.clear();
+      // Nobody stood still, or the slice was too short for the driver to
+      // watch anyone (the last one often is): only the first says so.
+      if (length >= std::chrono::milliseconds(10))
+        who_.clear();
       return;
     }
     std::string who = what.substr(actor + 2, still - actor - 2);
