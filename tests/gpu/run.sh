@@ -114,7 +114,7 @@ run_suite() {
   grep -h -e '^NCCL refused' -e 'NCCL WARN' "$log" | sed "s/^/$label: /" >>"$logs/nccl.txt"
 }
 
-run_suite runtime runtime_tests 'GTEST_FILTER=CudaIpc*:NcclCommunicator.*:Tensor*:GpuRunAhead.*'
+run_suite runtime runtime_tests 'GTEST_FILTER=CudaIpc*:NcclCommunicator.*:NcclOverlap.*:Arrivals.*:Tensor*:GpuRunAhead.*'
 run_suite device device_tests
 run_suite device.threads device_tests CG_MODE=threads
 # NCCL_DEBUG=WARN: NCCL's own words on two ranks of one GPU, beside our error.
