@@ -546,6 +546,21 @@ brokenRule(const std::vector<CollectingConsumer::Entry>& entries, size_t begin, 
   return std::nullopt;
 }
 
+// Clang's reason for a failed evaluation when it lies inside the builder or
+// the probe (a read of a non-constexpr global passed to g.actor(), say): the
+// note is dropped with the builder's location, so its text joins the error.
+std::optional<std::string> hiddenReason(const std::vector<CollectingConsumer::Entry>& entries,
+                                        size_t begin, size_t end, const std::string& probePath) {
+  for (size_t n = begin; n < end; ++n) {
+    llvm::StringRef message(entries[n].message);
+    if (isUserLocation(entries[n].loc, probePath) || message.starts_with("in call to '") ||
+        message.contains("maximum step limit"))
+      continue;
+    return message.str();
+  }
+  return std::nullopt;
+}
+
 // What to do about a graph whose evaluation needs what only a run has.
 CollectingConsumer::Entry notConstantHint(const ir::SourceLoc& graph) {
   return {clang::DiagnosticsEngine::Note, graph,
@@ -581,6 +596,9 @@ void reportEvaluationErrors(const Session& session, Report& report) {
         const GraphFunction& graph = session.graphs[probe->graph];
         shown.loc = graph.loc;
         shown.message = "graph '" + graph.name + "' cannot be evaluated at compile time";
+        if (std::optional<std::string> reason =
+                hiddenReason(entries, i + 1, end, session.probePath))
+          shown.message += ": " + *reason;
         shown.ranges.clear(); // they were the probe's
         shown.fixits.clear();
         aboutGraph = true;
@@ -590,7 +608,13 @@ void reportEvaluationErrors(const Session& session, Report& report) {
     for (size_t n = i + 1; n < end; ++n) {
       if (!isUserLocation(entries[n].loc, session.probePath))
         continue;
-      report.add(entries[n]);
+      CollectingConsumer::Entry note = entries[n];
+      // Clang spells the call as the builder received it ('&g->actor({{&"emb"[0],
+      // 3, -1}, ...})'); the user's line says it better.
+      if (aboutGraph && (llvm::StringRef(note.message).starts_with("in call to '&") ||
+                         llvm::StringRef(note.message).contains("unnamed-global-constant")))
+        note.message = "in this call";
+      report.add(note);
     }
     bool stepLimit = false;
     for (size_t n = i + 1; n < end; ++n)
