@@ -113,10 +113,36 @@ std::optional<std::string> valueTypeOf(clang::QualType type, const clang::Printi
   return std::nullopt;
 }
 
-// How the argument given is described: "a cg::Value<T>" or "a constant of type 'T'".
+// A task's tuple result not unpacked, std::tuple<cg::Value<E>...>: as the
+// std::tuple<E...> the method returns, if `type` is one.
+std::optional<std::string> tupleResultOf(clang::QualType type,
+                                         const clang::PrintingPolicy& policy) {
+  const auto* tuple = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(
+      type.getNonReferenceType()->getCanonicalTypeUnqualified()->getAsCXXRecordDecl());
+  if (!tuple || tuple->getQualifiedNameAsString() != "std::tuple" ||
+      tuple->getTemplateArgs().size() != 1 ||
+      tuple->getTemplateArgs()[0].getKind() != clang::TemplateArgument::Pack)
+    return std::nullopt;
+  std::string elements;
+  for (const clang::TemplateArgument& element : tuple->getTemplateArgs()[0].pack_elements()) {
+    if (element.getKind() != clang::TemplateArgument::Type)
+      return std::nullopt;
+    std::optional<std::string> carried = valueTypeOf(element.getAsType(), policy);
+    if (!carried)
+      return std::nullopt;
+    elements += (elements.empty() ? "" : ", ") + *carried;
+  }
+  return "std::tuple<" + elements + ">";
+}
+
+// How the argument given is described: "a cg::Value<T>", "the whole ...
+// result of a task" or "a constant of type 'T'".
 std::string describeGiven(clang::QualType type, const clang::PrintingPolicy& policy) {
   if (std::optional<std::string> carried = valueTypeOf(type, policy))
     return "a cg::Value<" + *carried + ">";
+  if (std::optional<std::string> tuple = tupleResultOf(type, policy))
+    return "the whole '" + *tuple +
+           "' result of a task; unpack it (auto [x, y] = a.bind<...>(...)) and pass an element";
   return "a constant of type '" + spelled(type, policy) + "'";
 }
 

@@ -6,6 +6,9 @@
 // first points into it, and file:line:col becomes a SourceLocation again.
 // A location in a file that cannot be read (the probe cgc appends, which only
 // ever exists in memory) is printed without its source line.
+// Clang quotes string literals whole in its messages ("in call to
+// 'f(&"..."[0])'"); a literal of megabytes is shortened to its start and its
+// size, in text and JSON alike.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/DiagnosticPrinter.h"
@@ -19,7 +22,9 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <string>
 
 namespace cg::frontend {
 
@@ -32,6 +37,44 @@ bool colorsWanted(std::optional<bool> flag) {
 }
 
 namespace {
+
+// A quoted run longer than this keeps its first kKeptQuoted characters.
+constexpr size_t kLongQuoted = 120;
+constexpr size_t kKeptQuoted = 60;
+
+/// `message` with every "..." longer than kLongQuoted characters cut to its
+/// start, followed by how long it was.
+std::string shortenQuoted(const std::string& message) {
+  std::string out;
+  size_t at = 0;
+  while (at < message.size()) {
+    size_t open = message.find('"', at);
+    if (open == std::string::npos)
+      break;
+    size_t close = open + 1;
+    while (close < message.size() && message[close] != '"')
+      close += message[close] == '\\' ? 2 : 1;
+    if (close >= message.size())
+      break;
+    size_t length = close - open - 1;
+    out.append(message, at, open + 1 - at);
+    if (length > kLongQuoted)
+      out += message.substr(open + 1, kKeptQuoted) + "...\" (" + std::to_string(length) +
+             " characters)";
+    else
+      out.append(message, open + 1, length + 1);
+    at = close + 1;
+  }
+  out.append(message, std::min(at, message.size()));
+  return out;
+}
+
+ir::Diagnostic shortened(ir::Diagnostic diagnostic) {
+  diagnostic.message = shortenQuoted(diagnostic.message);
+  for (ir::Note& note : diagnostic.notes)
+    note.message = shortenQuoted(note.message);
+  return diagnostic;
+}
 
 clang::DiagnosticsEngine::Level levelOf(ir::Severity severity) {
   switch (severity) {
@@ -141,7 +184,8 @@ DiagnosticPrinter::DiagnosticPrinter(DiagnosticFormat format, bool colors, llvm:
 
 DiagnosticPrinter::~DiagnosticPrinter() = default;
 
-void DiagnosticPrinter::print(const ir::Diagnostic& diagnostic) {
+void DiagnosticPrinter::print(const ir::Diagnostic& original) {
+  const ir::Diagnostic diagnostic = shortened(original);
   if (diagnostic.severity == ir::Severity::error)
     ++errors_;
   if (format_ == DiagnosticFormat::json) {

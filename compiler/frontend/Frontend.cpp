@@ -31,6 +31,7 @@
 #include "frontend/Frontend.h"
 #include "support/InternalError.h"
 
+#include "frontend/ActorNames.h"
 #include "frontend/BindMismatch.h"
 #include "frontend/GraphDecoder.h"
 #include "frontend/Locations.h"
@@ -207,6 +208,10 @@ Discovery discover(clang::ASTContext& context) {
   DiscoverVisitor visitor(out, sm);
   for (clang::Decl* decl : context.getTranslationUnitDecl()->noload_decls())
     visitor.TraverseDecl(decl);
+  std::vector<clang::Decl*> parsed(context.getTranslationUnitDecl()->noload_decls_begin(),
+                                   context.getTranslationUnitDecl()->noload_decls_end());
+  for (ir::Diagnostic& problem : actorNamesWithNul(context, parsed))
+    out.problems.push_back(std::move(problem));
   out.files = filesRead(sm);
   return out;
 }
@@ -830,6 +835,32 @@ flagsFromCompileDatabase(const std::string& buildDir, const std::string& source)
 
 namespace {
 
+/// Moves the errors Clang gives at our main file's end (a source cut off
+/// inside a brace: "expected '}'") to where the user's source ends, the
+/// last character of its last line: the main file is ours, not the user's.
+void atEndOfSource(std::vector<ir::Diagnostic>& diagnostics, const std::string& mainPath,
+                   const std::string& source) {
+  ir::SourceLoc end{source, 1, 1};
+  if (auto text = llvm::MemoryBuffer::getFile(source)) {
+    llvm::StringRef rest = (*text)->getBuffer();
+    if (rest.ends_with("\n"))
+      rest = rest.drop_back();
+    end.line += static_cast<unsigned>(rest.count('\n'));
+    llvm::StringRef last = rest.substr(rest.rfind('\n') + 1);
+    end.column = static_cast<unsigned>(std::max<size_t>(1, last.size()));
+  }
+  for (ir::Diagnostic& diagnostic : diagnostics) {
+    if (diagnostic.loc.file == mainPath) {
+      diagnostic.loc = end;
+      diagnostic.ranges.clear();
+      diagnostic.fixits.clear();
+    }
+    for (ir::Note& note : diagnostic.notes)
+      if (note.loc.file == mainPath)
+        note.loc = end;
+  }
+}
+
 /// What a run that found no problem found; `prelude`, if it ran with one,
 /// adds the files read for it.
 FrontendResult resultOf(Session& session, const Prelude* prelude = nullptr) {
@@ -926,6 +957,7 @@ std::optional<FrontendResult> runFrontend(const FrontendOptions& options,
     reportParseErrors(session, report);
     for (const auto& problem : session.discovery.problems)
       report.add(problem);
+    atEndOfSource(diagnostics, session.mainPath, session.source);
     return std::nullopt;
   }
   if (session.selectionError) {

@@ -124,6 +124,11 @@ const clang::TemplateArgument& tagArgument(const clang::APValue& record) {
   return var->getTemplateArgs()[0];
 }
 
+// The AST a record's tag variable belongs to.
+const clang::ASTContext& tagContext(const clang::APValue& record) {
+  return record.getStructField(Tag).getLValueBase().get<const clang::ValueDecl*>()->getASTContext();
+}
+
 class Decoder {
 public:
   Decoder(const GraphFunction& function, SerializerPlanner& serializers)
@@ -216,7 +221,17 @@ private:
     const clang::TemplateArgument& arg = tagArgument(record);
     ir::Actor actor{text(record), typeName(arg.getAsType()).spelling, {}, locOf(record)};
     const auto* cls = arg.getAsType()->getAsCXXRecordDecl();
-    if (!cls || !isAnnotated(cls, "cg::actor")) {
+    if (cls && cls->isLocalClass()) {
+      // Generated code names the class from files of its own, outside the
+      // function that declares it.
+      ir::Diagnostic diagnostic{actor.loc, "actor class '" + cls->getNameAsString() +
+                                               "' is declared inside a function; generated code "
+                                               "cannot name it: declare it at namespace scope"};
+      diagnostic.notes.push_back(
+          {toLoc(cls->getASTContext().getSourceManager(), cls->getLocation()),
+           "'" + cls->getNameAsString() + "' is declared here"});
+      diagnostics_.push_back(std::move(diagnostic));
+    } else if (!cls || !isAnnotated(cls, "cg::actor")) {
       ir::Diagnostic diagnostic{actor.loc, "class '" + qualified(arg.getAsType()) +
                                                "' is used as an actor but is not marked CG_ACTOR"};
       if (cls) {
@@ -237,6 +252,7 @@ private:
     unsigned position = static_cast<unsigned>(graph_.inputs.size());
     clang::QualType type = tagArgument(record).getAsType();
     requireSerializable(type, locOf(record));
+    requireSmallEnough(type, tagContext(record), locOf(record));
     unsigned id =
         newValue(intField(record, A), typeName(type), {ir::Producer::Kind::Input, position, -1});
     graph_.inputs.push_back(id);
@@ -386,8 +402,20 @@ private:
                               "method '" + method->getQualifiedNameAsString() +
                                   "' is not public; only public methods of an actor can be bound",
                               {}});
+    if (method->getPrimaryTemplate() != nullptr)
+      // Generated code calls the method by name with the values it received,
+      // which would deduce other template arguments than the bind's.
+      diagnostics_.push_back({task.loc,
+                              "method '" + method->getQualifiedNameAsString() +
+                                  "' is a member function template; bind a method that is not a "
+                                  "template (one that calls this one)",
+                              {}});
+    for (const clang::ParmVarDecl* parameter : method->parameters())
+      requireSmallEnough(parameter->getType().getNonReferenceType(), method->getASTContext(),
+                         task.loc);
     auto index = static_cast<unsigned>(graph_.tasks.size());
     clang::QualType result = method->getReturnType().getNonReferenceType().getUnqualifiedType();
+    requireSmallEnough(result, method->getASTContext(), task.loc);
     int64_t first = intField(record, B);
     int64_t unpacked = intField(record, C);
     if (unpacked == 0) {
@@ -430,10 +458,8 @@ private:
     } else if (type->isBooleanType()) {
       out.expression = integer ? "true" : "false";
     } else if (type->isRealFloatingType()) {
-      double value = record.getStructField(Floating).getFloat().convertToDouble();
-      char spelled[64];
-      std::snprintf(spelled, sizeof spelled, "%.17g", value);
-      out.expression = std::string("static_cast<") + out.type.spelling + ">(" + spelled + ")";
+      out.expression = cppFloatingLiteral(
+          record.getStructField(Floating).getFloat().convertToDouble(), out.type.spelling);
     } else if (type->isEnumeralType() || type->isAnyCharacterType()) {
       out.expression = "static_cast<" + out.type.spelling + ">(" + std::to_string(integer) + ")";
     } else if (type->isUnsignedIntegerType()) {
@@ -503,6 +529,27 @@ private:
     diagnostics_.push_back(std::move(diagnostic));
   }
 
+  // A value of a type larger than this (a std::array of a billion chars) is
+  // an object on the stack of the thread that passes it, as an argument, a
+  // result or a decoded copy; Linux gives a thread 8 MiB of stack.
+  static constexpr uint64_t kMaxValueBytes = uint64_t{1} << 20;
+
+  // One error per type too large to pass, at its first use.
+  void requireSmallEnough(clang::QualType type, const clang::ASTContext& context,
+                          const ir::SourceLoc& loc) {
+    if (type->isDependentType() || type->isIncompleteType() || type->isVoidType())
+      return;
+    uint64_t bytes = static_cast<uint64_t>(context.getTypeSizeInChars(type).getQuantity());
+    if (bytes <= kMaxValueBytes || !tooLarge_.insert(qualified(type)).second)
+      return;
+    diagnostics_.push_back({loc,
+                            "type '" + qualified(type) + "' is " + std::to_string(bytes) +
+                                " bytes, more than the " + std::to_string(kMaxValueBytes) +
+                                " bytes (1 MiB) a value passed between tasks may be: it is held "
+                                "on a thread's stack; pass a std::vector or a cg::Tensor",
+                            {}});
+  }
+
   std::string qualified(clang::QualType type) const { return serializers_.spell(type); }
   ir::Type typeName(clang::QualType type) const { return {serializers_.spell(type)}; }
 
@@ -516,6 +563,7 @@ private:
   const GraphFunction& function_;
   SerializerPlanner& serializers_;
   std::set<std::string> unsendable_; // messages of types already reported
+  std::set<std::string> tooLarge_;   // types already reported too large to pass
   std::string text_;
   RecordKind owner_ = RecordKind::output;                // what the last actor/task/... record was
   clang::QualType collectiveType_;                       // the value type of the last collective

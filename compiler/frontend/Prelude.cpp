@@ -1,8 +1,9 @@
 //===- Prelude.cpp - <cg/cg.hpp>, precompiled once and reused -------------===//
 //
 // A cache entry is three files in the cache directory:
-//   <key>.prelude            what the entry is: its header, its PCH, and the
-//                            size and time of every file the PCH read
+//   <key>.prelude            what the entry is: its header, its PCH with the
+//                            hash and size of its bytes, and the size and
+//                            time of every file the PCH read
 //   <key>-<unique>.hpp       the header: `#include <cg/cg.hpp>`
 //   <key>-<unique>.pch       the header, precompiled
 // A builder creates a header under a name no one else has, precompiles it
@@ -10,6 +11,12 @@
 // sees a whole old entry or a whole new one. The old entry's files are then
 // removed; a cgc still about to load them fails to and parses without.
 // Files of builders that lost the race are removed once ten minutes old.
+//
+// Clang trusts a PCH it loads: damaged bytes crash it rather than fail the
+// load. So an entry names the hash of its PCH, and a PCH whose bytes differ
+// is built again before Clang sees it. And the cache directory must be one
+// only this user can write (see cacheDirectoryProblem): another user's PCH
+// is code this user's cgc would run.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/Prelude.h"
@@ -28,8 +35,15 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,7 +52,7 @@ namespace cg::frontend {
 namespace {
 
 constexpr llvm::StringLiteral kPreludeText = "#include <cg/cg.hpp>\n";
-constexpr llvm::StringLiteral kEntryFormat = "cgc-prelude 1";
+constexpr llvm::StringLiteral kEntryFormat = "cgc-prelude 2";
 
 /// A file as the entry saw it: a prelude is stale once one differs.
 struct Stamp {
@@ -58,8 +72,23 @@ std::optional<Stamp> stampOf(const std::string& path) {
 
 struct Entry {
   std::string header, pch;
+  std::string pchHash; // of the PCH's bytes, as hashOf writes it
   std::vector<Stamp> files;
 };
+
+/// The hash and size of a file's bytes, "<xxh64 in hex> <size>"; nullopt
+/// when it cannot be read.
+std::optional<std::string> hashOf(const std::string& path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return std::nullopt;
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  std::string out;
+  llvm::raw_string_ostream(out) << llvm::format_hex_no_prefix(llvm::xxHash64(bytes), 16) << " "
+                                << bytes.size();
+  return out;
+}
 
 std::optional<Entry> readEntry(const std::string& path) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
@@ -76,6 +105,8 @@ std::optional<Entry> readEntry(const std::string& path) {
       entry.header = rest.str();
     } else if (field == "pch") {
       entry.pch = rest.str();
+    } else if (field == "pch-hash") {
+      entry.pchHash = rest.str();
     } else if (field == "file") {
       auto [time, afterTime] = rest.split(' ');
       auto [size, file] = afterTime.split(' ');
@@ -87,12 +118,13 @@ std::optional<Entry> readEntry(const std::string& path) {
       return std::nullopt;
     }
   }
-  if (entry.header.empty() || entry.pch.empty())
+  if (entry.header.empty() || entry.pch.empty() || entry.pchHash.empty())
     return std::nullopt;
   return entry;
 }
 
-/// Whether every file the entry was built from is as it was then.
+/// Whether every file the entry was built from is as it was then, and its
+/// PCH has the bytes it was written with.
 bool isFresh(const Entry& entry) {
   if (!llvm::sys::fs::exists(entry.header) || !llvm::sys::fs::exists(entry.pch))
     return false;
@@ -101,7 +133,7 @@ bool isFresh(const Entry& entry) {
     if (!now || now->time != recorded.time || now->size != recorded.size)
       return false;
   }
-  return true;
+  return hashOf(entry.pch) == entry.pchHash;
 }
 
 Prelude preludeOf(const std::string& path, const Entry& entry) {
@@ -189,11 +221,17 @@ std::optional<Prelude> build(const std::string& cacheDir, const std::string& key
   clang::IgnoringDiagConsumer quiet;
   invocation.setDiagnosticConsumer(&quiet);
   bool built = invocation.run() && llvm::sys::fs::exists(entry.pch) && !files.empty();
+  std::optional<std::string> pchHash = built ? hashOf(entry.pch) : std::nullopt;
+  built = built && pchHash;
 
   llvm::SmallString<256> canonicalHeader;
   if (llvm::sys::fs::real_path(entry.header, canonicalHeader))
     canonicalHeader = entry.header;
   std::string text = kEntryFormat.str() + "\nheader " + entry.header + "\npch " + entry.pch + "\n";
+  if (pchHash) {
+    entry.pchHash = *pchHash;
+    text += "pch-hash " + *pchHash + "\n";
+  }
   for (const std::string& file : files) {
     if (file == canonicalHeader)
       continue;
@@ -220,7 +258,50 @@ std::optional<Prelude> build(const std::string& cacheDir, const std::string& key
   return preludeOf(entryPath, entry);
 }
 
+/// Creates `dir` (and its parents) if need be, itself readable by this user
+/// alone, and says whether it is a directory only this user can write.
+bool makePrivateDirectory(const std::string& dir) {
+  llvm::SmallString<256> parent(dir);
+  llvm::sys::path::remove_filename(parent);
+  if (!parent.empty() && llvm::sys::fs::create_directories(parent))
+    return false;
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return false;
+  return !cacheDirectoryProblem(dir);
+}
+
 } // namespace
+
+std::optional<std::string> cacheDirectoryProblem(const struct stat& status, uid_t user) {
+  if (S_ISLNK(status.st_mode))
+    return "is a symbolic link";
+  if (!S_ISDIR(status.st_mode))
+    return "is not a directory";
+  if (status.st_uid != user)
+    return "belongs to user " + std::to_string(status.st_uid) + ", not to this user (" +
+           std::to_string(user) + ")";
+  if ((status.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(status.st_mode & 07777));
+    return std::string("can be written by other users (mode ") + mode + ")";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> cacheDirectoryProblem(const std::string& dir) {
+  struct stat status;
+  if (lstat(dir.c_str(), &status) != 0)
+    return std::string(std::strerror(errno));
+  return cacheDirectoryProblem(status, geteuid());
+}
+
+std::string userCacheDirectory() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && xdg[0] == '/')
+    return std::string(xdg) + "/cgc";
+  if (const char* home = std::getenv("HOME"); home && home[0] == '/')
+    return std::string(home) + "/.cache/cgc";
+  return "";
+}
 
 bool startsWithPrelude(llvm::StringRef source) {
   while (true) {
@@ -283,11 +364,11 @@ std::optional<Prelude> findOrBuildPrelude(const std::string& cacheDir,
   llvm::SmallString<16> key;
   llvm::raw_svector_ostream(key) << llvm::format_hex_no_prefix(llvm::xxHash64(identity), 16);
 
+  if (!makePrivateDirectory(cacheDir))
+    return std::nullopt;
   std::string path = cacheDir + "/" + key.str().str() + ".prelude";
   if (std::optional<Entry> entry = readEntry(path); entry && isFresh(*entry))
     return preludeOf(path, *entry);
-  if (llvm::sys::fs::create_directories(cacheDir))
-    return std::nullopt;
   return build(cacheDir, key.str().str(), args);
 }
 

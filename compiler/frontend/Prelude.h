@@ -13,8 +13,11 @@
 // on (with the include directories it found); it records the size and time
 // of each file it was built from and is rebuilt when one differs. Builders
 // write under names of their own and publish with a rename, so cgc runs in
-// parallel never read a half-written prelude. The frontend treats any
-// failure with a prelude as a reason to parse without one (Frontend.cpp).
+// parallel never read a half-written prelude. An entry records the hash of
+// its PCH's bytes, checked before each use: a damaged PCH is rebuilt, never
+// handed to Clang. The directory is used only when this user owns it and no
+// one else can write it. The frontend treats any failure with a prelude as a
+// reason to parse without one (Frontend.cpp).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -24,6 +27,10 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
+
+struct stat;
 
 namespace clang {
 class SourceManager;
@@ -44,11 +51,26 @@ struct Prelude {
 bool startsWithPrelude(llvm::StringRef source);
 
 /// The prelude for a parse of `source` with `args` (the Clang driver's
-/// arguments without the source), from `cacheDir` or built into it now;
-/// nullopt when it can be neither found nor built.
+/// arguments without the source), from `cacheDir` or built into it now
+/// (creating it with mode 0700); nullopt when it can be neither found nor
+/// built, or `cacheDir` is not one only this user can write.
 std::optional<Prelude> findOrBuildPrelude(const std::string& cacheDir,
                                           const std::vector<std::string>& args,
                                           const std::string& source);
+
+/// Why a prelude cache directory with `status` (from lstat) must not be
+/// used by `user`: a symbolic link, not a directory, another user's, or
+/// writable by others (whoever can write it can replace a PCH). nullopt when
+/// it may be used.
+std::optional<std::string> cacheDirectoryProblem(const struct stat& status, uid_t user);
+
+/// The same for the directory `dir` and this process's effective user; a
+/// directory that cannot be examined (one that does not exist) is a problem.
+std::optional<std::string> cacheDirectoryProblem(const std::string& dir);
+
+/// This user's own prelude cache: $XDG_CACHE_HOME/cgc, else ~/.cache/cgc;
+/// empty when neither is set to an absolute path.
+std::string userCacheDirectory();
 
 /// Drops `prelude` from its cache (when a parse with it failed where one
 /// without it did not), so that the next run builds it again.

@@ -1,6 +1,8 @@
 #include "support/CppLiteral.h"
 
+#include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace cg {
 
@@ -31,6 +33,22 @@ std::string cppStringLiteral(std::string_view text) {
     }
   }
   return out + "\"";
+}
+
+std::string cppFloatingLiteral(double value, std::string_view type) {
+  std::string limits = "std::numeric_limits<" + std::string(type) + ">::";
+  if (std::isnan(value))
+    return limits + "quiet_NaN()";
+  if (std::isinf(value))
+    return (value < 0 ? "-" : "") + limits + "infinity()";
+  char spelled[64];
+  std::snprintf(spelled, sizeof spelled, "%.17g", value);
+  std::string out = spelled;
+  // "%.17g" writes whole numbers without a point: "-0", "3". As a double
+  // literal, "-0.0" keeps its sign where the integer "-0" does not.
+  if (out.find_first_of(".e") == std::string::npos)
+    out += ".0";
+  return "static_cast<" + std::string(type) + ">(" + out + ")";
 }
 
 } // namespace cg

@@ -22,12 +22,14 @@
 #include "codegen/Supported.h"
 #include "frontend/DiagnosticPrinter.h"
 #include "frontend/Frontend.h"
+#include "frontend/Prelude.h"
 #include "ir/GraphJson.h"
 #include "ir/Validate.h"
 #include "schedule/Costs.h"
 #include "schedule/Schedule.h"
 #include "schedule/ScheduleDot.h"
 #include "schedule/ScheduleJson.h"
+#include "support/InputFile.h"
 #include "support/InternalError.h"
 #include "support/PhaseTimes.h"
 
@@ -178,8 +180,9 @@ cl::opt<uint64_t> probeText("probe-text", cl::Hidden,
 
 cl::opt<std::string>
     preludeCache("prelude-cache",
-                 cl::desc("Directory where <cg/cg.hpp> is kept precompiled between runs (default: "
-                          ".cgc-prelude beside the output directory)"),
+                 cl::desc("Directory where <cg/cg.hpp> is kept precompiled between runs, used "
+                          "only if this user alone can write it (default: .cgc-prelude beside "
+                          "the output directory, else ~/.cache/cgc)"),
                  cl::value_desc("dir"), cl::cat(category));
 cl::opt<bool> noPrelude("no-prelude-cache",
                         cl::desc("Parse <cg/cg.hpp> afresh, without a precompiled copy"),
@@ -210,7 +213,8 @@ const char* kOverview =
     "  <target>.python.cpp      with --emit=python: a pybind11 module of the graphs\n\n"
     "A source whose first line of code is '#include <cg/cg.hpp>' is parsed with that\n"
     "header precompiled, kept for the next run in <dir>/../.cgc-prelude (see\n"
-    "--prelude-cache, --no-prelude-cache).\n";
+    "--prelude-cache, --no-prelude-cache).\n\n"
+    "The source and --costs must be regular files of at most 64 MiB.\n";
 
 // `--version`: the project's version (CMake's project(VERSION), passed in as
 // CG_VERSION) and the Clang that parses graph sources, which decides what C++
@@ -299,6 +303,58 @@ std::string relativePath(const std::string& path, const std::string& from) {
   return std::filesystem::path(path).lexically_relative(from).generic_string();
 }
 
+// The prelude cache to use: `wanted`, unless it exists and another user
+// could have put a PCH there (then, for the default, this user's own cache);
+// empty for none. A one-line note says when the wanted one is passed over.
+std::string trustedPreludeCache(const std::string& wanted, bool isDefault) {
+  std::optional<std::string> problem = cg::frontend::cacheDirectoryProblem(wanted);
+  if (!problem || !llvm::sys::fs::exists(wanted))
+    return wanted; // ours, or not there yet: the frontend makes it, mode 0700
+  std::string instead = isDefault ? cg::frontend::userCacheDirectory() : "";
+  if (!instead.empty() && llvm::sys::fs::exists(instead) &&
+      cg::frontend::cacheDirectoryProblem(instead))
+    instead.clear();
+  std::cerr << "cgc: note: not using the prelude cache " << wanted << ": it " << *problem << "; "
+            << (instead.empty() ? "parsing <cg/cg.hpp> afresh" : "using " + instead) << "\n";
+  return instead;
+}
+
+// Every file a graph writes has its name in it (<graph>.schedule.json,
+// <target>.<graph>.<actor>.cpp); a name longer than a file name may be is an
+// error at the graph or the actor, rather than the file system's later.
+constexpr size_t kMaxFileName = 255; // NAME_MAX of Linux and macOS file systems
+
+std::vector<cg::ir::Diagnostic> fileNameProblems(const std::vector<cg::ir::Graph>& graphs,
+                                                 const std::string& target) {
+  std::vector<cg::ir::Diagnostic> problems;
+  auto tooLong = [](const std::string& what, const std::string& name, size_t length) {
+    std::string shown = name.size() > 60 ? name.substr(0, 60) + "..." : name;
+    return what + " '" + shown + "' is " + std::to_string(name.size()) +
+           " characters: the file names cgc writes for it would be " + std::to_string(length) +
+           ", more than the " + std::to_string(kMaxFileName) + " a file name may have";
+  };
+  for (const cg::ir::Graph& graph : graphs) {
+    std::string id = cg::codegen::identifierFor(graph.name);
+    // The longest of <graph>.schedule.json and <target>.<graph>.<actor>.cpp.
+    size_t longest = id.size() + std::string(".schedule.json").size();
+    if (wants(Emit::Cpp))
+      longest = std::max(longest, target.size() + 1 + id.size() + 1 + std::string(".cpp").size());
+    if (longest > kMaxFileName) {
+      problems.push_back({graph.loc, tooLong("graph name", graph.name, longest)});
+      continue;
+    }
+    if (!wants(Emit::Cpp))
+      continue;
+    for (const cg::ir::Actor& actor : graph.actors) {
+      size_t length = target.size() + 1 + id.size() + 1 +
+                      cg::codegen::identifierFor(actor.name).size() + std::string(".cpp").size();
+      if (length > kMaxFileName)
+        problems.push_back({actor.loc, tooLong("actor name", actor.name, length)});
+    }
+  }
+  return problems;
+}
+
 std::string absoluteOutputDir() {
   llvm::SmallString<256> dir(outputDir.getValue());
   llvm::sys::fs::make_absolute(dir);
@@ -357,6 +413,12 @@ int run(int argc, const char** argv) {
     auto& fromDatabase = std::get<std::vector<std::string>>(flags);
     compileFlags.insert(compileFlags.begin(), fromDatabase.begin(), fromDatabase.end());
   }
+  // Before Clang opens it: Clang would read a FIFO until a writer comes,
+  // /dev/zero until memory runs out, and call a directory "file not found".
+  if (std::optional<std::string> problem = cg::support::inputFileProblem(sourcePath)) {
+    std::cerr << "cgc: error: " << *problem << "\n";
+    return 2;
+  }
   cg::frontend::FrontendOptions options{sourcePath,     compileFlags, onlyGraphs, resourceDir,
                                         constexprSteps, probeRecords, probeText,  ""};
   if (!noPrelude) {
@@ -373,19 +435,18 @@ int run(int argc, const char** argv) {
         cache.clear();
       }
     }
-    options.preludeCache = cache.str().str();
+    if (!cache.empty())
+      options.preludeCache = trustedPreludeCache(cache.str().str(), preludeCache.empty());
   }
   std::optional<cg::schedule::CostProfile> profile;
   if (!costsPath.empty()) {
-    std::ifstream in(costsPath, std::ios::binary);
-    if (!in) {
-      std::cerr << "cgc: error: cannot read " << costsPath << "\n";
+    auto text = cg::support::readInputFile(costsPath);
+    if (text.index() == 1) {
+      std::cerr << "cgc: error: --costs: " << std::get<1>(text) << "\n";
       return 2;
     }
-    std::stringstream text;
-    text << in.rdbuf();
     try {
-      profile = cg::schedule::parseCostProfile(text.str());
+      profile = cg::schedule::parseCostProfile(std::get<0>(text));
     } catch (const std::runtime_error& e) {
       std::cerr << "cgc: error: " << costsPath << ": " << e.what() << "\n";
       return 2;
@@ -441,6 +502,11 @@ int run(int argc, const char** argv) {
   scheduleTimer.reset();
   if (failed)
     return 1;
+  if (std::vector<cg::ir::Diagnostic> problems = fileNameProblems(parsed->graphs, target);
+      !problems.empty()) {
+    diagnostics.print(problems);
+    return 1;
+  }
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
     std::cerr << "cgc: error: cannot create " << outputDir << ": " << ec.message() << "\n";
