@@ -235,6 +235,19 @@ TEST_F(PlacementFile, AFileThatCannotBeReadIsALaunchError) {
             "placement file '/nonexistent/placement' cannot be read");
 }
 
+// A FIFO with no writer would block the open for good, /dev/zero the reads
+// and a directory fail them: each is refused at once, naming the file.
+TEST_F(PlacementFile, AFifoADeviceOrADirectoryIsALaunchErrorAtOnce) {
+  const std::string fifo = "/tmp/cg-placement-fifo-" + std::to_string(::getpid());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero"), std::string("/tmp")})
+    EXPECT_EQ(launch_error(path), "placement file '" + path +
+                                      "' is not a regular file (a directory, a pipe or a "
+                                      "device); it should hold one '<actor> <host>' line per "
+                                      "actor");
+  std::remove(fifo.c_str());
+}
+
 TEST_F(PlacementFile, PlacesActorsOverridingTheGraph) {
   // b and c back on the driver's host: every channel is shared memory.
   cg::LaunchOptions options;

@@ -2,11 +2,53 @@
 #include <cg/errors.hpp>
 #include <cg/placement.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
-#include <fstream>
 #include <sstream>
 
 namespace cg {
+namespace {
+
+// The placement file's text. Opened without blocking and read only if it is
+// a regular file: a FIFO without a writer would block the open, and one
+// whose writer never closes (or a device) the reads, and launch() with them.
+// At most kMaxPlacementBytes (+1 to tell): a wrong path to a huge file must
+// not make launch() read for long either.
+std::string read_placement(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    throw LaunchError("placement file '" + path + "' cannot be read");
+  struct stat status {};
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    ::close(fd);
+    throw LaunchError("placement file '" + path +
+                      "' is not a regular file (a directory, a pipe or a device); it should hold "
+                      "one '<actor> <host>' line per actor");
+  }
+  std::string text(kMaxPlacementBytes + 1, '\0');
+  std::size_t size = 0;
+  while (size < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + size, text.size() - size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    size += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  text.resize(size);
+  if (text.size() > kMaxPlacementBytes)
+    throw LaunchError("placement file '" + path + "' is larger than " +
+                      std::to_string(kMaxPlacementBytes) +
+                      " bytes; it should hold one '<actor> <host>' line per actor");
+  return text;
+}
+
+} // namespace
 
 std::vector<std::uint32_t> actor_hosts(const detail::GraphSpec& spec, const std::string& path) {
   std::vector<std::uint32_t> hosts;
@@ -14,19 +56,7 @@ std::vector<std::uint32_t> actor_hosts(const detail::GraphSpec& spec, const std:
     hosts.push_back(actor.host);
   if (path.empty())
     return hosts;
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    throw LaunchError("placement file '" + path + "' cannot be read");
-  // Read at most kMaxPlacementBytes (+1 to tell): /dev/zero or a wrong path
-  // to a huge file must not make launch() read forever.
-  std::string text(kMaxPlacementBytes + 1, '\0');
-  file.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(file.gcount()));
-  if (text.size() > kMaxPlacementBytes)
-    throw LaunchError("placement file '" + path + "' is larger than " +
-                      std::to_string(kMaxPlacementBytes) +
-                      " bytes; it should hold one '<actor> <host>' line per actor");
-  std::istringstream in(text);
+  std::istringstream in(read_placement(path));
   std::vector<bool> placed(spec.actors.size(), false);
   std::string line;
   for (unsigned number = 1; std::getline(in, line); ++number) {
