@@ -109,12 +109,22 @@ struct LaunchOptions {
   /// CommunicatorKind::host: a cg::HostCommunicator per group in the graph's
   /// shared memory, host tensors, on any machine. CommunicatorKind::nccl: a
   /// cg::NcclCommunicator per group and rank, on the rank's first GPU (give
-  /// each actor of an NCCL group .gpus(1) or more: NCCL refuses two ranks of
-  /// a group on one GPU). The driver makes each group's NCCL unique id; the
-  /// actors join their groups (in group order) and warm them up before
+  /// each actor of an NCCL group .gpus(1) or more, or see
+  /// nccl_ranks_share_gpus: NCCL refuses two ranks of a group on one GPU,
+  /// and launch() refuses them first). The driver makes each group's NCCL
+  /// unique id; the actors join their groups (in group order) and warm them up before
   /// launch() returns. launch() refuses it (LaunchError) without a CUDA build,
   /// a CUDA device or the NCCL library.
   CommunicatorKind communicator = CommunicatorKind::host;
+  /// Lets ranks of an NCCL group share a GPU: each actor process the driver
+  /// starts gets an NCCL host identity of its own (NCCL_HOSTID), so NCCL
+  /// joins them over its network transport (sockets) instead of refusing a
+  /// "duplicate GPU"; slower than ranks on GPUs of their own. false: the
+  /// environment variable CG_NCCL_SHARE_GPUS=1 turns it on; else two ranks of
+  /// a group on one GPU of one host are a LaunchError naming both. Threads
+  /// mode: such ranks in the driver's process (one process, one identity)
+  /// are a LaunchError either way (docs/gpus.md).
+  bool nccl_ranks_share_gpus = false;
   /// The CUDA devices given to actors with .gpus(n), as CUDA_VISIBLE_DEVICES
   /// names them (ordinals "0", "1", or UUIDs). Unset: the driver's own
   /// CUDA_VISIBLE_DEVICES if it is set, else every device the driver sees

@@ -130,7 +130,8 @@ std::string join_error(const NcclApi& api, nccl_result result) {
   std::string why = nccl_error(result);
   if (result == nccl_invalid_usage) {
     why += "; NCCL refuses two ranks on one GPU (\"Duplicate GPU detected\"), its usual invalid "
-           "usage here: give each rank a GPU of its own";
+           "usage here: give each rank a GPU of its own, or each rank's process a host identity "
+           "of its own (NCCL_HOSTID; cg::LaunchOptions::nccl_ranks_share_gpus)";
   }
   if (const char* last = api.get_last_error != nullptr ? api.get_last_error(nullptr) : nullptr;
       last != nullptr && *last != '\0') {

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -235,6 +236,7 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
       options, std::move(actor_host));
   check_cuda_ipc_placement(spec, placement);
   check_communicator_placement(spec, placement, options);
+  s.share_gpus(placement);
   s.create_segment(constructor_args);
   if (s.log.info())
     s.log.say(LogLevel::info, s.describe_launch(placement));
@@ -284,6 +286,25 @@ void GraphRuntime::Impl::assign_gpus() {
         cuda_ordinals[a] = static_cast<int>(
             std::find(all.begin(), all.end(), cuda_devices[a].front()) - all.begin());
   }
+}
+
+// Ranks of an NCCL group that share a GPU get NCCL host identities of
+// their own, or are refused, before any process starts NCCL; and where actor
+// processes share a GPU without MPS, the program is told once what that
+// costs.
+void GraphRuntime::Impl::share_gpus(const ActorPlacement& placement) {
+  const std::vector<std::string> gpus = working_gpus(cuda_devices, options);
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0')
+    std::strcpy(host, "localhost");
+  nccl_host_ids = cg::detail::nccl_host_ids(spec, placement, gpus, mode, options,
+                                            nccl_ranks_share_gpus(options), host);
+  const std::string notice = gpu_sharing_notice(
+      spec, placement, gpus, mode, options, mps_running(std::getenv("CUDA_MPS_PIPE_DIRECTORY")));
+  // Once per program, and only where there is a GPU to share.
+  static std::atomic<bool> noticed{false};
+  if (!notice.empty() && cuda_device_count() > 0 && !noticed.exchange(true))
+    std::fprintf(stderr, "%s\n", notice.c_str());
 }
 
 // The segment with its channels, groups, constructor arguments given to
@@ -438,6 +459,8 @@ void GraphRuntime::Impl::spawn_actor_process(const std::string& actor_host, std:
   if (actor_cpus[actor] >= 0)
     env.push_back(std::string(actor_cpu_variable) + "=" + std::to_string(actor_cpus[actor]));
   env.push_back(std::string(actor_spin_variable) + "=" + (own_cpus ? "1" : "0"));
+  if (!nccl_host_ids[actor].empty())
+    env.push_back("NCCL_HOSTID=" + nccl_host_ids[actor]);
   spawn_child(actor_host, {spec.name, spec.actors[actor].name, "fd:" + std::to_string(fd)}, env,
               {.inherit = {fd}}, spec.actors[actor].name);
 }

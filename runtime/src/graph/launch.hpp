@@ -71,4 +71,47 @@ void check_cuda_ipc_placement(const GraphSpec& spec, const ActorPlacement& place
 void check_communicator_placement(const GraphSpec& spec, const ActorPlacement& placement,
                                   const LaunchOptions& options);
 
+/// Whether NCCL ranks may share a GPU (LaunchOptions::nccl_ranks_share_gpus,
+/// else CG_NCCL_SHARE_GPUS: "1" yes, "0", empty or unset no). Throws
+/// LaunchError for another value of the variable.
+bool nccl_ranks_share_gpus(const LaunchOptions& options);
+inline constexpr const char* nccl_share_gpus_variable = "CG_NCCL_SHARE_GPUS";
+
+/// The GPU each actor works on (its cuda:0), as the driver's device list
+/// names it: its first device from assign_cuda_devices, else the driver's
+/// first (LaunchOptions::cuda_devices, CUDA_VISIBLE_DEVICES, else "0": CUDA
+/// is not asked, so that a machine whose CUDA fails is told so later).
+std::vector<std::string> working_gpus(const std::vector<std::vector<std::string>>& devices,
+                                      const LaunchOptions& options);
+
+/// Each actor's NCCL host identity (the NCCL_HOSTID of the process the
+/// driver starts for it), "" where it keeps its host's. NCCL refuses two
+/// ranks of a group on one GPU of one host ("Duplicate GPU detected") unless
+/// their processes claim different hosts; so where ranks share a GPU (by
+/// `gpus`, working_gpus) and `share` allows it, each of their processes gets
+/// "<host_name>-cg-<actor>" (a host command's process, which runs all its
+/// host's actors: "<host_name>-cg-host<i>"). Throws LaunchError, naming both
+/// actors, their group and GPU, where two such ranks cannot be told apart:
+/// `share` is off (saying how to turn it on), or they run in one process
+/// (threads mode, one host command's process). Nothing for the host
+/// communicator, which has no NCCL.
+std::vector<std::string> nccl_host_ids(const GraphSpec& spec, const ActorPlacement& placement,
+                                       const std::vector<std::string>& gpus, Mode mode,
+                                       const LaunchOptions& options, bool share,
+                                       const std::string& host_name);
+
+/// Whether NVIDIA's Multi-Process Service runs for this machine: its
+/// control daemon keeps a "control" pipe in its pipe directory
+/// (`pipe_directory`: CUDA_MPS_PIPE_DIRECTORY, or null for the default
+/// /tmp/nvidia-mps) while it runs, and removes it when it quits.
+bool mps_running(const char* pipe_directory);
+
+/// What launch() says once on stderr where two or more actor processes of
+/// the driver's host work on one GPU (by `gpus`; an actor works on a GPU when
+/// it asks for .gpus(n), is a rank of an NCCL group, or an end of a cuda_ipc
+/// channel) and MPS is not running: their cost and the two ways out. "" otherwise.
+std::string gpu_sharing_notice(const GraphSpec& spec, const ActorPlacement& placement,
+                               const std::vector<std::string>& gpus, Mode mode,
+                               const LaunchOptions& options, bool mps);
+
 } // namespace cg::detail

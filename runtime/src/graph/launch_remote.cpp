@@ -140,22 +140,29 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
       std::vector<std::string> env{variable, secret_entry};
       if (!cuda_devices[a].empty())
         env.push_back("CUDA_VISIBLE_DEVICES=" + join(cuda_devices[a], ","));
+      if (!nccl_host_ids[a].empty())
+        env.push_back("NCCL_HOSTID=" + nccl_host_ids[a]);
       spawn_child(actor_host, {spec.name, spec.actors[a].name}, env, {}, spec.actors[a].name);
     }
     return;
   }
   for (const auto& [index, command] : options.host_commands) {
-    std::string names;
+    std::string names, nccl_host_id;
     for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
-      if (!local[a] && hosts[a] == index)
+      if (!local[a] && hosts[a] == index) {
         names += (names.empty() ? "" : ",") + std::string(spec.actors[a].name);
+        if (!nccl_host_ids[a].empty())
+          nccl_host_id = nccl_host_ids[a]; // one process: one for all its actors
+      }
     if (names.empty() || command.empty())
       continue;
     std::vector<std::string> args(command.begin() + 1, command.end());
     // The secret goes through the command's standard input (ssh passes it
     // on), never its command line, which other users of a host can read.
-    args.insert(args.end(), {"env", variable, std::string(secret_variable) + "=stdin", actor_host,
-                             spec.name, names});
+    args.insert(args.end(), {"env", variable, std::string(secret_variable) + "=stdin"});
+    if (!nccl_host_id.empty())
+      args.push_back("NCCL_HOSTID=" + nccl_host_id);
+    args.insert(args.end(), {actor_host, spec.name, names});
     const std::string input = secret->hex() + "\n";
     spawn_child(find_program(command[0]), args, {}, {.standard_input = input}, names,
                 "host=" + std::to_string(index));

@@ -92,6 +92,9 @@ struct GraphRuntime::Impl {
   // CommunicatorKind::nccl: the unique id of each communicator group (in the
   // segment, and served to other hosts by the rendezvous).
   std::vector<NcclIdBytes> nccl_ids;
+  // Per actor: the NCCL_HOSTID its process is started with, "" for none
+  // (LaunchOptions::nccl_ranks_share_gpus; graph/launch.hpp).
+  std::vector<std::string> nccl_host_ids;
   TcpChannelListener listener;
   // Owned apart so that teardown can release their channel ends (and the
   // overflow buffers those map) with the rest of the graph's memory.
@@ -189,6 +192,7 @@ struct GraphRuntime::Impl {
   // The steps of launch() (launch.cpp; launch_remote.cpp for the last two
   // of the parts below), in order.
   void assign_gpus();
+  void share_gpus(const ActorPlacement& placement);
   void create_segment(std::span<const std::optional<std::vector<std::byte>>> constructor_args);
   void open_driver_ports();
   void place(const ActorPlacement& placement);

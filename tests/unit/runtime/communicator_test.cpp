@@ -7,6 +7,7 @@
 // and the call, never in a hang or a silent truncation.
 #include <cg/host_communicator.hpp>
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,8 +18,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -695,37 +699,107 @@ TEST(NcclCommunicator, AStreamThatNeverFinishesTimesOutAbortsAndLetsGo) {
 #endif
 }
 
-TEST(NcclCommunicator, TwoGpusSendReceiveAndAllreduce) {
 #if defined(CG_HAVE_CUDA)
-  CG_SKIP_WITHOUT_GPUS_AND_NCCL(2);
-  const cg::NcclUniqueId id = cg::NcclCommunicator::make_unique_id();
-  std::vector<std::string> errors(2);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < 2; ++r) {
-    ranks.emplace_back([&, r] {
-      try {
-        cg::NcclCommunicator comm(id, 2, r, r);
-        comm.set_timeout(30s);
-        const cg::Device gpu{cg::DeviceKind::cuda, r};
-        cg::Tensor t = tensor_of<std::int32_t>({2}, {r + 1, 10}).to(gpu);
-        comm.allreduce(t, cg::ReduceOp::sum);
-        cg::Tensor got = cg::Tensor::zeros(cg::DType::int32, {2}, gpu);
-        if (r == 0)
-          comm.send(t, 1);
-        else
-          comm.recv(got, 0);
-        comm.synchronize();
-        expect_values<std::int32_t>(t.to(cg::device::cpu), {3, 20}, "allreduce");
-        if (r == 1)
-          expect_values<std::int32_t>(got.to(cg::device::cpu), {3, 20}, "recv");
-      } catch (const std::exception& e) {
-        errors[r] = e.what();
-      }
-    });
+// One rank of TwoRanksSharingOneGpuSendReceiveAndAllreduce, in a process of
+// its own: joins the group, allreduces {rank + 1, 10}, and rank 0 sends the
+// sum to rank 1; the values are checked here, the exit status says how it went.
+void run_nccl_rank(int rank, const std::string& id_hex) {
+  cg::NcclUniqueId id;
+  ASSERT_EQ(id_hex.size(), 2 * id.bytes.size());
+  for (std::size_t i = 0; i < id.bytes.size(); ++i)
+    id.bytes[i] = static_cast<char>(std::stoi(id_hex.substr(2 * i, 2), nullptr, 16));
+  try {
+    cg::NcclCommunicator comm(id, 2, rank, 0);
+    comm.set_timeout(30s);
+    cg::Tensor t = tensor_of<std::int32_t>({2}, {rank + 1, 10}).to(cg::device::cuda);
+    comm.allreduce(t, cg::ReduceOp::sum);
+    cg::Tensor got = cg::Tensor::zeros(cg::DType::int32, {2}, cg::device::cuda);
+    if (rank == 0)
+      comm.send(t, 1);
+    else
+      comm.recv(got, 0);
+    comm.synchronize();
+    expect_values<std::int32_t>(t.to(cg::device::cpu), {3, 20}, "allreduce");
+    if (rank == 1)
+      expect_values<std::int32_t>(got.to(cg::device::cpu), {3, 20}, "recv");
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "rank " << rank << ": " << e.what();
   }
-  for (std::thread& t : ranks)
-    t.join();
-  EXPECT_EQ(errors, (std::vector<std::string>{"", ""}));
+}
+#endif
+
+// Two ranks on one GPU: NCCL joins them only when their processes claim
+// hosts of their own (NCCL_HOSTID), and one process has one identity, so
+// each rank is this test run again in a process of its own (a fork of a
+// process that has used CUDA must not use CUDA: exec gives it its own).
+TEST(NcclCommunicator, TwoRanksSharingOneGpuSendReceiveAndAllreduce) {
+#if defined(CG_HAVE_CUDA)
+  if (const char* rank = std::getenv("CG_TEST_NCCL_RANK")) {
+    run_nccl_rank(std::atoi(rank), std::getenv("CG_TEST_NCCL_ID"));
+    return;
+  }
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(1);
+  const cg::NcclUniqueId id = cg::NcclCommunicator::make_unique_id();
+  std::string id_hex;
+  for (char byte : id.bytes) {
+    char two[3];
+    std::snprintf(two, sizeof two, "%02x", static_cast<unsigned char>(byte));
+    id_hex += two;
+  }
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string filter =
+      "--gtest_filter=NcclCommunicator.TwoRanksSharingOneGpuSendReceiveAndAllreduce";
+  std::vector<pid_t> ranks;
+  std::vector<std::string> logs;
+  for (int r = 0; r < 2; ++r) {
+    logs.push_back(::testing::TempDir() + "nccl-rank-" + std::to_string(::getpid()) + "-" +
+                   std::to_string(r) + ".log");
+    // Made before fork(): the child only opens its log and execs.
+    std::vector<std::string> env{"CG_TEST_NCCL_RANK=" + std::to_string(r),
+                                 "CG_TEST_NCCL_ID=" + id_hex,
+                                 "NCCL_HOSTID=cg-test-rank-" + std::to_string(r)};
+    for (char** e = environ; *e; ++e)
+      if (std::strncmp(*e, "NCCL_HOSTID=", 12) != 0)
+        env.emplace_back(*e);
+    std::vector<char*> envp;
+    for (std::string& e : env)
+      envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string color = "--gtest_color=no";
+    std::vector<char*> argv{const_cast<char*>(self.c_str()), const_cast<char*>(filter.c_str()),
+                            color.data(), nullptr};
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      // Its output goes to its log: its "[ OK ]" lines are not this run's.
+      const int log = ::open(logs.back().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (log >= 0) {
+        ::dup2(log, 1);
+        ::dup2(log, 2);
+      }
+      ::execve(self.c_str(), argv.data(), envp.data());
+      _exit(127);
+    }
+    ASSERT_GT(pid, 0);
+    ranks.push_back(pid);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    int status = 0;
+    while (::waitpid(ranks[r], &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(ranks[r], SIGKILL);
+        ::waitpid(ranks[r], &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    std::ifstream log(logs[r]);
+    const std::string output((std::istreambuf_iterator<char>(log)), {});
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "rank " << r << " did not pass (status " << status << "):\n"
+        << output;
+    std::remove(logs[r].c_str());
+  }
 #else
   GTEST_SKIP() << "no CUDA device: the runtime is built without CUDA";
 #endif
