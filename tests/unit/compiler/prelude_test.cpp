@@ -1,9 +1,10 @@
 //===- prelude_test.cpp - Tests for the precompiled prelude ---------------===//
 //
 // Which sources may use the prelude, and its cache: built once, reused,
-// rebuilt when a file it read changes or its entry is damaged, dropped when
-// forgotten. The prelude here is a one-line stand-in for <cg/cg.hpp> in a
-// temporary include directory, so that a build takes milliseconds.
+// rebuilt when a file it read changes or its entry or PCH is damaged, dropped
+// when forgotten, and kept only in a directory no other user can write. The prelude here is a
+// one-line stand-in for <cg/cg.hpp> in a temporary include directory, so that a build takes
+// milliseconds.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/Prelude.h"
@@ -12,8 +13,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -117,6 +122,54 @@ TEST_F(PreludeCache, IsRebuiltWhenItsEntryIsDamaged) {
   std::optional<Prelude> second = findOrBuildPrelude(cache(), args, source());
   ASSERT_TRUE(second);
   EXPECT_NE(second->pch, first->pch);
+}
+
+TEST_F(PreludeCache, IsRebuiltWhenItsPchIsDamaged) {
+  std::optional<Prelude> first = findOrBuildPrelude(cache(), args, source());
+  ASSERT_TRUE(first);
+  {
+    std::fstream pch(first->pch, std::ios::in | std::ios::out | std::ios::binary);
+    pch.seekp(-1, std::ios::end);
+    pch.put('\x5a'); // one byte: the size is the same, the hash is not
+  }
+  std::optional<Prelude> second = findOrBuildPrelude(cache(), args, source());
+  ASSERT_TRUE(second);
+  EXPECT_NE(second->pch, first->pch);
+}
+
+TEST_F(PreludeCache, IsMadeReadableByItsUserAlone) {
+  ASSERT_TRUE(findOrBuildPrelude(cache(), args, source()));
+  struct stat status;
+  ASSERT_EQ(lstat(cache().c_str(), &status), 0);
+  EXPECT_EQ(status.st_mode & 077, 0u);
+}
+
+TEST_F(PreludeCache, IsNotUsedInADirectoryOthersCanWriteOrALink) {
+  ASSERT_FALSE(llvm::sys::fs::create_directories(cache()));
+  ASSERT_EQ(chmod(cache().c_str(), 0777), 0);
+  EXPECT_FALSE(findOrBuildPrelude(cache(), args, source()));
+  ASSERT_EQ(chmod(cache().c_str(), 0700), 0);
+  ASSERT_FALSE(llvm::sys::fs::create_link(cache(), root + "/link"));
+  EXPECT_FALSE(findOrBuildPrelude(root + "/link", args, source()));
+  EXPECT_TRUE(std::filesystem::is_empty(cache()));
+}
+
+// Another user's directory cannot be made without root: the check itself,
+// on the status lstat would give.
+TEST(CacheDirectoryProblem, RefusesAnotherUsersALinkOrOneOthersCanWrite) {
+  struct stat status {};
+  status.st_mode = S_IFDIR | 0755;
+  status.st_uid = 1000;
+  EXPECT_EQ(cacheDirectoryProblem(status, 1000), std::nullopt);
+  EXPECT_EQ(cacheDirectoryProblem(status, 0), "belongs to user 1000, not to this user (0)");
+  status.st_mode = S_IFDIR | 0777;
+  EXPECT_EQ(cacheDirectoryProblem(status, 1000), "can be written by other users (mode 0777)");
+  status.st_mode = S_IFDIR | 01770;
+  EXPECT_EQ(cacheDirectoryProblem(status, 1000), "can be written by other users (mode 1770)");
+  status.st_mode = S_IFLNK | 0777;
+  EXPECT_EQ(cacheDirectoryProblem(status, 1000), "is a symbolic link");
+  status.st_mode = S_IFREG | 0600;
+  EXPECT_EQ(cacheDirectoryProblem(status, 1000), "is not a directory");
 }
 
 TEST_F(PreludeCache, ForgottenPreludeIsRemovedAndBuiltAgain) {
