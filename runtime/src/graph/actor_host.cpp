@@ -167,8 +167,11 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
                    [&](const std::string& why, bool bad_frame) {
                      report({bad_frame ? Cause::channel : Cause::host, "", why});
                    });
-  if (!setup.empty())
+  if (!setup.empty()) {
+    // The driver may be waiting for our writers: it learns at once why none come.
+    client.report_failure({Cause::host, "", setup});
     return fail(setup);
+  }
   std::vector<std::thread> threads;
   for (std::uint32_t actor : mine)
     threads.emplace_back([&, actor] {

@@ -306,7 +306,9 @@ NetStatus TcpChannelListener::accept(std::span<const TcpChannelSpec> expected,
             ::shutdown(h.fd.get(), SHUT_RDWR);
         }
         h.thread.join();
-        const std::string why = "dropped unauthenticated when the set-up ended";
+        const std::string why =
+            h.shed ? "shed unauthenticated: too many connections are authenticating"
+                   : "dropped unauthenticated when the set-up ended";
         rejections.add(h.address, why, "connection from " + h.peer + ": " + why,
                        detail::GuardClock::now());
       }

@@ -110,7 +110,9 @@ TEST(ListenerFlood, SixtyFourSilentConnectionsKeepNoWriterOut) {
   std::vector<cg::detail::UniqueFd> silent;
   for (int i = 0; i < 64; ++i)
     silent.push_back(silent_connection(listener.endpoint()));
-  std::this_thread::sleep_for(100ms); // all 64 accepted and waiting
+  // All 64 accepted, and silent for longer than a newcomer's grace: the
+  // writer takes the oldest one's place.
+  std::this_thread::sleep_for(1100ms);
   cg::TcpWriter writer;
   std::string error;
   EXPECT_EQ(cg::connect_channel(listener.endpoint(), spec, launch_secret(), in(5s), writer, error),
@@ -118,6 +120,13 @@ TEST(ListenerFlood, SixtyFourSilentConnectionsKeepNoWriterOut) {
       << error;
   accepting.join();
   EXPECT_EQ(accepted, NetStatus::ok) << listener.error();
+  const std::vector<std::string>& said = listener.rejections();
+  EXPECT_EQ(std::count_if(said.begin(), said.end(),
+                          [](const std::string& r) {
+                            return r.find(": shed unauthenticated") != std::string::npos;
+                          }),
+            1)
+      << "the oldest silent connection was not shed for the writer";
 }
 
 TEST(ListenerFlood, OutOfDescriptorsItBacksOffInsteadOfSpinningAndAcceptsOnceTheyFree) {
@@ -179,12 +188,38 @@ std::string first_line(int fd, std::chrono::milliseconds wait) {
   return line;
 }
 
+// Whether the server closes `fd` within `wait` (after what it sent already).
+bool closed_within(int fd, std::chrono::milliseconds wait) {
+  char c = 0;
+  std::string error;
+  NetStatus status = NetStatus::ok;
+  while ((status = cg::detail::receive_exact(fd, &c, 1, in(wait), error)) == NetStatus::ok) {
+  }
+  return status == NetStatus::closed;
+}
+
 TEST(RendezvousFlood, SixtyFourSilentConnectionsKeepNoClientOut) {
   Rendezvous r;
   std::vector<cg::detail::UniqueFd> silent;
   for (int i = 0; i < 64; ++i)
     silent.push_back(silent_connection(r.server.endpoint()));
   EXPECT_TRUE(r.serves());
+}
+
+TEST(RendezvousFlood, PastTheBoundOfAnAddressItsOldestSilentConnectionIsShedForANewcomer) {
+  Rendezvous r;
+  std::vector<cg::detail::UniqueFd> silent;
+  for (int i = 0; i < 200; ++i) // past the 128 of one address: let in, all within their grace
+    silent.push_back(silent_connection(r.server.endpoint()));
+  std::this_thread::sleep_for(1100ms);
+  EXPECT_TRUE(r.serves());
+  EXPECT_EQ(first_line(silent.front().get(), 1s).rfind("CHALLENGE ", 0), 0u);
+  EXPECT_TRUE(closed_within(silent.front().get(), 1s)) << "the oldest was not shed";
+  EXPECT_EQ(first_line(silent.back().get(), 1s).rfind("CHALLENGE ", 0), 0u);
+  EXPECT_FALSE(closed_within(silent.back().get(), 100ms)) << "the newest was shed";
+  const std::vector<std::string> said = r.server.rejections();
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find(": shed unauthenticated after "), std::string::npos) << said[0];
 }
 
 TEST(RendezvousFlood, OutOfDescriptorsItBacksOffInsteadOfSpinningAndChallengesOnceTheyFree) {
