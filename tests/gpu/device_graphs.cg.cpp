@@ -54,6 +54,15 @@ struct CG_ACTOR DeviceWorker {
     return cg::to_string(t.device()) + " " + std::to_string(host.numel()) + " elements, sum " +
            std::to_string(static_cast<std::int64_t>(sum));
   }
+  // A rank's contribution to a collective, in host memory: element i is
+  // (rank + 1) * 10^i, so that sums show who gave what.
+  cg::Tensor contribution(int n, int rank) {
+    cg::Tensor t = cg::Tensor::empty(cg::DType::float32, {n});
+    float unit = 1;
+    for (int i = 0; i < n; ++i, unit *= 10)
+      t.data<float>()[i] = static_cast<float>(rank + 1) * unit;
+    return t;
+  }
   // The tensor, back in host memory, each element doubled.
   cg::Tensor twice(cg::Tensor t) {
     cg::Tensor host = t.to(cg::device::cpu);
@@ -130,11 +139,44 @@ CG_GRAPH void single_rank_allreduce(cg::GraphBuilder& g) {
   g.output(sums[0].with_tensor_transport(cg::device::cpu));
 }
 
-// Two ranks on two GPUs: a.ramp --nccl--> b.twice, back to the driver in host
-// memory (twice copies to the host itself).
+// Two ranks, on two GPUs or sharing one: a.ramp --nccl--> b.twice, back to
+// the driver in host memory (twice copies to the host itself).
 CG_GRAPH void two_gpu_pipeline(cg::GraphBuilder& g) {
   auto a = g.actor<DeviceWorker>("a").gpus(1);
   auto b = g.actor<DeviceWorker>("b").gpus(1);
   auto t = a.bind<&DeviceWorker::ramp>(g.input<int>()).with_tensor_transport(cg::transport::nccl);
   g.output(b.bind<&DeviceWorker::twice>(t));
+}
+
+// The collectives over three ranks, one after the other: allreduce sum,
+// allgather of the (partly doubled) sums, reducescatter sum of that; each
+// result back in host memory.
+CG_GRAPH void three_rank_collectives(cg::GraphBuilder& g) {
+  auto w0 = g.actor<DeviceWorker>("w0").gpus(1);
+  auto w1 = g.actor<DeviceWorker>("w1").gpus(1);
+  auto w2 = g.actor<DeviceWorker>("w2").gpus(1);
+  auto n = g.input<int>();
+  auto sums = cg::allreduce(g,
+                            {w0.bind<&DeviceWorker::contribution>(n, 0),
+                             w1.bind<&DeviceWorker::contribution>(n, 1),
+                             w2.bind<&DeviceWorker::contribution>(n, 2)},
+                            cg::ReduceOp::sum);
+  auto gathered = cg::allgather(
+      g, {w0.bind<&DeviceWorker::twice>(sums[0]), w1.bind<&DeviceWorker::twice>(sums[1]), sums[2]});
+  auto scattered = cg::reducescatter(g, {gathered[0], gathered[1], gathered[2]}, cg::ReduceOp::sum);
+  g.output(sums[0].with_tensor_transport(cg::device::cpu),
+           gathered[1].with_tensor_transport(cg::device::cpu),
+           scattered[0].with_tensor_transport(cg::device::cpu),
+           scattered[1].with_tensor_transport(cg::device::cpu),
+           scattered[2].with_tensor_transport(cg::device::cpu));
+}
+
+// One rank's tensor sent to the two others over NCCL (the graph's
+// broadcast): each reports where it arrived and its elements.
+CG_GRAPH void nccl_broadcast(cg::GraphBuilder& g) {
+  auto w0 = g.actor<DeviceWorker>("w0").gpus(1);
+  auto w1 = g.actor<DeviceWorker>("w1").gpus(1);
+  auto w2 = g.actor<DeviceWorker>("w2").gpus(1);
+  auto t = w0.bind<&DeviceWorker::ramp>(g.input<int>()).with_tensor_transport(cg::transport::nccl);
+  g.output(w1.bind<&DeviceWorker::where>(t), w2.bind<&DeviceWorker::where>(t));
 }

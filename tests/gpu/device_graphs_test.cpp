@@ -15,7 +15,14 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iostream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -308,12 +315,27 @@ void expect_single_rank_allreduce_over_nccl(cg::LaunchOptions options) {
   EXPECT_EQ(values(graph.execute(2).get()), (std::vector<float>{2, 3}));
 }
 
-// An NCCL edge between two GPUs, launched with `options`.
-void expect_nccl_edge_between_two_gpus(cg::LaunchOptions options) {
+// An NCCL edge between two ranks, launched with `options`.
+void expect_nccl_edge_between_two_ranks(cg::LaunchOptions options) {
   options.communicator = cg::CommunicatorKind::nccl;
   auto graph = cg::launch<&two_gpu_pipeline>(options);
   EXPECT_EQ(values(graph.execute(3).get()), (std::vector<float>{6, 8, 10}));
   EXPECT_EQ(values(graph.execute(1).get()), (std::vector<float>{2}));
+}
+
+// NCCL ranks sharing the GPU "0", whatever the machine has: each actor
+// process claims an NCCL host identity of its own (nccl_ranks_share_gpus).
+// Threads mode refuses such ranks in the driver's process (gpu_test.cpp), so
+// the actors run as processes in either run of the suite: of their own
+// (processes mode), or reached over TCP or started by host commands.
+cg::LaunchOptions sharing_one_gpu(cg::LaunchOptions options = {}) {
+  options.communicator = cg::CommunicatorKind::nccl;
+  options.nccl_ranks_share_gpus = true;
+  options.cuda_devices = std::vector<std::string>{"0"};
+  options.start_timeout = std::chrono::seconds(60);
+  if (!options.tcp_everywhere && options.host_commands.empty())
+    options.mode = cg::Mode::processes;
+  return options;
 }
 
 TEST_F(DeviceGraphs, SingleRankAllreduceOverNcclOnOneGpu) {
@@ -321,9 +343,9 @@ TEST_F(DeviceGraphs, SingleRankAllreduceOverNcclOnOneGpu) {
   expect_single_rank_allreduce_over_nccl({});
 }
 
-TEST_F(DeviceGraphs, NcclEdgeBetweenTwoGpusDeliversExactValues) {
-  CG_SKIP_WITHOUT_GPUS_AND_NCCL(2);
-  expect_nccl_edge_between_two_gpus({});
+TEST_F(DeviceGraphs, NcclEdgeBetweenTwoRanksSharingOneGpuDeliversExactValues) {
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(1);
+  expect_nccl_edge_between_two_ranks(sharing_one_gpu());
 }
 
 // TCP forced: the rank runs in a process that shares no memory with the
@@ -346,11 +368,103 @@ TEST_F(DeviceGraphs, SingleRankAllreduceOverNcclInAProcessReachedOverTcp) {
   expect_single_rank_allreduce_over_nccl(options);
 }
 
-TEST_F(DeviceGraphs, NcclEdgeBetweenTwoGpusOfProcessesReachedOverTcp) {
-  CG_SKIP_WITHOUT_GPUS_AND_NCCL(2);
+TEST_F(DeviceGraphs, NcclEdgeBetweenRanksSharingOneGpuInProcessesReachedOverTcp) {
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(1);
   cg::LaunchOptions options;
   options.tcp_everywhere = true;
-  expect_nccl_edge_between_two_gpus(options);
+  expect_nccl_edge_between_two_ranks(sharing_one_gpu(options));
+}
+
+// Ranks on two hosts, whose processes host commands start here (over
+// loopback: no second machine needed), sharing this machine's GPU.
+class NcclOnTwoHosts : public cg_test::NoLeftovers {
+protected:
+  cg::LaunchOptions on_hosts_1_and_2() {
+    path_ = "/tmp/cg-nccl-placement-" + std::to_string(::getpid()) + ".txt";
+    std::ofstream(path_) << "a 1\nb 2\n";
+    cg::LaunchOptions options;
+    options.placement = path_;
+    options.host_commands[1] = {"sh", "-c", "exec \"$@\"", "sh"};
+    options.host_commands[2] = {"sh", "-c", "exec \"$@\"", "sh"};
+    return sharing_one_gpu(options);
+  }
+  void TearDown() override {
+    std::remove(path_.c_str());
+    NoLeftovers::TearDown();
+  }
+  std::string path_;
+};
+
+TEST_F(NcclOnTwoHosts, NcclEdgeBetweenRanksOfTwoHostsSharingOneGpuDeliversExactValues) {
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(1);
+  expect_nccl_edge_between_two_ranks(on_hosts_1_and_2());
+}
+
+// Three ranks on one GPU, collective by collective; every value exact
+// (integers in float32).
+TEST_F(DeviceGraphs, AllreduceAllgatherAndReducescatterOfThreeRanksSharingOneGpu) {
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(1);
+  auto graph = cg::launch<&three_rank_collectives>(sharing_one_gpu());
+  for (int round = 0; round < 2; ++round) {
+    auto [sum, gathered, s0, s1, s2] = graph.execute(2).get();
+    EXPECT_EQ(values(sum), (std::vector<float>{6, 60}));
+    EXPECT_EQ(values(gathered), (std::vector<float>{12, 120, 12, 120, 6, 60}));
+    EXPECT_EQ(values(s0), (std::vector<float>{36, 360}));
+    EXPECT_EQ(values(s1), (std::vector<float>{36, 360}));
+    EXPECT_EQ(values(s2), (std::vector<float>{18, 180}));
+  }
+  auto [sum, gathered, s0, s1, s2] = graph.execute(1).get();
+  EXPECT_EQ(values(sum), (std::vector<float>{6}));
+  EXPECT_EQ(values(gathered), (std::vector<float>{12, 12, 6}));
+  EXPECT_EQ(values(s2), (std::vector<float>{18}));
+}
+
+TEST_F(DeviceGraphs, OneRanksTensorReachesTwoRanksSharingOneGpu) {
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(1);
+  auto graph = cg::launch<&nccl_broadcast>(sharing_one_gpu());
+  EXPECT_EQ(graph.execute(3).get(), std::make_tuple("cuda:0 [3, 4, 5]", "cuda:0 [3, 4, 5]"));
+  EXPECT_EQ(graph.execute(1).get(), std::make_tuple("cuda:0 [1]", "cuda:0 [1]"));
+}
+
+// A rank killed between executions: the other two enter the next allreduce
+// and wait in NCCL for it. get() names the dead rank within 5 s; the
+// driver's abort watchdog releases the waiting ranks (ncclCommAbort), so
+// they exit by themselves and teardown is bounded; NoLeftovers checks that
+// nothing is left running.
+TEST_F(DeviceGraphs, ARankKilledInACollectiveOnASharedGpuIsNamedAndItsPeersAreReleased) {
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(1);
+  std::chrono::steady_clock::duration reported{}, torn_down{};
+  {
+    auto graph = cg::launch<&three_rank_collectives>(sharing_one_gpu());
+    EXPECT_EQ(values(std::get<0>(graph.execute(1).get())), (std::vector<float>{6}));
+    int w0 = 0;
+    for (int pid : cg_test::child_pids())
+      if (cg_test::actor_of(pid) == "w0")
+        w0 = pid;
+    ASSERT_NE(w0, 0) << "no actor process runs w0";
+    ::kill(w0, SIGKILL);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      graph.execute(1).get();
+      ADD_FAILURE() << "expected cg::ActorDiedError";
+    } catch (const cg::ActorDiedError& e) {
+      EXPECT_EQ(e.actor(), "w0") << e.what();
+    }
+    reported = std::chrono::steady_clock::now() - start;
+    EXPECT_LT(reported, std::chrono::seconds(5));
+    const auto tearing = std::chrono::steady_clock::now();
+    graph.teardown();
+    torn_down = std::chrono::steady_clock::now() - tearing;
+  }
+  // Teardown gives actor processes 2 s before it kills them: ranks still
+  // held in NCCL would take that long.
+  EXPECT_LT(torn_down, std::chrono::seconds(2))
+      << "the ranks waiting in the allreduce were not released: teardown killed them";
+  std::cout << "NCCL ranks sharing one GPU: a rank killed in an allreduce was reported in "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(reported).count()
+            << " ms; teardown took "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(torn_down).count() << " ms"
+            << std::endl;
 }
 
 TEST_F(DeviceGraphs, TwoGpuPipelineRunsOverTheHostCommunicatorWithoutGpus) {

@@ -22,6 +22,9 @@
 //   - the same CUDA IPC hop of 4 KiB (the largest tensor that travels in
 //     the message) and of 16 KiB (through the slot's device buffer), beside
 //     cudaMemcpy device to device of the same size;
+//   - the 16-byte and 16 KiB CUDA IPC hops beside their floor, a bare
+//     two-process CUDA IPC hop of 16 bytes in plain CUDA (ipc_floor.hpp),
+//     judged by target gpu_ipc_hop;
 //   - a one-rank allreduce of 16 bytes over NCCL (execute() to get()), beside
 //     the same cudaMemcpy device to device.
 //   - the same 64 MiB made in place (graph.input_tensor(): written where the
@@ -42,6 +45,7 @@
 // fails on a machine with a device, it quotes the error and exits 1.
 #include "../bench/targets.hpp"
 #include "gpu_bench_graphs.cg.hpp"
+#include "ipc_floor.hpp"
 
 #include "tensor/cuda_memory.hpp"
 #include "tensor/pinned_mappings.hpp"
@@ -161,6 +165,9 @@ double copy_micros(int iterations, void* to, const void* from, std::size_t bytes
 } // namespace
 
 int main(int argc, char** argv) {
+  // Process B of the bare CUDA IPC hop (ipc_floor.hpp), before anything uses CUDA.
+  if (argc > 2 && std::strcmp(argv[1], "--ipc-floor-peer") == 0)
+    return gpu_bench::ipc_floor_peer(std::atoi(argv[2]));
   // For run.sh: the count, or CUDA's failure (exit 1), never a failure as 0.
   if (argc > 1 && std::strcmp(argv[1], "--count-devices") == 0) {
     const cg::CudaDevices& cuda = cg::cuda_devices();
@@ -281,6 +288,18 @@ int main(int argc, char** argv) {
   cg::detail::cuda_free(a, 0);
   cg::detail::cuda_free(b, 0);
 
+  // The floor of a hop between processes, in plain CUDA.
+  const gpu_bench::IpcFloor floor = gpu_bench::measure_ipc_floor("/proc/self/exe", iterations * 20);
+  int status = 0;
+  if (!floor.error.empty()) {
+    std::printf("bare two-process CUDA IPC hop 16 B: failed: %s\n", floor.error.c_str());
+    status = 1;
+  } else {
+    std::printf("bare two-process CUDA IPC hop 16 B: p50 %.2f us, p99 %.2f us (plain CUDA: "
+                "memset, interprocess event, the peer's D2D copy and synchronise, acknowledged "
+                "in shared memory)\n",
+                floor.p50_micros, floor.p99_micros);
+  }
   {
     auto graph = cg::launch<&ipc_hop>();
     const double hop = median_micros(iterations * 20, [&] { (void)graph.execute(4).get(); });
@@ -288,11 +307,8 @@ int main(int argc, char** argv) {
         "us", false);
     row("GPU hop of 16 B, cuda_ipc (execute..get)", hop, "cudaMemcpy D2H + H2D 16 B", through_host,
         "us", false);
-    // Its target's baseline is a bare two-process CUDA IPC hop, which this
-    // program does not measure: say so rather than judge it by another.
-    const cg_bench::Target& ipc = cg_bench::target("gpu_ipc_hop");
-    std::printf("  target %s: not judged, that baseline is not measured here\n",
-                cg_bench::describe(ipc).c_str());
+    row("GPU hop of 16 B, cuda_ipc (execute..get)", hop, "bare CUDA IPC hop 16 B, p50",
+        floor.p50_micros, "us", false, "gpu_ipc_hop");
     // The largest tensor that travels in the message, and one four times
     // larger through the slot's device buffer (tensor/cuda_ipc.hpp).
     for (const int floats : {1024, 4096}) {
@@ -308,6 +324,9 @@ int main(int argc, char** argv) {
       row(("GPU hop of " + size + ", cuda_ipc" + (floats == 1024 ? ", in message" : ", buffer"))
               .c_str(),
           larger, ("cudaMemcpy D2D " + size + ", one process").c_str(), copy, "us", false);
+      if (floats == 4096)
+        row("GPU hop of 16 KiB, cuda_ipc, buffer", larger, "bare CUDA IPC hop 16 B, p50",
+            floor.p50_micros, "us", false, "gpu_ipc_hop");
     }
   }
   {
@@ -338,7 +357,7 @@ int main(int argc, char** argv) {
   if (!cg::NcclCommunicator::available()) {
     std::printf("1-rank NCCL allreduce: skipped, NCCL cannot be loaded (libnccl.so.2, or "
                 "CG_NCCL_LIBRARY)\n");
-    return 0;
+    return status;
   }
   try {
     cg::LaunchOptions options;
@@ -355,5 +374,5 @@ int main(int argc, char** argv) {
     return 1;
   }
 #endif
-  return 0;
+  return status;
 }

@@ -1,4 +1,4 @@
-// gpu_test.cpp - CUDA IPC edges end to end, and NCCL's refusal of two ranks on one GPU.
+// gpu_test.cpp - CUDA IPC edges end to end, and NCCL ranks on one GPU: refused, or sharing it.
 //
 // Built twice: gpu_tests, and gpu_tests_overlapped over the same graphs
 // compiled with --overlap-gpu-communication (copies on the readers'
@@ -24,7 +24,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <regex>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -177,42 +176,54 @@ TEST_F(CudaIpc, AnUndefinedTensorNeedsNoDevice) {
 
 using NcclOnOneGpu = cg_test::NoLeftovers;
 
-// What launch says when actor `name`, rank `rank`, cannot join: the runtime's
-// words exactly, NCCL's ("invalid usage (...)", what it last said) as they come.
-std::string join_refusal(const std::string& name, int rank) {
-  const bool threads =
-      std::getenv("CG_MODE") != nullptr && std::string(std::getenv("CG_MODE")) == "threads";
-  const std::string r = std::to_string(rank);
-  return "actor '" + name + "' of graph 'nccl_one_gpu' " +
-         (threads ? R"(\(a thread\) failed: )" : R"(exited with code 2 \()") +
-         "cg::detail::ActorFailure: actor '" + name +
-         "' cannot join NCCL communicator group 0 as rank " + r +
-         " on cuda:0: cg: NcclCommunicator rank " + r +
-         " of 2: joining the group: ncclCommInitRank: NCCL error 5 " +
-         R"(\(invalid usage.*\); NCCL refuses two ranks on one GPU \("Duplicate GPU detected"\), )" +
-         R"(its usual invalid usage here: give each rank a GPU of its own(; NCCL says: .*)?)" +
-         (threads ? "" : R"(\))") + " during start-up";
-}
-
-// NCCL makes no communicator of two ranks on one device, and says so only as
-// "invalid usage": the launch error names the refusal. What NCCL says is
-// printed for the bundle's summary.
-TEST_F(NcclOnOneGpu, TwoRanksOnOneDeviceAreRefusedAtLaunchNamingTheDuplicateGpu) {
-  CG_SKIP_WITHOUT_GPUS_AND_NCCL(1);
+// nccl_one_gpu's ranks a and b both work on the driver's first GPU: NCCL
+// refuses such a group ("Duplicate GPU detected"), so launch() refuses it
+// first, before any process starts NCCL and without asking CUDA, naming both
+// ranks and the way out. Threads mode refuses it however launched: its
+// actors share one process, which NCCL knows by one host identity.
+TEST_F(NcclOnOneGpu, TwoRanksOnOneGpuAreALaunchErrorNamingBothAndTheOption) {
   cg::LaunchOptions options;
   options.communicator = cg::CommunicatorKind::nccl;
-  options.start_timeout = std::chrono::seconds(60);
+  const std::string pair = "graph 'nccl_one_gpu': actors 'a' and 'b', ranks 0 and 1 of NCCL "
+                           "communicator group 0, both run on GPU 0 of host 0";
   try {
     auto graph = cg::launch<&nccl_one_gpu>(options);
-    auto result = graph.execute(2).get();
-    ADD_FAILURE() << "NCCL accepted two ranks on one GPU: " << result.describe();
+    ADD_FAILURE() << "launched two ranks on one GPU";
   } catch (const cg::LaunchError& e) {
-    std::cout << "NCCL refused two ranks on one GPU: " << e.what() << std::endl;
-    const std::string what = e.what();
-    EXPECT_TRUE(std::regex_match(what, std::regex(join_refusal("a", 0))) ||
-                std::regex_match(what, std::regex(join_refusal("b", 1))))
-        << what;
+    EXPECT_EQ(std::string(e.what()),
+              cg_test::threads_mode()
+                  ? pair + " in the driver's process (threads mode): NCCL refuses two ranks of "
+                           "a group on one GPU unless their processes claim hosts of their own, "
+                           "and one process has one NCCL host identity; launch in processes "
+                           "mode (cg::LaunchOptions::mode, CG_MODE=processes), or give each rank "
+                           "a GPU of its own"
+                  : pair + ": NCCL refuses two ranks of a group on one GPU; set "
+                           "cg::LaunchOptions::nccl_ranks_share_gpus (or CG_NCCL_SHARE_GPUS=1) "
+                           "to give each actor process an NCCL host identity of its own, or give "
+                           "each rank a GPU of its own");
   }
+  EXPECT_EQ(cg_test::child_pids(), std::vector<int>{}) << "an actor process was started";
+}
+
+// With the option on, each rank's process claims a host of its own
+// (NCCL_HOSTID) and NCCL joins them over its network transport: a's tensor,
+// made on the GPU, reaches b on the same GPU exactly, in the message and
+// beyond a slot. Threads mode refuses such ranks (above): the test launches
+// processes in either run of the suite.
+TEST_F(NcclOnOneGpu, TwoRanksSharingOneGpuWithTheOptionDeliverExactValues) {
+  CG_SKIP_WITHOUT_GPUS_AND_NCCL(1);
+  cg::LaunchOptions options;
+  options.mode = cg::Mode::processes;
+  options.communicator = cg::CommunicatorKind::nccl;
+  options.nccl_ranks_share_gpus = true;
+  options.start_timeout = std::chrono::seconds(60);
+  auto graph = cg::launch<&nccl_one_gpu>(options);
+  EXPECT_EQ(values(graph.execute(3).get()), doubled_ramp(3));
+  EXPECT_EQ(values(graph.execute(5000).get()), doubled_ramp(5000));
+  EXPECT_EQ(values(graph.execute(1).get()), doubled_ramp(1));
+  std::cout << "NCCL ranks sharing one GPU: " << cg_test::child_pids().size()
+            << " actor processes, each with an NCCL host identity of its own, gave exact values"
+            << std::endl;
 }
 
 } // namespace

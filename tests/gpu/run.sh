@@ -4,9 +4,11 @@
 #   bash run.sh        on the GPU machine; OUT=<dir> also writes <dir>/gpu-summary.txt
 #                      and each program's full output to <dir>/gpu-logs/
 #
-# The summary lists the tests passed, failed and skipped by name, what NCCL
-# said of two ranks on one GPU, every figure gpu_bench printed (actor
-# processes, then actor threads) and the
+# The summary lists the tests passed, failed and skipped by name (and how
+# many skipped for want of a second GPU: none should), the NCCL tests of
+# ranks sharing one GPU, launch's notice of actor processes sharing a GPU
+# without MPS, the CUDA IPC hops beside their bare two-process floor, every
+# figure gpu_bench printed (actor processes, then actor threads) and the
 # overlap example's durations (as is and with --overlap-gpu-communication,
 # twice each, then two executions in flight), the overlap example over NCCL
 # between two ranks on one GPU (one execution, then a pipeline; overlapped
@@ -14,7 +16,7 @@
 # NVIDIA MPS where it can be started; and what recording a profile costs
 # (profile_cost_bench, which needs no GPU but cores: this machine has them).
 # Exit status 1 if a test failed or a program did not finish; 0 otherwise.
-# Each program has a time limit, 11.9 minutes in all. On a machine
+# Each program has a time limit, 13.6 minutes in all. On a machine
 # without a GPU (no /dev/nvidia* node, no GPU nvidia-smi lists, none the
 # runtime finds) it says "no GPU: ..." and exits 0; where these disagree, or
 # gpu_bench cannot count the devices, it fails before running anything.
@@ -93,14 +95,15 @@ say "cuBLAS: ${CG_CUBLAS_LIBRARY:-libcublas.so.13, wherever the dynamic loader f
 failed_runs=0
 passed=() failed=() skipped=()
 # run_suite <label> <program> [VAR=value...]: a GoogleTest program, by name.
+# suite_seconds=N before it: a time limit other than 25 s.
 run_suite() {
-  local label=$1 program=$2
+  local label=$1 program=$2 limit=${suite_seconds:-25}
   shift 2
   local log=$logs/$label.log
-  env "$@" timeout 25 "$bin/$program" --gtest_color=no >"$log" 2>&1
+  env "$@" timeout "$limit" "$bin/$program" --gtest_color=no >"$log" 2>&1
   local status=$?
   if ((status == 124)); then
-    say "TIMEOUT: $label did not finish in 25 s (see $log)"
+    say "TIMEOUT: $label did not finish in $limit s (see $log)"
     failed_runs=$((failed_runs + 1))
   fi
   local name
@@ -111,15 +114,20 @@ run_suite() {
     say "CRASHED: $label exited with status $status (see $log)"
     failed_runs=$((failed_runs + 1))
   fi
-  grep -h -e '^NCCL refused' -e 'NCCL WARN' "$log" | sed "s/^/$label: /" >>"$logs/nccl.txt"
+  grep -h -e '^NCCL ranks sharing one GPU' -e 'NCCL WARN' "$log" | sed "s/^/$label: /" >>"$logs/nccl.txt"
+  grep -h 'NVIDIA MPS is not running' "$log" | sed "s/^/$label: /" >>"$logs/mps-notice.txt"
+  grep -h -o 'this test needs [0-9]* CUDA devices, and this process has [0-9]*' "$log" \
+    >>"$logs/wanting-gpus.txt"
 }
 
 run_suite runtime runtime_tests 'GTEST_FILTER=CudaIpc*:NcclCommunicator.*:NcclOverlap.*:Arrivals.*:Tensor*:GpuRunAhead.*'
-run_suite device device_tests
-run_suite device.threads device_tests CG_MODE=threads
-# NCCL_DEBUG=WARN: NCCL's own words on two ranks of one GPU, beside our error.
-run_suite gpu gpu_tests NCCL_DEBUG=WARN
-run_suite gpu.threads gpu_tests CG_MODE=threads NCCL_DEBUG=WARN
+# The NCCL tests of ranks sharing one GPU start two and three ranks over
+# NCCL's sockets, each joining in a second or so: more time.
+suite_seconds=60 run_suite device device_tests
+suite_seconds=60 run_suite device.threads device_tests CG_MODE=threads
+# NCCL_DEBUG=WARN: NCCL's own words, should ranks sharing one GPU fail to join.
+suite_seconds=40 run_suite gpu gpu_tests NCCL_DEBUG=WARN
+suite_seconds=40 run_suite gpu.threads gpu_tests CG_MODE=threads NCCL_DEBUG=WARN
 run_suite overlapped gpu_tests_overlapped
 run_suite overlapped.threads gpu_tests_overlapped CG_MODE=threads
 
@@ -190,9 +198,26 @@ say "## tests: ${#passed[@]} passed, ${#failed[@]} failed, ${#skipped[@]} skippe
 for t in "${failed[@]}"; do say "FAILED   $t"; done
 for t in "${skipped[@]}"; do say "skipped  $t"; done
 for t in "${passed[@]}"; do say "passed   $t"; done
+say "tests skipped for want of a second GPU: $(cat "$logs/wanting-gpus.txt" 2>/dev/null | grep -c .)"
 say ""
-say "## NCCL, two ranks on one GPU"
-if [[ -s $logs/nccl.txt ]]; then cat "$logs/nccl.txt" >>"$summary"; else say "(not run)"; fi
+say "## NCCL ranks sharing one GPU (an NCCL_HOSTID per actor process; refused without the option)"
+for t in "${failed[@]}" "${skipped[@]}" "${passed[@]}"; do
+  [[ $t =~ SharingOneGpu|RanksOnOneGpu|OnASharedGpu ]] || continue
+  for f in "${failed[@]}"; do [[ $f == "$t" ]] && say "FAILED   $t" && continue 2; done
+  for k in "${skipped[@]}"; do [[ $k == "$t" ]] && say "skipped  $t" && continue 2; done
+  say "passed   $t"
+done
+if [[ -s $logs/nccl.txt ]]; then cat "$logs/nccl.txt" >>"$summary"; else say "(nothing said)"; fi
+say ""
+say "## actor processes sharing a GPU without MPS: launch's notice (once per program)"
+if [[ -s $logs/mps-notice.txt ]]; then sort -u "$logs/mps-notice.txt" >>"$summary"; else say "(not said)"; fi
+say ""
+say "## CUDA IPC hops beside their floor, a bare two-process CUDA IPC hop (target gpu_ipc_hop)"
+for log in gpu_bench gpu_bench.threads gpu_bench.mps; do
+  [[ -f $logs/$log.log ]] || continue
+  say "$log:"
+  grep -e '^bare two-process CUDA IPC hop' -e 'bare CUDA IPC hop 16 B' "$logs/$log.log" >>"$summary"
+done
 say ""
 say "## figures (gpu_bench), each actor process with its own CUDA context"
 cat "$logs/gpu_bench.log" >>"$summary"
