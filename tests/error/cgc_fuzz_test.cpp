@@ -5,8 +5,10 @@
 // statement at file scope) and by bytes (truncates, inserts random bytes,
 // or random bytes alone), and runs cgc on each mutant: it must exit 0, or 1
 // after printing a `file:line:col: error:`; never die by a signal, hang, or
-// report an internal compiler error. And a crash, should one happen, is an
-// internal compiler error (exit 70), never a death by the signal.
+// report an internal compiler error. A mutant cgc accepts must give code
+// that compiles: the C++ compiler (CG_CXX) checks its generated sources. And
+// a crash, should one happen, is an internal compiler error (exit 70), never
+// a death by the signal.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -121,6 +123,31 @@ std::string mutate(const std::string& source, std::mt19937& random) {
   return out;
 }
 
+// What cgc accepted, it must be able to generate: the actor programs and
+// the driver of the mutant's graphs (target "<name up to its first '.'>")
+// pass the C++ compiler's syntax and type checks.
+void expectGeneratedCodeCompiles(const fs::path& out, const fs::path& includes, int mutant,
+                                 const std::string& text) {
+  std::string target;
+  for (const fs::directory_entry& entry : fs::directory_iterator(out)) {
+    std::string name = entry.path().filename().string();
+    if (name.ends_with(".actors.cpp"))
+      target = name.substr(0, name.size() - std::string(".actors.cpp").size());
+  }
+  ASSERT_FALSE(target.empty()) << "cgc accepted mutant " << mutant << " but wrote no code";
+  for (const std::string& file : {target + ".actors.cpp", target + ".driver.cpp"}) {
+    std::string command = "'" CG_CXX "' -std=c++20 -fsyntax-only -DCG_ACTOR_HOST='\"x\"' -I'" +
+                          out.string() + "' -I'" + includes.string() + "' -I'" +
+                          CG_RUNTIME_INCLUDE + "' '" + (out / file).string() + "' > '" +
+                          (out / "compile.txt").string() + "' 2>&1";
+    int status = std::system(command.c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "the code cgc generated for mutant " << mutant << " does not compile (" << file << "):\n"
+        << readFile(out / "compile.txt") << "\nthe mutant:\n"
+        << text;
+  }
+}
+
 enum class Level { lines, bytes };
 
 void fuzz(const fs::path& source, int mutants, unsigned seed, Level level = Level::lines) {
@@ -150,6 +177,8 @@ void fuzz(const fs::path& source, int mutants, unsigned seed, Level level = Leve
       EXPECT_NE(errors.find(": error: "), std::string::npos)
           << "cgc failed without a diagnostic on mutant " << i << ":\n"
           << errors;
+    } else {
+      expectGeneratedCodeCompiles(work / "out", source.parent_path(), i, readFile(mutant));
     }
   }
   fs::remove_all(work);
