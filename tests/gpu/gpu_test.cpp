@@ -178,10 +178,12 @@ using NcclOnOneGpu = cg_test::NoLeftovers;
 
 // nccl_one_gpu's ranks a and b both work on the driver's first GPU: NCCL
 // refuses such a group ("Duplicate GPU detected"), so launch() refuses it
-// first, before any process starts NCCL and without asking CUDA, naming both
-// ranks and the way out. Threads mode refuses it however launched: its
-// actors share one process, which NCCL knows by one host identity.
+// first, before any process starts NCCL, naming both ranks and the way out
+// (without a device, it says there is none: GpuGraphs in tests/e2e). Threads
+// mode refuses it however launched: its actors share one process, which
+// NCCL knows by one host identity.
 TEST_F(NcclOnOneGpu, TwoRanksOnOneGpuAreALaunchErrorNamingBothAndTheOption) {
+  CG_SKIP_WITHOUT_GPU();
   cg::LaunchOptions options;
   options.communicator = cg::CommunicatorKind::nccl;
   const std::string pair = "graph 'nccl_one_gpu': actors 'a' and 'b', ranks 0 and 1 of NCCL "

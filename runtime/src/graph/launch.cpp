@@ -111,8 +111,9 @@ std::uint32_t profile_depth(const LaunchOptions& options) {
   return executions;
 }
 
-// The NCCL unique id of every communicator group, or why they cannot be made.
-std::vector<NcclIdBytes> make_nccl_ids(const GraphSpec& spec) {
+// Throws LaunchError where NCCL groups can have no device: said before
+// whether their ranks may share one, which matters only where there is one.
+void check_nccl_devices(const GraphSpec& spec) {
   const std::string refused = describe(spec) + ": cg::CommunicatorKind::nccl needs a CUDA device, ";
   if (!built_with_cuda())
     throw LaunchError(refused + "and this runtime was built without CUDA (configure with "
@@ -122,6 +123,11 @@ std::vector<NcclIdBytes> make_nccl_ids(const GraphSpec& spec) {
     throw LaunchError(refused + "and CUDA fails on this machine: " + cuda.error);
   if (cuda.count == 0)
     throw LaunchError(refused + "and this machine has none (use cg::CommunicatorKind::host)");
+}
+
+// The NCCL unique id of every communicator group, or why they cannot be made.
+std::vector<NcclIdBytes> make_nccl_ids(const GraphSpec& spec) {
+  check_nccl_devices(spec);
   std::vector<NcclIdBytes> ids(spec.communicators.size());
 #if defined(CG_HAVE_CUDA)
   static_assert(sizeof(NcclUniqueId::bytes) == kNcclIdBytes);
@@ -293,6 +299,8 @@ void GraphRuntime::Impl::assign_gpus() {
 // processes share a GPU without MPS, the program is told once what that
 // costs.
 void GraphRuntime::Impl::share_gpus(const ActorPlacement& placement) {
+  if (!spec.communicators.empty() && options.communicator == CommunicatorKind::nccl)
+    check_nccl_devices(spec);
   const std::vector<std::string> gpus = working_gpus(cuda_devices, options);
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0')
