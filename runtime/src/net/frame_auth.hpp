@@ -11,7 +11,7 @@
 // the frame's place in the stream (BLAKE2b, crypto_kdf). The place is the one
 // the reader expects, never the number the frame carries, so a frame dropped,
 // repeated, reordered, reflected back or taken from another connection fails
-// its tag even where its header was rewritten to look right.
+// its tag even where someone on the path rewrote its header to look right.
 //
 // Integrity, not secrecy: payloads still travel in the clear. Poly1305 is
 // computed as bytes go and arrive, beside the checksum, piece by piece

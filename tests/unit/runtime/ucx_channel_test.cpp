@@ -6,6 +6,10 @@
 // a forged frame (a skipped or repeated sequence number, a flipped byte, a
 // lying length) is reported with its fault and never delivered; a peer that
 // goes away, close() from another thread and a deadline each end a wait.
+// With the control connection's key (as the set-up gives it), every frame and
+// the reader's offer carry a tag, and a frame or offer without it is refused.
+#include "net/frame_auth.hpp"
+#include "net/secret.hpp"
 #include "net/socket.hpp"
 #include "net/tcp_frame.hpp"
 #include "net/ucx_channel.hpp"
@@ -36,8 +40,10 @@ struct Stream {
   std::unique_ptr<UcxReader> reader;
 };
 
-// A UCX stream started over a fresh loopback connection.
-Stream open_stream(std::uint64_t max_payload = cg::tcp_default_max_payload) {
+// A UCX stream started over a fresh loopback connection (whose frames are
+// tagged under `key`, if any).
+Stream open_stream(std::uint64_t max_payload = cg::tcp_default_max_payload,
+                   const cg::detail::FrameKey& key = {}) {
   cg::detail::UniqueFd listener, writer_fd, reader_fd;
   cg::Endpoint bound;
   std::string error;
@@ -48,9 +54,11 @@ Stream open_stream(std::uint64_t max_payload = cg::tcp_default_max_payload) {
       << error;
   Stream s;
   // The reader offers first (a small write), so one thread can do both.
-  s.reader = UcxReader::offer(cg::TcpReader(reader_fd.release()), in(5s), error, max_payload);
+  s.reader = UcxReader::offer(cg::TcpReader(reader_fd.release(), max_payload, key), in(5s), error,
+                              max_payload);
   EXPECT_NE(s.reader, nullptr) << error;
-  s.writer = UcxWriter::connect(cg::TcpWriter(writer_fd.release()), in(5s), error, max_payload);
+  s.writer = UcxWriter::connect(cg::TcpWriter(writer_fd.release(), max_payload, key), in(5s), error,
+                                max_payload);
   EXPECT_NE(s.writer, nullptr) << error;
   return s;
 }
@@ -267,6 +275,71 @@ TEST(UcxChannel, AnOfferThatIsNotUcxIsRefusedSayingWhy) {
   EXPECT_EQ(UcxWriter::connect(cg::TcpWriter(writer_fd.release()), in(5s), error), nullptr);
   EXPECT_EQ(error, "UCX stream: the reader's offer is malformed (is it built without UCX, or with "
                    "CG_HOST_TRANSPORT=tcp?)");
+}
+
+cg::detail::FrameKey a_connections_key() {
+  static const cg::detail::Secret secret = cg::detail::Secret::generate();
+  return cg::detail::connection_keys(secret, "a connection").to_reader;
+}
+
+constexpr const char* tag_refused =
+    "authentication failed: its tag does not match its bytes (rewritten on the way, or not sent "
+    "by the peer that proved the launch's secret)";
+
+TEST(UcxChannel, WithAKeyFramesAreTaggedAndOneWithoutItsTagIsRefused) {
+  Stream s = open_stream(cg::tcp_default_max_payload, a_connections_key());
+  ASSERT_TRUE(s.writer && s.reader);
+  const std::string large(std::size_t{8} << 20, 'x'); // by UCX's rendezvous protocol
+  Background sends([&] {
+    EXPECT_EQ(s.writer->send(MessageKind::value, bytes_of("tagged"), in(5s)), ChannelStatus::ok);
+    EXPECT_EQ(s.writer->send(MessageKind::value, bytes_of(large), in(5s)), ChannelStatus::ok);
+    EXPECT_EQ(s.writer->send_forged(bytes_of(frame(2, "1337") + std::string(16, '\0')), in(5s)),
+              ChannelStatus::ok);
+  });
+  UcxReader::Message m;
+  ASSERT_EQ(s.reader->receive(m, in(5s)), ChannelStatus::ok) << s.reader->error();
+  EXPECT_EQ(text_of(m), "tagged");
+  ASSERT_EQ(s.reader->receive(m, in(5s)), ChannelStatus::ok) << s.reader->error();
+  EXPECT_TRUE(text_of(m) == large);
+  EXPECT_EQ(s.reader->receive(m, in(5s)), ChannelStatus::corrupt);
+  EXPECT_EQ(s.reader->fault(), TcpFault::bad_tag);
+  EXPECT_EQ(s.reader->error(), std::string("frame 2: ") + tag_refused);
+}
+
+// A relay on the control connection that rewrites the offer's UCX tag (where
+// frames are to go) is caught by the offer's own tag.
+TEST(UcxChannel, AnOfferRewrittenOnTheWayIsRefused) {
+  cg::detail::UniqueFd listener, reader_end, relay_in, relay_out, writer_end;
+  cg::Endpoint bound;
+  std::string error;
+  ASSERT_EQ(cg::detail::listen_tcp({"127.0.0.1", 0}, listener, bound, error), cg::NetStatus::ok);
+  ASSERT_EQ(cg::detail::connect_tcp(bound, in(5s), reader_end, error), cg::NetStatus::ok);
+  ASSERT_EQ(cg::detail::accept_tcp(listener.get(), in(5s), relay_in, error), cg::NetStatus::ok);
+  ASSERT_EQ(cg::detail::connect_tcp(bound, in(5s), writer_end, error), cg::NetStatus::ok);
+  ASSERT_EQ(cg::detail::accept_tcp(listener.get(), in(5s), relay_out, error), cg::NetStatus::ok);
+  const cg::detail::FrameKey key = a_connections_key();
+  auto reader = UcxReader::offer(
+      cg::TcpReader(reader_end.release(), cg::tcp_default_max_payload, key), in(5s), error);
+  ASSERT_NE(reader, nullptr) << error;
+  std::string offer(16, '\0');
+  ASSERT_EQ(cg::detail::receive_exact(relay_in.get(), offer.data(), 16, in(5s), error),
+            cg::NetStatus::ok);
+  std::uint32_t length = 0;
+  std::memcpy(&length, offer.data() + 4, 4);
+  offer.resize(16 + length + cg::detail::frame_tag_bytes);
+  ASSERT_EQ(cg::detail::receive_exact(relay_in.get(), offer.data() + 16, offer.size() - 16, in(5s),
+                                      error),
+            cg::NetStatus::ok);
+  offer[8] = static_cast<char>(offer[8] ^ 1);
+  ASSERT_EQ(cg::detail::send_all(relay_out.get(), offer.data(), offer.size(), in(5s), error),
+            cg::NetStatus::ok);
+  EXPECT_EQ(
+      UcxWriter::connect(cg::TcpWriter(writer_end.release(), cg::tcp_default_max_payload, key),
+                         in(5s), error),
+      nullptr);
+  EXPECT_EQ(error, "UCX stream: authentication failed: the reader's offer does not match its tag "
+                   "(rewritten on the way, or not sent by the peer that proved the launch's "
+                   "secret)");
 }
 
 TEST(UcxChannel, AReaderThatNeverOffersIsATimeout) {
