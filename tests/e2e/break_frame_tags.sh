@@ -80,7 +80,8 @@ PY
 expect() {
   local what=$1 want=$2
   shift 2
-  "$@" >"$work/last.log" 2>&1
+  # A broken runtime may hang a test rather than fail it: a timeout is a failure.
+  timeout 120 "$@" >"$work/last.log" 2>&1
   local status=$?
   cp "$work/last.log" "$work/$(echo "$what" | tr -c 'A-Za-z0-9' '_').log"
   if [[ $want == 0 && $status != 0 || $want == 1 && $status == 0 ]]; then
