@@ -1,4 +1,5 @@
-// serialize_test.cpp — round trips and malformed-input handling of cg/serialize.hpp.
+// serialize_test.cpp — round trips and malformed-input handling of cg/serialize.hpp
+// and of the standard containers' codecs (cg/codecs.hpp).
 //
 // The decoder is the first thing to touch bytes that another process wrote, so
 // besides round trips these tests feed it truncated, oversized and over-long
@@ -9,13 +10,22 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <limits>
+#include <map>
+#include <optional>
+#include <set>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <tuple>
+#include <unordered_set>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace {
@@ -246,7 +256,125 @@ TEST(Serialize, SerializabilityIsDetectable) {
   static_assert(!cg::is_serializable_v<Unsupported>);
   static_assert(!cg::is_serializable_v<std::vector<Unsupported>>);
   static_assert(!cg::is_serializable_v<int*>);
+  static_assert(cg::is_serializable_v<std::variant<int, std::set<std::string>>>);
+  static_assert(cg::is_serializable_v<std::deque<std::optional<std::chrono::milliseconds>>>);
+  static_assert(!cg::is_serializable_v<std::variant<int, Unsupported>>);
+  static_assert(!cg::is_serializable_v<std::set<Unsupported>>);
+  static_assert(!cg::is_serializable_v<std::deque<Unsupported>>);
   SUCCEED();
+}
+
+// ---- the standard containers (cg/codecs.hpp) --------------------------------
+
+TEST(Codecs, AVariantRoundTripsEachAlternativeByItsIndex) {
+  using V = std::variant<int, std::string, int>;
+  EXPECT_EQ(round_trip(V(std::in_place_index<0>, 7)).index(), 0u);
+  EXPECT_EQ(std::get<0>(round_trip(V(std::in_place_index<0>, 7))), 7);
+  EXPECT_EQ(std::get<1>(round_trip(V("text"))), "text");
+  // The same type twice: the index, not the type, says which.
+  const V third(std::in_place_index<2>, -9);
+  EXPECT_EQ(round_trip(third).index(), 2u);
+  EXPECT_EQ(std::get<2>(round_trip(third)), -9);
+  EXPECT_EQ(cg::encoded_size(V("text")), sizeof(std::uint32_t) + 8u + 4u);
+}
+
+TEST(Codecs, AVariantIndexPastItsAlternativesIsADecodeError) {
+  auto bytes = encode_to_bytes(std::variant<int, std::string>(5));
+  const std::uint32_t bad = 2;
+  std::memcpy(bytes.data(), &bad, sizeof bad);
+  try {
+    cg::decode_all<std::variant<int, std::string>>(bytes);
+    FAIL() << "expected cg::DecodeError";
+  } catch (const cg::DecodeError& e) {
+    EXPECT_STREQ(e.what(), "cg: corrupted std::variant index 2 of 2 alternatives");
+  }
+}
+
+TEST(Codecs, AValuelessVariantRefusesToBeSizedRatherThanSendNothing) {
+  // Made in place (no temporary, as for a std::deque), the new alternative's
+  // throw leaves the variant valueless.
+  struct Throws {
+    operator std::deque<int>() const { throw std::runtime_error("no value"); }
+  };
+  std::variant<int, std::deque<int>> v(3);
+  EXPECT_THROW(v.emplace<1>(Throws{}), std::runtime_error);
+  ASSERT_TRUE(v.valueless_by_exception());
+  try {
+    (void)cg::encoded_size(v);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "cg: a valueless std::variant cannot be sent");
+  }
+}
+
+TEST(Codecs, SetsRoundTripAndADuplicateElementIsADecodeError) {
+  const std::set<std::string> ordered{"", "b", "a", std::string(300, 'z')};
+  EXPECT_EQ(round_trip(ordered), ordered);
+  EXPECT_EQ(round_trip(std::set<int>{}), std::set<int>{});
+  const std::unordered_set<int> unordered{3, -1, 40000};
+  EXPECT_EQ(round_trip(unordered), unordered);
+
+  // Two elements, both 7: no set holds that.
+  auto bytes = length_prefix(2);
+  for (int i = 0; i < 2; ++i) {
+    const auto seven = encode_to_bytes(7);
+    bytes.insert(bytes.end(), seven.begin(), seven.end());
+  }
+  try {
+    cg::decode_all<std::set<int>>(bytes);
+    FAIL() << "expected cg::DecodeError";
+  } catch (const cg::DecodeError& e) {
+    EXPECT_STREQ(e.what(), "cg: corrupted set: duplicate element");
+  }
+  EXPECT_THROW(cg::decode_all<std::unordered_set<int>>(bytes), cg::DecodeError);
+}
+
+TEST(Codecs, DequesRoundTripInOrder) {
+  const std::deque<double> plain{1.5, -2.0, 1e300};
+  EXPECT_EQ(round_trip(plain), plain);
+  const std::deque<std::string> strings{"x", "", "yz"};
+  EXPECT_EQ(round_trip(strings), strings);
+  EXPECT_EQ(round_trip(std::deque<int>{}), std::deque<int>{});
+  EXPECT_EQ(cg::encoded_size(plain), 8u + 3 * sizeof(double));
+}
+
+TEST(Codecs, ADurationGoesAsItsCount) {
+  using namespace std::chrono_literals;
+  EXPECT_EQ(round_trip(1500ms), 1500ms);
+  EXPECT_EQ(round_trip(std::chrono::duration<double>(-0.25)), std::chrono::duration<double>(-0.25));
+  EXPECT_EQ(encode_to_bytes(42ns), encode_to_bytes(std::chrono::nanoseconds::rep{42}));
+}
+
+TEST(Codecs, NestedStandardTypesRoundTrip) {
+  using namespace std::chrono_literals;
+  using Entry = std::variant<int, std::set<std::string>>;
+  const std::map<std::string, Entry> tagged{{"count", 3},
+                                            {"tags", std::set<std::string>{"red", "blue"}},
+                                            {"none", std::set<std::string>{}}};
+  EXPECT_EQ(round_trip(tagged), tagged);
+
+  const std::deque<std::optional<std::chrono::milliseconds>> timings{20ms, std::nullopt, 0ms};
+  EXPECT_EQ(round_trip(timings), timings);
+
+  const std::array<std::variant<std::deque<int>, std::chrono::seconds>, 2> mixed{
+      std::deque<int>{1, 2}, std::chrono::seconds(9)};
+  EXPECT_EQ(round_trip(mixed), mixed);
+
+  // Any cut of a nested value is a DecodeError, never a crash.
+  using Tagged = std::map<std::string, Entry>;
+  const auto full = encode_to_bytes(tagged);
+  for (std::size_t cut = 0; cut < full.size(); ++cut) {
+    const std::span<const std::byte> prefix(full.data(), cut);
+    EXPECT_THROW(cg::decode_all<Tagged>(prefix), cg::DecodeError) << "cut at " << cut;
+  }
+}
+
+TEST(Codecs, HugeCountsOfSetsAndDequesThrowWithoutAllocating) {
+  auto bytes = length_prefix(std::numeric_limits<std::uint64_t>::max() / 2);
+  bytes.resize(bytes.size() + 16);
+  EXPECT_THROW(cg::decode_all<std::set<int>>(bytes), cg::DecodeError);
+  EXPECT_THROW(cg::decode_all<std::unordered_set<std::string>>(bytes), cg::DecodeError);
+  EXPECT_THROW(cg::decode_all<std::deque<int>>(bytes), cg::DecodeError);
 }
 
 // ---- reading in place (cg/detail/in_place.hpp) ----------------------------
