@@ -185,8 +185,11 @@ void GraphRuntime::Impl::connect_remote(Deadline deadline) {
       }
     }
     Deadline step = std::min(deadline, Clock::now() + std::chrono::milliseconds(100));
-    if (server.wait_for_all(step) == NetStatus::ok)
+    const NetStatus waited = server.wait_for_all(step);
+    if (waited == NetStatus::ok)
       break;
+    if (waited == NetStatus::protocol_error) // a set-up line that failed its tag
+      throw LaunchError(describe(spec) + ": " + server.error());
     if (Clock::now() >= deadline)
       throw LaunchError(describe(spec) + ": actors on other hosts did not connect within " +
                         std::to_string(options.start_timeout.count()) + " ms: " +

@@ -62,6 +62,13 @@
 //                                         MISSING <k> <actor> ... (the k absent actors, sorted)
 //                                       or ERROR <reason>
 //
+// Every line after HELLO, the server's OK to it included, ends in " <tag>",
+// and every counted payload (ARGS, NCCL, PROFILE) is followed by 16 bytes of
+// tag (net/rendezvous_wire.hpp); a line or payload whose tag fails closes the
+// connection, is never acted upon, and is reported naming the peer: the
+// server's wait_for_all() then fails at once (protocol_error), and a client
+// that had published is lost with the reason.
+//
 // Authentication: the client proof is the HMAC of
 // "cg-rendezvous/3 client <graph> <server nonce> <client nonce>" under the
 // launch's secret, the server proof that of the same with "server"
@@ -86,6 +93,7 @@
 #pragma once
 
 #include "net/net.hpp"
+#include "net/rendezvous_wire.hpp"
 #include "net/secret.hpp"
 #include "net/socket.hpp"
 #include <cg/detail/channel.hpp>
@@ -268,8 +276,15 @@ private:
   NetStatus receive_counted(std::string_view command, const std::string& reply, std::uint64_t most,
                             Deadline deadline, std::vector<std::byte>& out);
   NetStatus read_line(Deadline deadline, std::string& line);
+  // Sends `text` as a tagged line (and a counted payload, tagged, after it).
+  NetStatus send_tagged(std::string_view text, std::optional<std::string_view> payload,
+                        Deadline deadline);
+  // A line whose tag failed: the connection is closed, error() says so.
+  NetStatus unauthentic(std::string_view what);
 
   detail::UniqueFd fd_;
+  detail::rendezvous_wire::LineTagger to_server_;
+  detail::rendezvous_wire::LineChecker from_server_;
   Endpoint server_;
   std::string graph_;
   std::string input_; // received bytes not yet consumed as lines

@@ -37,9 +37,15 @@ NetStatus RendezvousClient::read_line(Deadline deadline, std::string& line) {
     if (newline != std::string::npos) {
       line = input_.substr(0, newline);
       input_.erase(0, newline + 1);
+      if (!from_server_.keyed())
+        return NetStatus::ok; // the CHALLENGE, before any key
+      std::optional<std::string> text = from_server_.line(line);
+      if (!text)
+        return unauthentic("a line");
+      line = std::move(*text);
       return NetStatus::ok;
     }
-    if (input_.size() > wire::max_line) {
+    if (input_.size() > wire::max_line + wire::line_tag_chars) {
       error_ = "rendezvous at " + to_string(server_) + " sent a line longer than " +
                std::to_string(wire::max_line) + " bytes";
       return NetStatus::protocol_error;
@@ -73,13 +79,34 @@ NetStatus RendezvousClient::request(const std::string& line, Deadline deadline,
     error_ = "not connected to a rendezvous server";
     return NetStatus::closed;
   }
-  const std::string text = line + "\n";
-  if (const NetStatus s = detail::send_all(fd_.get(), text.data(), text.size(), deadline, error_);
-      s != NetStatus::ok) {
-    error_ = "rendezvous: " + error_;
+  if (const NetStatus s = send_tagged(line, std::nullopt, deadline); s != NetStatus::ok)
     return s;
-  }
   return read_line(deadline, reply);
+}
+
+NetStatus RendezvousClient::send_tagged(std::string_view text,
+                                        std::optional<std::string_view> payload,
+                                        Deadline deadline) {
+  if (!fd_) {
+    error_ = "not connected to a rendezvous server";
+    return NetStatus::closed;
+  }
+  // Only HELLO goes before the keys: its proof covers every field of it.
+  std::string bytes = to_server_.keyed() ? to_server_.line(text) : std::string(text) + "\n";
+  if (to_server_.keyed() && payload)
+    bytes += to_server_.payload(*payload);
+  const NetStatus s = detail::send_all(fd_.get(), bytes.data(), bytes.size(), deadline, error_);
+  if (s != NetStatus::ok)
+    error_ = "rendezvous: " + error_;
+  return s;
+}
+
+NetStatus RendezvousClient::unauthentic(std::string_view what) {
+  fd_.reset();
+  error_ = "rendezvous at " + to_string(server_) + " sent " + std::string(what) +
+           " that failed its authentication tag (rewritten, dropped, replayed or reordered on "
+           "the way): the connection is closed";
+  return NetStatus::protocol_error;
 }
 
 NetStatus RendezvousClient::connect(const Endpoint& server, std::string_view graph,
@@ -93,6 +120,8 @@ NetStatus RendezvousClient::connect(const Endpoint& server, std::string_view gra
   graph_ = graph;
   input_.clear();
   table_.clear();
+  to_server_ = {};
+  from_server_ = {};
   std::string why;
   if (const NetStatus s = detail::connect_tcp(server, deadline, fd_, why); s != NetStatus::ok) {
     error_ = "rendezvous: " + why;
@@ -126,6 +155,15 @@ NetStatus RendezvousClient::connect(const Endpoint& server, std::string_view gra
     return fail(NetStatus::protocol_error,
                 "could not prove it knows the launch's secret: it is not this launch's driver");
   }
+  // From here on every line is tagged, the OK itself first: its greeting
+  // (the launch's options) is not covered by the proof.
+  const wire::LineKeys keys = wire::line_keys(secret, graph_, c[1], nonce);
+  to_server_ = wire::LineTagger(keys.to_server);
+  from_server_ = wire::LineChecker(keys.to_client);
+  std::optional<std::string> checked = from_server_.line(reply);
+  if (!checked)
+    return unauthentic("an answer to HELLO");
+  reply = std::move(*checked);
   const std::size_t greeting_at = 3 + r[1].size() + 1;
   greeting_ = greeting_at < reply.size() ? reply.substr(greeting_at) : std::string();
   return NetStatus::ok;
@@ -236,17 +274,22 @@ NetStatus RendezvousClient::receive_counted(std::string_view command, const std:
              " with '" + reply + "'";
     return reply.rfind("ERROR ", 0) == 0 ? NetStatus::rejected : NetStatus::protocol_error;
   }
-  out.assign(*size, std::byte{0});
-  const std::size_t buffered = std::min<std::size_t>(input_.size(), out.size());
-  if (buffered > 0) // out.data() is null when nothing follows (NCCL 0)
-    std::memcpy(out.data(), input_.data(), buffered);
+  // The payload and its tag.
+  std::string bytes(*size + detail::frame_tag_bytes, '\0');
+  const std::size_t buffered = std::min<std::size_t>(input_.size(), bytes.size());
+  std::memcpy(bytes.data(), input_.data(), buffered);
   input_.erase(0, buffered);
-  if (const NetStatus s = detail::receive_exact(fd_.get(), out.data() + buffered,
-                                                out.size() - buffered, deadline, error_);
+  if (const NetStatus s = detail::receive_exact(fd_.get(), bytes.data() + buffered,
+                                                bytes.size() - buffered, deadline, error_);
       s != NetStatus::ok) {
     error_ = "rendezvous: " + error_;
     return s;
   }
+  const std::string_view payload = std::string_view(bytes).substr(0, *size);
+  if (!from_server_.payload(payload, std::string_view(bytes).substr(*size)))
+    return unauthentic("the payload of " + std::string(command));
+  out.assign(reinterpret_cast<const std::byte*>(payload.data()),
+             reinterpret_cast<const std::byte*>(payload.data()) + payload.size());
   return NetStatus::ok;
 }
 
@@ -274,10 +317,9 @@ void RendezvousClient::report_failure(const RemoteFailure& failure) {
   const std::size_t room = wire::max_line - 1 - std::min(text.size(), wire::max_line - 1);
   for (char c : std::string_view(failure.reason).substr(0, room))
     text += c == '\n' ? ' ' : c;
-  text += "\n";
-  std::string ignored;
-  (void)detail::send_all(fd_.get(), text.data(), text.size(),
-                         Clock::now() + std::chrono::seconds(1), ignored);
+  const std::string saved = error_; // what failed is still the error to say
+  (void)send_tagged(text, std::nullopt, Clock::now() + std::chrono::seconds(1));
+  error_ = saved;
 }
 
 NetStatus RendezvousClient::poll_requests(std::vector<std::string>& requests) {
@@ -306,8 +348,11 @@ NetStatus RendezvousClient::poll_requests(std::vector<std::string>& requests) {
   }
   // What arrived before an end is still said.
   for (std::size_t newline; (newline = input_.find('\n')) != std::string::npos;) {
-    requests.push_back(input_.substr(0, newline));
+    std::optional<std::string> text = from_server_.line(input_.substr(0, newline));
     input_.erase(0, newline + 1);
+    if (!text)
+      return unauthentic("a request");
+    requests.push_back(std::move(*text));
   }
   return status;
 }
@@ -315,23 +360,16 @@ NetStatus RendezvousClient::poll_requests(std::vector<std::string>& requests) {
 NetStatus RendezvousClient::send_clock(std::int64_t clock_ns, Deadline deadline) {
   if (!fd_)
     return NetStatus::closed;
-  const std::string text = "CLOCK " + std::to_string(std::max<std::int64_t>(clock_ns, 0)) + "\n";
-  const NetStatus s = detail::send_all(fd_.get(), text.data(), text.size(), deadline, error_);
-  if (s != NetStatus::ok)
-    error_ = "rendezvous: " + error_;
-  return s;
+  return send_tagged("CLOCK " + std::to_string(std::max<std::int64_t>(clock_ns, 0)), std::nullopt,
+                     deadline);
 }
 
 NetStatus RendezvousClient::send_profile(std::string_view actor, std::string_view payload,
                                          Deadline deadline) {
   if (!fd_)
     return NetStatus::closed;
-  std::string text = "PROFILE " + std::string(actor) + " " + std::to_string(payload.size()) + "\n";
-  text.append(payload);
-  const NetStatus s = detail::send_all(fd_.get(), text.data(), text.size(), deadline, error_);
-  if (s != NetStatus::ok)
-    error_ = "rendezvous: " + error_;
-  return s;
+  return send_tagged("PROFILE " + std::string(actor) + " " + std::to_string(payload.size()),
+                     payload, deadline);
 }
 
 std::optional<Endpoint> RendezvousClient::lookup(std::string_view actor) const {

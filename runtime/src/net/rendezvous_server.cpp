@@ -71,7 +71,10 @@ struct RendezvousServer::State {
     Endpoint peer;
     std::string input;
     std::string output;
-    bool greeted = false;      // authenticated by its HELLO
+    bool greeted = false; // authenticated by its HELLO
+    // Its lines' tags, each way, from its HELLO on (net/rendezvous_wire.hpp).
+    wire::LineTagger to_client;
+    wire::LineChecker from_client;
     Deadline accepted{};       // when it was accepted
     std::string nonce;         // the challenge sent to it
     Deadline hello_deadline{}; // dropped if not greeted by then
@@ -112,6 +115,7 @@ struct RendezvousServer::State {
   std::map<std::string, Endpoint> table;
   std::set<std::string> ready;
   std::string error;
+  std::string unauthentic; // the first line or payload whose tag failed, in words
   std::vector<std::string> rejections;
   bool stopped = false;
   bool profiles_wanted = false;     // collect_profiles() asks: the serving thread sends PROFILE
@@ -143,6 +147,9 @@ struct RendezvousServer::State {
   void answer_lookups(bool stopping);
   // Drops a connection that did not authenticate, and says so.
   void reject(Connection& c, const std::string& why);
+  // A line or payload of an authenticated client failed its tag: closed
+  // unanswered, and said (wait_for_all, on_lost).
+  void unauthentic_from(Connection& c, const std::string& what);
   // The published actors of a connection that ends before they said READY
   // leave the table, so their names can be published again.
   void forget_unready(const Connection& c);
@@ -234,10 +241,15 @@ NetStatus RendezvousServer::wait_for_all(Deadline deadline) {
   State& s = *state_;
   std::unique_lock lock(s.mutex);
   const auto complete = [&] { return s.missing_locked().empty(); };
+  const auto settled = [&] { return complete() || s.stopped || !s.unauthentic.empty(); };
   if (deadline == Deadline::max()) {
-    s.changed.wait(lock, [&] { return complete() || s.stopped; });
+    s.changed.wait(lock, settled);
   } else {
-    s.changed.wait_until(lock, deadline, [&] { return complete() || s.stopped; });
+    s.changed.wait_until(lock, deadline, settled);
+  }
+  if (!s.unauthentic.empty()) {
+    s.error = "rendezvous for graph '" + s.graph + "': " + s.unauthentic;
+    return NetStatus::protocol_error;
   }
   if (complete())
     return NetStatus::ok;
@@ -290,6 +302,25 @@ void RendezvousServer::State::reject(Connection& c, const std::string& why) {
   }
   if (on_rejected)
     on_rejected(what);
+}
+
+void RendezvousServer::State::unauthentic_from(Connection& c, const std::string& what) {
+  const std::string said =
+      what + " from " + to_string(c.peer) +
+      (c.published.empty() ? "" : " (actors " + join(c.published, ", ") + ")") +
+      " failed its authentication tag (rewritten, dropped, replayed or reordered on the way): "
+      "the connection is closed";
+  c.closing = true;
+  c.output.clear();
+  c.lookup = false;
+  c.receiving_left = 0;
+  c.failure = {RemoteFailure::Cause::host, "", "rendezvous: " + said};
+  {
+    std::lock_guard lock(mutex);
+    if (unauthentic.empty())
+      unauthentic = said;
+  }
+  changed.notify_all();
 }
 
 void RendezvousServer::State::summarize_rejections(bool final) {
@@ -384,7 +415,7 @@ void RendezvousServer::State::ask_for_profiles() {
     for (Connection& c : connections) {
       if (!c.greeted || c.closing || c.published.empty())
         continue;
-      c.output += "PROFILE\n";
+      c.output += c.to_client.line("PROFILE");
       c.profile_asked_ns = detail::monotonic_ns();
       c.clock_known = false;
       profiles_awaited += c.published.size() - c.profiles_owed;
@@ -440,7 +471,10 @@ void RendezvousServer::State::flush(Connection& c) {
 
 void RendezvousServer::State::handle(Connection& c, std::string_view line) {
   const std::vector<std::string_view> f = wire::fields(line);
-  const auto reply = [&](std::string text) { c.output += text + "\n"; };
+  // Tagged once the client proved the secret; before, nothing is.
+  const auto reply = [&](std::string text) {
+    c.output += c.greeted ? c.to_client.line(text) : text + "\n";
+  };
   if (!c.greeted) {
     // Nothing but "authentication failed" or a protocol mismatch is told to
     // a peer that has not proved the secret: not even which graph is served.
@@ -461,6 +495,9 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
       c.closing = true;
     } else {
       c.greeted = true;
+      const wire::LineKeys keys = wire::line_keys(*secret, graph, c.nonce, f[3]);
+      c.to_client = wire::LineTagger(keys.to_client);
+      c.from_client = wire::LineChecker(keys.to_server);
       const std::string proof = secret->prove(wire::proof_message("server", graph, c.nonce, f[3]));
       reply(greeting.empty() ? "OK " + proof : "OK " + proof + " " + greeting);
     }
@@ -518,7 +555,8 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
       return;
     }
     reply("ARGS " + std::to_string(args->second.size()));
-    c.output.append(reinterpret_cast<const char*>(args->second.data()), args->second.size());
+    c.output += c.to_client.payload(
+        {reinterpret_cast<const char*>(args->second.data()), args->second.size()});
     return;
   }
   if (f[0] == "NCCL" && f.size() == 1) {
@@ -528,7 +566,8 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
       return;
     }
     reply("NCCL " + std::to_string(nccl_ids.size()));
-    c.output.append(reinterpret_cast<const char*>(nccl_ids.data()), nccl_ids.size());
+    c.output +=
+        c.to_client.payload({reinterpret_cast<const char*>(nccl_ids.data()), nccl_ids.size()});
     return;
   }
   if (f[0] == "FAILED" && f.size() >= 3) {
@@ -575,11 +614,9 @@ void RendezvousServer::State::handle(Connection& c, std::string_view line) {
       return;
     }
     c.receiving_actor = std::string(f[1]);
-    c.receiving_left = *bytes;
-    c.receiving.reserve(*bytes);
-    if (*bytes == 0)
-      profile_received(c);
-    return; // not answered: the bytes follow
+    c.receiving_left = *bytes + detail::frame_tag_bytes;
+    c.receiving.reserve(c.receiving_left);
+    return; // not answered: the bytes and their tag follow
   }
   if (f[0] == "LOOKUP" && f.size() == 2) {
     const std::optional<std::uint64_t> wait = wire::number(f[1]);
@@ -609,19 +646,36 @@ void RendezvousServer::State::read_from(Connection& c) {
           c.receiving_left -= take;
           if (c.receiving_left > 0)
             break;
+          const std::size_t size = c.receiving.size() - detail::frame_tag_bytes;
+          if (!c.from_client.payload(std::string_view(c.receiving).substr(0, size),
+                                     std::string_view(c.receiving).substr(size))) {
+            unauthentic_from(c, "the profile of actor '" + c.receiving_actor + "'");
+            break;
+          }
+          c.receiving.resize(size);
           profile_received(c);
           continue;
         }
         const std::size_t newline = c.input.find('\n');
         if (newline == std::string::npos)
           break;
-        const std::string line = c.input.substr(0, newline);
+        std::string line = c.input.substr(0, newline);
         c.input.erase(0, newline + 1);
+        if (c.greeted) {
+          std::optional<std::string> text = c.from_client.line(line);
+          if (!text) {
+            unauthentic_from(c, "a line");
+            break;
+          }
+          line = std::move(*text);
+        }
         handle(c, line);
       }
-      if (!c.closing && c.receiving_left == 0 && c.input.size() > wire::max_line) {
+      if (!c.closing && c.receiving_left == 0 &&
+          c.input.size() > wire::max_line + (c.greeted ? wire::line_tag_chars : 0)) {
         if (c.greeted) {
-          c.output += "ERROR line longer than " + std::to_string(wire::max_line) + " bytes\n";
+          c.output += c.to_client.line("ERROR line longer than " + std::to_string(wire::max_line) +
+                                       " bytes");
           c.closing = true;
         } else {
           c.output += "ERROR authentication failed\n";
@@ -667,11 +721,12 @@ void RendezvousServer::State::answer_lookups(bool stopping) {
     if (!c.lookup)
       continue;
     if (missing.empty()) {
-      c.output += "TABLE " + std::to_string(snapshot.size()) + "\n";
+      c.output += c.to_client.line("TABLE " + std::to_string(snapshot.size()));
       for (const auto& [name, where] : snapshot)
-        c.output += name + " " + to_string(where) + "\n";
+        c.output += c.to_client.line(name + " " + to_string(where));
     } else if (stopping || now >= c.lookup_deadline) {
-      c.output += "MISSING " + std::to_string(missing.size()) + " " + join(missing, " ") + "\n";
+      c.output +=
+          c.to_client.line("MISSING " + std::to_string(missing.size()) + " " + join(missing, " "));
     } else {
       continue;
     }

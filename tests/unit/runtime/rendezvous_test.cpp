@@ -289,13 +289,19 @@ TEST(Rendezvous, ServerSpeaksTheDocumentedLineProtocol) {
   LoopbackServer s({"a"});
   RawConnection c(s.address);
   c.hello(launch_secret());
-  EXPECT_EQ(c.line(), "OK " + launch_secret().prove("cg-rendezvous/3 server g " + c.server_nonce +
-                                                    " " + c.client_nonce));
+  // After HELLO, every line each way ends in its tag (net/rendezvous_wire.hpp).
+  namespace wire = cg::detail::rendezvous_wire;
+  const wire::LineKeys keys = wire::line_keys(launch_secret(), "g", c.server_nonce, c.client_nonce);
+  wire::LineTagger to_server(keys.to_server);
+  wire::LineChecker from_server(keys.to_client);
+  EXPECT_EQ(from_server.line(c.line()),
+            "OK " + launch_secret().prove("cg-rendezvous/3 server g " + c.server_nonce + " " +
+                                          c.client_nonce));
   const auto exchange = [&](const std::string& request, const std::string& reply) {
-    c.send(request);
-    std::string got = c.line();
+    c.send(to_server.line(request.substr(0, request.size() - 1)));
+    std::string got = from_server.line(c.line()).value_or("<bad tag>");
     for (std::size_t lines = std::count(reply.begin(), reply.end(), '\n'); lines > 1; --lines)
-      got += "\n" + c.line();
+      got += "\n" + from_server.line(c.line()).value_or("<bad tag>");
     EXPECT_EQ(got + "\n", reply) << request;
   };
   exchange("LOOKUP 0\n", "MISSING 1 a\n");
