@@ -753,6 +753,18 @@ void reportParseErrors(const Session& session, Report& report) {
     size_t end = i + 1;
     while (end < entries.size() && entries[end].level == clang::DiagnosticsEngine::Note)
       ++end;
+    // `cg::Value<int> state;` to assign later, the start of a feedback edge:
+    // Clang lists the builder's constructors; the graph's terms say why not.
+    if (llvm::StringRef(entries[i].message)
+            .starts_with("no matching constructor for initialization of 'cg::Value<")) {
+      report.add(CollectingConsumer::Entry{
+          entries[i].level, entries[i].loc,
+          "a cg::Value cannot be declared before it is bound: a graph has no cycles, so every "
+          "value is a task's result, a graph input or a constant; state that carries from one "
+          "execution to the next lives in the actor (a member its method updates)",
+          entries[i].ranges});
+      continue;
+    }
     if (std::optional<ir::Diagnostic> bind = bindArityError(session, i)) {
       report.add(std::move(*bind));
       continue;

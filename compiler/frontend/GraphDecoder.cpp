@@ -231,7 +231,9 @@ private:
           {toLoc(cls->getASTContext().getSourceManager(), cls->getLocation()),
            "'" + cls->getNameAsString() + "' is declared here"});
       diagnostics_.push_back(std::move(diagnostic));
-    } else if (!cls || !isAnnotated(cls, "cg::actor")) {
+    } else if ((!cls || !isAnnotated(cls, "cg::actor")) &&
+               notActors_.insert(qualified(arg.getAsType())).second) {
+      // One error per class, at its first use: the fix is one, at the class.
       ir::Diagnostic diagnostic{actor.loc, "class '" + qualified(arg.getAsType()) +
                                                "' is used as an actor but is not marked CG_ACTOR"};
       if (cls) {
@@ -419,7 +421,7 @@ private:
     int64_t first = intField(record, B);
     int64_t unpacked = intField(record, C);
     if (unpacked == 0) {
-      requireSerializable(result, task.loc);
+      requireSerializable(result, task.loc, method);
       task.results.push_back(
           newValue(first, typeName(result), {ir::Producer::Kind::Task, index, -1}));
     } else {
@@ -427,7 +429,7 @@ private:
       if (static_cast<int64_t>(elements.size()) != unpacked)
         internalError("unpacked result count does not match the method's std::tuple");
       for (int k = 0; k < unpacked; ++k) {
-        requireSerializable(elements[k], task.loc);
+        requireSerializable(elements[k], task.loc, method);
         task.results.push_back(
             newValue(first + k, typeName(elements[k]), {ir::Producer::Kind::Task, index, k}));
       }
@@ -517,12 +519,18 @@ private:
   }
 
   // One error per type that cannot be sent, at its first use, with a note at
-  // the member to blame.
-  void requireSerializable(clang::QualType type, const ir::SourceLoc& loc) {
+  // the member to blame, and one at the method that returns the type.
+  void requireSerializable(clang::QualType type, const ir::SourceLoc& loc,
+                           const clang::CXXMethodDecl* returnedBy = nullptr) {
     std::optional<Unsendable> problem = serializers_.require(type);
     if (!problem || !unsendable_.insert(problem->message).second)
       return;
     ir::Diagnostic diagnostic{loc, problem->message};
+    if (returnedBy)
+      diagnostic.notes.push_back(
+          {toLoc(returnedBy->getASTContext().getSourceManager(), returnedBy->getLocation()),
+           "'" + returnedBy->getParent()->getNameAsString() + "::" + returnedBy->getNameAsString() +
+               "' returns it"});
     if (!problem->member.file.empty())
       diagnostic.notes.push_back(
           {problem->member, "'" + problem->memberName + "' is declared here"});
@@ -564,6 +572,7 @@ private:
   SerializerPlanner& serializers_;
   std::set<std::string> unsendable_; // messages of types already reported
   std::set<std::string> tooLarge_;   // types already reported too large to pass
+  std::set<std::string> notActors_;  // classes already reported not CG_ACTOR
   std::string text_;
   RecordKind owner_ = RecordKind::output;                // what the last actor/task/... record was
   clang::QualType collectiveType_;                       // the value type of the last collective

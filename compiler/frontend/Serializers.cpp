@@ -12,12 +12,21 @@ namespace cg::frontend {
 namespace {
 
 // Standard templates with built-in codecs whose template arguments must all
-// be serializable (the map's comparator, hash and allocator are skipped).
-const std::set<std::string> kStdContainers = {"vector", "array", "optional",     "pair",
-                                              "tuple",  "map",   "unordered_map"};
+// be serializable (comparators, hashes, allocators and a duration's period are
+// skipped).
+const std::set<std::string> kStdContainers = {
+    "vector",        "array", "optional", "pair",          "tuple",   "map",
+    "unordered_map", "set",   "deque",    "unordered_set", "variant", "duration"};
+
+const std::set<std::string> kSmartPointers = {"unique_ptr", "shared_ptr", "weak_ptr"};
 
 bool inStd(const clang::Decl* decl) {
-  return decl->getDeclContext()->getEnclosingNamespaceContext()->isStdNamespace();
+  const clang::DeclContext* ns = decl->getDeclContext()->getEnclosingNamespaceContext();
+  // std::chrono's types are standard types too (std::chrono::duration has a codec).
+  if (const auto* named = llvm::dyn_cast<clang::NamespaceDecl>(ns);
+      named && named->getName() == "chrono")
+    ns = ns->getParent();
+  return ns->isStdNamespace();
 }
 
 } // namespace
@@ -62,10 +71,23 @@ std::optional<std::string> SerializerPlanner::visit(clang::QualType type, const 
     return std::nullopt;
   // Messages name the type as written (std::FILE, not _IO_FILE).
   std::string written = type.getUnqualifiedType().getAsString(policy_);
+  // "'Request::meta.file' is a 'File', which ..." or, for the type sent
+  // itself, "'File' ..." (not "'File' is a 'File'").
+  auto subject = [&]() {
+    return path == written ? "'" + path + "'" : "'" + path + "' is a '" + written + "', which";
+  };
   auto cannot = [&](const std::string& why) -> std::optional<std::string> {
-    return "'" + path + "' " + why +
+    return subject() + " " + why +
            "; make it an aggregate of serializable members or "
            "specialize cg::Codec<" +
+           written + ">";
+  };
+  // A standard type cannot be made an aggregate: name what can be sent.
+  auto cannotStandard = [&]() -> std::optional<std::string> {
+    return subject() +
+           " has no serializer; send a type that has one (std::string, std::vector, "
+           "std::array, std::optional, std::pair, std::tuple, std::map, "
+           "std::unordered_map, or an aggregate of them), or specialize cg::Codec<" +
            written + ">";
   };
   // Advice that fits the type: no codec could send these.
@@ -74,6 +96,15 @@ std::optional<std::string> SerializerPlanner::visit(clang::QualType type, const 
            "': a pointer cannot be sent, its address means nothing in another process; send "
            "what it points to (a std::vector or a std::string; a method reads one in place "
            "through a std::span or std::string_view parameter)";
+  if (const auto* smart = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(
+          canonical->getAsCXXRecordDecl());
+      smart && inStd(smart) && kSmartPointers.count(smart->getName().str())) {
+    std::string owned = smart->getTemplateArgs()[0].getAsType().getAsString(policy_);
+    return (path == written ? std::string() : "'" + path + "' is a '" + written + "': ") +
+           "a smart pointer owns memory of this process, which another cannot reach; send the "
+           "value it points to ('" +
+           owned + "'), or a std::optional<" + owned + "> where it may be empty";
+  }
   if (const auto* record = canonical->getAsCXXRecordDecl();
       record && inStd(record) && record->getName() == "function")
     return "'" + path + "' is a '" + written +
@@ -87,8 +118,11 @@ std::optional<std::string> SerializerPlanner::visit(clang::QualType type, const 
   // instantiates (a std::vector<T> only ever read as a std::span) has no
   // definition yet.
   const bool standard = record && inStd(record);
+  if (standard && !kStdContainers.count(record->getName().str()) &&
+      record->getName() != "basic_string")
+    return cannotStandard();
   if (!record || (!standard && !record->hasDefinition()))
-    return cannot("is a '" + written + "', which has no serializer");
+    return cannot("has no serializer");
   if (hasUserCodec(canonical)) {
     done_[canonical.getTypePtr()] = true;
     return std::nullopt;
@@ -99,7 +133,7 @@ std::optional<std::string> SerializerPlanner::visit(clang::QualType type, const 
         spec->getTemplateArgs()[0].getAsType()->isCharType())
       return std::nullopt;
     if (!spec || !kStdContainers.count(spec->getName().str()))
-      return cannot("is a '" + written + "', which has no serializer");
+      return cannotStandard();
     if (auto problem = visitStd(spec, path))
       return problem;
     done_[canonical.getTypePtr()] = true;
@@ -108,7 +142,7 @@ std::optional<std::string> SerializerPlanner::visit(clang::QualType type, const 
 
   if (!record->isAggregate() || record->isUnion() || record->isLambda() ||
       record->getNumBases() != 0)
-    return cannot("is a '" + written + "', which is not an aggregate without base classes");
+    return cannot("is not an aggregate without base classes");
   AggregateCodec codec{spell(canonical), {}};
   done_[canonical.getTypePtr()] = false;
   for (const clang::FieldDecl* field : record->fields()) {
@@ -139,8 +173,11 @@ SerializerPlanner::visitStd(const clang::ClassTemplateSpecializationDecl* spec,
   auto element = [&](unsigned i, const std::string& suffix) {
     return visit(args[i].getAsType(), path + suffix, false);
   };
-  if (name == "vector" || name == "array")
+  if (name == "vector" || name == "array" || name == "deque" || name == "set" ||
+      name == "unordered_set")
     return element(0, "[]");
+  if (name == "duration")
+    return element(0, ".count()");
   if (name == "optional")
     return element(0, ".value()");
   if (name == "pair") {
@@ -153,7 +190,7 @@ SerializerPlanner::visitStd(const clang::ClassTemplateSpecializationDecl* spec,
       return problem;
     return element(1, ".value");
   }
-  // tuple: one pack.
+  // tuple and variant: one pack.
   unsigned index = 0;
   for (const clang::TemplateArgument& arg : args[0].pack_elements())
     if (auto problem = visit(arg.getAsType(), path + "<" + std::to_string(index++) + ">", false))

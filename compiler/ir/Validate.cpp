@@ -282,10 +282,25 @@ std::vector<Diagnostic> validate(const Graph& graph) {
     auto [it, inserted] = firstActorNamed.emplace(actor.name, a);
     if (inserted)
       continue;
+    const SourceLoc& first = graph.actors[it->second].loc;
+    if (first == actor.loc) {
+      // One line made both: a loop, or a helper called twice. One error for
+      // all the repeats of that line.
+      if (std::any_of(diagnostics.begin(), diagnostics.end(),
+                      [&](const Diagnostic& d) { return d.loc == actor.loc; }))
+        continue;
+      diagnostics.push_back(
+          {actor.loc,
+           fmt::format("actor name '{}' is made again by this line in graph '{}'; give each actor "
+                       "a name of its own, in a loop with cg::indexed_name(\"{}\", i)",
+                       actor.name, graph.name, actor.name),
+           {}});
+      continue;
+    }
     diagnostics.push_back(
         {actor.loc,
          fmt::format("actor name '{}' is already used in graph '{}'", actor.name, graph.name),
-         {{graph.actors[it->second].loc, "first declared here"}}});
+         {{first, "first declared here"}}});
   }
 
   std::vector<bool> usedByTask(graph.values.size(), false);

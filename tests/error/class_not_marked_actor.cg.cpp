@@ -1,4 +1,5 @@
-// A class used as an actor must be marked CG_ACTOR.
+// A class used as an actor must be marked CG_ACTOR: one error per class, at
+// its first use, however often it is used.
 #include <cg/cg.hpp>
 
 #include <string>
@@ -9,5 +10,6 @@ struct Echo {  // expected-note {{mark 'Echo' CG_ACTOR where it is declared}}
 
 CG_GRAPH void unmarked(cg::GraphBuilder& g) {
   auto a = g.actor<Echo>("a");  // expected-error {{class 'Echo' is used as an actor but is not marked CG_ACTOR}}
-  g.output(a.bind<&Echo::echo>(g.input<std::string>()));
+  auto b = g.actor<Echo>("b");
+  g.output(b.bind<&Echo::echo>(a.bind<&Echo::echo>(g.input<std::string>())));
 }

@@ -4,7 +4,10 @@
 
 #include <cstdio>
 #include <functional>
+#include <list>
+#include <memory>
 #include <string>
+#include <vector>
 
 struct Meta {
   int version;
@@ -25,7 +28,7 @@ struct Job {
 };
 
 struct CG_ACTOR Loader {
-  Request load(int n) { return {std::to_string(n), {1, nullptr}}; }
+  Request load(int n) { return {std::to_string(n), {1, nullptr}}; }  // expected-note {{'Loader::load' returns it}}
   int size(Request r) { return static_cast<int>(r.id.size()); }
   int frame_size(Frame f) { return f.size; }
   int run(Job job) { return job.step(1); }
@@ -49,4 +52,21 @@ CG_GRAPH void twice(cg::GraphBuilder& g) {
 CG_GRAPH void code(cg::GraphBuilder& g) {
   auto a = g.actor<Loader>("a");
   g.output(a.bind<&Loader::run>(g.input<Job>()));  // expected-error {{type 'Job' cannot be sent between actors: 'Job::step' is a 'std::function<int (int)>': code cannot be sent between processes; send the data it needs, and call the function in the method that receives it}}
+}
+
+// Standard types: a smart pointer gets pointer advice, and a container
+// without a codec the list of those with one; the note names the method.
+struct CG_ACTOR Maker {
+  std::unique_ptr<std::vector<float>> make(int n) { return std::make_unique<std::vector<float>>(n); }  // expected-note {{'Maker::make' returns it}}
+  int count(std::unique_ptr<std::vector<float>> v) { return static_cast<int>(v->size()); }
+  std::list<int> keys(int n) { return {n}; }  // expected-note {{'Maker::keys' returns it}}
+  int size(std::list<int> s) { return static_cast<int>(s.size()); }
+};
+
+CG_GRAPH void standard(cg::GraphBuilder& g) {
+  auto a = g.actor<Maker>("a");
+  auto b = g.actor<Maker>("b");
+  auto owned = a.bind<&Maker::make>(g.input<int>());  // expected-error {{type 'std::unique_ptr<std::vector<float>>' cannot be sent between actors: a smart pointer owns memory of this process, which another cannot reach; send the value it points to ('std::vector<float>'), or a std::optional<std::vector<float>> where it may be empty}}
+  auto keys = a.bind<&Maker::keys>(g.input<int>());  // expected-error {{type 'std::list<int>' cannot be sent between actors: 'std::list<int>' has no serializer; send a type that has one (std::string, std::vector, std::array, std::optional, std::pair, std::tuple, std::map, std::unordered_map, or an aggregate of them), or specialize cg::Codec<std::list<int>>}}
+  g.output(b.bind<&Maker::count>(owned), b.bind<&Maker::size>(keys));
 }
