@@ -8,6 +8,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -155,12 +156,27 @@ TEST(Launch, APlacementFileMovesActorsAndABadTransportIsRefused) {
             "'shm' (or unset)");
 }
 
-TEST(Launch, APlacementFileThatNeverEndsIsRefused) {
+TEST(Launch, APlacementFileThatNeverEndsIsRefusedBeforeItIsRead) {
   cg::LaunchOptions options;
   options.placement = "/dev/zero";
   EXPECT_EQ(launch_error([&] { cg::detail::place_actors(kSpec, options); }),
-            "placement file '/dev/zero' is larger than 1048576 bytes; it should hold one "
-            "'<actor> <host>' line per actor");
+            "placement file '/dev/zero' is not a regular file (a directory, a pipe or a device); "
+            "it should hold one '<actor> <host>' line per actor");
+}
+
+TEST(Launch, APlacementFileOverItsBoundIsRefused) {
+  const std::string path = ::testing::TempDir() + "placement_too_large.txt";
+  {
+    std::ofstream file(path, std::ios::binary);
+    file << std::string(1048577, '#');
+  }
+  cg::LaunchOptions options;
+  options.placement = path;
+  EXPECT_EQ(launch_error([&] { cg::detail::place_actors(kSpec, options); }),
+            "placement file '" + path +
+                "' is larger than 1048576 bytes; it should hold one '<actor> <host>' line per "
+                "actor");
+  std::remove(path.c_str());
 }
 
 // ---- Actors sharing a GPU --------------------------------------------------
