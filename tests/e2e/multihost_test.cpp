@@ -14,6 +14,7 @@
 
 #include "../support/captured_output.hpp"
 #include "../support/frame_relay.hpp"
+#include "../support/line_relay.hpp"
 #include "../support/netns.hpp"
 #include "../support/scoped_env.hpp"
 #include "leftovers.hpp"
@@ -709,6 +710,86 @@ TEST(MenInTheMiddle, AResultRewrittenOnTheWayIsAChannelErrorNamingItsActorNeverA
             "its tag does not match its bytes (rewritten on the way, or not sent by the peer that "
             "proved the launch's secret); the graph cannot execute any more");
   EXPECT_EQ(rewritten, 1);
+}
+
+// b of remote_size, played by this test, reaching the driver's rendezvous
+// through a relay that knows no secret (tests/support/line_relay.hpp): what
+// launch() said ("launched" if it returned), what b's rendezvous client said
+// ("" if all went well), and who the rendezvous saw connect.
+struct RelayedSetUp {
+  std::string launch;
+  std::string b;
+  int rewritten = -1;
+  cg::Endpoint peer;  // the relay's end of its connection to the rendezvous
+  cg::Endpoint relay; // where b connected
+};
+
+RelayedSetUp relayed_set_up(cg_test::LineRelay::Mode mode) {
+  const ScopedSecret secret;
+  const cg_test::ScopedEnv tcp("CG_HOST_TRANSPORT", "tcp");
+  const std::string rendezvous = "127.0.0.1:" + std::to_string(own_port());
+  const cg::detail::GraphSpec& spec = cg_generated::e2e_multihost::remote_size_spec;
+  RelayedSetUp out;
+  cg::TcpChannelListener listener;
+  if (listener.listen(secret.get(), {"127.0.0.1", 0}) != cg::NetStatus::ok) {
+    out.launch = "listen: " + listener.error();
+    return out;
+  }
+  cg_test::LineRelay relay(*cg::parse_endpoint(rendezvous), mode);
+  cg::TcpChannels fake;
+  cg::RendezvousClient client;
+  std::thread remote([&] {
+    const auto deadline = Clock::now() + 20s;
+    if (client.connect(relay.endpoint(), "remote_size", secret.get(), deadline) !=
+            cg::NetStatus::ok ||
+        client.publish("b", listener.endpoint(), deadline) != cg::NetStatus::ok ||
+        client.wait_for_table(deadline) != cg::NetStatus::ok) {
+      out.b = client.error();
+      return;
+    }
+    const cg::detail::Participants p = cg::detail::participants_from_table(spec, client.table());
+    cg::detail::Connections plan = cg::detail::plan_connections(
+        spec, p, cg::detail::plan_streams(spec, p), 1, cg::detail::HostTransport::tcp);
+    if (cg::set_up_channels(listener, plan.incoming, plan.outgoing, deadline, fake) !=
+            cg::NetStatus::ok ||
+        client.ready("b", deadline) != cg::NetStatus::ok)
+      out.b = fake.error + client.error();
+  });
+  cg::LaunchOptions options;
+  options.rendezvous = rendezvous;
+  options.start_timeout = 20s;
+  try {
+    auto graph = cg::launch<&remote_size>(options);
+    out.launch = "launched";
+  } catch (const cg::LaunchError& e) {
+    out.launch = e.what();
+  }
+  remote.join();
+  out.rewritten = relay.rewritten();
+  out.peer = relay.upstream();
+  out.relay = relay.endpoint();
+  return out;
+}
+
+TEST(MenInTheMiddle, ARelayThatPassesEverySetUpLineOnLeavesTheLaunchWorking) {
+  const RelayedSetUp r = relayed_set_up(cg_test::LineRelay::Mode::pass);
+  EXPECT_EQ(r.launch, "launched");
+  EXPECT_EQ(r.b, "");
+  EXPECT_EQ(r.rewritten, 0);
+}
+
+// The attack: b's HELLO passes unchanged, then its PUBLISH is rewritten to
+// send b's peers elsewhere. The line's tag no longer matches: the launch
+// fails at once naming the connection it came on, and b is cut off.
+TEST(MenInTheMiddle, APublishRewrittenOnTheWayIsALaunchErrorNamingThePeerNeverAnEntry) {
+  const auto started = Clock::now();
+  const RelayedSetUp r = relayed_set_up(cg_test::LineRelay::Mode::rewrite);
+  EXPECT_LT(Clock::now() - started, 10s) << "the launch waited for its start timeout";
+  EXPECT_EQ(r.rewritten, 1);
+  EXPECT_EQ(r.launch, "rendezvous for graph 'remote_size': a line from " + cg::to_string(r.peer) +
+                          " failed its authentication tag (rewritten, dropped, replayed or "
+                          "reordered on the way): the connection is closed");
+  EXPECT_EQ(r.b, "rendezvous at " + cg::to_string(r.relay) + " closed the connection");
 }
 
 // ---- Strangers: processes without the launch's secret -----------------------------
