@@ -2,7 +2,8 @@
 // runtime/src/graph/profile_trace.hpp) and answers two questions:
 //
 //   cg-profile summary <trace.json> [--json]
-//       per actor, the fraction of the profiled window it spent computing,
+//       per actor, the fraction of the profiled window (from the driver's
+//       first execute() to the last operation) it spent computing,
 //       waiting in reads, writing and idle; the pipeline's bubble fraction
 //       (the mean share of the window the actors did not compute); and the
 //       critical path of the last complete execution, from the driver's
@@ -105,30 +106,51 @@ std::vector<const Slice*> criticalPath(const Trace& trace, std::uint64_t e) {
   return path;
 }
 
+// Where the profiled window starts: the driver's first operation, the first
+// execution's execute(). Not the earliest slice: the actors' first READs
+// start at launch and wait for that execution, so a short run counted from
+// them reads as mostly bubble. A trace without a driver's track (written by
+// hand) starts at its earliest slice.
+double windowStart(const Trace& trace) {
+  for (const Slice& slice : trace.slices) // in time order
+    if (slice.tid == 0)
+      return slice.start;
+  return trace.slices.front().start;
+}
+
 int summary(const Trace& trace, bool asJson) {
-  double first = trace.slices.front().start, last = 0;
+  const double first = windowStart(trace);
+  double last = first;
   std::map<int, ActorTime> actors;
   std::map<int, double> gpus; // GPU tracks: their device work, busy time
   std::uint64_t lastExecution = 0;
-  for (const Slice& slice : trace.slices) {
+  for (const Slice& slice : trace.slices)
     last = std::max(last, slice.end());
+  // The part of a slice inside the window.
+  auto within = [&](const Slice& slice) {
+    return std::max(0.0, std::min(slice.end(), last) - std::max(slice.start, first));
+  };
+  for (const Slice& slice : trace.slices) {
     if (slice.tid == 0) {
       if (slice.category == "get")
         lastExecution = std::max(lastExecution, slice.execution);
       continue;
     }
     if (slice.category == "device") {
-      gpus[slice.tid] += slice.duration;
+      gpus[slice.tid] += within(slice);
       continue;
     }
     ActorTime& actor = actors[slice.tid];
     (slice.category == "compute" ? actor.compute
      : slice.category == "read"  ? actor.read
-                                 : actor.write) += slice.duration;
+                                 : actor.write) += within(slice);
   }
   const double window = std::max(last - first, 1e-3);
   double idleSum = 0;
-  json out = {{"graph", trace.graph}, {"window_us", window}, {"actors", json::array()}};
+  json out = {{"graph", trace.graph},
+              {"window_start_us", first},
+              {"window_us", window},
+              {"actors", json::array()}};
   for (auto& [tid, actor] : actors) {
     actor.name = trace.track(tid);
     const double idle = std::max(0.0, window - actor.compute - actor.read - actor.write);
@@ -155,7 +177,9 @@ int summary(const Trace& trace, bool asJson) {
     std::cout << out.dump(2) << "\n";
     return 0;
   }
-  std::cout << fmt::format("graph '{}': {:.1f} us profiled\n", trace.graph, window);
+  std::cout << fmt::format(
+      "graph '{}': {:.1f} us profiled, from the first execution (t={:.1f} us)\n", trace.graph,
+      window, first);
   std::cout << fmt::format("{:<16} {:>8} {:>10} {:>8} {:>8}\n", "actor", "compute", "read wait",
                            "write", "idle");
   for (const json& actor : out["actors"])
