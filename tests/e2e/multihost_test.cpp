@@ -631,8 +631,9 @@ TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
 // in LostFrame), that publishes a relay's address instead of its own: the
 // driver's connection to b, and b's result that returns on it, pass the
 // relay (tests/support/frame_relay.hpp), which knows no secret. b answers its
-// input with 42. What get() says, or the value it returns.
-std::string relayed_result(cg_test::FrameRelay::Mode mode, int& rewritten) {
+// input with 42 (or, `malformed`, with 3 bytes that are no std::uint64_t).
+// What get() says, or the value it returns.
+std::string relayed_result(cg_test::FrameRelay::Mode mode, int& rewritten, bool malformed = false) {
   const ScopedSecret secret;
   const cg_test::ScopedEnv tcp("CG_HOST_TRANSPORT", "tcp");
   const std::string rendezvous = "127.0.0.1:" + std::to_string(own_port());
@@ -682,8 +683,11 @@ std::string relayed_result(cg_test::FrameRelay::Mode mode, int& rewritten) {
   if (plan.reader_of(0, fake).receive(input, Clock::now() + 10s) != cg::ChannelStatus::ok)
     return "b's input: " + std::string(plan.reader_of(0, fake).error());
   const std::uint64_t answer = 42;
-  if (plan.writer_of(0, fake).send(cg::MessageKind::value, std::as_bytes(std::span(&answer, 1)),
-                                   Clock::now() + 10s) != cg::ChannelStatus::ok)
+  std::span<const std::byte> answer_bytes = std::as_bytes(std::span(&answer, 1));
+  if (malformed)
+    answer_bytes = answer_bytes.first(3);
+  if (plan.writer_of(0, fake).send(cg::MessageKind::value, answer_bytes, Clock::now() + 10s) !=
+      cg::ChannelStatus::ok)
     return "b's answer: " + std::string(plan.writer_of(0, fake).error());
   std::string said;
   try {
@@ -698,6 +702,17 @@ std::string relayed_result(cg_test::FrameRelay::Mode mode, int& rewritten) {
 TEST(MenInTheMiddle, ARelayThatPassesEveryByteOnLeavesTheGraphWorking) {
   int rewritten = -1;
   EXPECT_EQ(relayed_result(cg_test::FrameRelay::Mode::pass, rewritten), "42");
+  EXPECT_EQ(rewritten, 0);
+}
+
+// A result that arrives intact but does not decode was sent so: the error
+// names its actor and its stream, not shared memory.
+TEST(MenInTheMiddle, AMalformedResultFromAnotherHostNamesItsActorAndStream) {
+  int rewritten = -1;
+  EXPECT_EQ(relayed_result(cg_test::FrameRelay::Mode::pass, rewritten, /*malformed=*/true),
+            "the result of execution 0 of graph 'remote_size' cannot be decoded (sent so by actor "
+            "'b' over tcp channel c1, whose frames arrived intact: is that host running an actor "
+            "built from the same graph source?): cg: truncated input: need 8 bytes, 3 remain");
   EXPECT_EQ(rewritten, 0);
 }
 

@@ -253,6 +253,7 @@ namespace detail {
 struct Collected {
   MessageKind kind;
   std::vector<std::byte> bytes;
+  const char* origin = nullptr; // as ResultView::origin
 };
 
 /// One output of an execution as it is decoded: its bytes where they are,
@@ -265,6 +266,11 @@ struct ResultView {
   // them lets their pages go as it goes (cg::InputPaging), so that the
   // driver's memory holds the result once, not twice.
   const InputPaging* paging = nullptr;
+  // Where bytes that do not decode went wrong, for the error: null for
+  // shared memory; for a result from another host, its writer and stream
+  // (whose frames are authenticated, so the writer sent them so). Owned by
+  // the launched graph.
+  const char* origin = nullptr;
 };
 
 /// What take_results() hands an execution's outputs to, once. A function
@@ -442,6 +448,13 @@ encode_constructor_args(const std::optional<std::tuple<A...>>& args) {
   return bytes;
 }
 
+/// A result from another host that does not decode, with where it came from.
+struct UndecodableFrom : DecodeError {
+  UndecodableFrom(const DecodeError& e, std::string from)
+      : DecodeError(e), origin(std::move(from)) {}
+  std::string origin;
+};
+
 /// Decodes output `i`; an error record becomes TaskError.
 template <class T> T decode_result(std::span<const ResultView> outputs, std::size_t i) {
   if (i >= outputs.size())
@@ -449,7 +462,13 @@ template <class T> T decode_result(std::span<const ResultView> outputs, std::siz
   const ResultView& output = outputs[i];
   if (output.kind == MessageKind::error)
     throw TaskError(decode_all<ErrorRecord>(output.bytes));
-  return decode_all<T>(output.bytes, output.paging);
+  if (!output.origin)
+    return decode_all<T>(output.bytes, output.paging);
+  try {
+    return decode_all<T>(output.bytes, output.paging);
+  } catch (const DecodeError& e) {
+    throw UndecodableFrom(e, output.origin);
+  }
 }
 
 template <class T> struct ResultDecoder {
@@ -467,15 +486,18 @@ template <class... T> struct ResultDecoder<std::tuple<T...>> {
   }
 };
 
-/// The typed results of execution `seq`; bytes that do not decode (corrupted
-/// in shared memory) become a cg::Error naming the graph and the execution.
+/// The typed results of execution `seq`; bytes that do not decode become a
+/// cg::Error naming the graph, the execution and where the bytes came from.
 template <class T>
 T decode_results(std::span<const ResultView> outputs, const char* graph, std::uint64_t seq) {
   try {
     return ResultDecoder<T>::decode(outputs);
   } catch (const DecodeError& e) {
+    const auto* sent = dynamic_cast<const UndecodableFrom*>(&e);
     throw Error("the result of execution " + std::to_string(seq) + " of graph '" + graph +
-                "' cannot be decoded (corrupted in shared memory?): " + e.what());
+                "' cannot be decoded (" +
+                (sent ? sent->origin : std::string("corrupted in shared memory?")) +
+                "): " + e.what());
   }
 }
 
@@ -484,7 +506,7 @@ inline std::vector<ResultView> views_of(const std::vector<Collected>& kept) {
   std::vector<ResultView> views;
   views.reserve(kept.size());
   for (const Collected& output : kept)
-    views.push_back({output.kind, output.bytes, nullptr});
+    views.push_back({output.kind, output.bytes, nullptr, output.origin});
   return views;
 }
 

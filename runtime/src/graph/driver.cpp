@@ -84,7 +84,7 @@ ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline, ProfileRecorde
       failed_reader = partial.size();
       return status;
     }
-    partial.push_back({message.kind, copy_of(message)});
+    partial.push_back({message.kind, copy_of(message), origin_of(partial.size())});
     reader.release();
     if (recorder.on())
       recorder.record(ProfiledOp::read, result_channels[partial.size() - 1], message.sequence,
@@ -142,7 +142,7 @@ ChannelStatus GraphRuntime::Impl::collect_in_place(Deadline deadline, ResultsSin
       failed_reader = i;
       return status;
     }
-    message_views[i] = {message.kind, message.payload, message.paging};
+    message_views[i] = {message.kind, message.payload, message.paging, origin_of(i)};
     if (profile.on()) {
       const std::int64_t end = profile_clock();
       profile.record(ProfiledOp::read, result_channels[i], message.sequence, start, end,
@@ -151,7 +151,7 @@ ChannelStatus GraphRuntime::Impl::collect_in_place(Deadline deadline, ResultsSin
     }
   }
   for (std::size_t i = 0; i < partial.size(); ++i)
-    message_views[i] = {partial[i].kind, partial[i].bytes, nullptr};
+    message_views[i] = {partial[i].kind, partial[i].bytes, nullptr, partial[i].origin};
   output_views.resize(output_source.size());
   for (std::size_t i = 0; i < output_source.size(); ++i)
     output_views[i] = message_views[output_source[i]];

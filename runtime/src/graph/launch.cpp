@@ -393,6 +393,7 @@ void GraphRuntime::Impl::open_driver_ports() {
     }
     output_source.push_back(static_cast<std::size_t>(it - result_channels.begin()));
   }
+  result_origins.assign(result_channels.size(), std::string());
 }
 
 void GraphRuntime::Impl::place(const ActorPlacement& placement) {

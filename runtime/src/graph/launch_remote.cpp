@@ -246,8 +246,15 @@ void GraphRuntime::Impl::connect_remote(Deadline deadline) {
   for (std::size_t i = 0; i < result_channels.size(); ++i) {
     const std::uint32_t channel = result_channels[i];
     const auto slot = static_cast<std::uint32_t>(spec.channels[channel].driver_reader());
-    if (MessageSource* direct = relays->source(channel, slot))
+    if (MessageSource* direct = relays->source(channel, slot)) {
       result_readers[i] = ChannelReader(*direct);
+      const int writer = spec.channels[channel].writer;
+      result_origins[i] =
+          "sent so by actor '" + std::string(writer >= 0 ? spec.actors[writer].name : "driver") +
+          "' over " + to_string(host_transport) + " channel c" + std::to_string(channel) +
+          ", whose frames arrived intact: is that host running an actor built "
+          "from the same graph source?";
+    }
   }
 }
 

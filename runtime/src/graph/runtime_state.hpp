@@ -63,7 +63,10 @@ struct GraphRuntime::Impl {
   std::vector<bool> input_in_place;
   std::vector<std::uint32_t> result_channels; // distinct output channels
   std::vector<ChannelReader> result_readers;  // parallel to result_channels
-  std::vector<std::size_t> output_source;     // output position -> result index
+  // Parallel to result_channels: where a result from another host comes
+  // from, for an error about bytes that do not decode; empty for shared memory.
+  std::vector<std::string> result_origins;
+  std::vector<std::size_t> output_source; // output position -> result index
   Mode mode = Mode::processes;
   std::vector<ChildProcess> actors;                     // processes mode
   std::vector<std::string> child_names;                 // per entry of `actors`: whom it runs
@@ -231,6 +234,10 @@ struct GraphRuntime::Impl {
   // `recorder`: the calling thread's ring (profile, or collector_profile
   // on the collector thread).
   ChannelStatus collect_next(Deadline deadline, ProfileRecorder& recorder);
+  // result_origins[i] as ResultView::origin.
+  const char* origin_of(std::size_t i) const noexcept {
+    return result_origins[i].empty() ? nullptr : result_origins[i].c_str();
+  }
   ChannelStatus collect_in_place(Deadline deadline, ResultsSink sink, std::int64_t start);
   [[noreturn]] void throw_result_failure(ChannelStatus status);
   void fail_callbacks();
