@@ -86,8 +86,9 @@ std::optional<std::string> SerializerPlanner::visit(clang::QualType type, const 
   auto cannotStandard = [&]() -> std::optional<std::string> {
     return subject() +
            " has no serializer; send a type that has one (std::string, std::vector, "
-           "std::array, std::optional, std::pair, std::tuple, std::map, "
-           "std::unordered_map, or an aggregate of them), or specialize cg::Codec<" +
+           "std::array, std::deque, std::optional, std::variant, std::pair, std::tuple, "
+           "std::map, std::unordered_map, std::set, std::unordered_set, std::chrono::duration, "
+           "or an aggregate of them), or specialize cg::Codec<" +
            written + ">";
   };
   // Advice that fits the type: no codec could send these.

@@ -67,6 +67,6 @@ CG_GRAPH void standard(cg::GraphBuilder& g) {
   auto a = g.actor<Maker>("a");
   auto b = g.actor<Maker>("b");
   auto owned = a.bind<&Maker::make>(g.input<int>());  // expected-error {{type 'std::unique_ptr<std::vector<float>>' cannot be sent between actors: a smart pointer owns memory of this process, which another cannot reach; send the value it points to ('std::vector<float>'), or a std::optional<std::vector<float>> where it may be empty}}
-  auto keys = a.bind<&Maker::keys>(g.input<int>());  // expected-error {{type 'std::list<int>' cannot be sent between actors: 'std::list<int>' has no serializer; send a type that has one (std::string, std::vector, std::array, std::optional, std::pair, std::tuple, std::map, std::unordered_map, or an aggregate of them), or specialize cg::Codec<std::list<int>>}}
+  auto keys = a.bind<&Maker::keys>(g.input<int>());  // expected-error {{type 'std::list<int>' cannot be sent between actors: 'std::list<int>' has no serializer; send a type that has one (std::string, std::vector, std::array, std::deque, std::optional, std::variant, std::pair, std::tuple, std::map, std::unordered_map, std::set, std::unordered_set, std::chrono::duration, or an aggregate of them), or specialize cg::Codec<std::list<int>>}}
   g.output(b.bind<&Maker::count>(owned), b.bind<&Maker::size>(keys));
 }
