@@ -46,8 +46,7 @@ struct Codec<std::array<T, N>, std::enable_if_t<is_serializable_v<T>>> {
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       // Braced initialisation evaluates left to right.
       return std::array<T, N>{((void)I, cg::decode<T>(d))...};
-    }
-    (std::make_index_sequence<N>{});
+    }(std::make_index_sequence<N>{});
   }
 };
 
@@ -126,8 +125,7 @@ struct Codec<std::variant<T...>, std::enable_if_t<(is_serializable_v<T> && ...)>
                        cg::decode<std::variant_alternative_t<I, Variant>>(in));
       }...};
       return by_index[index](d);
-    }
-    (std::index_sequence_for<T...>{});
+    }(std::index_sequence_for<T...>{});
   }
 };
 
