@@ -22,6 +22,7 @@
 #include <cg/nccl_communicator.hpp>
 #endif
 
+#include "graph/graph_path.hpp"
 #include "graph/runtime_state.hpp"
 #include "os/launcher.hpp"
 #include "support/deadline.hpp"
@@ -335,8 +336,7 @@ void GraphRuntime::Impl::create_segment(
   if (const char* from_env = std::getenv(profile_variable); profile_path.empty() && from_env)
     profile_path = from_env;
   // One file per graph of a program that launches several.
-  for (std::size_t at; (at = profile_path.find("{graph}")) != std::string::npos;)
-    profile_path.replace(at, 7, spec.name);
+  profile_path = with_graph_name(profile_path, spec.name);
   if (!profile_path.empty() || options.record_profile)
     contents.profile_executions = profile_depth(options);
   profile_executions = contents.profile_executions;

@@ -2,6 +2,8 @@
 #include <cg/errors.hpp>
 #include <cg/placement.hpp>
 
+#include "graph/graph_path.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -50,12 +52,15 @@ std::string read_placement(const std::string& path) {
 
 } // namespace
 
-std::vector<std::uint32_t> actor_hosts(const detail::GraphSpec& spec, const std::string& path) {
+std::vector<std::uint32_t> actor_hosts(const detail::GraphSpec& spec,
+                                       const std::string& path_given) {
   std::vector<std::uint32_t> hosts;
   for (const detail::ActorSpec& actor : spec.actors)
     hosts.push_back(actor.host);
-  if (path.empty())
+  if (path_given.empty())
     return hosts;
+  // A program of several graphs places each from a file of its own.
+  const std::string path = detail::with_graph_name(path_given, spec.name);
   std::istringstream in(read_placement(path));
   std::vector<bool> placed(spec.actors.size(), false);
   std::string line;

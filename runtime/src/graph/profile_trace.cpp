@@ -178,7 +178,9 @@ private:
   }
 
   // From each WRITE to each READ of the same message (channel, execution),
-  // bound to the middle of both slices.
+  // each end bound to its slice ("s" to the WRITE, "f" with "bp": "e" to the
+  // READ), and never ending before it starts: a READ that waited from long
+  // before the WRITE has its middle before the WRITE's (flow_times()).
   void flows() {
     std::map<std::pair<std::uint32_t, std::uint64_t>, std::pair<std::size_t, const ProfileEvent*>>
         writes;
@@ -195,20 +197,37 @@ private:
         if (found == writes.end())
           continue; // written before the writer's ring kept it
         const auto [writer_track, write] = found->second;
+        const auto [from, to] = flow_times(*write, read);
         const std::string name = quoted(channel_name(read.index));
         ++id;
         separator();
         out_ << "{\"ph\": \"s\", \"name\": " << name << ", \"cat\": \"flow\", \"id\": " << id
              << ", \"pid\": 1, \"tid\": " << tid(writer_track)
-             << ", \"ts\": " << micros(middle(*write), origin_) << "},\n";
+             << ", \"ts\": " << micros(from, origin_) << "},\n";
         out_ << "{\"ph\": \"f\", \"bp\": \"e\", \"name\": " << name
              << ", \"cat\": \"flow\", \"id\": " << id << ", \"pid\": 1, \"tid\": " << tid(t)
-             << ", \"ts\": " << micros(middle(read), origin_) << "}";
+             << ", \"ts\": " << micros(to, origin_) << "}";
       }
   }
 
   static std::int64_t middle(const ProfileEvent& event) {
     return event.start + (std::max(event.end, event.start) - event.start) / 2;
+  }
+
+  // Where a flow leaves its WRITE and reaches its READ: the middle of each
+  // (inside the slice, which a viewer binds it to), with the READ's end
+  // moved to no earlier than the WRITE's. The message was out before the
+  // WRITE recorded its end, so a fast reader can be done before that: the
+  // flow then leaves at the READ's end, which on one clock is still inside
+  // the WRITE (after its start). Only clocks that disagree (another host's,
+  // off by its clock_uncertainty_ns) can put a READ's end before its WRITE's
+  // start; the flow then leaves at the WRITE's start and reaches the READ
+  // there too, just after the READ's slice, rather than point back in time.
+  static std::pair<std::int64_t, std::int64_t> flow_times(const ProfileEvent& write,
+                                                          const ProfileEvent& read) {
+    const std::int64_t read_end = std::max(read.end, read.start);
+    const std::int64_t from = std::max(write.start, std::min(middle(write), read_end));
+    return {from, std::max(middle(read), from)};
   }
 
   std::ostream& out_;

@@ -156,6 +156,22 @@ TEST(Launch, APlacementFileMovesActorsAndABadTransportIsRefused) {
             "'shm' (or unset)");
 }
 
+// "{graph}" in CG_PLACEMENT (or LaunchOptions::placement) is the graph's
+// name, as in CG_PROFILE: one variable for a program of several graphs.
+TEST(Launch, GraphInAPlacementPathIsTheGraphsName) {
+  ScopedEnv transport("CG_TRANSPORT", nullptr);
+  const std::string file = ::testing::TempDir() + "launch_test.graph.placement";
+  std::ofstream(file) << "a 3\n";
+  ScopedEnv from_env("CG_PLACEMENT", (::testing::TempDir() + "{graph}.graph.placement").c_str());
+  EXPECT_EQ(cg::detail::place_actors(kSpec, {}).hosts, (std::vector<std::uint32_t>{3, 1, 0}));
+  cg::LaunchOptions options;
+  options.placement = ::testing::TempDir() + "{graph}.missing.{graph}";
+  EXPECT_EQ(launch_error([&] { cg::detail::place_actors(kSpec, options); }),
+            "placement file '" + ::testing::TempDir() +
+                "launch_test.missing.launch_test' cannot be read");
+  std::remove(file.c_str());
+}
+
 TEST(Launch, APlacementFileThatNeverEndsIsRefusedBeforeItIsRead) {
   cg::LaunchOptions options;
   options.placement = "/dev/zero";

@@ -1,6 +1,7 @@
 // profile_trace_test.cpp - device work in a profile (graph/profile_trace.hpp):
 // its events keep their nanoseconds when the rest turn from ticks, and the
-// trace shows them on a GPU track of their actor's.
+// trace shows them on a GPU track of their actor's; and the flow arrows from
+// each WRITE to its READ, which never end before they start.
 #include "graph/profile_trace.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -117,6 +119,47 @@ TEST(ProfileTrace, NoDeviceWorkNoGpuTrack) {
   std::ostringstream out;
   cg::detail::write_chrome_trace(out, kSpec, tracks);
   EXPECT_EQ(out.str().find("(GPU)"), std::string::npos);
+}
+
+// The ("s", "f") timestamps, in trace microseconds, of the one flow of a
+// trace where a writes c1 over `write` and b reads it over `read` (ns).
+std::pair<double, double> flow_of(std::pair<std::int64_t, std::int64_t> write,
+                                  std::pair<std::int64_t, std::int64_t> read) {
+  ProfileTrack a{"a", {}, 0}, b{"b", {}, 0}, driver{"driver", {}, 0};
+  a.events = {event(ProfiledOp::write, 1, write.first, write.second, 64)};
+  b.events = {event(ProfiledOp::read, 1, read.first, read.second, 64)};
+  std::vector<ProfileTrack> tracks{a, b, driver};
+  std::ostringstream out;
+  cg::detail::write_chrome_trace(out, kSpec, tracks);
+  const nlohmann::json trace = nlohmann::json::parse(out.str());
+  double from = -1, to = -1;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["ph"] == "s")
+      from = e["ts"].get<double>();
+    if (e["ph"] == "f")
+      to = e["ts"].get<double>();
+  }
+  return {from, to};
+}
+
+TEST(ProfileTrace, AFlowLeavesTheMiddleOfItsWriteAndReachesTheMiddleOfItsRead) {
+  // WRITE 10..20 us, READ 18..30 us; the earliest event (10 us) is 0.
+  EXPECT_EQ(flow_of({10'000, 20'000}, {18'000, 30'000}), std::make_pair(5.0, 14.0));
+}
+
+TEST(ProfileTrace, AFlowToAReadThatWaitedFromBeforeTheWriteDoesNotEndBeforeItStarts) {
+  // The READ waited from 2 us (its middle, 12 us, is before the WRITE's,
+  // 15 us): the flow reaches it where it leaves the WRITE. The earliest
+  // event (2 us) is 0.
+  EXPECT_EQ(flow_of({10'000, 20'000}, {2'000, 22'000}), std::make_pair(13.0, 13.0));
+  // Done at 14 us, before the WRITE's middle (the message was out before
+  // the WRITE recorded its end): the flow leaves at the READ's end.
+  EXPECT_EQ(flow_of({10'000, 20'000}, {2'000, 14'000}), std::make_pair(12.0, 12.0));
+}
+
+TEST(ProfileTrace, AFlowBetweenClocksThatDisagreeLeavesAtTheWritesStartAndDoesNotGoBack) {
+  // Another host's READ ends (9 us) before the WRITE starts (10 us).
+  EXPECT_EQ(flow_of({10'000, 20'000}, {4'000, 9'000}), std::make_pair(6.0, 6.0));
 }
 
 } // namespace
