@@ -198,6 +198,22 @@ std::optional<BindMismatch> bindMismatchOf(const clang::Diagnostic& note) {
 
 namespace {
 
+// C of a cg::Actor<C> (what `a` is in a.bind<...>), or "" if `type` is not one.
+std::string actorClassOf(clang::QualType type) {
+  if (type.isNull())
+    return "";
+  if (type->isPointerType())
+    type = type->getPointeeType();
+  auto* actor = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(
+      type.getNonReferenceType()->getCanonicalTypeUnqualified()->getAsCXXRecordDecl());
+  if (!actor || actor->getQualifiedNameAsString() != "cg::Actor" ||
+      actor->getTemplateArgs().size() != 1 ||
+      actor->getTemplateArgs()[0].getKind() != clang::TemplateArgument::Type)
+    return "";
+  auto* cls = actor->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl();
+  return cls ? cls->getNameAsString() : "";
+}
+
 struct FailedCallVisitor : clang::RecursiveASTVisitor<FailedCallVisitor> {
   FailedCallVisitor(const clang::SourceManager& sm, const clang::PrintingPolicy& policy)
       : sm(sm), policy(policy) {}
@@ -241,8 +257,9 @@ struct FailedCallVisitor : clang::RecursiveASTVisitor<FailedCallVisitor> {
         member && member->getMemberName().getAsString() == "bind" &&
         member->getNumTemplateArgs() == 1)
       if (const clang::CXXMethodDecl* method = methodOf(member->getTemplateArgs()[0].getArgument()))
-        call.bound = FailedCall::Method{qualifiedName(method), method->getNumParams(),
-                                        toLoc(sm, method->getLocation())};
+        call.bound = FailedCall::Method{
+            qualifiedName(method), method->getNumParams(), toLoc(sm, method->getLocation()),
+            method->getParent()->getNameAsString(), actorClassOf(member->getBaseType())};
     calls.push_back(std::move(call));
     return true;
   }

@@ -51,6 +51,8 @@ struct FailedCall {
     std::string name;    // "Post::combine"
     unsigned parameters; // how many it takes
     ir::SourceLoc declared;
+    std::string owner;      // "Post"
+    std::string actorClass; // the class of the actor bound on, when known
   };
   std::optional<Method> bound; // a bind<&C::m> call
   struct Value {

@@ -662,6 +662,13 @@ std::optional<std::string> onlyValueOfType(const FailedCall& call, const std::st
   return found;
 }
 
+std::string wrongClassMessage(const std::string& method, const std::string& owner,
+                              const std::string& actorClass) {
+  return "'" + method + "' is a method of '" + owner + "', but this actor's class is '" +
+         actorClass + "'; bind it on an actor of class '" + owner + "', or bind a method of '" +
+         actorClass + "'";
+}
+
 // A method of one class bound on an actor of another: the builder's
 // static_assert names neither, but its requirement (is_base_of_v<Owner, C>)
 // and the instantiation notes (bind<&Owner::method, ...>) do.
@@ -689,9 +696,7 @@ std::optional<std::string> wrongClassText(const Session& session, size_t error, 
   }
   if (method.empty())
     method = owner.str() + "::<method>";
-  return "'" + method + "' is a method of '" + owner.str() + "', but this actor's class is '" +
-         actorClass.str() + "'; bind it on an actor of class '" + owner.str() +
-         "', or bind a method of '" + actorClass.str() + "'";
+  return wrongClassMessage(method, owner.str(), actorClass.str());
 }
 
 // Prints pass-1 diagnostics. Errors raised inside the runtime headers (the
@@ -733,6 +738,14 @@ std::optional<ir::Diagnostic> bindArityError(const Session& session, size_t erro
   for (const FailedCall& call : session.failedCalls) {
     if (call.callee != entry.loc || !call.bound || call.bound->parameters == call.arguments.size())
       continue;
+    const FailedCall::Method& bound = *call.bound;
+    // A method of another class: that is the mistake to report, not its arity.
+    if (!bound.actorClass.empty() && bound.actorClass != bound.owner)
+      return ir::Diagnostic{entry.loc,
+                            wrongClassMessage(bound.name, bound.owner, bound.actorClass),
+                            {},
+                            ir::Severity::error,
+                            entry.ranges};
     auto count = [](size_t n) { return std::to_string(n) + (n == 1 ? " argument" : " arguments"); };
     ir::Diagnostic out{entry.loc,
                        "'" + call.bound->name + "' takes " + count(call.bound->parameters) +
@@ -747,6 +760,13 @@ std::optional<ir::Diagnostic> bindArityError(const Session& session, size_t erro
 
 void reportParseErrors(const Session& session, Report& report) {
   const auto& entries = session.diagnostics.entries;
+  // Lines where a method was bound on an actor of another class: the bind's
+  // result has that method's type, so an argument error of the same line
+  // follows from the first mistake and is not reported.
+  std::set<std::pair<std::string, unsigned>> wrongClassLines;
+  auto followsWrongClass = [&](const ir::SourceLoc& loc) {
+    return wrongClassLines.count({loc.file, loc.line}) != 0;
+  };
   for (size_t i = 0; i < entries.size(); ++i) {
     if (entries[i].level == clang::DiagnosticsEngine::Note)
       continue;
@@ -766,11 +786,13 @@ void reportParseErrors(const Session& session, Report& report) {
       continue;
     }
     if (std::optional<ir::Diagnostic> bind = bindArityError(session, i)) {
-      report.add(std::move(*bind));
+      if (!followsWrongClass(bind->loc))
+        report.add(std::move(*bind));
       continue;
     }
     if (std::optional<ir::Diagnostic> bind = bindArgumentError(session, i, end)) {
-      report.add(std::move(*bind));
+      if (!followsWrongClass(bind->loc))
+        report.add(std::move(*bind));
       continue;
     }
     // A CG_GRAPH function that reads run-time data: Clang checks constexpr
@@ -800,10 +822,12 @@ void reportParseErrors(const Session& session, Report& report) {
         report.add(entries[n]);
       continue;
     }
-    report.add(CollectingConsumer::Entry{
-        entries[i].level, entries[user].loc,
-        wrongClassText(session, i, end).value_or(assertionText(entries[i].message)),
-        entries[user].ranges});
+    std::optional<std::string> wrongClass = wrongClassText(session, i, end);
+    if (wrongClass)
+      wrongClassLines.insert({entries[user].loc.file, entries[user].loc.line});
+    report.add(CollectingConsumer::Entry{entries[i].level, entries[user].loc,
+                                         wrongClass.value_or(assertionText(entries[i].message)),
+                                         entries[user].ranges});
     for (size_t n = user + 1; n < end; ++n)
       if (isUserLocation(entries[n].loc, ""))
         report.add(entries[n]);
