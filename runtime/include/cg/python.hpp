@@ -125,7 +125,9 @@ template <class T> struct IsNumberVector : std::false_type {};
 template <class T> struct VectorElement {
   using type = void; // named in a branch not taken (StagedInput), never used
 };
-template <class T> struct VectorElement<std::vector<T>> { using type = T; };
+template <class T> struct VectorElement<std::vector<T>> {
+  using type = T;
+};
 template <class T>
 struct IsNumberVector<std::vector<T>>
     : std::bool_constant<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>> {};
@@ -643,8 +645,7 @@ private:
       std::size_t first = sizeof...(I);
       ((first = first == sizeof...(I) && is_tensor_input<I> ? I : first), ...);
       return first;
-    }
-    (std::make_index_sequence<std::tuple_size_v<Inputs>>());
+    }(std::make_index_sequence<std::tuple_size_v<Inputs>>());
   }
 
   // Input `input` made in place by the typed graph, whose input_tensor<I>()
@@ -669,8 +670,7 @@ private:
 
   static constexpr bool has_tensor_input = []<std::size_t... I>(std::index_sequence<I...>) {
     return (is_tensor_input<I> || ...);
-  }
-  (std::make_index_sequence<std::tuple_size_v<Inputs>>());
+  }(std::make_index_sequence<std::tuple_size_v<Inputs>>());
 
   // Input I as execute() holds it until it is written: its C++ value, or,
   // for a std::vector of numbers given a buffer of them, the buffer itself
