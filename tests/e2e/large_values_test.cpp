@@ -61,9 +61,10 @@ TEST_F(LargeValues, TheDriverHoldsTwoCopiesOfALargeValueBeyondItsInput) {
   const long peak = cg_test::status_kib("VmHWM") - before;
   EXPECT_TRUE(output == input);
   const long copies = cg_test::threads_mode() ? 3 : 2;
-  if (kPeakIsMeaningful)
+  if (kPeakIsMeaningful) {
     EXPECT_LE(peak, copies * 200 * kMiB + 32 * kMiB)
         << "200 MiB through a chain: the driver's peak grew by " << peak / kMiB << " MiB";
+  }
 }
 
 // The same through a future: the result is copied out of its channel by the
@@ -82,10 +83,11 @@ TEST_F(LargeValues, AFutureHoldsThreeCopiesOfALargeValueBeyondItsInput) {
   const long peak = cg_test::status_kib("VmHWM") - before;
   EXPECT_TRUE(output == input);
   const long copies = 3;
-  if (kPeakIsMeaningful)
+  if (kPeakIsMeaningful) {
     EXPECT_LE(peak, copies * 200 * kMiB + 32 * kMiB)
         << "200 MiB through a chain and a future: the driver's peak grew by " << peak / kMiB
         << " MiB";
+  }
 }
 
 // Twelve large values one after the other: the channels reuse one buffer
@@ -103,10 +105,11 @@ TEST_F(LargeValues, OneLargeValueAtATimeKeepsOneBufferPerChannel) {
     ASSERT_TRUE(graph.execute(input).get(kSlowGet) == input) << "execution " << i;
   const long grown = cg_test::status_kib("VmHWM") - before;
   const long buffers = cg_test::threads_mode() ? 3 : 2;
-  if (kPeakIsMeaningful)
+  if (kPeakIsMeaningful) {
     EXPECT_LE(grown, buffers * 32 * kMiB)
         << "12 x 32 MiB through a chain: the driver's peak grew by " << grown / kMiB
         << " MiB (one buffer per slot: 640 MiB)";
+  }
 }
 
 } // namespace
