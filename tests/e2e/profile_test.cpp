@@ -16,6 +16,7 @@
 #include <cstdio>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +25,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -456,6 +458,100 @@ TEST_F(Profile, CgProfileShowsAnActorsDeviceWorkOnItsGpuTrack) {
   EXPECT_EQ(rows, (std::vector<std::string>{"driver", "a", "b", "b (GPU)", "c"}));
   EXPECT_NE(svg.find("<title>GPU READ c0 (input #0) (execution 5): "), std::string::npos) << svg;
   std::filesystem::remove(trace);
+}
+
+// A short run: a's first READ waits from launch (0 us) for the first
+// execute() (1000 us). The window is from there to the last operation
+// (1020 us), and a's READ counts only its last 2 us.
+TEST_F(Profile, CgProfileSummaryCountsFromTheFirstExecutionNotFromLaunch) {
+  const std::string path = temp_path("short-run.json");
+  auto slice = [](const char* name, const char* category, int tid, double ts, double dur,
+                  int channel) {
+    json args = {{"execution", 0}};
+    if (channel >= 0)
+      args["channel"] = channel;
+    return json{{"ph", "X"},  {"name", name}, {"cat", category}, {"pid", 1},
+                {"tid", tid}, {"ts", ts},     {"dur", dur},      {"args", args}};
+  };
+  const json trace = {
+      {"otherData", {{"graph", "short"}}},
+      {"traceEvents",
+       {{{"ph", "M"},
+         {"name", "thread_name"},
+         {"pid", 1},
+         {"tid", 0},
+         {"args", {{"name", "driver"}}}},
+        {{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "a"}}}},
+        slice("READ c0 (input #0)", "read", 1, 0, 1002, 0),
+        slice("execute", "execute", 0, 1000, 2, -1),
+        slice("WRITE c0 (input #0)", "write", 0, 1000, 1, 0),
+        slice("a.f", "compute", 1, 1002, 10, -1),
+        slice("WRITE c1 (a.f)", "write", 1, 1012, 2, 1),
+        slice("get", "get", 0, 1002, 18, -1),
+        slice("READ c1 (a.f)", "read", 0, 1002, 18, 1)}}};
+  std::ofstream(path) << trace.dump();
+  int status = -1;
+  const json summary =
+      json::parse(run(std::string(CG_PROFILE_TOOL) + " summary " + path + " --json", status));
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(summary["window_start_us"].get<double>(), 1000.0);
+  EXPECT_EQ(summary["window_us"].get<double>(), 20.0);
+  ASSERT_EQ(summary["actors"].size(), 1u);
+  EXPECT_EQ(
+      summary["actors"][0],
+      (json{{"actor", "a"}, {"compute", 0.5}, {"read_wait", 0.1}, {"write", 0.1}, {"idle", 0.3}}));
+  EXPECT_EQ(summary["bubble_fraction"].get<double>(), 0.5);
+  const std::string text = run(std::string(CG_PROFILE_TOOL) + " summary " + path, status);
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(text.substr(0, text.find('\n', text.find('\n') + 1) + 1),
+            "graph 'short': 20.0 us profiled, from the first execution (t=1000.0 us)\n"
+            "actor             compute  read wait    write     idle\n")
+      << text;
+  EXPECT_NE(text.find("\na                   50.0%      10.0%    10.0%    30.0%\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nbubble fraction: 50.0% "), std::string::npos) << text;
+  std::filesystem::remove(path);
+}
+
+// Every flow arrow of a real run starts (at its WRITE) no later than it ends
+// (at its READ), though a READ may wait from long before its WRITE: the
+// actors wait from launch for the first execution, and here for each next.
+TEST_F(Profile, EveryFlowOfAProfiledRunStartsInItsWriteAndNoLaterThanItEnds) {
+  const std::string path = temp_path("flows.json");
+  constexpr int kExecutions = 16;
+  {
+    cg::LaunchOptions options;
+    options.profile = path;
+    auto graph = cg::launch<&diamond>(options);
+    for (int i = 0; i < kExecutions; ++i) {
+      ASSERT_EQ(graph.execute(i).get(), 2 * i + 2);
+      std::this_thread::sleep_for(std::chrono::microseconds(500 * (i % 3)));
+    }
+  }
+  const json trace = read_json(path);
+  std::filesystem::remove(path);
+  std::map<std::uint64_t, json> starts;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "s")
+      starts[e["id"].get<std::uint64_t>()] = e;
+  ASSERT_EQ(starts.size(), 5u * kExecutions);
+  std::size_t ends = 0;
+  for (const json& f : trace["traceEvents"]) {
+    if (f["ph"] != "f")
+      continue;
+    ++ends;
+    const json& s = starts.at(f["id"].get<std::uint64_t>());
+    EXPECT_LE(s["ts"].get<double>(), f["ts"].get<double>()) << s << " -> " << f;
+    // Bound to a WRITE of its channel on its writer's track.
+    bool in_write = false;
+    for (const json& w : track(trace, s["tid"].get<int>()))
+      in_write |= w["cat"] == "write" && w["name"] == "WRITE " + s["name"].get<std::string>() &&
+                  w["ts"].get<double>() <= s["ts"].get<double>() &&
+                  s["ts"].get<double>() <= w["ts"].get<double>() + w["dur"].get<double>();
+    EXPECT_TRUE(in_write) << s;
+  }
+  EXPECT_EQ(ends, starts.size());
 }
 
 TEST_F(Profile, CgProfileRefusesWhatIsNotATrace) {
