@@ -1,5 +1,4 @@
-// A class used as an actor must be marked CG_ACTOR: one error per class, at
-// its first use, however often it is used.
+// A class used as an actor must be marked CG_ACTOR: one error per class.
 #include <cg/cg.hpp>
 
 #include <string>
