@@ -37,7 +37,7 @@ need_a_gpu_or_none=(
   GpuRunAhead.WithoutADeviceItSaysWhyAndStops
   NcclCommunicator.OneRankCollectivesOnOneGpuGiveExactValues
   NcclCommunicator.AStreamThatNeverFinishesTimesOutAbortsAndLetsGo
-  NcclCommunicator.TwoGpusSendReceiveAndAllreduce
+  NcclCommunicator.TwoRanksSharingOneGpuSendReceiveAndAllreduce
 )
 "$runtime_tests" --gtest_filter="$(IFS=:; echo "${need_a_gpu_or_none[*]}")" >"$work/unit.log" 2>&1
 for test in "${need_a_gpu_or_none[@]}"; do
