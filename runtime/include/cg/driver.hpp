@@ -149,6 +149,7 @@ struct LaunchOptions {
 
   /// A placement file ("<actor> <host>" lines) overriding the graph's
   /// actor.host(i); empty: the environment variable CG_PLACEMENT, if set.
+  /// "{graph}" in it stands for the graph's name.
   std::string placement;
   /// The rendezvous actors connect to, "host:port": the driver listens on
   /// that port (0: any), on that address when it is a numeric one (else on
