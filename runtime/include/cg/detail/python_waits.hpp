@@ -82,14 +82,17 @@ public:
     return actor != std::string::npos && what.find(" within ") > actor;
   }
 
-  /// The TimeoutError of the whole wait, `total` long.
+  /// The TimeoutError of the whole wait, `total` long. The stall it names
+  /// is as long as the wait watched it, at most `total`, as the C++ driver
+  /// reports it: a thread woken late adds nothing to what it saw.
   cg::TimeoutError error(std::chrono::milliseconds total) const {
     std::string what = base_ + " within " + std::to_string(total.count()) + " ms";
     if (!who_.empty()) {
+      const auto watched = std::min<std::chrono::steady_clock::duration>(
+          std::chrono::steady_clock::now() - since_, total);
       char seconds[32];
-      std::snprintf(
-          seconds, sizeof seconds, "%.1f",
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count());
+      std::snprintf(seconds, sizeof seconds, "%.1f",
+                    std::chrono::duration<double>(watched).count());
       what += ": " + who_ + " has made no progress for " + seconds + " s";
     }
     return cg::TimeoutError(what);
