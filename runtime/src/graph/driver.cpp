@@ -45,9 +45,9 @@ void GraphRuntime::Impl::fail_callbacks() {
   int notify_fd = -1;
   {
     std::lock_guard lock(mutex);
-    waiting.swap(callbacks);
-    why = failure;
-    notify_fd = results_fd;
+    waiting.swap(results.callbacks);
+    why = failures.failure;
+    notify_fd = results.results_fd;
   }
   if (!why)
     why = std::make_exception_ptr(ChannelClosedError(describe(spec) + " was torn down"));
@@ -71,51 +71,53 @@ std::vector<std::byte> copy_of(const ChannelReader::Message& message) {
 }
 } // namespace
 
-// Collects the results of execution `collected` from every result channel,
+// Collects the results of execution `results.collected` from every result channel,
 // resuming a collection an earlier timeout interrupted, and files them: with
-// the future waiting for them, or in `results`.
+// the future waiting for them, or in `results.untaken`.
 ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline, ProfileRecorder& recorder) {
-  while (partial.size() < result_readers.size()) {
-    ChannelReader& reader = result_readers[partial.size()];
+  while (results.partial.size() < results.result_readers.size()) {
+    ChannelReader& reader = results.result_readers[results.partial.size()];
     const std::int64_t start = recorder.on() ? profile_clock() : 0;
     ChannelReader::Message message;
     ChannelStatus status = reader.acquire(message, deadline);
     if (status != ChannelStatus::ok) {
-      failed_reader = partial.size();
+      results.failed_reader = results.partial.size();
       return status;
     }
-    partial.push_back({message.kind, copy_of(message), origin_of(partial.size())});
+    results.partial.push_back(
+        {message.kind, copy_of(message), results.origin_of(results.partial.size())});
     reader.release();
     if (recorder.on())
-      recorder.record(ProfiledOp::read, result_channels[partial.size() - 1], message.sequence,
-                      start, profile_clock(), message.payload.size());
+      recorder.record(ProfiledOp::read, results.result_channels[results.partial.size() - 1],
+                      message.sequence, start, profile_clock(), message.payload.size());
   }
-  std::vector<Collected> outputs(output_source.size());
-  for (std::size_t i = 0; i < output_source.size(); ++i) {
+  std::vector<Collected> outputs(results.output_source.size());
+  for (std::size_t i = 0; i < results.output_source.size(); ++i) {
     // Large values are moved, not copied, unless a later output shares them.
-    bool used_later = std::find(output_source.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                                output_source.end(), output_source[i]) != output_source.end();
-    Collected& source = partial[output_source[i]];
+    bool used_later = std::find(results.output_source.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                results.output_source.end(),
+                                results.output_source[i]) != results.output_source.end();
+    Collected& source = results.partial[results.output_source[i]];
     outputs[i] = used_later ? source : std::move(source);
   }
-  partial.clear();
+  results.partial.clear();
 
   ResultsCallback callback;
   int notify_fd = -1;
   {
     std::lock_guard lock(mutex);
-    std::uint64_t seq = collected++;
-    auto waiting = callbacks.find(seq);
-    if (abandoned.erase(seq) != 0) {
+    std::uint64_t seq = results.collected++;
+    auto waiting = results.callbacks.find(seq);
+    if (results.abandoned.erase(seq) != 0) {
       // Nobody will take them: `outputs` goes with this scope.
-    } else if (waiting != callbacks.end()) {
+    } else if (waiting != results.callbacks.end()) {
       callback = std::move(waiting->second);
-      callbacks.erase(waiting);
+      results.callbacks.erase(waiting);
     } else {
-      results.emplace(seq, std::move(outputs));
+      results.untaken.emplace(seq, std::move(outputs));
     }
-    if (async && !abandoned.count(seq))
-      notify_fd = results_fd;
+    if (results.async && !results.abandoned.count(seq))
+      notify_fd = results.results_fd;
   }
   if (callback)
     callback(&outputs, nullptr);
@@ -125,43 +127,45 @@ ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline, ProfileRecorde
   return ChannelStatus::ok;
 }
 
-// Collects execution `collected` for a get() waiting for it: `sink` decodes
-// the outputs where they are (in the channels, or in `partial` for those an
+// Collects execution `results.collected` for a get() waiting for it: `sink` decodes
+// the outputs where they are (in the channels, or in `results.partial` for those an
 // earlier collection copied out), and only then are the messages released.
 // A timeout leaves the messages acquired: acquiring again, here or in
 // collect_next(), gives the same ones.
 ChannelStatus GraphRuntime::Impl::collect_in_place(Deadline deadline, ResultsSink sink,
                                                    std::int64_t start) {
-  message_views.resize(result_readers.size());
+  results.message_views.resize(results.result_readers.size());
   // The first READ begins at `start`, each other one where the one before it
   // ended: one clock read each.
-  for (std::size_t i = partial.size(); i < result_readers.size(); ++i) {
+  for (std::size_t i = results.partial.size(); i < results.result_readers.size(); ++i) {
     ChannelReader::Message message;
-    ChannelStatus status = result_readers[i].acquire(message, deadline);
+    ChannelStatus status = results.result_readers[i].acquire(message, deadline);
     if (status != ChannelStatus::ok) {
-      failed_reader = i;
+      results.failed_reader = i;
       return status;
     }
-    message_views[i] = {message.kind, message.payload, message.paging, origin_of(i)};
-    if (profile.on()) {
+    results.message_views[i] = {message.kind, message.payload, message.paging,
+                                results.origin_of(i)};
+    if (profiling.profile.on()) {
       const std::int64_t end = profile_clock();
-      profile.record(ProfiledOp::read, result_channels[i], message.sequence, start, end,
-                     message.payload.size());
+      profiling.profile.record(ProfiledOp::read, results.result_channels[i], message.sequence,
+                               start, end, message.payload.size());
       start = end;
     }
   }
-  for (std::size_t i = 0; i < partial.size(); ++i)
-    message_views[i] = {partial[i].kind, partial[i].bytes, nullptr, partial[i].origin};
-  output_views.resize(output_source.size());
-  for (std::size_t i = 0; i < output_source.size(); ++i)
-    output_views[i] = message_views[output_source[i]];
-  sink.decode(sink.context, output_views);
-  for (std::size_t i = partial.size(); i < result_readers.size(); ++i)
-    result_readers[i].release();
-  partial.clear();
+  for (std::size_t i = 0; i < results.partial.size(); ++i)
+    results.message_views[i] = {results.partial[i].kind, results.partial[i].bytes, nullptr,
+                                results.partial[i].origin};
+  results.output_views.resize(results.output_source.size());
+  for (std::size_t i = 0; i < results.output_source.size(); ++i)
+    results.output_views[i] = results.message_views[results.output_source[i]];
+  sink.decode(sink.context, results.output_views);
+  for (std::size_t i = results.partial.size(); i < results.result_readers.size(); ++i)
+    results.result_readers[i].release();
+  results.partial.clear();
   {
     std::lock_guard lock(mutex);
-    ++collected;
+    ++results.collected;
   }
   changed.notify_all();
   return ChannelStatus::ok;
@@ -170,7 +174,9 @@ ChannelStatus GraphRuntime::Impl::collect_in_place(Deadline deadline, ResultsSin
 // A result channel answered something other than ok or timeout.
 void GraphRuntime::Impl::throw_result_failure(ChannelStatus status) {
   if (status == ChannelStatus::corrupt || status == ChannelStatus::unmappable) {
-    std::uint32_t channel = result_channels[std::min(failed_reader, result_channels.size() - 1)];
+    std::uint32_t channel =
+        results
+            .result_channels[std::min(results.failed_reader, results.result_channels.size() - 1)];
     std::string what =
         status == ChannelStatus::corrupt
             ? "result channel " + std::to_string(channel) + " of " + describe(spec) +
@@ -189,11 +195,13 @@ void GraphRuntime::Impl::collect_loop() {
   for (;;) {
     {
       std::unique_lock lock(mutex);
-      changed.wait(lock, [&] { return stop_collector || failure || collected < submitted; });
-      if (stop_collector || failure)
+      changed.wait(lock, [&] {
+        return results.stop_collector || failures.failure || results.collected < results.submitted;
+      });
+      if (results.stop_collector || failures.failure)
         break;
     }
-    ChannelStatus status = collect_next(Deadline::max(), collector_profile);
+    ChannelStatus status = collect_next(Deadline::max(), profiling.collector_profile);
     if (status == ChannelStatus::ok)
       continue;
     try {
@@ -209,22 +217,23 @@ void GraphRuntime::Impl::collect_loop() {
 std::vector<std::uint64_t> GraphRuntime::Impl::executions_now() const {
   std::vector<std::uint64_t> now;
   for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
-    now.push_back(local[a] && records[a] ? records[a]->executions.load(std::memory_order_relaxed)
-                                         : 0);
+    now.push_back(scale_out.local[a] && records[a]
+                      ? records[a]->executions.load(std::memory_order_relaxed)
+                      : 0);
   return now;
 }
 // Called with `mutex` held (hence the lock argument).
 void GraphRuntime::Impl::start_async(std::unique_lock<std::mutex>& lock) {
   (void)lock;
-  if (async)
+  if (results.async)
     return;
-  async = true;
-  if (results_fd < 0)
-    results_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  results.async = true;
+  if (results.results_fd < 0)
+    results.results_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   // Results collected before the switch are ready now.
-  if (!results.empty() && results_fd >= 0)
-    signal_eventfd(results_fd);
-  collector = std::thread([this] { collect_loop(); });
+  if (!results.untaken.empty() && results.results_fd >= 0)
+    signal_eventfd(results.results_fd);
+  results.collector = std::thread([this] { collect_loop(); });
 }
 
 GraphRuntime::MemoryHold::MemoryHold(const GraphRuntime& runtime) : runtime_(runtime) {
@@ -234,7 +243,9 @@ GraphRuntime::MemoryHold::MemoryHold(const GraphRuntime& runtime) : runtime_(run
 
 GraphRuntime::MemoryHold::~MemoryHold() { runtime_.impl_->leave_memory(); }
 
-const std::vector<int>& GraphRuntime::bound_cpus() const noexcept { return impl_->bound_cpus; }
+const std::vector<int>& GraphRuntime::bound_cpus() const noexcept {
+  return impl_->processes.bound_cpus;
+}
 
 const std::vector<std::string>& GraphRuntime::cuda_devices(std::uint32_t actor) const {
   return impl_->cuda_devices.at(actor);
@@ -242,17 +253,18 @@ const std::vector<std::string>& GraphRuntime::cuda_devices(std::uint32_t actor) 
 std::uint64_t GraphRuntime::begin_execution() {
   Impl& s = *impl_;
   const MemoryHold hold(*this); // collects in this thread, records in the profile
-  const std::int64_t start = s.profile.on() ? profile_clock() : 0;
+  const std::int64_t start = s.profiling.profile.on() ? profile_clock() : 0;
   std::unique_lock lock(s.mutex);
   auto check_usable = [&] {
-    if (s.torn_down || s.failure || s.channels.front().closed()) {
+    if (s.torn_down || s.failures.failure || s.channels.front().closed()) {
       lock.unlock();
       s.throw_failure();
     }
   };
   check_usable();
   // Executions someone can still take; abandoned ones do not count.
-  const std::uint64_t takeable = s.submitted - s.collected - s.abandoned.size();
+  const std::uint64_t takeable =
+      s.results.submitted - s.results.collected - s.results.abandoned.size();
   if (takeable >= s.options.max_in_flight)
     throw CapacityExceeded(
         std::to_string(takeable) + " executions of " + describe(spec_) +
@@ -261,21 +273,21 @@ std::uint64_t GraphRuntime::begin_execution() {
   // The channels hold max_in_flight executions: make room by collecting
   // (abandoned results are discarded as they come, the others kept for get()).
   const Deadline deadline = deadline_or_look_once(s.options.submit_timeout);
-  auto full = [&] { return s.submitted - s.collected >= s.options.max_in_flight; };
+  auto full = [&] { return s.results.submitted - s.results.collected >= s.options.max_in_flight; };
   auto no_room = [&] {
-    return TimeoutError("execution " + std::to_string(s.submitted) + " of " + describe(spec_) +
-                        " could not be submitted within " +
+    return TimeoutError("execution " + std::to_string(s.results.submitted) + " of " +
+                        describe(spec_) + " could not be submitted within " +
                         std::to_string(s.options.submit_timeout.count()) +
                         " ms: executions whose refs were dropped are still running");
   };
   while (full()) {
-    if (s.async) {
+    if (s.results.async) {
       if (!s.changed.wait_until(lock, deadline,
-                                [&] { return !full() || s.failure || s.torn_down; }))
+                                [&] { return !full() || s.failures.failure || s.torn_down; }))
         throw no_room();
     } else {
       lock.unlock();
-      const ChannelStatus status = s.collect_next(deadline, s.profile);
+      const ChannelStatus status = s.collect_next(deadline, s.profiling.profile);
       if (status == ChannelStatus::timeout)
         throw no_room();
       if (status != ChannelStatus::ok)
@@ -284,11 +296,11 @@ std::uint64_t GraphRuntime::begin_execution() {
     }
     check_usable();
   }
-  std::uint64_t seq = s.submitted++;
-  s.execute_start = start;
-  if (s.profile.on() && spec_.input_channels.empty())
-    s.profile.record(ProfiledOp::execute, 0, seq, start, profile_clock());
-  if (s.async) {
+  std::uint64_t seq = s.results.submitted++;
+  s.profiling.execute_start = start;
+  if (s.profiling.profile.on() && spec_.input_channels.empty())
+    s.profiling.profile.record(ProfiledOp::execute, 0, seq, start, profile_clock());
+  if (s.results.async) {
     lock.unlock();
     s.changed.notify_all();
   }
@@ -298,10 +310,10 @@ std::uint64_t GraphRuntime::begin_execution() {
 void GraphRuntime::abandon(std::uint64_t seq) noexcept {
   Impl& s = *impl_;
   std::lock_guard lock(s.mutex);
-  if (s.results.erase(seq) != 0 || seq < s.collected || seq >= s.submitted)
+  if (s.results.untaken.erase(seq) != 0 || seq < s.results.collected || seq >= s.results.submitted)
     return; // dropped now, or already gone
   try {
-    s.abandoned.insert(seq);
+    s.results.abandoned.insert(seq);
   } catch (const std::bad_alloc&) {
     // Kept for a get() that never comes: memory, not correctness.
   }
@@ -389,17 +401,18 @@ void GraphRuntime::publish_input(std::size_t input, std::size_t bytes,
                                         deadline_or_look_once(s.options.submit_timeout));
   else
     s.inputs.at(input).publish(MessageKind::value, bytes);
-  if (!s.profile.on())
+  if (!s.profiling.profile.on())
     return;
   // The execution begun last: execute() hands over its inputs in order.
   const std::uint64_t seq = s.inputs[input].published() - 1;
   const std::int64_t now = profile_clock();
   // Each input's write from where the one before it (or execute()) left off.
-  s.profile.record(ProfiledOp::write, spec_.input_channels[input], seq,
-                   input == 0 ? s.execute_start : s.input_start, now, bytes);
-  s.input_start = now;
+  s.profiling.profile.record(ProfiledOp::write, spec_.input_channels[input], seq,
+                             input == 0 ? s.profiling.execute_start : s.profiling.input_start, now,
+                             bytes);
+  s.profiling.input_start = now;
   if (input + 1 == s.inputs.size())
-    s.profile.record(ProfiledOp::execute, 0, seq, s.execute_start, now);
+    s.profiling.profile.record(ProfiledOp::execute, 0, seq, s.profiling.execute_start, now);
 }
 
 void GraphRuntime::take_results(std::uint64_t seq, ResultsSink sink) {
@@ -412,10 +425,10 @@ void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds tim
   const MemoryHold hold(*this); // collects in this thread, in place
   // A get() that returns (not one that throws) is recorded, from call to
   // decoded result; its first READ waits from the call too.
-  const std::int64_t called = s.profile.on() ? profile_clock() : 0;
+  const std::int64_t called = s.profiling.profile.on() ? profile_clock() : 0;
   auto recorded = [&] {
-    if (s.profile.on())
-      s.profile.record(ProfiledOp::get, 0, seq, called, profile_clock());
+    if (s.profiling.profile.on())
+      s.profiling.profile.record(ProfiledOp::get, 0, seq, called, profile_clock());
   };
   std::int64_t read_from = called;
   Deadline deadline = deadline_or_look_once(timeout);
@@ -424,13 +437,13 @@ void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds tim
     lock.unlock();
     s.throw_failure();
   }
-  if (seq >= s.submitted)
+  if (seq >= s.results.submitted)
     throw Error("execution " + std::to_string(seq) + " of " + describe(spec_) +
                 " was never submitted");
   // An actor found stalled before that still has not moved: look once, then
   // fail with the same cause rather than wait for it again.
   std::string stalled_before;
-  if (!s.results.count(seq) && seq >= s.collected) {
+  if (!s.results.untaken.count(seq) && seq >= s.results.collected) {
     stalled_before = s.still_stalled();
     if (!stalled_before.empty())
       deadline = Deadline::min();
@@ -460,19 +473,19 @@ void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds tim
                           describe(spec_) + ": " + stalled_before);
     return s.stalled(seq, timeout, before, std::chrono::steady_clock::now() - watched_from);
   };
-  if (!s.async) {
+  if (!s.results.async) {
     // Collect in this thread, up to and including execution `seq`: that one
     // straight into the sink.
-    while (s.collected <= seq) {
-      const bool wanted = s.collected == seq;
+    while (s.results.collected <= seq) {
+      const bool wanted = s.results.collected == seq;
       lock.unlock();
       ChannelStatus status = wanted ? s.collect_in_place(phase_end, sink, read_from)
-                                    : s.collect_next(phase_end, s.profile);
+                                    : s.collect_next(phase_end, s.profiling.profile);
       if (wanted && status == ChannelStatus::ok) {
         recorded();
         return;
       }
-      read_from = s.profile.on() ? profile_clock() : 0;
+      read_from = s.profiling.profile.on() ? profile_clock() : 0;
       lock.lock();
       if (status == ChannelStatus::timeout && watch_on())
         continue;
@@ -485,29 +498,32 @@ void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds tim
     }
   }
   for (;;) {
-    if (auto node = s.results.extract(seq); !node.empty()) {
+    if (auto node = s.results.untaken.extract(seq); !node.empty()) {
       lock.unlock();
       const std::vector<ResultView> views = views_of(node.mapped());
       sink.decode(sink.context, views);
       recorded();
       return;
     }
-    if (seq < s.collected)
+    if (seq < s.results.collected)
       throw Error("the result of execution " + std::to_string(seq) + " of " + describe(spec_) +
                   " was already taken");
-    if (s.failure || s.torn_down) {
+    if (s.failures.failure || s.torn_down) {
       lock.unlock();
       s.throw_failure();
     }
     if (phase_end == Deadline::max())
       s.changed.wait(lock);
     else if (s.changed.wait_until(lock, phase_end) == std::cv_status::timeout &&
-             !s.results.count(seq) && !s.failure && seq >= s.collected && !watch_on())
+             !s.results.untaken.count(seq) && !s.failures.failure && seq >= s.results.collected &&
+             !watch_on())
       throw timed_out();
   }
 }
 
-std::vector<std::string> GraphRuntime::channel_transports() const { return impl_->transports; }
+std::vector<std::string> GraphRuntime::channel_transports() const {
+  return impl_->scale_out.transports;
+}
 
 bool GraphRuntime::results_ready(std::uint64_t seq) {
   Impl& s = *impl_;
@@ -515,14 +531,15 @@ bool GraphRuntime::results_ready(std::uint64_t seq) {
   if (!use.entered)
     return true; // torn down: take_results() throws at once
   std::unique_lock lock(s.mutex);
-  if (s.results.count(seq) || s.torn_down || s.failure || seq < s.collected || seq >= s.submitted)
+  if (s.results.untaken.count(seq) || s.torn_down || s.failures.failure ||
+      seq < s.results.collected || seq >= s.results.submitted)
     return true;
-  if (s.async)
+  if (s.results.async)
     return false;
   // Collect what has arrived, without waiting.
-  while (s.collected <= seq) {
+  while (s.results.collected <= seq) {
     lock.unlock();
-    ChannelStatus status = s.collect_next(Deadline::min(), s.profile);
+    ChannelStatus status = s.collect_next(Deadline::min(), s.profiling.profile);
     if (status == ChannelStatus::timeout)
       return false;
     if (status != ChannelStatus::ok) {
@@ -540,18 +557,18 @@ bool GraphRuntime::results_ready(std::uint64_t seq) {
 void GraphRuntime::on_results(std::uint64_t seq, ResultsCallback done) {
   Impl& s = *impl_;
   std::unique_lock lock(s.mutex);
-  if (seq >= s.submitted)
+  if (seq >= s.results.submitted)
     throw Error("execution " + std::to_string(seq) + " of " + describe(spec_) +
                 " was never submitted");
-  if (auto node = s.results.extract(seq); !node.empty()) {
+  if (auto node = s.results.untaken.extract(seq); !node.empty()) {
     lock.unlock();
     done(&node.mapped(), nullptr);
     return;
   }
-  if (seq < s.collected)
+  if (seq < s.results.collected)
     throw Error("the result of execution " + std::to_string(seq) + " of " + describe(spec_) +
                 " was already taken");
-  if (s.failure || s.torn_down) {
+  if (s.failures.failure || s.torn_down) {
     lock.unlock();
     try {
       s.throw_failure();
@@ -560,7 +577,7 @@ void GraphRuntime::on_results(std::uint64_t seq, ResultsCallback done) {
     }
     return;
   }
-  s.callbacks.emplace(seq, std::move(done));
+  s.results.callbacks.emplace(seq, std::move(done));
   s.start_async(lock);
 }
 
@@ -569,12 +586,13 @@ int GraphRuntime::results_fd() {
   std::unique_lock lock(s.mutex);
   if (!s.torn_down)
     s.start_async(lock);
-  else if (s.results_fd < 0)
-    s.results_fd = ::eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK); // readable: get() throws at once
-  if (s.results_fd < 0)
+  else if (s.results.results_fd < 0)
+    s.results.results_fd =
+        ::eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK); // readable: get() throws at once
+  if (s.results.results_fd < 0)
     throw Error("cannot create the results descriptor of " + describe(spec_) + ": " +
                 std::strerror(errno));
-  return s.results_fd;
+  return s.results.results_fd;
 }
 
 } // namespace cg::detail

@@ -27,8 +27,8 @@ namespace cg::detail {
 void GraphRuntime::Impl::fail(std::exception_ptr why) {
   {
     std::lock_guard lock(mutex);
-    if (!failure)
-      failure = std::move(why);
+    if (!failures.failure)
+      failures.failure = std::move(why);
   }
   changed.notify_all();
 }
@@ -37,18 +37,18 @@ void GraphRuntime::Impl::fail(std::exception_ptr why) {
 // 100 ms to check) until one exits or teardown starts.
 void GraphRuntime::Impl::watch_actors() {
   std::vector<pollfd> fds;
-  fds.push_back({stop_fd, POLLIN, 0});
-  for (ChildProcess& child : actors)
+  fds.push_back({failures.stop_fd, POLLIN, 0});
+  for (ChildProcess& child : processes.actors)
     fds.push_back({child.pidfd(), POLLIN, 0});
-  while (!stopping.load()) {
+  while (!failures.stopping.load()) {
     ::poll(fds.data(), fds.size(), 100);
-    for (std::size_t i = 0; i < actors.size(); ++i) {
-      if (stopping.load() || actors[i].running())
+    for (std::size_t i = 0; i < processes.actors.size(); ++i) {
+      if (failures.stopping.load() || processes.actors[i].running())
         continue;
-      std::string name = child_names[i];
+      std::string name = processes.child_names[i];
       bool runs_here = false; // in our segment: not an actor host's process
       for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
-        runs_here = runs_here || (local[a] && name == spec.actors[a].name);
+        runs_here = runs_here || (scale_out.local[a] && name == spec.actors[a].name);
       // A process running actors of another host (TCP forced, a host
       // command) says why it fails over its rendezvous connection just
       // before it exits (FAILED: which actor, what exception). That report
@@ -56,16 +56,16 @@ void GraphRuntime::Impl::watch_actors() {
       // a moment to arrive, as relay_fault() does.
       if (!runs_here && reported_within(std::chrono::milliseconds(300)))
         return; // remote_lost() reported it and stopped the graph
-      std::string why = describe_exit(actors[i].exit_status().value_or(0));
+      std::string why = describe_exit(processes.actors[i].exit_status().value_or(0));
       // What it said before exiting: in our segment, if it runs there; else
       // its last line on stderr (a host command's, e.g. ssh's), if we read it.
       std::string words;
       for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
-        if (local[a] && name == spec.actors[a].name && records[a] != nullptr)
+        if (scale_out.local[a] && name == spec.actors[a].name && records[a] != nullptr)
           words = last_words(*records[a]);
-      if (words.empty() && child_output[i])
-        words = actor_output.last_words(*child_output[i],
-                                        Clock::now() + std::chrono::milliseconds(300));
+      if (words.empty() && processes.child_output[i])
+        words = processes.actor_output.last_words(*processes.child_output[i],
+                                                  Clock::now() + std::chrono::milliseconds(300));
       if (!words.empty())
         why += " (" + words + ")";
       fail(std::make_exception_ptr(
@@ -80,13 +80,14 @@ void GraphRuntime::Impl::watch_actors() {
 // a fault seen from afar waits this long for the report that names it.
 bool GraphRuntime::Impl::reported_within(std::chrono::milliseconds wait) {
   std::unique_lock lock(mutex);
-  return changed.wait_for(lock, wait, [&] { return failure != nullptr || stopping.load(); });
+  return changed.wait_for(lock, wait,
+                          [&] { return failures.failure != nullptr || failures.stopping.load(); });
 }
 
 // A remote actor process's rendezvous connection ended (serving thread).
 void GraphRuntime::Impl::remote_lost(const std::vector<std::string>& lost,
                                      const RemoteFailure& why) {
-  if (stopping.load())
+  if (failures.stopping.load())
     return;
   using Cause = RemoteFailure::Cause;
   // The actor that failed, if the process said which (the rendezvous server
@@ -116,7 +117,7 @@ void GraphRuntime::Impl::remote_lost(const std::vector<std::string>& lost,
 // went away is usually reported by its rendezvous connection a moment later,
 // which names the actor, so that is waited for first.
 void GraphRuntime::Impl::relay_fault(const std::string& why, bool corrupt) {
-  if (stopping.load())
+  if (failures.stopping.load())
     return;
   if (!corrupt && reported_within(std::chrono::seconds(1)))
     return;
@@ -142,11 +143,12 @@ bool is_stopped(pid_t pid) {
 } // namespace
 
 std::string GraphRuntime::Impl::still_stalled() {
-  if (stall &&
-      records[stall->actor]->executions.load(std::memory_order_relaxed) == stall->executions &&
-      is_stopped(stall->pid))
-    return stall->cause;
-  stall.reset(); // it moved again, or was resumed
+  if (failures.stall &&
+      records[failures.stall->actor]->executions.load(std::memory_order_relaxed) ==
+          failures.stall->executions &&
+      is_stopped(failures.stall->pid))
+    return failures.stall->cause;
+  failures.stall.reset(); // it moved again, or was resumed
   return "";
 }
 
@@ -165,12 +167,12 @@ TimeoutError GraphRuntime::Impl::stalled(std::uint64_t seq, std::chrono::millise
   pid_t culprit_pid = 0;
   bool culprit_stopped = false;
   for (std::uint32_t a = 0; a < spec.actors.size(); ++a) {
-    if (!local[a] || !records[a] || now[a] != before[a] || now[a] > seq)
+    if (!scale_out.local[a] || !records[a] || now[a] != before[a] || now[a] > seq)
       continue;
     pid_t pid = 0;
-    for (std::size_t i = 0; i < actors.size(); ++i)
-      if (child_names[i] == spec.actors[a].name)
-        pid = actors[i].pid();
+    for (std::size_t i = 0; i < processes.actors.size(); ++i)
+      if (processes.child_names[i] == spec.actors[a].name)
+        pid = processes.actors[i].pid();
     const bool stopped = pid != 0 && is_stopped(pid);
     if (!culprit || now[a] < now[*culprit] ||
         (now[a] == now[*culprit] && stopped && !culprit_stopped)) {
@@ -188,7 +190,7 @@ TimeoutError GraphRuntime::Impl::stalled(std::uint64_t seq, std::chrono::millise
       (culprit_pid != 0 ? "(pid " + std::to_string(culprit_pid) + ")" : std::string("(a thread)"));
   const std::string cause = who + " has made no progress for " + seconds + " s";
   if (culprit_stopped)
-    stall = Stall{*culprit, now[*culprit], culprit_pid, cause};
+    failures.stall = RuntimeFailures::Stall{*culprit, now[*culprit], culprit_pid, cause};
   return TimeoutError(base + ": " + cause);
 }
 

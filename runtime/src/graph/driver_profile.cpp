@@ -21,7 +21,7 @@ void GraphRuntime::write_profile(const std::string& path) const { impl_->write_p
 GraphStats GraphRuntime::stats() const { return profile_stats(spec_, impl_->profile_tracks()); }
 
 std::vector<ProfileTrack> GraphRuntime::Impl::profile_tracks() const {
-  if (!profile.on())
+  if (!profiling.profile.on())
     throw Error(describe(spec) + " records no profile: launch it with cg::LaunchOptions::profile "
                                  "or the environment variable CG_PROFILE set to a file (or "
                                  "LaunchOptions::record_profile)");
@@ -33,11 +33,11 @@ std::vector<ProfileTrack> GraphRuntime::Impl::profile_tracks() const {
   // Torn down (or being torn down): the rings as teardown read them before
   // it released their memory.
   std::unique_lock lock(mutex);
-  changed.wait(lock, [&] { return profile_final; });
-  if (!final_profile_error.empty())
+  changed.wait(lock, [&] { return profiling.profile_final; });
+  if (!profiling.final_profile_error.empty())
     throw Error("the profile of " + describe(spec) +
-                " could not be read at teardown: " + final_profile_error);
-  return final_profile;
+                " could not be read at teardown: " + profiling.final_profile_error);
+  return profiling.final_profile;
 }
 
 std::vector<ProfileTrack> GraphRuntime::Impl::read_profile_tracks() const {
@@ -60,13 +60,13 @@ std::vector<ProfileTrack> GraphRuntime::Impl::read_profile_tracks() const {
   // Actors in processes of their own recorded in their own segments: their
   // tracks as those processes send them (now, or as they did at teardown),
   // moved onto our clock.
-  if (remote_count > 0) {
+  if (scale_out.remote_count > 0) {
     const std::map<std::string, RemoteProfile> remote =
-        torn_down_now() ? remote_profiles
-                        : server.collect_profiles(Clock::now() + std::chrono::seconds(3));
+        torn_down_now() ? profiling.remote_profiles
+                        : scale_out.server.collect_profiles(Clock::now() + std::chrono::seconds(3));
     for (std::uint32_t a = 0; a < spec.actors.size(); ++a) {
       auto sent = remote.find(spec.actors[a].name);
-      if (local[a] || sent == remote.end())
+      if (scale_out.local[a] || sent == remote.end())
         continue;
       ProfileTrack track{
           spec.actors[a].name, {}, 0, std::max<std::int64_t>(sent->second.uncertainty_ns, 1)};

@@ -165,7 +165,7 @@ std::string actor_log_directory(const GraphSpec& spec, const LaunchOptions& opti
 std::string GraphRuntime::Impl::describe_launch(const ActorPlacement& placement) const {
   const Impl& s = *this;
   std::string out = std::string("launching in ") +
-                    (s.mode == Mode::threads ? "threads" : "processes") +
+                    (s.processes.mode == Mode::threads ? "threads" : "processes") +
                     " mode: " + std::to_string(spec.actors.size()) + " actors";
   if (placement.remote_count > 0)
     out += " (" + std::to_string(placement.remote_count) + " in processes of their own" +
@@ -185,25 +185,27 @@ std::string GraphRuntime::Impl::describe_started() const {
   const Impl& s = *this;
   std::vector<std::string> local;
   for (std::uint32_t a = 0; a < spec.actors.size(); ++a) {
-    if (!s.local[a])
+    if (!s.scale_out.local[a])
       continue;
     std::string where;
-    if (s.mode == Mode::processes)
-      for (std::size_t c = 0; c < s.child_names.size(); ++c)
-        if (s.child_names[c] == spec.actors[a].name)
-          where = "pid " + std::to_string(s.actors[c].pid());
-    if (s.actor_cpus[a] >= 0)
-      where += (where.empty() ? "" : ", ") + std::string("CPU ") + std::to_string(s.actor_cpus[a]);
+    if (s.processes.mode == Mode::processes)
+      for (std::size_t c = 0; c < s.processes.child_names.size(); ++c)
+        if (s.processes.child_names[c] == spec.actors[a].name)
+          where = "pid " + std::to_string(s.processes.actors[c].pid());
+    if (s.processes.actor_cpus[a] >= 0)
+      where += (where.empty() ? "" : ", ") + std::string("CPU ") +
+               std::to_string(s.processes.actor_cpus[a]);
     local.push_back(std::string(spec.actors[a].name) + (where.empty() ? "" : " (" + where + ")"));
   }
   std::string out = "started " + std::to_string(local.size()) + " actor " +
-                    (s.mode == Mode::threads ? "threads" : "processes") + ": " + join(local, ", ");
-  if (s.remote_count > 0)
-    out += "; waiting for " + std::to_string(s.remote_count) +
+                    (s.processes.mode == Mode::threads ? "threads" : "processes") + ": " +
+                    join(local, ", ");
+  if (s.scale_out.remote_count > 0)
+    out += "; waiting for " + std::to_string(s.scale_out.remote_count) +
            " actors in processes of their own at the rendezvous " +
-           to_string(s.server.address_for_actors());
-  if (!s.actor_logs.empty())
-    out += "; their output goes to " + s.actor_logs + "/" + spec.name + ".<actor>.log";
+           to_string(s.scale_out.server.address_for_actors());
+  if (!s.processes.actor_logs.empty())
+    out += "; their output goes to " + s.processes.actor_logs + "/" + spec.name + ".<actor>.log";
   return out;
 }
 
@@ -220,7 +222,7 @@ void GraphRuntime::Impl::describe_channels() const {
     const char* value = c < spec.names.channels.size() ? spec.names.channels[c] : "";
     s.log.say(LogLevel::debug, "channel " + std::to_string(c) + " (" + value +
                                    "): " + who(spec.channels[c].writer) + " -> " +
-                                   join(readers, ", ") + " over " + s.transports[c] +
+                                   join(readers, ", ") + " over " + s.scale_out.transports[c] +
                                    (spec.channels[c].cuda_ipc ? " (CUDA IPC)" : ""));
   }
 }
@@ -233,14 +235,15 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
   s.log = LaunchLog(spec.name, log_level_from_environment());
   check_launch_options(spec, options);
   s.options = options;
-  s.mode = launch_mode(options);
-  s.actor_logs = actor_log_directory(spec, options);
+  s.processes.mode = launch_mode(options);
+  s.processes.actor_logs = actor_log_directory(spec, options);
   s.assign_gpus();
   const ActorPlacement placement = place_actors(spec, options);
   // Threads mode starts processes too: for actors reached over TCP.
-  actor_host = actor_executable(
-      spec, s.mode == Mode::processes || (placement.remote_count > 0 && !placement.under_launcher),
-      options, std::move(actor_host));
+  actor_host = actor_executable(spec,
+                                s.processes.mode == Mode::processes ||
+                                    (placement.remote_count > 0 && !placement.under_launcher),
+                                options, std::move(actor_host));
   check_cuda_ipc_placement(spec, placement);
   check_communicator_placement(spec, placement, options);
   s.share_gpus(placement);
@@ -250,7 +253,7 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
   // Actors in processes of their own get theirs through the rendezvous.
   for (std::uint32_t actor = 0; actor < constructor_args.size(); ++actor)
     if (constructor_args[actor] && actor < placement.local.size() && !placement.local[actor])
-      s.remote_constructor_args[spec.actors[actor].name] = *constructor_args[actor];
+      s.scale_out.remote_constructor_args[spec.actors[actor].name] = *constructor_args[actor];
   s.open_driver_ports();
   s.place(placement);
   s.place_on_cpus();
@@ -285,8 +288,8 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
 void GraphRuntime::Impl::assign_gpus() {
   cuda_devices = assign_cuda_devices(spec, options);
   cuda_ordinals.assign(spec.actors.size(), 0);
-  if (mode == Mode::threads && std::any_of(cuda_devices.begin(), cuda_devices.end(),
-                                           [](const auto& d) { return !d.empty(); })) {
+  if (processes.mode == Mode::threads && std::any_of(cuda_devices.begin(), cuda_devices.end(),
+                                                     [](const auto& d) { return !d.empty(); })) {
     std::vector<std::string> all = launch_cuda_devices(options);
     for (std::size_t a = 0; a < spec.actors.size(); ++a)
       if (!cuda_devices[a].empty())
@@ -306,10 +309,11 @@ void GraphRuntime::Impl::share_gpus(const ActorPlacement& placement) {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0')
     std::strcpy(host, "localhost");
-  nccl_host_ids = cg::detail::nccl_host_ids(spec, placement, gpus, mode, options,
-                                            nccl_ranks_share_gpus(options), host);
-  const std::string notice = gpu_sharing_notice(
-      spec, placement, gpus, mode, options, mps_running(std::getenv("CUDA_MPS_PIPE_DIRECTORY")));
+  scale_out.nccl_host_ids = cg::detail::nccl_host_ids(
+      spec, placement, gpus, processes.mode, options, nccl_ranks_share_gpus(options), host);
+  const std::string notice =
+      gpu_sharing_notice(spec, placement, gpus, processes.mode, options,
+                         mps_running(std::getenv("CUDA_MPS_PIPE_DIRECTORY")));
   // Once per program, and only where there is a GPU to share.
   static std::atomic<bool> noticed{false};
   if (!notice.empty() && cuda_device_count() > 0 && !noticed.exchange(true))
@@ -321,7 +325,7 @@ void GraphRuntime::Impl::share_gpus(const ActorPlacement& placement) {
 void GraphRuntime::Impl::create_segment(
     std::span<const std::optional<std::vector<std::byte>>> constructor_args) {
   if (!spec.communicators.empty() && options.communicator == CommunicatorKind::nccl)
-    nccl_ids = make_nccl_ids(spec);
+    scale_out.nccl_ids = make_nccl_ids(spec);
   const bool any_constructor_args = std::any_of(constructor_args.begin(), constructor_args.end(),
                                                 [](const auto& args) { return args.has_value(); });
   if (any_constructor_args && constructor_args.size() != spec.actors.size())
@@ -331,15 +335,16 @@ void GraphRuntime::Impl::create_segment(
   SegmentContents contents{.slots = options.max_in_flight,
                            .slot_bytes = options.slot_bytes,
                            .communicator_bytes = options.communicator_bytes,
-                           .nccl_ids = nccl_ids};
-  profile_path = options.profile;
-  if (const char* from_env = std::getenv(profile_variable); profile_path.empty() && from_env)
-    profile_path = from_env;
+                           .nccl_ids = scale_out.nccl_ids};
+  profiling.profile_path = options.profile;
+  if (const char* from_env = std::getenv(profile_variable);
+      profiling.profile_path.empty() && from_env)
+    profiling.profile_path = from_env;
   // One file per graph of a program that launches several.
-  profile_path = with_graph_name(profile_path, spec.name);
-  if (!profile_path.empty() || options.record_profile)
+  profiling.profile_path = with_graph_name(profiling.profile_path, spec.name);
+  if (!profiling.profile_path.empty() || options.record_profile)
     contents.profile_executions = profile_depth(options);
-  profile_executions = contents.profile_executions;
+  profiling.profile_executions = contents.profile_executions;
   if (any_constructor_args)
     contents.constructor_args = constructor_args;
   try {
@@ -368,9 +373,9 @@ void GraphRuntime::Impl::create_segment(
     channels = std::move(written.channels);
     groups = std::move(written.groups);
     const std::span<std::byte> memory{static_cast<std::byte*>(segment.data()), segment.size()};
-    profile = ProfileRecorder(
+    profiling.profile = ProfileRecorder(
         profile_ring(memory, *header, ProfileParticipant::driver(spec.actors.size())));
-    collector_profile = ProfileRecorder(
+    profiling.collector_profile = ProfileRecorder(
         profile_ring(memory, *header, ProfileParticipant::collector(spec.actors.size())));
   } catch (const std::exception& e) {
     throw LaunchError(e.what());
@@ -384,23 +389,23 @@ void GraphRuntime::Impl::open_driver_ports() {
     inputs.emplace_back(channels.at(channel));
   input_in_place.assign(inputs.size(), false);
   for (std::uint32_t channel : spec.output_channels) {
-    auto it = std::find(result_channels.begin(), result_channels.end(), channel);
-    if (it == result_channels.end()) {
-      result_channels.push_back(channel);
-      result_readers.emplace_back(
+    auto it = std::find(results.result_channels.begin(), results.result_channels.end(), channel);
+    if (it == results.result_channels.end()) {
+      results.result_channels.push_back(channel);
+      results.result_readers.emplace_back(
           channels.at(channel), static_cast<std::uint32_t>(spec.channels[channel].driver_reader()));
-      it = result_channels.end() - 1;
+      it = results.result_channels.end() - 1;
     }
-    output_source.push_back(static_cast<std::size_t>(it - result_channels.begin()));
+    results.output_source.push_back(static_cast<std::size_t>(it - results.result_channels.begin()));
   }
-  result_origins.assign(result_channels.size(), std::string());
+  results.result_origins.assign(results.result_channels.size(), std::string());
 }
 
 void GraphRuntime::Impl::place(const ActorPlacement& placement) {
-  local = placement.local;
-  local_count = placement.local_count;
-  remote_count = placement.remote_count;
-  transports.assign(spec.channels.size(), "shm");
+  scale_out.local = placement.local;
+  scale_out.local_count = placement.local_count;
+  scale_out.remote_count = placement.remote_count;
+  scale_out.transports.assign(spec.channels.size(), "shm");
 }
 
 // LaunchOptions::cpu_binding and spin_when_cpus_suffice: the launching thread
@@ -408,53 +413,53 @@ void GraphRuntime::Impl::place(const ActorPlacement& placement) {
 // run_actor_thread, an actor process from CG_ACTOR_CPU and CG_ACTOR_SPIN,
 // before it makes threads of its own).
 void GraphRuntime::Impl::place_on_cpus() {
-  actor_cpus.assign(spec.actors.size(), -1);
+  processes.actor_cpus.assign(spec.actors.size(), -1);
   const bool bind = launch_cpu_binding(options.cpu_binding) == CpuBinding::cores;
   if (!bind && !options.spin_when_cpus_suffice)
     return;
   const std::vector<int> allowed = cpus_of(0);
-  std::vector<int> plan = plan_cpu_binding(1 + local_count, allowed);
+  std::vector<int> plan = plan_cpu_binding(1 + scale_out.local_count, allowed);
   if (plan.empty())
     return; // more of us than CPUs: binding would make us share, spinning would delay the sharer
-  own_cpus = options.spin_when_cpus_suffice;
+  processes.own_cpus = options.spin_when_cpus_suffice;
   if (bind) {
     if (!set_cpus(0, {plan[0]}))
       throw LaunchError("cannot bind the launching thread of " + describe(spec) + " to CPU " +
                         std::to_string(plan[0]) + ": " + std::strerror(errno));
-    thread_cpus_before = allowed;
+    processes.thread_cpus_before = allowed;
     std::size_t next = 1;
     for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor)
-      if (local[actor])
-        actor_cpus[actor] = plan[next++];
-    bound_cpus = std::move(plan);
+      if (scale_out.local[actor])
+        processes.actor_cpus[actor] = plan[next++];
+    processes.bound_cpus = std::move(plan);
   }
-  launching_thread = ::gettid();
-  set_has_own_cpu(own_cpus);
+  processes.launching_thread = ::gettid();
+  set_has_own_cpu(processes.own_cpus);
 }
 
 // The local actors as threads or processes, then (when some actors share no
 // memory with us) the rendezvous and the remote actor processes we start.
 void GraphRuntime::Impl::start_actors(const std::string& actor_host,
                                       const ActorPlacement& placement) {
-  thread_running.assign(spec.actors.size(), 0);
-  actor_threads.reserve(spec.actors.size());
-  thread_actor.reserve(spec.actors.size()); // so that push_back below cannot throw
+  processes.thread_running.assign(spec.actors.size(), 0);
+  processes.actor_threads.reserve(spec.actors.size());
+  processes.thread_actor.reserve(spec.actors.size()); // so that push_back below cannot throw
   for (std::uint32_t actor = 0; actor < spec.actors.size(); ++actor) {
-    if (!local[actor])
+    if (!scale_out.local[actor])
       continue;
-    if (mode == Mode::threads) {
+    if (processes.mode == Mode::threads) {
       // Under the lock the thread marks itself finished with, so that it is
       // marked running first; and only once it exists (creating it may throw).
       std::lock_guard lock(mutex);
-      actor_threads.emplace_back([this, actor] { run_actor_thread(actor); });
-      thread_actor.push_back(actor);
-      thread_running[actor] = 1;
+      processes.actor_threads.emplace_back([this, actor] { run_actor_thread(actor); });
+      processes.thread_actor.push_back(actor);
+      processes.thread_running[actor] = 1;
     } else
       spawn_actor_process(actor_host, actor);
   }
-  if (remote_count > 0)
+  if (scale_out.remote_count > 0)
     start_scale_out(actor_host, placement);
-  actor_output.start();
+  processes.actor_output.start();
 }
 
 // One actor process, inheriting the segment's descriptor.
@@ -465,11 +470,12 @@ void GraphRuntime::Impl::spawn_actor_process(const std::string& actor_host, std:
     env.push_back("CUDA_VISIBLE_DEVICES=" + join(cuda_devices[actor], ","));
   // The actor binds itself before it starts any thread (its threads inherit
   // the binding).
-  if (actor_cpus[actor] >= 0)
-    env.push_back(std::string(actor_cpu_variable) + "=" + std::to_string(actor_cpus[actor]));
-  env.push_back(std::string(actor_spin_variable) + "=" + (own_cpus ? "1" : "0"));
-  if (!nccl_host_ids[actor].empty())
-    env.push_back("NCCL_HOSTID=" + nccl_host_ids[actor]);
+  if (processes.actor_cpus[actor] >= 0)
+    env.push_back(std::string(actor_cpu_variable) + "=" +
+                  std::to_string(processes.actor_cpus[actor]));
+  env.push_back(std::string(actor_spin_variable) + "=" + (processes.own_cpus ? "1" : "0"));
+  if (!scale_out.nccl_host_ids[actor].empty())
+    env.push_back("NCCL_HOSTID=" + scale_out.nccl_host_ids[actor]);
   spawn_child(actor_host, {spec.name, spec.actors[actor].name, "fd:" + std::to_string(fd)}, env,
               {.inherit = {fd}}, spec.actors[actor].name);
 }
@@ -479,14 +485,14 @@ void GraphRuntime::Impl::spawn_child(const std::string& path, const std::vector<
                                      ChildProcess::SpawnOptions spawn, const std::string& names,
                                      const std::string& where) {
   int log_file = -1;
-  if (!actor_logs.empty()) {
-    const std::string file = actor_logs + "/" + spec.name + "." + names + ".log";
+  if (!processes.actor_logs.empty()) {
+    const std::string file = processes.actor_logs + "/" + spec.name + "." + names + ".log";
     log_file = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (log_file < 0)
       throw std::system_error(errno, std::generic_category(), "cannot open " + file);
     spawn.standard_output = spawn.standard_error = log_file;
   } else if (options.tag_actor_output) {
-    const TaggedOutput::WriteEnds ends = actor_output.open_pipes();
+    const TaggedOutput::WriteEnds ends = processes.actor_output.open_pipes();
     spawn.standard_output = ends.output;
     spawn.standard_error = ends.error;
   }
@@ -496,20 +502,20 @@ void GraphRuntime::Impl::spawn_child(const std::string& path, const std::vector<
   } catch (...) {
     if (log_file >= 0)
       ::close(log_file);
-    actor_output.abandon();
+    processes.actor_output.abandon();
     throw;
   }
   std::optional<std::size_t> output;
   if (log_file >= 0)
     ::close(log_file);
   else if (options.tag_actor_output)
-    output = actor_output.adopt(names + " " +
-                                (where.empty() ? "pid=" + std::to_string(child.pid()) : where));
+    output = processes.actor_output.adopt(
+        names + " " + (where.empty() ? "pid=" + std::to_string(child.pid()) : where));
   log.say(LogLevel::debug, "started " + names + " as pid " + std::to_string(child.pid()) +
                                (where.empty() ? "" : " (" + where + ")"));
-  actors.push_back(std::move(child));
-  child_names.push_back(names.substr(0, names.find(',')));
-  child_output.push_back(output);
+  processes.actors.push_back(std::move(child));
+  processes.child_names.push_back(names.substr(0, names.find(',')));
+  processes.child_output.push_back(output);
 }
 
 // Threads mode: runs one actor's program until teardown closes its channels.
@@ -523,7 +529,7 @@ void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
     ~Finished() {
       {
         std::lock_guard lock(runtime.mutex);
-        runtime.thread_running[actor] = 0;
+        runtime.processes.thread_running[actor] = 0;
       }
       runtime.changed.notify_all();
     }
@@ -531,10 +537,11 @@ void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
   const std::string name = spec.actors[actor].name;
   std::string why;
   try {
-    if (actor_cpus.at(actor) >= 0 && !set_cpus(0, {actor_cpus[actor]}))
-      throw std::runtime_error("cannot bind it to CPU " + std::to_string(actor_cpus[actor]) + ": " +
+    if (processes.actor_cpus.at(actor) >= 0 && !set_cpus(0, {processes.actor_cpus[actor]}))
+      throw std::runtime_error("cannot bind it to CPU " +
+                               std::to_string(processes.actor_cpus[actor]) + ": " +
                                std::strerror(errno));
-    set_has_own_cpu(own_cpus);
+    set_has_own_cpu(processes.own_cpus);
     ActorProcess process(spec, actor, {static_cast<std::byte*>(segment.data()), segment.size()});
     process.set_cuda_device(cuda_ordinals.at(actor));
     int status = spec.actors[actor].run(process);
@@ -542,7 +549,7 @@ void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
   } catch (const std::exception& e) {
     why = "failed: " + current_exception_type() + ": " + e.what();
   }
-  if (stopping.load())
+  if (failures.stopping.load())
     return;
   fail(std::make_exception_ptr(
       ActorDiedError(name, "actor '" + name + "' of " + describe(spec) + " (a thread) " + why)));
@@ -551,10 +558,10 @@ void GraphRuntime::Impl::run_actor_thread(std::uint32_t actor) {
 
 // A monitor thread watches the actor processes (pidfds, driver_failures.cpp).
 void GraphRuntime::Impl::start_monitor() {
-  if (actors.empty())
+  if (processes.actors.empty())
     return;
-  stop_fd = ::eventfd(0, EFD_CLOEXEC);
-  monitor = std::thread([this] { watch_actors(); });
+  failures.stop_fd = ::eventfd(0, EFD_CLOEXEC);
+  failures.monitor = std::thread([this] { watch_actors(); });
 }
 
 // Until every local actor has attached and every remote one reported ready,
@@ -562,26 +569,26 @@ void GraphRuntime::Impl::start_monitor() {
 // place we poll: it happens once per launch.
 void GraphRuntime::Impl::wait_until_ready() {
   const Deadline deadline = Clock::now() + options.start_timeout;
-  if (remote_count > 0) {
+  if (scale_out.remote_count > 0) {
     try {
       connect_remote(deadline);
     } catch (const std::exception& e) {
       throw LaunchError(e.what());
     }
   }
-  while (header->ready.load(std::memory_order_acquire) < local_count ||
-         (remote_count > 0 && server.ready_count() < remote_count)) {
+  while (header->ready.load(std::memory_order_acquire) < scale_out.local_count ||
+         (scale_out.remote_count > 0 && scale_out.server.ready_count() < scale_out.remote_count)) {
     std::exception_ptr died;
     {
       std::lock_guard lock(mutex);
-      died = failure;
+      died = failures.failure;
     }
     if (died || Clock::now() > deadline) {
       std::string why = describe(spec) + ": actors did not start within " +
                         std::to_string(options.start_timeout.count()) + " ms";
-      if (remote_count > 0 && server.ready_count() < remote_count)
-        why += " (" + std::to_string(server.ready_count()) + " of " + std::to_string(remote_count) +
-               " actors on other hosts ready)";
+      if (scale_out.remote_count > 0 && scale_out.server.ready_count() < scale_out.remote_count)
+        why += " (" + std::to_string(scale_out.server.ready_count()) + " of " +
+               std::to_string(scale_out.remote_count) + " actors on other hosts ready)";
       if (died) {
         try {
           std::rethrow_exception(died);

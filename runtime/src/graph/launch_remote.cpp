@@ -58,7 +58,7 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
   const std::vector<std::uint32_t>& hosts = placement.hosts;
   std::vector<std::string> remote;
   for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
-    if (!local[a])
+    if (!scale_out.local[a])
       remote.push_back(spec.actors[a].name);
   // Where actors find us: LaunchOptions::rendezvous, CG_RENDEZVOUS, or an
   // ephemeral port (on loopback when every actor process is ours, here).
@@ -81,7 +81,7 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
       listen.host = at->host;
   }
   std::string transport_error;
-  if (!host_transport_from_environment(host_transport, transport_error))
+  if (!host_transport_from_environment(scale_out.host_transport, transport_error))
     throw LaunchError(transport_error); // said as "cannot start the actors of graph 'g': ..."
   // The launch's secret: the one in the environment under a launcher (or
   // when the user starts actor processes by hand), else a fresh one.
@@ -97,15 +97,16 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
   // The driver's own entry is expected too: no table goes out without it.
   std::vector<std::string> expected = remote;
   expected.push_back(driver_rendezvous_name);
-  if (listener.listen(*secret, {listen.host, 0}) != NetStatus::ok)
-    throw LaunchError(describe(spec) + ": cannot listen for TCP channels: " + listener.error());
-  const std::span<const std::byte> nccl_bytes = std::as_bytes(std::span(nccl_ids));
+  if (scale_out.listener.listen(*secret, {listen.host, 0}) != NetStatus::ok)
+    throw LaunchError(describe(spec) +
+                      ": cannot listen for TCP channels: " + scale_out.listener.error());
+  const std::span<const std::byte> nccl_bytes = std::as_bytes(std::span(scale_out.nccl_ids));
   RendezvousServer::Options server_options{
       spec.name,
       expected,
       listen,
       format_greeting({options.max_in_flight, options.slot_bytes, options.partition_timeout,
-                       host_transport, profile_executions,
+                       scale_out.host_transport, profiling.profile_executions,
                        spec.communicators.empty() ? 0 : options.communicator_bytes}),
       secret,
       [this](const std::vector<std::string>& actors, const RemoteFailure& why) {
@@ -119,14 +120,16 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
                      why.c_str());
       },
       options.partition_timeout,
-      std::move(remote_constructor_args),
+      std::move(scale_out.remote_constructor_args),
       {nccl_bytes.begin(), nccl_bytes.end()}};
-  if (server.start(std::move(server_options)) != NetStatus::ok)
-    throw LaunchError(describe(spec) + ": cannot start the rendezvous: " + server.error());
+  if (scale_out.server.start(std::move(server_options)) != NetStatus::ok)
+    throw LaunchError(describe(spec) +
+                      ": cannot start the rendezvous: " + scale_out.server.error());
   if (host.empty())
-    host = all_here ? "127.0.0.1" : server.address_for_actors().host;
-  const Endpoint advertised{host, server.endpoint().port};
-  server.publish_local(driver_rendezvous_name, {host, listener.endpoint().port});
+    host = all_here ? "127.0.0.1" : scale_out.server.address_for_actors().host;
+  const Endpoint advertised{host, scale_out.server.endpoint().port};
+  scale_out.server.publish_local(driver_rendezvous_name,
+                                 {host, scale_out.listener.endpoint().port});
   const std::string variable = std::string(rendezvous_variable) + "=" + to_string(advertised);
   if (under_launcher)
     return; // mpirun/srun starts every actor
@@ -135,13 +138,13 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
     // segment would.
     const std::string secret_entry = std::string(secret_variable) + "=" + secret->hex();
     for (std::uint32_t a = 0; a < spec.actors.size(); ++a) {
-      if (local[a])
+      if (scale_out.local[a])
         continue;
       std::vector<std::string> env{variable, secret_entry};
       if (!cuda_devices[a].empty())
         env.push_back("CUDA_VISIBLE_DEVICES=" + join(cuda_devices[a], ","));
-      if (!nccl_host_ids[a].empty())
-        env.push_back("NCCL_HOSTID=" + nccl_host_ids[a]);
+      if (!scale_out.nccl_host_ids[a].empty())
+        env.push_back("NCCL_HOSTID=" + scale_out.nccl_host_ids[a]);
       spawn_child(actor_host, {spec.name, spec.actors[a].name}, env, {}, spec.actors[a].name);
     }
     return;
@@ -149,10 +152,10 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
   for (const auto& [index, command] : options.host_commands) {
     std::string names, nccl_host_id;
     for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
-      if (!local[a] && hosts[a] == index) {
+      if (!scale_out.local[a] && hosts[a] == index) {
         names += (names.empty() ? "" : ",") + std::string(spec.actors[a].name);
-        if (!nccl_host_ids[a].empty())
-          nccl_host_id = nccl_host_ids[a]; // one process: one for all its actors
+        if (!scale_out.nccl_host_ids[a].empty())
+          nccl_host_id = scale_out.nccl_host_ids[a]; // one process: one for all its actors
       }
     if (names.empty() || command.empty())
       continue;
@@ -175,7 +178,7 @@ void GraphRuntime::Impl::connect_remote(Deadline deadline) {
     std::exception_ptr died;
     {
       std::lock_guard lock(mutex);
-      died = failure;
+      died = failures.failure;
     }
     if (died) {
       try {
@@ -185,36 +188,37 @@ void GraphRuntime::Impl::connect_remote(Deadline deadline) {
       }
     }
     Deadline step = std::min(deadline, Clock::now() + std::chrono::milliseconds(100));
-    const NetStatus waited = server.wait_for_all(step);
+    const NetStatus waited = scale_out.server.wait_for_all(step);
     if (waited == NetStatus::ok)
       break;
-    if (waited == NetStatus::protocol_error) // a set-up line that failed its tag
-      throw LaunchError(server.error());     // names the graph and the peer
+    if (waited == NetStatus::protocol_error)       // a set-up line that failed its tag
+      throw LaunchError(scale_out.server.error()); // names the graph and the peer
     if (Clock::now() >= deadline)
       throw LaunchError(describe(spec) + ": actors on other hosts did not connect within " +
-                        std::to_string(options.start_timeout.count()) + " ms: " +
-                        capped(server.error()) + " (start them with " + rendezvous_variable + "=" +
-                        to_string(server.address_for_actors()) + " and the driver's " +
+                        std::to_string(options.start_timeout.count()) +
+                        " ms: " + capped(scale_out.server.error()) + " (start them with " +
+                        rendezvous_variable + "=" +
+                        to_string(scale_out.server.address_for_actors()) + " and the driver's " +
                         secret_variable + " (set it for both), or give host_commands)");
   }
-  participants = participants_from_table(spec, server.table());
+  scale_out.participants = participants_from_table(spec, scale_out.server.table());
   for (std::uint32_t a = 0; a < spec.actors.size(); ++a)
-    if (local[a] != (participants.of_actor[a] == 0))
+    if (scale_out.local[a] != (scale_out.participants.of_actor[a] == 0))
       throw LaunchError(describe(spec) + ": actor '" + spec.actors[a].name +
                         "' was published by a process on another host, but runs here");
   // A process of another host that gives up (or dies) meanwhile says so
   // through the rendezvous (remote_lost() fails the graph): the set-up then
   // stops waiting for its writers at once, not at the deadline.
   bool setting_up = true; // guarded by `mutex`
-  std::thread watcher([this, &setting_up] {
+  std::thread watcher([this, &setting_up, &listener = scale_out.listener] {
     std::unique_lock lock(mutex);
-    changed.wait(lock, [&] { return failure != nullptr || !setting_up; });
-    if (failure != nullptr)
+    changed.wait(lock, [&] { return failures.failure != nullptr || !setting_up; });
+    if (failures.failure != nullptr)
       listener.interrupt();
   });
-  std::string error =
-      relays->start(spec, participants, 0, listener, host_transport, channels, deadline,
-                    [this](const std::string& why, bool corrupt) { relay_fault(why, corrupt); });
+  std::string error = scale_out.relays->start(
+      spec, scale_out.participants, 0, scale_out.listener, scale_out.host_transport, channels,
+      deadline, [this](const std::string& why, bool corrupt) { relay_fault(why, corrupt); });
   {
     std::lock_guard lock(mutex);
     setting_up = false;
@@ -225,7 +229,7 @@ void GraphRuntime::Impl::connect_remote(Deadline deadline) {
     std::exception_ptr died;
     {
       std::lock_guard lock(mutex);
-      died = failure;
+      died = failures.failure;
     }
     if (died) { // the cause, rather than the set-up it cut short
       try {
@@ -237,21 +241,21 @@ void GraphRuntime::Impl::connect_remote(Deadline deadline) {
     throw LaunchError(describe(spec) +
                       ": cannot set up its channels between hosts: " + capped(error));
   }
-  for (const Stream& stream : plan_streams(spec, participants))
-    transports[stream.channel] = to_string(host_transport);
+  for (const Stream& stream : plan_streams(spec, scale_out.participants))
+    scale_out.transports[stream.channel] = to_string(scale_out.host_transport);
   // Inputs that go to other hosts are sent on as execute() writes them.
   for (std::size_t i = 0; i < inputs.size(); ++i)
-    inputs[i].forward_with(relays->forwarder(spec.input_channels[i]));
+    inputs[i].forward_with(scale_out.relays->forwarder(spec.input_channels[i]));
   // A result that only the driver reads here comes straight off its stream.
-  for (std::size_t i = 0; i < result_channels.size(); ++i) {
-    const std::uint32_t channel = result_channels[i];
+  for (std::size_t i = 0; i < results.result_channels.size(); ++i) {
+    const std::uint32_t channel = results.result_channels[i];
     const auto slot = static_cast<std::uint32_t>(spec.channels[channel].driver_reader());
-    if (MessageSource* direct = relays->source(channel, slot)) {
-      result_readers[i] = ChannelReader(*direct);
+    if (MessageSource* direct = scale_out.relays->source(channel, slot)) {
+      results.result_readers[i] = ChannelReader(*direct);
       const int writer = spec.channels[channel].writer;
-      result_origins[i] =
+      results.result_origins[i] =
           "sent so by actor '" + std::string(writer >= 0 ? spec.actors[writer].name : "driver") +
-          "' over " + to_string(host_transport) + " channel c" + std::to_string(channel) +
+          "' over " + to_string(scale_out.host_transport) + " channel c" + std::to_string(channel) +
           ", whose frames arrived intact: is that host running an actor built "
           "from the same graph source?";
     }

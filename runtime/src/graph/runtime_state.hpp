@@ -5,6 +5,15 @@
 // runs executions, graph/driver_failures.cpp watches the actors and says why
 // the graph stopped, graph/driver_profile.cpp reads its profile and
 // graph/teardown.cpp tears it down.
+//
+// What only some of them work on lives in named parts, each in a header of
+// its own that includes only the rooms it needs: the actors' processes and
+// threads (graph/runtime_processes.hpp), the actors on other hosts
+// (graph/runtime_scale_out.hpp), executions and their results
+// (graph/runtime_results.hpp), failures and who watches for them
+// (graph/runtime_failures.hpp) and the profile (graph/runtime_profiling.hpp).
+// What every step uses (the spec, the options, the segment and its channels,
+// the mutex) stays here.
 #pragma once
 
 #include <cg/detail/channel.hpp>
@@ -14,28 +23,25 @@
 #include "graph/launch.hpp"
 #include "graph/launch_log.hpp"
 #include "graph/profile_trace.hpp"
+#include "graph/runtime_failures.hpp"
+#include "graph/runtime_processes.hpp"
+#include "graph/runtime_profiling.hpp"
+#include "graph/runtime_results.hpp"
+#include "graph/runtime_scale_out.hpp"
 #include "graph/segment.hpp"
 #include "net/rendezvous.hpp"
-#include "net/scale_out.hpp"
-#include "net/tcp_setup.hpp"
 #include "os/process.hpp"
-#include "os/tagged_output.hpp"
 #include "shm/shm.hpp"
 
-#include <sys/types.h>
-
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
-#include <set>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace cg::detail {
@@ -61,54 +67,7 @@ struct GraphRuntime::Impl {
   // Per input: input_tensor() made a tensor in its channel that no
   // execute() has taken yet.
   std::vector<bool> input_in_place;
-  std::vector<std::uint32_t> result_channels; // distinct output channels
-  std::vector<ChannelReader> result_readers;  // parallel to result_channels
-  // Parallel to result_channels: where a result from another host comes
-  // from, for an error about bytes that do not decode; empty for shared memory.
-  std::vector<std::string> result_origins;
-  std::vector<std::size_t> output_source; // output position -> result index
-  Mode mode = Mode::processes;
-  std::vector<ChildProcess> actors;                     // processes mode
-  std::vector<std::string> child_names;                 // per entry of `actors`: whom it runs
-  TaggedOutput actor_output;                            // their output, tagged (unless actor_logs)
-  std::vector<std::optional<std::size_t>> child_output; // per entry of `actors`: its number there
-  std::string actor_logs;                  // LaunchOptions::actor_logs or CG_ACTOR_LOGS
-  LaunchLog log;                           // CG_LOG
-  std::vector<std::thread> actor_threads;  // threads mode
-  std::vector<std::uint32_t> thread_actor; // per entry of `actor_threads`: whom it runs
-
-  // CPU binding and waiting (cg/cpu_binding.hpp).
-  std::vector<int> bound_cpus;         // the launching thread's, then each local actor's
-  std::vector<int> actor_cpus;         // per actor: its CPU, or -1
-  bool own_cpus = false;               // every thread of ours can count on a CPU: spin
-  pid_t launching_thread = 0;          // placed by place_on_cpus(), if it placed anything
-  std::vector<int> thread_cpus_before; // its CPU set before launch(), if bound
-
-  // Scale-out: actors in processes that share no memory with the driver.
-  std::vector<bool> local; // per actor: in this segment
-  std::uint32_t local_count = 0;
-  std::uint32_t remote_count = 0;
-  RendezvousServer server;
-  // Per actor in a process of its own, the constructor arguments launch()
-  // was given for it: what the rendezvous answers to its ARGS.
-  std::map<std::string, std::vector<std::byte>> remote_constructor_args;
-  // CommunicatorKind::nccl: the unique id of each communicator group (in the
-  // segment, and served to other hosts by the rendezvous).
-  std::vector<NcclIdBytes> nccl_ids;
-  // Per actor: the NCCL_HOSTID its process is started with, "" for none
-  // (LaunchOptions::nccl_ranks_share_gpus; graph/launch.hpp).
-  std::vector<std::string> nccl_host_ids;
-  TcpChannelListener listener;
-  // Owned apart so that teardown can release their channel ends (and the
-  // overflow buffers those map) with the rest of the graph's memory.
-  std::unique_ptr<Relays> relays = std::make_unique<Relays>();
-  HostTransport host_transport = HostTransport::tcp; // what carries the streams between hosts
-  Participants participants;
-  std::vector<std::string> transports; // per channel: "shm", "tcp" or "ucx"
-
-  std::thread monitor;
-  int stop_fd = -1;
-  std::atomic<bool> stopping{false};
+  LaunchLog log; // CG_LOG
 
   // Calls of the driver's API that use the graph's shared memory (channels,
   // overflow buffers, profile rings) without holding `mutex`, and whether
@@ -120,72 +79,29 @@ struct GraphRuntime::Impl {
   mutable std::atomic<std::uint32_t> memory_users{0};
   std::atomic<bool> memory_closed{false};
 
-  // Results of execution `collected` gathered so far. Touched by whoever
-  // collects: the caller of get() before async collection starts, the
-  // collector thread only after.
-  std::vector<Collected> partial;
-  // The result reader that answered something other than ok last.
-  std::size_t failed_reader = 0;
-  // Where collect_in_place() keeps its views (sized once, then reused).
-  std::vector<ResultView> message_views;
-  std::vector<ResultView> output_views;
-
-  mutable std::mutex mutex; // guards everything below
-  // Collected, submitted, failure, stop_collector, profile_final or
-  // memory_users changed.
+  // Guards torn_down and the parts' members that say they are guarded by it.
+  mutable std::mutex mutex;
+  // Under `mutex`: results.collected, results.submitted, failures.failure,
+  // results.stop_collector, processes.thread_running, profiling.profile_final
+  // or memory_users changed.
   mutable std::condition_variable changed;
-  std::uint64_t submitted = 0;
-  std::uint64_t collected = 0;
-  std::map<std::uint64_t, std::vector<Collected>> results; // collected, not yet taken
-  std::map<std::uint64_t, ResultsCallback> callbacks;      // futures waiting
-  std::set<std::uint64_t> abandoned; // not yet collected, no ref left: discarded when collected
-  // Threads mode: per actor, whether its thread is still running; and the
-  // actors whose threads teardown(timeout) left running, still in a method.
-  std::vector<char> thread_running;
-  std::vector<std::string> left_running;
-  // A stopped actor process (SIGSTOP, a debugger) found by a get() that
-  // timed out, with its executions then: while it stays stopped and they
-  // stay so, later get()s fail at once with the same cause. (An actor that
-  // runs but finishes nothing may be slow, not stuck: each get() waits.)
-  struct Stall {
-    std::uint32_t actor = 0;
-    std::uint64_t executions = 0;
-    pid_t pid = 0;
-    std::string cause; // "actor 'b' (pid N) has made no progress for 3.0 s"
-  };
-  std::optional<Stall> stall;
-  std::exception_ptr failure; // why the graph cannot execute any more; the first cause wins
   bool torn_down = false;
-  bool async = false; // the collector thread owns collection
-  bool stop_collector = false;
-  std::thread collector;
-  int results_fd = -1;
 
-  // Profiles (cg/detail/profile.hpp): the driver's rings (one for the
-  // thread calling execute() and get(), one for the collector thread), where
-  // teardown writes the trace (empty: no profile), and when the execution
-  // being submitted began and when its last input was handed over.
-  ProfileRecorder profile;
-  ProfileRecorder collector_profile;
-  std::uint32_t profile_executions = 0; // the rings' depth (0: no profile)
-  std::string profile_path;             // empty: none is written at teardown
-  // Actors in processes of their own: their tracks as their processes sent
-  // them at teardown (RendezvousServer::collect_profiles), by actor.
-  std::map<std::string, RemoteProfile> remote_profiles;
-  std::int64_t execute_start = 0;
-  std::int64_t input_start = 0;
-  // The rings as teardown read them before it released the memory they are
-  // in (profile_final: read; final_profile_error: why they could not be).
-  bool profile_final = false;
-  std::vector<ProfileTrack> final_profile;
-  std::string final_profile_error;
+  // The parts, each in a header of its own with what guards it. Destroyed
+  // before everything above (the segment, the mutex), which they may use.
+  RuntimeResults results;
+  RuntimeProcesses processes;
+  RuntimeScaleOut scale_out;
+  RuntimeFailures failures;
+  RuntimeProfiling profiling;
+
   // The rings as read now (actors by index, then the driver), or as
   // teardown read them; Error without a profile.
   std::vector<ProfileTrack> profile_tracks() const;
   // The rings as they are in the graph's memory now.
   std::vector<ProfileTrack> read_profile_tracks() const;
-  // Whether teardown has begun (then remote_profiles holds what the actors
-  // in processes of their own sent).
+  // Whether teardown has begun (then profiling.remote_profiles holds what
+  // the actors in processes of their own sent).
   bool torn_down_now() const {
     std::lock_guard lock(mutex);
     return torn_down;
@@ -231,13 +147,9 @@ struct GraphRuntime::Impl {
 
   // Running (driver.cpp).
   void collect_loop();
-  // `recorder`: the calling thread's ring (profile, or collector_profile
-  // on the collector thread).
+  // `recorder`: the calling thread's ring (profiling.profile, or its
+  // collector_profile on the collector thread).
   ChannelStatus collect_next(Deadline deadline, ProfileRecorder& recorder);
-  // result_origins[i] as ResultView::origin.
-  const char* origin_of(std::size_t i) const noexcept {
-    return result_origins[i].empty() ? nullptr : result_origins[i].c_str();
-  }
   ChannelStatus collect_in_place(Deadline deadline, ResultsSink sink, std::int64_t start);
   [[noreturn]] void throw_result_failure(ChannelStatus status);
   void fail_callbacks();
@@ -296,14 +208,14 @@ struct GraphRuntime::Impl {
       channel.close();
     for (HostGroup& group : groups)
       group.abort(describe(spec) + " stopped");
-    if (relays)
-      relays->close();
+    if (scale_out.relays)
+      scale_out.relays->close();
   }
   [[noreturn]] void throw_failure() const {
     std::exception_ptr why;
     {
       std::lock_guard lock(mutex);
-      why = failure;
+      why = failures.failure;
     }
     if (why)
       std::rethrow_exception(why);

@@ -34,12 +34,12 @@ namespace cg::detail {
 
 GraphRuntime::~GraphRuntime() {
   teardown();
-  if (impl_->results_fd >= 0)
-    ::close(impl_->results_fd);
+  if (impl_->results.results_fd >= 0)
+    ::close(impl_->results.results_fd);
   // An actor thread teardown(timeout) left running still uses the runtime
   // (its segment, its records): it is kept for good, where a leak checker
   // sees it is still in use.
-  if (!impl_->left_running.empty()) {
+  if (!impl_->processes.left_running.empty()) {
     static std::mutex kept_mutex;
     static auto* kept = new std::vector<std::unique_ptr<Impl>>;
     std::lock_guard lock(kept_mutex);
@@ -53,7 +53,7 @@ void GraphRuntime::teardown(std::chrono::milliseconds timeout) {
   if (!finish(deadline_or_look_once(timeout)))
     return;
   std::vector<std::string> quoted;
-  for (const std::string& name : impl_->left_running)
+  for (const std::string& name : impl_->processes.left_running)
     quoted.push_back("'" + name + "'");
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.1f", std::chrono::duration<double>(timeout).count());
@@ -69,23 +69,24 @@ void GraphRuntime::teardown(std::chrono::milliseconds timeout) {
 void GraphRuntime::Impl::join_actor_threads(Deadline deadline) {
   std::unique_lock lock(mutex);
   auto none_running = [&] {
-    return std::none_of(thread_running.begin(), thread_running.end(), [](char r) { return r; });
+    return std::none_of(processes.thread_running.begin(), processes.thread_running.end(),
+                        [](char r) { return r; });
   };
   if (deadline == Deadline::max())
     changed.wait(lock, none_running);
   else
     changed.wait_until(lock, deadline, none_running);
-  for (std::size_t i = 0; i < actor_threads.size(); ++i) {
-    if (thread_running[thread_actor[i]]) {
-      left_running.push_back(spec.actors[thread_actor[i]].name);
-      actor_threads[i].detach();
+  for (std::size_t i = 0; i < processes.actor_threads.size(); ++i) {
+    if (processes.thread_running[processes.thread_actor[i]]) {
+      processes.left_running.push_back(spec.actors[processes.thread_actor[i]].name);
+      processes.actor_threads[i].detach();
     }
   }
   lock.unlock();
-  for (std::thread& thread : actor_threads)
+  for (std::thread& thread : processes.actor_threads)
     if (thread.joinable())
       thread.join();
-  actor_threads.clear();
+  processes.actor_threads.clear();
 }
 
 // Unmaps and closes what this process holds of the graph's shared memory
@@ -104,15 +105,15 @@ void GraphRuntime::Impl::release_memory() noexcept {
   {
     std::unique_lock lock(mutex);
     changed.wait(lock, [&] { return memory_users.load() == 0; });
-    untaken.swap(results);
+    untaken.swap(results.untaken);
   }
   untaken.clear();
-  std::vector<Collected>().swap(partial);
-  for (ChannelReader& reader : result_readers)
+  std::vector<Collected>().swap(results.partial);
+  for (ChannelReader& reader : results.result_readers)
     reader = ChannelReader(); // before the relays: a reader may take from one
   for (ChannelWriter& writer : inputs)
     writer.forward_with(nullptr);
-  relays.reset();
+  scale_out.relays.reset();
   if (std::find(input_in_place.begin(), input_in_place.end(), true) != input_in_place.end())
     return;
   for (ChannelWriter& writer : inputs)
@@ -133,35 +134,36 @@ bool GraphRuntime::finish(Deadline deadline) noexcept {
     if (s.torn_down)
       return false;
     s.torn_down = true;
-    s.stop_collector = true;
+    s.results.stop_collector = true;
   }
   s.memory_closed.store(true);
   const Clock::time_point began = Clock::now();
   // Actors in processes of their own send their profiles while they still
   // run (once the channels close, they stop).
-  if (s.profile.on() && s.remote_count > 0)
-    s.remote_profiles = s.server.collect_profiles(Clock::now() + std::chrono::seconds(3));
+  if (s.profiling.profile.on() && s.scale_out.remote_count > 0)
+    s.profiling.remote_profiles =
+        s.scale_out.server.collect_profiles(Clock::now() + std::chrono::seconds(3));
   s.changed.notify_all();
-  s.stopping.store(true);
+  s.failures.stopping.store(true);
   s.close_all();
   // The relays end with their streams; closing the rendezvous connections
   // tells every remote actor process to exit.
-  s.relays->join();
-  s.server.stop();
-  if (s.monitor.joinable()) {
+  s.scale_out.relays->join();
+  s.scale_out.server.stop();
+  if (s.failures.monitor.joinable()) {
     std::uint64_t one = 1;
-    [[maybe_unused]] auto written = ::write(s.stop_fd, &one, sizeof one);
-    s.monitor.join();
+    [[maybe_unused]] auto written = ::write(s.failures.stop_fd, &one, sizeof one);
+    s.failures.monitor.join();
   }
-  if (s.stop_fd >= 0)
-    ::close(s.stop_fd);
-  if (s.collector.joinable())
-    s.collector.join();
+  if (s.failures.stop_fd >= 0)
+    ::close(s.failures.stop_fd);
+  if (s.results.collector.joinable())
+    s.results.collector.join();
   s.fail_callbacks();
   s.join_actor_threads(deadline);
   // Actor processes do too; give them a moment to exit cleanly, then make sure.
   const auto grace = Clock::now() + std::chrono::seconds(2);
-  for (ChildProcess& child : s.actors) {
+  for (ChildProcess& child : s.processes.actors) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(grace - Clock::now());
     if (!child.wait_for(std::max(left, std::chrono::milliseconds(0)))) {
       child.kill(SIGKILL);
@@ -170,11 +172,11 @@ bool GraphRuntime::finish(Deadline deadline) noexcept {
   }
   // What they said last reaches the terminal (a grandchild holding a pipe
   // open is not waited for long).
-  s.actor_output.finish(Clock::now() + std::chrono::seconds(1));
+  s.processes.actor_output.finish(Clock::now() + std::chrono::seconds(1));
   s.segment.unlink();
   // The profile is read while its rings are still mapped: from now on,
   // stats() and write_profile() answer with what was read here.
-  if (s.profile.on()) {
+  if (s.profiling.profile.on()) {
     std::vector<ProfileTrack> tracks;
     std::string error;
     try {
@@ -184,22 +186,22 @@ bool GraphRuntime::finish(Deadline deadline) noexcept {
     }
     {
       std::lock_guard lock(s.mutex);
-      s.final_profile = std::move(tracks);
-      s.final_profile_error = std::move(error);
-      s.profile_final = true;
+      s.profiling.final_profile = std::move(tracks);
+      s.profiling.final_profile_error = std::move(error);
+      s.profiling.profile_final = true;
     }
     s.changed.notify_all();
   }
-  if (!s.profile_path.empty()) {
+  if (!s.profiling.profile_path.empty()) {
     try {
-      s.write_profile(s.profile_path);
+      s.write_profile(s.profiling.profile_path);
     } catch (const std::exception& e) {
       // teardown() cannot throw: say it where the user looks.
       std::fprintf(stderr, "cg: %s\n", e.what());
     }
   }
   // An actor thread left running still uses all of it (see ~GraphRuntime).
-  if (s.left_running.empty())
+  if (s.processes.left_running.empty())
     s.release_memory();
   if (s.log.info()) {
     char took[32];
@@ -209,12 +211,12 @@ bool GraphRuntime::finish(Deadline deadline) noexcept {
   }
   // The launching thread's CPUs and waiting back, if this is that thread
   // (another thread's id may be anyone's by now).
-  if (s.launching_thread != 0 && s.launching_thread == ::gettid()) {
-    if (!s.thread_cpus_before.empty())
-      set_cpus(0, s.thread_cpus_before);
+  if (s.processes.launching_thread != 0 && s.processes.launching_thread == ::gettid()) {
+    if (!s.processes.thread_cpus_before.empty())
+      set_cpus(0, s.processes.thread_cpus_before);
     set_has_own_cpu(false);
   }
-  return !s.left_running.empty();
+  return !s.processes.left_running.empty();
 }
 
 } // namespace cg::detail
