@@ -27,96 +27,30 @@ build=$(cd "${1:-$repo/build}" && pwd)
 work=${2:-$(mktemp -d)}
 mkdir -p "$work"
 src=$repo/runtime/src
-failures=0
-
-# broken <source> <copy> <old> <new>: the source with `old` replaced by `new`.
-broken() {
-  python3 - "$@" <<'PY'
-import sys
-source, copy, old, new = sys.argv[1:5]
-text = open(source).read()
-if old not in text:
-    sys.exit("break_flood_guards: '" + old + "' is no longer in " + source)
-open(copy, "w").write(text.replace(old, new))
-PY
-}
-
-# compiled <copy of runtime/src/X> <object> <X>: compiled as the build compiles X.
-compiled() {
-  python3 - "$build" "$@" <<'PY'
-import json, shlex, subprocess, sys
-build, copy, obj, name = sys.argv[1:5]
-for entry in json.load(open(build + "/compile_commands.json")):
-    if entry["file"].endswith("/runtime/src/" + name):
-        args = shlex.split(entry["command"])
-        args[args.index("-o") + 1] = obj
-        args[args.index("-c") + 1] = copy
-        args = [a for a in args if not a.startswith(("-MD", "-MF", "-MT"))]
-        sys.exit(subprocess.run(args, cwd=entry["directory"]).returncode)
-sys.exit("break_flood_guards: the build does not compile runtime/src/" + name)
-PY
-}
-
-# linked <target> <object of its own> <output> [<object>...]: the target's
-# link step (build.ninja) with only that one object of its own, the given
-# objects first.
-linked() {
-  python3 - "$build" "$@" <<'PY'
-import shlex, subprocess, sys
-build, target, own, output, extra = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
-lines = open(build + "/build.ninja").read().split("\n")
-at = next((i for i, l in enumerate(lines)
-           if l.startswith("build " + target + " ") and "_EXECUTABLE_LINKER__" in l), None)
-if at is None:
-    sys.exit("break_flood_guards: no link step for " + target)
-settings = {}
-for line in lines[at + 1:]:
-    if not line.startswith("  "):
-        break
-    key, _, value = line.strip().partition(" = ")
-    settings[key] = value
-command = (["c++"] + shlex.split(settings.get("LINK_FLAGS", "")) + extra + [own, "-o", output] +
-           shlex.split(settings.get("LINK_LIBRARIES", "")) + ["-lpthread"])
-sys.exit(subprocess.run(command, cwd=build).returncode)
-PY
-}
+source "$repo/tests/support/break_support.sh"
 
 unit_object=tests/unit/CMakeFiles/runtime_tests.dir/runtime/accept_guard_test.cpp.o
 e2e_object=tests/e2e/CMakeFiles/e2e_flood_tests.dir/flood_test.cpp.o
-unit() { linked tests/unit/runtime_tests "$unit_object" "$@"; }
-e2e() { linked tests/e2e/e2e_flood_tests "$e2e_object" "$@"; }
-
+unit() { break_link tests/unit/runtime_tests "$1" "$unit_object" "${@:2}"; }
+e2e() { break_link tests/e2e/e2e_flood_tests "$1" "$e2e_object" "${@:2}"; }
 # expect <what> <0: passes, 1: fails> <program> <gtest filter>
-expect() {
-  local what=$1 want=$2 program=$3 filter=$4
-  local log
-  log=$work/$(echo "$what" | tr -c 'a-zA-Z0-9' '_').log
-  "$program" --gtest_filter="$filter" >"$log" 2>&1
-  local status=$?
-  if [[ $want == 0 && $status != 0 ]] || [[ $want == 1 && $status == 0 ]]; then
-    echo "FAIL: $what (exit $status; see $log)"
-    failures=$((failures + 1))
-  else
-    echo "ok: $what"
-    grep -E '^\[  FAILED  \] [A-Za-z]+\.[A-Za-z]+ \(' "$log" | sed 's/^/      /'
-  fi
-}
+expect() { break_expect "$1" "$2" "$3" --gtest_filter="$4"; }
 
 unit "$work/unit_intact" || exit 1
 e2e "$work/e2e_intact" || exit 1
 expect "the flood unit tests pass against the runtime as built" 0 "$work/unit_intact" '*Flood.*:Shedding.*:RejectionLog.*:AcceptBackoff.*'
 expect "the flood e2e tests pass against the runtime as built" 0 "$work/e2e_intact" 'Flood.*'
 
-broken "$src/net/accept_guard.cpp" "$work/no_pause.cpp" 'resume_at_ = GuardClock::now() + pause_;' \
+break_copy "$src/net/accept_guard.cpp" "$work/no_pause.cpp" 'resume_at_ = GuardClock::now() + pause_;' \
   'resume_at_ = GuardClock::now();' || exit 1
-compiled "$work/no_pause.cpp" "$work/no_pause.o" net/accept_guard.cpp || exit 1
+break_compile "$work/no_pause.cpp" "$work/no_pause.o" net/accept_guard.cpp || exit 1
 unit "$work/unit_no_pause" "$work/no_pause.o" || exit 1
 expect "without the pause both listeners spin when descriptors run out" 1 "$work/unit_no_pause" \
   '*Flood.OutOfDescriptors*:AcceptBackoff.*'
 
-broken "$src/net/accept_guard.cpp" "$work/every_line.cpp" \
+break_copy "$src/net/accept_guard.cpp" "$work/every_line.cpp" \
   'if (counted_ == 0 && said_in_window_ < limits_.said_per_interval) {' 'if (true) {' || exit 1
-compiled "$work/every_line.cpp" "$work/every_line.o" net/accept_guard.cpp || exit 1
+break_compile "$work/every_line.cpp" "$work/every_line.o" net/accept_guard.cpp || exit 1
 unit "$work/unit_every_line" "$work/every_line.o" || exit 1
 expect "with a line for every rejection the rejection log is unbounded" 1 \
   "$work/unit_every_line" 'RejectionLog.*'
@@ -124,12 +58,12 @@ e2e "$work/e2e_every_line" "$work/every_line.o" || exit 1
 expect "with a line for every rejection the driver logs a hundred thousand lines" 1 \
   "$work/e2e_every_line" 'Flood.AHundredThousand*'
 
-broken "$src/net/tcp_setup.cpp" "$work/drop_newcomer_1.cpp" '.hard_total = 256' '.hard_total = 64' ||
+break_copy "$src/net/tcp_setup.cpp" "$work/drop_newcomer_1.cpp" '.hard_total = 256' '.hard_total = 64' ||
   exit 1
-broken "$work/drop_newcomer_1.cpp" "$work/drop_newcomer.cpp" '          of[*shed]->shed = true;
+break_copy "$work/drop_newcomer_1.cpp" "$work/drop_newcomer.cpp" '          of[*shed]->shed = true;
           ::shutdown(of[*shed]->fd.get(), SHUT_RDWR);' '          continue; // the newcomer goes' ||
   exit 1
-compiled "$work/drop_newcomer.cpp" "$work/drop_newcomer.o" net/tcp_setup.cpp || exit 1
+break_compile "$work/drop_newcomer.cpp" "$work/drop_newcomer.o" net/tcp_setup.cpp || exit 1
 unit "$work/unit_drop_newcomer" "$work/drop_newcomer.o" || exit 1
 expect "dropping the newcomer past 64 handshakes keeps the writer out" 1 \
   "$work/unit_drop_newcomer" 'ListenerFlood.SixtyFour*'
@@ -137,19 +71,18 @@ e2e "$work/e2e_drop_newcomer" "$work/drop_newcomer.o" || exit 1
 expect "dropping the newcomer past 64 handshakes keeps graph multihost from launching" 1 \
   "$work/e2e_drop_newcomer" 'Flood.SixtyFour*'
 
-broken "$src/graph/launch_remote.cpp" "$work/never_interrupted.cpp" '      listener.interrupt();' \
+break_copy "$src/graph/launch_remote.cpp" "$work/never_interrupted.cpp" '      listener.interrupt();' \
   '      {}' || exit 1
-compiled "$work/never_interrupted.cpp" "$work/never_interrupted.o" graph/launch_remote.cpp ||
+break_compile "$work/never_interrupted.cpp" "$work/never_interrupted.o" graph/launch_remote.cpp ||
   exit 1
 e2e "$work/e2e_never_interrupted" "$work/never_interrupted.o" || exit 1
 expect "a driver that never interrupts its set-up waits for a process that gave up" 1 \
   "$work/e2e_never_interrupted" 'Flood.AnActorProcess*'
 
-broken "$src/net/socket.cpp" "$work/no_scope.cpp" '{ interrupt_fd = fd; }' '{ (void)fd; }' || exit 1
-compiled "$work/no_scope.cpp" "$work/no_scope.o" net/socket.cpp || exit 1
+break_copy "$src/net/socket.cpp" "$work/no_scope.cpp" '{ interrupt_fd = fd; }' '{ (void)fd; }' || exit 1
+break_compile "$work/no_scope.cpp" "$work/no_scope.o" net/socket.cpp || exit 1
 unit "$work/unit_no_scope" "$work/no_scope.o" || exit 1
 expect "without InterruptScope an interrupted set-up's connection waits out its deadline" 1 \
   "$work/unit_no_scope" 'ListenerFlood.Interrupt*'
 
-((failures == 0)) && echo "PASS: every guard taken out made its tests fail"
-((failures == 0))
+break_verdict "every guard taken out made its tests fail"
