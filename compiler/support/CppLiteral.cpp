@@ -1,3 +1,9 @@
+//===- CppLiteral.cpp - Text and numbers as C++ literals ------------------===//
+//
+// The spelling generated code needs for strings and floating-point constants
+// (NaN, infinities and -0.0 included), so that what cgc writes compiles.
+//
+//===----------------------------------------------------------------------===//
 #include "support/CppLiteral.h"
 
 #include <cmath>

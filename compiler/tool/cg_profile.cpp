@@ -1,4 +1,4 @@
-// cg-profile - reads the Chrome trace a profiled graph wrote (CG_PROFILE;
+// cg_profile.cpp - cg-profile, which reads the Chrome trace a profiled graph wrote (CG_PROFILE;
 // runtime/src/graph/profile_trace.hpp) and answers two questions:
 //
 //   cg-profile summary <trace.json> [--json]

@@ -1,4 +1,4 @@
-// multihost_bench.cpp — a graph across two hosts beside plain TCP, one run.
+// multihost_bench.cpp - a graph across two hosts beside plain TCP, one run.
 //
 // The hosts are the network namespaces cgtest-a and cgtest-b, joined by a
 // veth pair (tests/e2e/netns.sh; needs root). The driver runs in cgtest-a and

@@ -1,4 +1,4 @@
-// tcp_pingpong.cpp — the TCP channel (cg::TcpWriter / cg::TcpReader) beside plain TCP, one run.
+// tcp_pingpong.cpp - the TCP channel (cg::TcpWriter / cg::TcpReader) beside plain TCP, one run.
 //
 // Two processes, one connection. The measuring side sends; the echo side
 // answers. Ours runs twice: over one connection, both directions on it (as

@@ -3,6 +3,9 @@
 // cgc wrote: every operation named, in the schedule's order, with flows from
 // each write to its reads; a ring that keeps the last executions; and
 // cg-profile's reading of it, whose costs cgc then schedules with.
+//
+// One file, about 780 lines: its tests read the same profiled runs through the
+// same trace reader and schedule checks, defined once at its top.
 #include "../support/scoped_env.hpp"
 #include "e2e_graphs.cg.hpp"
 #include "leftovers.hpp"

@@ -1,8 +1,8 @@
-// cg/cpu_binding.hpp — placing the driver and the actors on CPUs of their own.
+// cg/cpu_binding.hpp - placing the driver and the actors on CPUs of their own.
 //
-// A round trip between two processes costs ~0.3 us when each runs on a core
-// of its own and 1-4 us when the kernel puts both on one core (each wake-up
-// then waits for the other to be descheduled). mpirun avoids that by binding
+// A round trip between two processes is several times slower when the kernel
+// puts both on one core than when each runs on a core of its own: each
+// wake-up then waits for the other to be descheduled (docs/performance.md). mpirun avoids that by binding
 // each rank to a core whenever there are enough cores; launch() does the same
 // when asked:
 //

@@ -1,4 +1,4 @@
-// cg/placement.hpp — which host each actor of a graph runs on, and how channels travel.
+// cg/placement.hpp - which host each actor of a graph runs on, and how channels travel.
 //
 // An actor's logical host is 0 (the driver's) unless the graph says
 // `g.actor<C>("b").host(1)` or a placement file given at launch says

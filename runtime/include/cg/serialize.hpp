@@ -1,4 +1,4 @@
-// cg/serialize.hpp — the byte encoding of values that travel through channels.
+// cg/serialize.hpp - the byte encoding of values that travel through channels.
 //
 // Every value crossing a process or thread boundary is written straight into a
 // channel slot and read back out of it, so the encoder works on a caller-provided

@@ -1,4 +1,4 @@
-// accept_guard.cpp — shedding, accept back-off and the rejection log (see net/accept_guard.hpp).
+// accept_guard.cpp - shedding, accept back-off and the rejection log (see net/accept_guard.hpp).
 #include "net/accept_guard.hpp"
 
 #include <sys/socket.h>

@@ -1,4 +1,4 @@
-// net/accept_guard.hpp — what keeps a listener of a launch serving under a flood of strangers.
+// net/accept_guard.hpp - what keeps a listener of a launch serving under a flood of strangers.
 //
 // The channel listener (net/tcp_setup.hpp) and the rendezvous
 // (net/rendezvous.hpp) accept connections from anyone and authenticate them

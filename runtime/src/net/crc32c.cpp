@@ -1,4 +1,4 @@
-// crc32c.cpp — CRC-32C, table-driven and with the SSE4.2 instruction.
+// crc32c.cpp - CRC-32C, table-driven and with the SSE4.2 instruction.
 //
 // Conventions: bits are reflected (the register's bit 0 is the coefficient of
 // the highest power), the register starts at ~0 and the result is inverted, as

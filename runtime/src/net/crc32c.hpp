@@ -1,4 +1,4 @@
-// net/crc32c.hpp — CRC-32C (Castagnoli), the checksum of TCP channel frames (internal).
+// net/crc32c.hpp - CRC-32C (Castagnoli), the checksum of TCP channel frames (internal).
 //
 // CRC-32C is the checksum of iSCSI, ext4 and SCTP; x86-64 computes it in
 // hardware (SSE4.2), so checking every byte of a 64 MiB frame costs a few

@@ -1,8 +1,8 @@
-// crc32c_helper.cpp — a large frame's checksum computed by two threads (net/crc32c.hpp).
+// crc32c_helper.cpp - a large frame's checksum computed by two threads (net/crc32c.hpp).
 //
 // A sender checksums a frame's payload before the frame leaves (the checksum
-// is in its header), so a 64 MiB payload costs its sender ~4.5 ms of CPU
-// before the first byte is on the wire. One helper thread per process, made
+// is in its header), so a 64 MiB payload costs its sender milliseconds of
+// CPU before the first byte is on the wire. One helper thread per process, made
 // on first need and kept for good, takes the second half of each large
 // payload while the caller does the first. It serves one caller at a time: a
 // second caller meanwhile checksums alone rather than wait, and so does a

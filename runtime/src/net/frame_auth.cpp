@@ -1,4 +1,4 @@
-// frame_auth.cpp — per-connection keys and per-frame Poly1305 tags, with libsodium.
+// frame_auth.cpp - per-connection keys and per-frame Poly1305 tags, with libsodium.
 #include "net/frame_auth.hpp"
 
 #include "net/secret.hpp"

@@ -1,4 +1,4 @@
-// net/frame_auth.hpp — the keys and tags that authenticate every frame between hosts (internal).
+// net/frame_auth.hpp - the keys and tags that authenticate every frame between hosts (internal).
 //
 // The handshake (net/tcp_setup.hpp) proves the launch's secret, but a relay on
 // the path could pass it through unchanged and then rewrite what follows: a

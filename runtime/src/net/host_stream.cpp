@@ -1,3 +1,5 @@
+// net/host_stream.cpp - what a stream between hosts does whatever carries it:
+// its receive buffer grown within the memory room, and its errors kept as text.
 #include "net/host_stream.hpp"
 
 #include "os/memory_room.hpp"

@@ -1,4 +1,4 @@
-// net/host_stream.hpp — one direction of a channel between hosts, whatever
+// net/host_stream.hpp - one direction of a channel between hosts, whatever
 // carries it (internal).
 //
 // A channel whose writer and reader live on different hosts is a stream of

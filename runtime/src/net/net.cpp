@@ -1,4 +1,4 @@
-// net.cpp — parsing and printing endpoints, naming set-up statuses.
+// net.cpp - parsing and printing endpoints, naming set-up statuses.
 #include "net/net.hpp"
 
 #include <arpa/inet.h>

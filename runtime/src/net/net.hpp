@@ -1,4 +1,4 @@
-// net/net.hpp — network endpoints and the status of the TCP set-up calls.
+// net/net.hpp - network endpoints and the status of the TCP set-up calls.
 //
 // Actors on different hosts find each other by "host:port" strings (the
 // rendezvous table, the CG_RENDEZVOUS variable) and set their channels up with

@@ -1,4 +1,4 @@
-// net/rendezvous.hpp — how the actors of a graph spread over several hosts find each other.
+// net/rendezvous.hpp - how the actors of a graph spread over several hosts find each other.
 //
 // The driver runs a RendezvousServer that knows which actors to expect and
 // hands its address to every actor in the CG_RENDEZVOUS environment variable.

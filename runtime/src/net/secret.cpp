@@ -1,4 +1,4 @@
-// secret.cpp — the launch's secret, with libsodium (randombytes, HMAC-SHA-256, BLAKE2b).
+// secret.cpp - the launch's secret, with libsodium (randombytes, HMAC-SHA-256, BLAKE2b).
 #include "net/secret.hpp"
 
 #include <sodium.h>

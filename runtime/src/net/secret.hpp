@@ -1,4 +1,4 @@
-// net/secret.hpp — the launch's secret: what every peer of a graph on several
+// net/secret.hpp - the launch's secret: what every peer of a graph on several
 // hosts proves it knows before anything else is said.
 //
 // Each launch whose actors live in other processes that reach it over TCP

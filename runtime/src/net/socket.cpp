@@ -1,4 +1,4 @@
-// socket.cpp — TCP sockets with deadlines (see net/socket.hpp).
+// socket.cpp - TCP sockets with deadlines (see net/socket.hpp).
 #include "net/socket.hpp"
 
 #include <arpa/inet.h>

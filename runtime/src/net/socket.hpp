@@ -1,4 +1,4 @@
-// net/socket.hpp — TCP sockets with deadlines: the plumbing under the TCP
+// net/socket.hpp - TCP sockets with deadlines: the plumbing under the TCP
 // channel, the rendezvous and the channel set-up (internal).
 //
 // Every descriptor made here is close-on-exec and non-blocking; every wait is a

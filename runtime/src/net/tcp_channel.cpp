@@ -1,4 +1,4 @@
-// tcp_channel.cpp — TcpWriter and TcpReader: frames over a connected TCP socket.
+// tcp_channel.cpp - TcpWriter and TcpReader: frames over a connected TCP socket.
 //
 // The writer sends header, payload and trailer with sendmsg() (a writev with
 // MSG_NOSIGNAL), so the payload is never copied in user space, and computes

@@ -1,4 +1,4 @@
-// net/tcp_channel.hpp — a framed, ordered, checked message stream over a connected TCP socket.
+// net/tcp_channel.hpp - a framed, ordered, checked message stream over a connected TCP socket.
 //
 // Between actors on different hosts a channel is a TCP stream instead of a
 // shared-memory ring. TcpWriter and TcpReader give it the shape of the ring's

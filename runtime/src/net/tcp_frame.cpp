@@ -1,4 +1,4 @@
-// tcp_frame.cpp — encoding, decoding and checksumming TCP channel frame headers.
+// tcp_frame.cpp - encoding, decoding and checksumming TCP channel frame headers.
 #include "net/tcp_frame.hpp"
 
 #include "net/crc32c.hpp"

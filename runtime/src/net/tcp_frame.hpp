@@ -1,4 +1,4 @@
-// net/tcp_frame.hpp — the wire format of a TCP channel frame (internal).
+// net/tcp_frame.hpp - the wire format of a TCP channel frame (internal).
 //
 // Spelled out once here: net/tcp_channel.hpp reads and writes frames, the
 // channel set-up (net/tcp_setup.hpp) sends its handshake as frames, and tests

@@ -1,4 +1,4 @@
-// tcp_setup.cpp — listening, connecting and the handshake that opens a TCP channel.
+// tcp_setup.cpp - listening, connecting and the handshake that opens a TCP channel.
 //
 // The handshake reuses the channel's frame format (magic, version, checksum),
 // so a stray connection from anything that is not a cg writer fails the same

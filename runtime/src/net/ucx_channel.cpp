@@ -1,4 +1,4 @@
-// ucx_channel.cpp — UcxWriter and UcxReader: frames over UCP tag messages.
+// ucx_channel.cpp - UcxWriter and UcxReader: frames over UCP tag messages.
 //
 // One UCP context per process (made on first use, honouring UCX_* variables),
 // one worker per stream end. Waiting follows UCX's own recipe: progress the

@@ -1,4 +1,4 @@
-// net/ucx_channel.hpp — a channel between hosts carried by UCX (internal).
+// net/ucx_channel.hpp - a channel between hosts carried by UCX (internal).
 //
 // UCX (Debian libucx-dev, its UCP tag API) picks the fastest way between two
 // hosts: RDMA over InfiniBand or RoCE (verbs, rdmacm), TCP elsewhere, shared

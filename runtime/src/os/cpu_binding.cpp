@@ -1,4 +1,4 @@
-// cpu_binding.cpp — CPU sets of threads and processes, and the plan launch() binds by.
+// cpu_binding.cpp - CPU sets of threads and processes, and the plan launch() binds by.
 #include <cg/cpu_binding.hpp>
 #include <cg/errors.hpp>
 

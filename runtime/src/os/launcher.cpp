@@ -1,4 +1,4 @@
-// launcher.cpp — reading the rank an external launcher gave this process.
+// launcher.cpp - reading the rank an external launcher gave this process.
 #include "os/launcher.hpp"
 
 #include <charconv>

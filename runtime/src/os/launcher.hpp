@@ -1,4 +1,4 @@
-// os/launcher.hpp — what an external launcher (mpirun, srun) tells a process (internal).
+// os/launcher.hpp - what an external launcher (mpirun, srun) tells a process (internal).
 //
 // Under a launcher every actor executable is started by it, on some host, with
 // a rank in its environment; the rank says which actor the process is to be.

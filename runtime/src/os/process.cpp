@@ -1,4 +1,4 @@
-// process.cpp — spawning, watching and reaping actor child processes.
+// process.cpp - spawning, watching and reaping actor child processes.
 //
 // fork() in a multi-threaded program leaves the child with a single thread and
 // whatever locks the other threads held, so everything the child needs (argv,

@@ -1,4 +1,4 @@
-// os/process.hpp — child processes for actors: spawn, watch, signal, reap.
+// os/process.hpp - child processes for actors: spawn, watch, signal, reap.
 //
 // Actor processes must never outlive the driver and must never linger as
 // zombies, whatever path the driver takes out (normal return, exception, crash).

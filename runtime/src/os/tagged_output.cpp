@@ -1,4 +1,4 @@
-// tagged_output.cpp — one thread polling every child's pipes, writing whole
+// tagged_output.cpp - one thread polling every child's pipes, writing whole
 // tagged lines to the driver's descriptors 1 and 2.
 #include "os/tagged_output.hpp"
 

@@ -1,4 +1,4 @@
-// os/tagged_output.hpp — actor processes' standard output and error, line by
+// os/tagged_output.hpp - actor processes' standard output and error, line by
 // line, onto the driver's own, each line tagged with who said it.
 //
 // Actors that share the driver's terminal interleave mid-line and never say

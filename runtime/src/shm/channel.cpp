@@ -1,4 +1,4 @@
-// channel.cpp — the shared-memory message ring: slot hand-off, waiting and waking
+// channel.cpp - the shared-memory message ring: slot hand-off, waiting and waking
 // (the buffers that carry values larger than a slot are shm/overflow.hpp's).
 //
 // Synchronisation is two monotonic counters per hand-off: a slot's sequence

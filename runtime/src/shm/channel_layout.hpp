@@ -1,4 +1,4 @@
-// shm/channel_layout.hpp — the in-memory layout of a cg::Channel (internal).
+// shm/channel_layout.hpp - the in-memory layout of a cg::Channel (internal).
 //
 // The layout is shared by every process that maps a channel, so it is spelled
 // out once here: the channel implementation uses it, and tests use it to corrupt

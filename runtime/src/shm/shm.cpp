@@ -1,4 +1,4 @@
-// shm.cpp — shared memory segments: anonymous (memfd) or named (shm_open), map, unlink.
+// shm.cpp - shared memory segments: anonymous (memfd) or named (shm_open), map, unlink.
 //
 // A named segment's descriptor is closed right after mmap: the mapping keeps
 // the memory alive on its own. An anonymous segment keeps its descriptor

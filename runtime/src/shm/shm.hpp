@@ -1,4 +1,4 @@
-// shm/shm.hpp — shared memory segments (mmap'd files) that hold channels.
+// shm/shm.hpp - shared memory segments (mmap'd files) that hold channels.
 //
 //   cg::SharedSegment graph = cg::SharedSegment::create_anonymous(bytes);
 //   spawn(actor, {"fd:" + std::to_string(graph.fd())}, ..., /*inherit=*/{graph.fd()});

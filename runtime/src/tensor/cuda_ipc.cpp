@@ -280,12 +280,11 @@ Tensor CudaIpcReceiver::receive(std::uint32_t index, const CudaIpcBlock& block, 
   Tensor out = device_tensor(dtype, shape, bytes, device_, stream);
   // Processes sharing a GPU without MPS take turns on it, and a wait for
   // another process's event queued on this one's stream made the overlap
-  // example 8% slower overlapped than not (0.285 s against 0.264 on an
-  // H200; the same 0.248 under MPS). There, with overlap, the host waits
-  // for the writer's copy instead, and the reader's own copy still runs
-  // beside the compute. Without overlap the host waits for the copy anyway,
-  // and queuing the wait measured as fast or faster (19 us against 22 for a
-  // hop under MPS, 315 either way without).
+  // example slower overlapped than not (on an H200; not under MPS). There,
+  // with overlap, the host waits for the writer's copy instead, and the
+  // reader's own copy still runs beside the compute. Without overlap the host
+  // waits for the copy anyway, and queuing the wait is as fast or faster
+  // (gpu_bench's cuda_ipc rows, docs/performance.md).
   if (overlap && slot->shared_gpu)
     check(cudaEventSynchronize(slot->event), "cudaEventSynchronize");
   else
@@ -321,10 +320,9 @@ Tensor CudaIpcReceiver::copy_in(std::span<const std::byte> from, DType dtype,
   // (a slot: the CUDA IPC ports never pin one) cudaMemcpyAsync stages the
   // bytes before it returns, so the message may go back to the writer at
   // once; from pinned memory the copy engines would read them later, so
-  // there the copy is waited for. Measured on an H200 (gpu_bench, two
-  // processes), a 16-byte hop took 11.5-15.2 us so (four runs of five; the
-  // fifth 29.5), 19.1-21.0 us when the copy ran on the reader's own stream
-  // and was waited for.
+  // there the copy is waited for. A small hop is faster so than with the
+  // copy on the reader's own stream, waited for (gpu_bench's cuda_ipc rows on
+  // an H200, docs/performance.md).
   Tensor out = device_tensor(dtype, shape, from.size(), device_, cudaStreamLegacy);
   if (from.empty())
     return out;

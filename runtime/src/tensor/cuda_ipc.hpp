@@ -44,11 +44,10 @@
 // the pageable slot when the call returns). At this size two short copies beat
 // the device buffer's copy, event and wait, most of all where
 // processes share a GPU without MPS and it switches between their contexts.
-// Measured on an H200 (gpu_bench), a 16-byte hop between two processes took
-// 315 us through the device buffer and 16 us in the message (22.6 and 15.7
-// under MPS), and 11.5-15.2 us in the message with the reader not waiting for its
-// copy. At 16 KiB the message took 21-28 us and the device buffer 19-25 us under
-// MPS or in one process (threads mode), so the
+// On an H200 (gpu_bench's cuda_ipc rows, docs/performance.md) a 16-byte hop
+// between two processes is about twenty times faster in the message than
+// through the device buffer without MPS, and still faster under MPS; at
+// 16 KiB the two are alike under MPS or in one process (threads mode), so the
 // message stops at 4 KiB. The byte after the tensor's header says which way the elements went
 // (CudaIpcCarrier).
 //

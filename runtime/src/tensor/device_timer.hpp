@@ -13,7 +13,8 @@
 // GPU time on the host's clock: an anchor event is recorded on a stream of
 // the timer's own (idle, so it completes at once) and waited for, and
 // CLOCK_MONOTONIC read then; an event's time is the anchor's plus
-// cudaEventElapsedTime from it (resolution about 0.5 us). The anchor is renewed
+// cudaEventElapsedTime from it (whose resolution CUDA gives as about half a
+// microsecond). The anchor is renewed
 // when it is a second old and nothing is pending, so that the float
 // milliseconds stay precise. Device events therefore hold CLOCK_MONOTONIC
 // nanoseconds, not time-stamp-counter ticks.

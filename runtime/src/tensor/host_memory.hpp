@@ -1,12 +1,12 @@
 // tensor/host_memory.hpp - the host memory of cg::Tensor, large blocks kept for reuse (internal).
 //
 // The first write to each 4 KiB page of a fresh block costs a page fault: a
-// 64 MiB memcpy into memory written before took 7.4 ms on the test VM, into
-// a fresh block 38 ms. glibc hands blocks over its mmap threshold (32 MiB at
+// large memcpy into a fresh block is several times slower than into memory
+// written before. glibc hands blocks over its mmap threshold (32 MiB at
 // most) back to the kernel on free(), so every large tensor decoded from a
-// channel started fresh: the driver got a 64 MiB result from a GPU actor at
-// 1.9 GB/s where the actor's copy and the driver's memcpy alone allow about
-// 11 (gpu_bench on an H200). Blocks of at least kReusedBytes are therefore
+// channel started fresh, and a large result from a GPU actor reached the
+// driver at a fraction of what the actor's copy and the driver's memcpy
+// allow (gpu_bench on an H200). Blocks of at least kReusedBytes are therefore
 // kept when freed, up to kKeptBlocks and kKeptBytes in all (the oldest goes
 // first), and given to the next allocation they fit without wasting more
 // than half of themselves. Smaller blocks go to the C allocator as before.

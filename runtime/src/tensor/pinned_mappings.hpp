@@ -2,8 +2,8 @@
 // copies to or from the device run at the speed of pinned memory (internal).
 //
 // cudaMemcpy from pageable memory goes through a staging buffer of the
-// driver, a CPU copy and a DMA in turn: about 8 GB/s where the copy engines
-// read pinned memory at 55 (tests/gpu/gpu_bench). A tensor larger than a
+// driver, a CPU copy and a DMA in turn: several times slower than the copy
+// engines read pinned memory (tests/gpu/gpu_bench). A tensor larger than a
 // slot arrives in an overflow buffer that the reader maps once and reads for
 // many executions, so a DeviceInputPort registers each such mapping with
 // CUDA when it is mapped (cudaHostRegister, read-only and portable) and

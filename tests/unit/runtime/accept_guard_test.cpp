@@ -1,4 +1,4 @@
-// accept_guard_test.cpp — tests of what keeps the listeners of a launch over
+// accept_guard_test.cpp - tests of what keeps the listeners of a launch over
 // several hosts serving under a flood (net/accept_guard.hpp): the channel
 // listener and the rendezvous let an honest peer in past connections that
 // never speak, back off instead of spinning when descriptors run out, and

@@ -1,4 +1,4 @@
-// channel_fixture.hpp — what the shared-memory channel's tests share
+// channel_fixture.hpp - what the shared-memory channel's tests share
 // (channel_test.cpp, overflow_test.cpp): a channel in memory of its own, its
 // messages as text, and the child that echoes a channel across processes.
 #pragma once

@@ -1,4 +1,4 @@
-// channel_test.cpp — tests of the shared-memory channel ring (cg/detail/channel.hpp).
+// channel_test.cpp - tests of the shared-memory channel ring (cg/detail/channel.hpp).
 //
 // The ring is the data path of every compiled graph, so these tests pin down
 // ordering (every reader sees every message once, in order), back-pressure (the

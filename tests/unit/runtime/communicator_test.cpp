@@ -5,6 +5,9 @@
 // fork()ed processes sharing a memfd segment. Values are checked exactly;
 // mismatches, missing ranks and aborts must end in an error naming the rank
 // and the call, never in a hang or a silent truncation.
+//
+// One file, about 810 lines: every test runs its ranks through the same
+// fixtures, as threads and as fork()ed processes, defined once at its top.
 #include <cg/host_communicator.hpp>
 
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-// driver_test.cpp — tests of the driver side (cg/driver.hpp) on a hand-written graph.
+// driver_test.cpp - tests of the driver side (cg/driver.hpp) on a hand-written graph.
 //
 // The graph below is written the way cgc generates one (a GraphSpec, and an
 // actor entry running READ/COMPUTE/WRITE in a loop), and this very executable
@@ -7,6 +7,9 @@
 // contract — per-call timeouts, futures, the results descriptor, values larger
 // than a slot, corrupted shared memory — is tested without cgc, and under the
 // thread sanitizer with the collector and monitor threads running.
+//
+// One file, about 770 lines: this executable is the hand-written graph's
+// actor host, and every test drives that one graph.
 #include "../../support/durations.hpp"
 #include "../../support/runtime_memfds.hpp"
 #include "graph/segment.hpp"

@@ -1,4 +1,4 @@
-// frame_auth_test.cpp — tests of the tags on frames between hosts (net/frame_auth.hpp).
+// frame_auth_test.cpp - tests of the tags on frames between hosts (net/frame_auth.hpp).
 //
 // The relay on the path is the test itself: it takes each frame a writer with
 // a key sends on one loopback connection and writes it on to a second one, as

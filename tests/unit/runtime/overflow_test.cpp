@@ -1,4 +1,4 @@
-// overflow_test.cpp — tests of the values larger than a channel's slot
+// overflow_test.cpp - tests of the values larger than a channel's slot
 // (cg/detail/channel.hpp, shm/overflow.hpp): delivered whole through overflow
 // buffers to every reader, never truncated, nothing mapped or open once writer
 // and reader are gone; buffers reused, remade larger, observed (for pinning),

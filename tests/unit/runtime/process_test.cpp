@@ -1,4 +1,4 @@
-// process_test.cpp — tests of cg::ChildProcess and describe_exit().
+// process_test.cpp - tests of cg::ChildProcess and describe_exit().
 //
 // Children are real processes (/bin/sh, /bin/sleep), because the properties that
 // matter — exit codes, signals, environment, pidfd readiness, no zombies, death

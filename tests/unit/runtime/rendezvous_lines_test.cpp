@@ -1,4 +1,4 @@
-// rendezvous_lines_test.cpp — tests of the tags on the rendezvous lines after HELLO
+// rendezvous_lines_test.cpp - tests of the tags on the rendezvous lines after HELLO
 // (net/rendezvous_wire.hpp), and of what the server and its client do with a line
 // whose tag fails (net/rendezvous.hpp).
 //

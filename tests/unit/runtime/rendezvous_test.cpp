@@ -1,4 +1,4 @@
-// rendezvous_test.cpp — tests of the rendezvous (net/rendezvous.hpp), endpoints
+// rendezvous_test.cpp - tests of the rendezvous (net/rendezvous.hpp), endpoints
 // (net/net.hpp) and the launcher's rank (os/launcher.hpp).
 //
 // Clients are threads talking to a real server over loopback TCP: everyone

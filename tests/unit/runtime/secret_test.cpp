@@ -1,4 +1,4 @@
-// secret_test.cpp — tests of the launch's secret (net/secret.hpp): where an
+// secret_test.cpp - tests of the launch's secret (net/secret.hpp): where an
 // actor process finds it, what it says when it cannot, and the proofs.
 #include "../../support/scoped_env.hpp"
 #include "net/secret.hpp"

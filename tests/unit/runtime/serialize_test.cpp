@@ -1,4 +1,4 @@
-// serialize_test.cpp — round trips and malformed-input handling of cg/serialize.hpp
+// serialize_test.cpp - round trips and malformed-input handling of cg/serialize.hpp
 // and of the standard containers' codecs (cg/codecs.hpp).
 //
 // The decoder is the first thing to touch bytes that another process wrote, so

@@ -1,4 +1,4 @@
-// shm_test.cpp — tests of cg::SharedSegment (named and anonymous) and unique_segment_name().
+// shm_test.cpp - tests of cg::SharedSegment (named and anonymous) and unique_segment_name().
 //
 // Segments are the only thing a crashed graph can leak system-wide, so besides
 // the basic create/open contract these check error reporting (the name must be

@@ -1,4 +1,4 @@
-// tcp_channel_test.cpp — tests of the TCP channel (net/tcp_channel.hpp) and its frame format.
+// tcp_channel_test.cpp - tests of the TCP channel (net/tcp_channel.hpp) and its frame format.
 //
 // Over real loopback TCP connections: messages arrive whole and in order (a
 // 64 MiB one included), and every way a stream can go wrong — a flipped byte,

@@ -1,4 +1,4 @@
-// tcp_setup_test.cpp — tests of setting up TCP channels between actors (net/tcp_setup.hpp).
+// tcp_setup_test.cpp - tests of setting up TCP channels between actors (net/tcp_setup.hpp).
 //
 // The handshake lets the right writer in and turns every wrong one away with
 // the reason (another graph, an unknown channel, the wrong direction, a

@@ -1,4 +1,4 @@
-// ucx_channel_test.cpp — tests of the UCX channel between hosts (net/ucx_channel.hpp).
+// ucx_channel_test.cpp - tests of the UCX channel between hosts (net/ucx_channel.hpp).
 //
 // Two ends in this process, each with a UCX worker of its own, started over a
 // loopback TCP connection as the set-up would hand them over: frames arrive

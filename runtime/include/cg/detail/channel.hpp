@@ -1,4 +1,4 @@
-// cg/detail/channel.hpp — a single-writer / multi-reader message ring in (shared) memory.
+// cg/detail/channel.hpp - a single-writer / multi-reader message ring in (shared) memory.
 //
 // Actors of a compiled graph exchange values through fixed-size rings that live
 // in memory both sides can map (a SharedSegment across processes, or plain memory
