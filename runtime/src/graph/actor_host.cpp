@@ -47,16 +47,79 @@
 namespace cg::detail {
 namespace {
 
-// main() of an actor process that is not the driver's child sharing its
-// memory (argv: <graph> <actor>[,<actor>...], or <graph> alone: the actor
-// whose index is the launcher rank minus one). Returns the exit code.
-int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& names) {
-  const std::string who = std::string(spec.name) + "/" + join(names, ",");
-  auto fail = [&](const std::string& why, int code = 2) {
+using Cause = RemoteFailure::Cause;
+
+// An actor process that is not the driver's child sharing its memory, in
+// the steps of its life (argv: <graph> <actor>[,<actor>...], or <graph>
+// alone: the actor whose index is the launcher rank minus one). A step that
+// fails says why on stderr (fail()) and returns false; exit_code is then the
+// process's. What the steps make lives here, in the order they make it, so
+// that it goes in the reverse order at the end, whichever step was the last.
+struct RemoteActors {
+  RemoteActors(const GraphSpec& spec, const std::vector<std::string>& names)
+      : spec(spec), names(names), who(std::string(spec.name) + "/" + join(names, ",")) {}
+
+  int exit_code = 0;
+
+  bool find_actors();
+  bool read_environment();
+  bool join_rendezvous();
+  bool publish_listener();
+  bool fetch_constructor_args();
+  void find_participants();
+  bool create_segment();
+  bool start_relays();
+  void start_actor_threads();
+  void wait_until_ready();
+  void serve_driver();
+  int finish();
+
+  // Parts of those steps.
+  bool fail(const std::string& why, int code = 2) {
     std::fprintf(stderr, "cg actor %s: %s\n", who.c_str(), why.c_str());
-    return code;
-  };
-  std::vector<std::uint32_t> mine;
+    exit_code = code;
+    return false;
+  }
+  void report(RemoteFailure why);
+  bool failed();
+  void send_profiles();
+  void stop();
+
+  const GraphSpec& spec;
+  const std::vector<std::string>& names;
+  const std::string who;
+  std::vector<std::uint32_t> mine; // our actors, parallel to `names`
+  std::optional<Endpoint> server;
+  std::optional<Secret> secret;
+  Deadline deadline{};
+
+  RendezvousClient client;
+  Greeting greeting;
+  std::chrono::milliseconds silence{0};
+  TcpChannelListener listener;
+  std::vector<std::optional<std::vector<std::byte>>> constructor_args;
+  bool any_constructor_args = false;
+  Participants participants;
+  int me = 0;
+
+  std::vector<NcclIdBytes> nccl_ids;
+  SharedSegment segment;
+  std::span<std::byte> memory;
+  WrittenSegment written;
+
+  // Faults of relays and actor threads reach the main thread through `wake`.
+  int wake = -1;
+  std::mutex mutex;
+  RemoteFailure failure; // the first fault, as the driver is told it (FAILED); under `mutex`
+
+  Relays relays;
+  std::vector<std::thread> threads;
+  bool driver_gone = false;
+  bool driver_silent = false;
+};
+
+// Our actors, by the names we were given.
+bool RemoteActors::find_actors() {
   for (const std::string& name : names) {
     std::uint32_t a = 0;
     while (a < spec.actors.size() && name != spec.actors[a].name)
@@ -65,34 +128,45 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
       return fail("graph '" + std::string(spec.name) + "' has no actor '" + name + "'", 64);
     mine.push_back(a);
   }
-  const std::optional<Endpoint> server = rendezvous_from_env();
+  return true;
+}
+
+// Where the driver's rendezvous is, and the launch's secret.
+bool RemoteActors::read_environment() {
+  server = rendezvous_from_env();
   if (!server)
     return fail(std::string(rendezvous_variable) +
                     " is not set to host:port (the driver's rendezvous); the driver's launcher, "
                     "mpirun -x or srun --export sets it",
                 64);
   std::string no_secret;
-  const std::optional<Secret> secret = Secret::from_environment(no_secret);
+  secret = Secret::from_environment(no_secret);
   if (!secret)
     return fail(no_secret, 64);
-  const Deadline deadline = Clock::now() + std::chrono::seconds(60);
+  deadline = Clock::now() + std::chrono::seconds(60);
+  return true;
+}
 
-  RendezvousClient client;
+// Connected to the rendezvous, with the channels' geometry it greets us with.
+bool RemoteActors::join_rendezvous() {
   if (client.connect(*server, spec.name, *secret, deadline) != NetStatus::ok)
     return fail(client.error());
-  Greeting greeting;
   if (!parse_greeting(client.greeting(), greeting))
     return fail("the rendezvous at " + to_string(*server) + " sent no channel geometry ('" +
                 client.greeting() + "')");
-  const std::uint32_t slots = greeting.slots, slot_bytes = greeting.slot_bytes;
-  std::chrono::milliseconds silence = greeting.silence;
+  silence = greeting.silence;
   // A driver whose host goes silent (a partition) ends us after twice the
   // silence it allows our host: the driver, deciding first, names the cause.
   silence *= 2;
   set_liveness_timeout(client.fd(), silence);
+  return true;
+}
+
+// Our channels' listener published under each of our actors' names, and
+// everyone's as the rendezvous tells them.
+bool RemoteActors::publish_listener() {
   // Listened on the address that reaches the driver (the one published), not
   // on every interface.
-  TcpChannelListener listener;
   if (listener.listen(*secret, {client.local_host(), 0}) != NetStatus::ok)
     return fail(listener.error());
   const Endpoint self{client.local_host(), listener.endpoint().port};
@@ -101,26 +175,36 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
       return fail(client.error());
   if (client.wait_for_table(deadline) != NetStatus::ok)
     return fail(client.error());
-  // The constructor arguments launch() was given for our actors, if any.
-  std::vector<std::optional<std::vector<std::byte>>> constructor_args(spec.actors.size());
-  bool any_constructor_args = false;
+  return true;
+}
+
+// The constructor arguments launch() was given for our actors, if any.
+bool RemoteActors::fetch_constructor_args() {
+  constructor_args.resize(spec.actors.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (client.constructor_args(names[i], deadline, constructor_args[mine[i]]) != NetStatus::ok)
       return fail(client.error());
     any_constructor_args = any_constructor_args || constructor_args[mine[i]].has_value();
   }
-  const Participants participants = participants_from_table(spec, client.table());
-  const int me = participants.of_actor[mine[0]];
+  return true;
+}
 
-  // Our segment holds every communicator group, as the driver's does; our
-  // actors use the groups they are ranks of. NCCL groups join the driver's
-  // (and other hosts') ranks through the ids the driver made; host groups
-  // never span processes (launch() refuses that).
-  SegmentContents contents{.slots = slots,
-                           .slot_bytes = slot_bytes,
+// Which process runs each actor, from the rendezvous's table; we are the
+// process of our first actor.
+void RemoteActors::find_participants() {
+  participants = participants_from_table(spec, client.table());
+  me = participants.of_actor[mine[0]];
+}
+
+// Our segment, laid out as the driver's. It holds every communicator group,
+// as the driver's does; our actors use the groups they are ranks of. NCCL
+// groups join the driver's (and other hosts') ranks through the ids the
+// driver made; host groups never span processes (launch() refuses that).
+bool RemoteActors::create_segment() {
+  SegmentContents contents{.slots = greeting.slots,
+                           .slot_bytes = greeting.slot_bytes,
                            .communicator_bytes = greeting.communicator_bytes,
                            .profile_executions = greeting.profile_executions};
-  std::vector<NcclIdBytes> nccl_ids;
   if (!spec.communicators.empty()) {
     if (greeting.communicator_bytes == 0)
       return fail("the rendezvous at " + to_string(*server) + " gave no communicator size ('" +
@@ -140,31 +224,36 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   }
   if (any_constructor_args)
     contents.constructor_args = constructor_args;
-  SharedSegment segment = SharedSegment::create_anonymous(std::string("cg.") + spec.name,
-                                                          segment_bytes(spec, contents));
-  std::span<std::byte> memory(static_cast<std::byte*>(segment.data()), segment.size());
-  const WrittenSegment written = write_segment(memory, spec, contents);
+  segment = SharedSegment::create_anonymous(std::string("cg.") + spec.name,
+                                            segment_bytes(spec, contents));
+  memory = std::span<std::byte>(static_cast<std::byte*>(segment.data()), segment.size());
+  written = write_segment(memory, spec, contents);
+  return true;
+}
 
-  // Faults of relays and actor threads reach the main thread through `wake`.
-  const int wake = ::eventfd(0, EFD_CLOEXEC);
-  using Cause = RemoteFailure::Cause;
-  std::mutex mutex;
-  RemoteFailure failure; // the first fault, as the driver is told it (FAILED)
-  auto report = [&](RemoteFailure why) {
-    {
-      std::lock_guard lock(mutex);
-      if (failure.cause != Cause::none)
-        return;
-      failure = std::move(why);
-    }
-    std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(wake, &one, sizeof one);
-  };
+// The first fault, kept for the driver, wakes the main thread.
+void RemoteActors::report(RemoteFailure why) {
+  {
+    std::lock_guard lock(mutex);
+    if (failure.cause != Cause::none)
+      return;
+    failure = std::move(why);
+  }
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake, &one, sizeof one);
+}
 
-  Relays relays;
+bool RemoteActors::failed() {
+  std::lock_guard lock(mutex);
+  return failure.cause != Cause::none;
+}
+
+// The channels that cross to other processes, relayed over TCP (or UCX).
+bool RemoteActors::start_relays() {
+  wake = ::eventfd(0, EFD_CLOEXEC);
   std::string setup =
       relays.start(spec, participants, me, listener, greeting.transport, written.channels, deadline,
-                   [&](const std::string& why, bool bad_frame) {
+                   [this](const std::string& why, bool bad_frame) {
                      report({bad_frame ? Cause::channel : Cause::host, "", why});
                    });
   if (!setup.empty()) {
@@ -172,9 +261,13 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
     client.report_failure({Cause::host, "", setup});
     return fail(setup);
   }
-  std::vector<std::thread> threads;
+  return true;
+}
+
+// One thread per actor of ours, each running the actor's program.
+void RemoteActors::start_actor_threads() {
   for (std::uint32_t actor : mine)
-    threads.emplace_back([&, actor] {
+    threads.emplace_back([this, actor] {
       try {
         ActorProcess process(spec, actor, memory, &relays); // reads direct streams itself
         spec.actors[actor].run(process);
@@ -185,22 +278,10 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
               {Cause::actor, spec.actors[actor].name, current_exception_type() + ": " + e.what()});
       }
     });
-  auto stop = [&] {
-    relays.close();
-    // Ranks waiting in a collective or an NCCL edge wake up (an NCCL
-    // group's watcher aborts its communicator).
-    for (HostGroup group : written.groups)
-      group.abort("graph '" + std::string(spec.name) + "' stopped");
-    for (std::thread& thread : threads)
-      thread.join();
-    relays.join();
-    ::close(wake);
-  };
-  auto failed = [&] {
-    std::lock_guard lock(mutex);
-    return failure.cause != Cause::none;
-  };
+}
 
+// Once every actor of ours has started, the rendezvous is told so.
+void RemoteActors::wait_until_ready() {
   while (written.header->ready.load(std::memory_order_acquire) < mine.size() && !failed()) {
     if (Clock::now() > deadline) {
       report({Cause::host, "", "actors did not start within 60 s"});
@@ -212,30 +293,31 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
     for (const std::string& name : names)
       if (client.ready(name, deadline) != NetStatus::ok)
         report({Cause::host, "", client.error()});
+}
 
-  // Our actors' profiles, asked for by the driver (at its teardown): each
-  // ring read, its ticks turned into this host's CLOCK_MONOTONIC.
-  const auto send_profiles = [&] {
-    // Our clock first, as the request arrived: the driver's round trip to
-    // here is then short, and bounds how well it aligns the clocks.
-    if (client.send_clock(monotonic_ns(), Clock::now() + std::chrono::seconds(10)) != NetStatus::ok)
+// Our actors' profiles, asked for by the driver (at its teardown): each
+// ring read, its ticks turned into this host's CLOCK_MONOTONIC.
+void RemoteActors::send_profiles() {
+  // Our clock first, as the request arrived: the driver's round trip to
+  // here is then short, and bounds how well it aligns the clocks.
+  if (client.send_clock(monotonic_ns(), Clock::now() + std::chrono::seconds(10)) != NetStatus::ok)
+    return;
+  std::vector<ProfileTrack> tracks;
+  for (std::uint32_t actor : mine)
+    if (const ProfileRing* ring = profile_ring(memory, *written.header, actor))
+      tracks.push_back(read_profile_rings({ring}, spec.actors[actor].name));
+  const ProfileClocks origin{written.header->profile_origin_ticks,
+                             written.header->profile_origin_ns};
+  ticks_to_ns(tracks, origin, ProfileClocks::now());
+  for (const ProfileTrack& track : tracks)
+    if (client.send_profile(track.name, encode_profile_track(track),
+                            Clock::now() + std::chrono::seconds(10)) != NetStatus::ok)
       return;
-    std::vector<ProfileTrack> tracks;
-    for (std::uint32_t actor : mine)
-      if (const ProfileRing* ring = profile_ring(memory, *written.header, actor))
-        tracks.push_back(read_profile_rings({ring}, spec.actors[actor].name));
-    const ProfileClocks origin{written.header->profile_origin_ticks,
-                               written.header->profile_origin_ns};
-    ticks_to_ns(tracks, origin, ProfileClocks::now());
-    for (const ProfileTrack& track : tracks)
-      if (client.send_profile(track.name, encode_profile_track(track),
-                              Clock::now() + std::chrono::seconds(10)) != NetStatus::ok)
-        return;
-  };
+}
 
-  // Run until the driver closes the connection (teardown, or it died), or a fault.
-  bool driver_gone = false;
-  bool driver_silent = false;
+// Runs until the driver closes the connection (teardown, or it died), or a
+// fault, answering the driver's requests meanwhile.
+void RemoteActors::serve_driver() {
   while (!driver_gone && !failed()) {
     pollfd fds[2] = {{client.fd(), POLLIN, 0}, {wake, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0)
@@ -250,10 +332,29 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
           send_profiles();
     }
   }
+}
+
+// Everyone waiting wakes up, and our threads end.
+void RemoteActors::stop() {
+  relays.close();
+  // Ranks waiting in a collective or an NCCL edge wake up (an NCCL
+  // group's watcher aborts its communicator).
+  for (HostGroup group : written.groups)
+    group.abort("graph '" + std::string(spec.name) + "' stopped");
+  for (std::thread& thread : threads)
+    thread.join();
+  relays.join();
+  ::close(wake);
+}
+
+// Stopped, with the exit code of how serve_driver() ended: 0 when the driver
+// left, else the fault, told to the driver and on stderr.
+int RemoteActors::finish() {
   if (driver_silent) {
     stop();
-    return fail("the driver's host answered nothing for " + std::to_string(silence.count()) +
-                " ms (a network partition, or the host is down); stopping");
+    fail("the driver's host answered nothing for " + std::to_string(silence.count()) +
+         " ms (a network partition, or the host is down); stopping");
+    return exit_code;
   }
   if (driver_gone) {
     stop();
@@ -279,8 +380,26 @@ int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& nam
   }
   client.report_failure(why);
   stop();
-  return fail(why.cause == Cause::actor ? "actor '" + why.actor + "' failed: " + why.reason
-                                        : why.reason);
+  fail(why.cause == Cause::actor ? "actor '" + why.actor + "' failed: " + why.reason : why.reason);
+  return exit_code;
+}
+
+// main() of an actor process that is not the driver's child sharing its
+// memory: find the driver through the rendezvous, make a segment of our own,
+// relay the channels that cross to other processes, run our actors as
+// threads until the driver leaves. Returns the exit code.
+int remote_actor_main(const GraphSpec& spec, const std::vector<std::string>& names) {
+  RemoteActors run(spec, names);
+  if (!run.find_actors() || !run.read_environment() || !run.join_rendezvous() ||
+      !run.publish_listener() || !run.fetch_constructor_args())
+    return run.exit_code;
+  run.find_participants();
+  if (!run.create_segment() || !run.start_relays())
+    return run.exit_code;
+  run.start_actor_threads();
+  run.wait_until_ready();
+  run.serve_driver();
+  return run.finish();
 }
 
 // An actor process that shares no memory with the driver (another host, a
