@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# break_teardown_release.sh [<build dir>] [<work dir>] - shows that the check
+# break_untaken_release.sh [<build dir>] [<work dir>] - shows that the check
 # "teardown() lets go of what the graph holds" fails against a driver whose
 # teardown keeps a result collected for a ref that never took it.
 #
