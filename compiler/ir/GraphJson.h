@@ -15,7 +15,7 @@
 //     "tasks": [{"actor", "method", "args": [ARG], "results": [value ids],
 //                "collective"?: collective id, "cost"?: number, "loc"}],
 //     "values": [{"type", "producer": PRODUCER,
-//                 "transport": "shm" | "nccl" | "cpu" | "cuda",
+//                 "transport": "shm" | "nccl" | "cpu" | "cuda" | "cuda_ipc",
 //                 "cudaDevice"?: device index}],
 //     "collectives": [{"kind": "allreduce" | "allgather" | "reducescatter",
 //                      "reduceOp": string ("" for allgather),

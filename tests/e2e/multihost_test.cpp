@@ -22,7 +22,7 @@
 #include "net/rendezvous.hpp"
 #include "net/scale_out.hpp"
 #include "net/secret.hpp"
-#include "net/tcp_frame.hpp"
+#include "net/frame.hpp"
 #include "os/process.hpp"
 
 #include <arpa/inet.h>

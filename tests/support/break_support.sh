@@ -31,7 +31,7 @@ PY
 }
 
 # break_compile <copy of runtime/src/X> <object> <X>: the copy, compiled as the
-# build compiles runtime/src/X (net/tcp_frame.cpp, say).
+# build compiles runtime/src/X (net/frame.cpp, say).
 break_compile() {
   python3 - "$break_script" "$build" "$@" <<'PY'
 import json, shlex, subprocess, sys
@@ -82,12 +82,12 @@ PY
 # break_expect <what> <0: passes, 1: fails> <command...>: runs the command (a
 # test program and its --gtest_filter, say) and counts a failure when it did
 # not do as wanted. A broken runtime may hang a test rather than fail it: past
-# 300 s it is stopped, and that counts as failing.
+# 120 s it is stopped, and that counts as failing.
 break_expect() {
   local what=$1 want=$2 log
   shift 2
   log=$work/$(echo "$what" | tr -c 'A-Za-z0-9' '_').log
-  timeout 300 "$@" >"$log" 2>&1
+  timeout 120 "$@" >"$log" 2>&1
   local status=$?
   if [[ $want == 0 && $status != 0 || $want == 1 && $status == 0 ]]; then
     echo "FAIL: $what (exit $status; see $log)"

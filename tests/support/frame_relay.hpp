@@ -11,7 +11,7 @@
 #pragma once
 
 #include "net/socket.hpp"
-#include "net/tcp_frame.hpp"
+#include "net/frame.hpp"
 
 #include <sys/socket.h>
 #include <unistd.h>

@@ -2,7 +2,7 @@
 #include "net/frame_auth.hpp"
 
 #include "net/secret.hpp"
-#include "net/tcp_frame.hpp"
+#include "net/frame.hpp"
 
 #include <sodium.h>
 

@@ -5,7 +5,7 @@
 // CRC-32C is recomputed by anyone. So each connection the set-up makes gets
 // two keys of its own, one per direction, derived from the secret and the
 // handshake that opened it (both nonces: fresh on every connection), and
-// every data frame carries a tag after its trailer (net/tcp_frame.hpp):
+// every data frame carries a tag after its trailer (net/frame.hpp):
 // Poly1305 (libsodium's crypto_onetimeauth) over the frame's 32 header bytes
 // and its payload, under a one-time key derived from the direction's key and
 // the frame's place in the stream (BLAKE2b, crypto_kdf). The place is the one

@@ -20,7 +20,7 @@ std::size_t receive_buffer_capacity(std::size_t needed, std::size_t current) noe
   return grown <= room ? grown : std::max(needed, static_cast<std::size_t>(room / page * page));
 }
 
-ChannelStatus HostWriter::fail(ChannelStatus status, TcpFault fault, const char* format,
+ChannelStatus HostWriter::fail(ChannelStatus status, FrameFault fault, const char* format,
                                ...) noexcept {
   va_list args;
   va_start(args, format);
@@ -29,19 +29,35 @@ ChannelStatus HostWriter::fail(ChannelStatus status, TcpFault fault, const char*
   fault_ = fault;
   pending_ = false;
   const bool nothing_sent = status == ChannelStatus::too_large ||
-                            (status == ChannelStatus::timeout && fault == TcpFault::none);
+                            (status == ChannelStatus::timeout && fault == FrameFault::none);
   if (!nothing_sent)
     broken_ = true;
   return status;
 }
 
-ChannelStatus HostWriter::refuse_overlapping_start(std::uint64_t frame) noexcept {
-  return fail(ChannelStatus::closed, TcpFault::connection_error,
-              "frame %llu: started while the one before it was still being sent",
-              static_cast<unsigned long long>(frame));
+ChannelStatus HostWriter::check_start(bool closing, std::uint64_t next, std::size_t payload_bytes,
+                                      std::uint64_t max_payload) noexcept {
+  using ull = unsigned long long;
+  if (broken_)
+    return ChannelStatus::closed; // error_ still says why
+  if (closing) {
+    return fail(ChannelStatus::closed, FrameFault::closed_locally,
+                "the stream was closed locally after %llu frames", static_cast<ull>(next));
+  }
+  if (pending_) {
+    return fail(ChannelStatus::closed, FrameFault::connection_error,
+                "frame %llu: started while the one before it was still being sent",
+                static_cast<ull>(next + 1));
+  }
+  if (payload_bytes > max_payload) {
+    return fail(ChannelStatus::too_large, FrameFault::too_large,
+                "frame %llu: payload of %zu bytes exceeds the limit of %llu",
+                static_cast<ull>(next), payload_bytes, static_cast<ull>(max_payload));
+  }
+  return ChannelStatus::ok;
 }
 
-ChannelStatus HostReader::fail(ChannelStatus status, TcpFault fault, const char* format,
+ChannelStatus HostReader::fail(ChannelStatus status, FrameFault fault, const char* format,
                                ...) noexcept {
   va_list args;
   va_start(args, format);
@@ -50,7 +66,7 @@ ChannelStatus HostReader::fail(ChannelStatus status, TcpFault fault, const char*
   return fail(status, fault);
 }
 
-ChannelStatus HostReader::fail(ChannelStatus status, TcpFault fault) noexcept {
+ChannelStatus HostReader::fail(ChannelStatus status, FrameFault fault) noexcept {
   fault_ = fault;
   failed_ = status;
   return status;

@@ -2,7 +2,7 @@
 // carries it (internal).
 //
 // A channel whose writer and reader live on different hosts is a stream of
-// frames (net/tcp_frame.hpp): numbered, checksummed, never delivered when
+// frames (net/frame.hpp): numbered, checksummed, never delivered when
 // bad. Two transports carry it, with one contract (net/tcp_channel.hpp spells
 // it out: the statuses, the faults, what a deadline means):
 //   - UCX (net/ucx_channel.hpp): RDMA on InfiniBand and RoCE, TCP elsewhere,
@@ -15,7 +15,7 @@
 // sees only these two interfaces.
 #pragma once
 
-#include "net/tcp_frame.hpp"
+#include "net/frame.hpp"
 #include <cg/detail/channel.hpp>
 
 #include <cstddef>
@@ -61,7 +61,7 @@ public:
   /// Ends the stream; wakes a send() or finish() blocked in another thread.
   virtual void close() noexcept = 0;
   /// Why the last send() failed.
-  TcpFault fault() const noexcept { return fault_; }
+  FrameFault fault() const noexcept { return fault_; }
   std::string_view error() const noexcept { return error_; }
 
 protected:
@@ -73,15 +73,20 @@ protected:
   /// pending. The stream is broken from then on (every later send() returns
   /// closed) unless none of the frame went out: a payload too large, or a
   /// deadline that passed before its first byte (timeout with no fault).
-  ChannelStatus fail(ChannelStatus status, TcpFault fault, const char* format, ...) noexcept
+  ChannelStatus fail(ChannelStatus status, FrameFault fault, const char* format, ...) noexcept
       __attribute__((format(printf, 4, 5)));
-  /// What start() answers while a frame is pending (its precondition
-  /// broken): frame `frame` would interleave with it, so the stream breaks.
-  ChannelStatus refuse_overlapping_start(std::uint64_t frame) noexcept;
+  /// The checks every start() makes before a frame of `payload_bytes` goes
+  /// as frame `next`, whatever carries it: ok, or the failure, recorded as
+  /// fail() does. Closed if the stream is broken or closing (`closing`: closed
+  /// locally); closed, breaking the stream, while a frame is pending (start()'s
+  /// precondition broken: the two would interleave); too_large past
+  /// `max_payload`.
+  ChannelStatus check_start(bool closing, std::uint64_t next, std::size_t payload_bytes,
+                            std::uint64_t max_payload) noexcept;
 
   bool pending_ = false;
   bool broken_ = false;
-  TcpFault fault_ = TcpFault::none;
+  FrameFault fault_ = FrameFault::none;
   char error_[256] = {};
 };
 
@@ -96,7 +101,7 @@ public:
   /// Stops reading; wakes a receive() blocked in another thread.
   virtual void close() noexcept = 0;
   /// Why receive() failed; a failure is final.
-  TcpFault fault() const noexcept { return fault_; }
+  FrameFault fault() const noexcept { return fault_; }
   std::string_view error() const noexcept { return error_; }
 
 protected:
@@ -106,13 +111,13 @@ protected:
 
   /// Records why a receive failed and returns `status`, which every later
   /// receive() returns too.
-  ChannelStatus fail(ChannelStatus status, TcpFault fault, const char* format, ...) noexcept
+  ChannelStatus fail(ChannelStatus status, FrameFault fault, const char* format, ...) noexcept
       __attribute__((format(printf, 4, 5)));
   /// The same, where error_ already says why (the frame checks wrote it).
-  ChannelStatus fail(ChannelStatus status, TcpFault fault) noexcept;
+  ChannelStatus fail(ChannelStatus status, FrameFault fault) noexcept;
 
   ChannelStatus failed_ = ChannelStatus::ok;
-  TcpFault fault_ = TcpFault::none;
+  FrameFault fault_ = FrameFault::none;
   char error_[256] = {};
 };
 

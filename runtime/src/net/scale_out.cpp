@@ -11,6 +11,7 @@
 #if CG_HAVE_UCX
 #include "net/ucx_channel.hpp"
 #endif
+#include "support/deadline.hpp"
 #include "support/text.hpp"
 #include <cg/errors.hpp>
 
@@ -33,11 +34,6 @@
 #include <stdexcept>
 
 namespace cg::detail {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-} // namespace
 
 const char* to_string(HostTransport transport) noexcept {
   return transport == HostTransport::ucx ? "ucx" : "tcp";

@@ -29,7 +29,7 @@
 // the reader's side a receiver relay writes each frame into the local ring
 // (and consumes the slots of readers who live elsewhere, so the ring never
 // fills up with messages nobody here reads). Frames are sequence-numbered and
-// checksummed (net/tcp_frame.hpp): a lost, reordered or corrupted frame stops
+// checksummed (net/frame.hpp): a lost, reordered or corrupted frame stops
 // the graph with cg::ChannelError, never reaches a method.
 #pragma once
 

@@ -1,5 +1,6 @@
 // socket.cpp - TCP sockets with deadlines (see net/socket.hpp).
 #include "net/socket.hpp"
+#include "support/deadline.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -23,8 +24,6 @@
 namespace cg::detail {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // The descriptor that interrupts this thread's waits (InterruptScope), or -1.
 thread_local int interrupt_fd = -1;

@@ -18,8 +18,8 @@
 #include "net/tcp_channel.hpp"
 
 #include "net/crc32c.hpp"
+#include "net/frame.hpp"
 #include "net/socket.hpp"
-#include "net/tcp_frame.hpp"
 #include "shm/wait.hpp"
 
 #include <poll.h>
@@ -105,7 +105,7 @@ TcpWriter& TcpWriter::operator=(TcpWriter&& other) noexcept {
     std::memcpy(trailer_, other.trailer_, sizeof trailer_);
     broken_ = std::exchange(other.broken_, false);
     closing_.store(other.closing_.exchange(false));
-    fault_ = std::exchange(other.fault_, TcpFault::none);
+    fault_ = std::exchange(other.fault_, FrameFault::none);
     std::memcpy(error_, other.error_, sizeof error_);
     other.error_[0] = '\0';
   }
@@ -133,20 +133,11 @@ ChannelStatus TcpWriter::start(MessageKind kind, std::span<const std::byte> payl
 ChannelStatus TcpWriter::start_borrowing(MessageKind kind, std::span<const std::byte> payload,
                                          std::span<const detail::BorrowedRun> runs) noexcept {
   if (fd_ < 0)
-    return fail(ChannelStatus::closed, TcpFault::closed_locally, "the writer has no connection");
-  if (broken_)
-    return ChannelStatus::closed; // error_ still says why
-  if (closing_.load(std::memory_order_acquire)) {
-    return fail(ChannelStatus::closed, TcpFault::closed_locally,
-                "the stream was closed locally after %llu frames", static_cast<ull>(next_));
-  }
-  if (pending_)
-    return refuse_overlapping_start(next_ + 1);
-  if (payload.size() > max_payload_) {
-    return fail(ChannelStatus::too_large, TcpFault::too_large,
-                "frame %llu: payload of %zu bytes exceeds the limit of %llu",
-                static_cast<ull>(next_), payload.size(), static_cast<ull>(max_payload_));
-  }
+    return fail(ChannelStatus::closed, FrameFault::closed_locally, "the writer has no connection");
+  if (const ChannelStatus refused = check_start(closing_.load(std::memory_order_acquire), next_,
+                                                payload.size(), max_payload_);
+      refused != ChannelStatus::ok)
+    return refused;
   detail::FrameHeader header;
   header.kind = static_cast<std::uint16_t>(kind);
   header.sequence = next_;
@@ -251,7 +242,7 @@ ChannelStatus TcpWriter::push(Wait wait, Deadline deadline) noexcept {
     if (e == EINTR)
       continue;
     if (closing_.load(std::memory_order_acquire)) {
-      return fail(ChannelStatus::closed, TcpFault::closed_locally,
+      return fail(ChannelStatus::closed, FrameFault::closed_locally,
                   "frame %llu: the stream was closed locally after %zu of its %zu bytes were sent",
                   static_cast<ull>(next_), done_, total);
     }
@@ -268,20 +259,20 @@ ChannelStatus TcpWriter::push(Wait wait, Deadline deadline) noexcept {
       if (ready == 0 && wait == Wait::until_sent_or_deadline)
         return ChannelStatus::ok; // still pending, the stream intact
       if (ready == 0 && done_ == 0) {
-        return fail(ChannelStatus::timeout, TcpFault::none,
+        return fail(ChannelStatus::timeout, FrameFault::none,
                     "frame %llu: not sent before the deadline", static_cast<ull>(next_));
       }
       if (ready == 0) {
         ::shutdown(fd_,
                    SHUT_RDWR); // the reader must not take what follows for the rest of this frame
-        return fail(ChannelStatus::timeout, TcpFault::send_timeout,
+        return fail(ChannelStatus::timeout, FrameFault::send_timeout,
                     "frame %llu: the deadline passed after %zu of its %zu bytes were sent; the "
                     "stream is shut down",
                     static_cast<ull>(next_), done_, total);
       }
       if (ready < 0 && errno != EINTR) {
         const ErrnoText why(errno);
-        return fail(ChannelStatus::closed, TcpFault::connection_error,
+        return fail(ChannelStatus::closed, FrameFault::connection_error,
                     "frame %llu: poll failed: %s", static_cast<ull>(next_), why.text);
       }
       continue;
@@ -289,11 +280,11 @@ ChannelStatus TcpWriter::push(Wait wait, Deadline deadline) noexcept {
     const ErrnoText why(e);
     if (e == EPIPE || e == ECONNRESET) {
       return fail(
-          ChannelStatus::closed, TcpFault::peer_closed,
+          ChannelStatus::closed, FrameFault::peer_closed,
           "frame %llu: the peer closed the connection (%s) after %zu of its %zu bytes were sent",
           static_cast<ull>(next_), why.text, done_, total);
     }
-    return fail(ChannelStatus::closed, TcpFault::connection_error, "frame %llu: send failed: %s",
+    return fail(ChannelStatus::closed, FrameFault::connection_error, "frame %llu: send failed: %s",
                 static_cast<ull>(next_), why.text);
   }
   pending_ = false;
@@ -322,7 +313,7 @@ TcpReader& TcpReader::operator=(TcpReader&& other) noexcept {
     next_ = std::exchange(other.next_, 0);
     closing_.store(other.closing_.exchange(false));
     failed_ = std::exchange(other.failed_, ChannelStatus::ok);
-    fault_ = std::exchange(other.fault_, TcpFault::none);
+    fault_ = std::exchange(other.fault_, FrameFault::none);
     std::memcpy(error_, other.error_, sizeof error_);
     other.error_[0] = '\0';
     buffer_ = std::exchange(other.buffer_, nullptr);
@@ -391,7 +382,7 @@ ChannelStatus TcpReader::fill(std::size_t frame_bytes, Deadline deadline) noexce
   if (end_ - begin_ >= frame_bytes)
     return ChannelStatus::ok;
   if (begin_ + frame_bytes > capacity_ && !make_room(frame_bytes)) {
-    return fail(ChannelStatus::too_large, TcpFault::no_memory,
+    return fail(ChannelStatus::too_large, FrameFault::no_memory,
                 "frame %llu: no memory for a buffer of %zu bytes", static_cast<ull>(next_),
                 frame_bytes);
   }
@@ -423,21 +414,21 @@ ChannelStatus TcpReader::fill(std::size_t frame_bytes, Deadline deadline) noexce
     if (e == EINTR)
       continue;
     if (closing_.load(std::memory_order_acquire)) {
-      return fail(ChannelStatus::closed, TcpFault::closed_locally,
+      return fail(ChannelStatus::closed, FrameFault::closed_locally,
                   "the stream was closed locally after %llu frames", static_cast<ull>(next_));
     }
     if (n == 0 && end_ == begin_) {
-      return fail(ChannelStatus::closed, TcpFault::peer_closed,
+      return fail(ChannelStatus::closed, FrameFault::peer_closed,
                   "the peer closed the connection after %llu frames", static_cast<ull>(next_));
     }
     if (n == 0 && have_header_) {
-      return fail(ChannelStatus::closed, TcpFault::truncated,
+      return fail(ChannelStatus::closed, FrameFault::truncated,
                   "the peer closed the connection inside frame %llu, after %zu of its %zu bytes",
                   static_cast<ull>(next_), end_ - begin_, frame_bytes_);
     }
     if (n == 0) {
       return fail(
-          ChannelStatus::closed, TcpFault::truncated,
+          ChannelStatus::closed, FrameFault::truncated,
           "the peer closed the connection inside frame %llu, after %zu of its %zu header bytes",
           static_cast<ull>(next_), end_ - begin_, frame_header_bytes);
     }
@@ -456,22 +447,22 @@ ChannelStatus TcpReader::fill(std::size_t frame_bytes, Deadline deadline) noexce
         return ChannelStatus::timeout; // what arrived so far is kept for the next call
       if (ready < 0 && errno != EINTR) {
         const ErrnoText why(errno);
-        return fail(ChannelStatus::closed, TcpFault::connection_error,
+        return fail(ChannelStatus::closed, FrameFault::connection_error,
                     "frame %llu: poll failed: %s", static_cast<ull>(next_), why.text);
       }
       continue;
     }
     const ErrnoText why(e);
-    return fail(ChannelStatus::closed, TcpFault::connection_error, "frame %llu: receive failed: %s",
-                static_cast<ull>(next_), why.text);
+    return fail(ChannelStatus::closed, FrameFault::connection_error,
+                "frame %llu: receive failed: %s", static_cast<ull>(next_), why.text);
   }
 }
 
 ChannelStatus TcpReader::check_header() noexcept {
   const detail::FrameHeader header = detail::decode_frame_header(buffer_ + begin_);
-  if (const TcpFault fault = detail::check_frame_start(
+  if (const FrameFault fault = detail::check_frame_start(
           header, detail::header_checksum_of(buffer_ + begin_), next_, max_payload_, error_);
-      fault != TcpFault::none)
+      fault != FrameFault::none)
     return fail(ChannelStatus::corrupt, fault);
   have_header_ = true;
   frame_bytes_ = frame_header_bytes + static_cast<std::size_t>(header.length) + trailer_bytes();
@@ -488,9 +479,9 @@ ChannelStatus TcpReader::receive(Message& message, Deadline deadline) noexcept {
   if (failed_ != ChannelStatus::ok)
     return failed_; // error_ still says why
   if (fd_ < 0)
-    return fail(ChannelStatus::closed, TcpFault::closed_locally, "the reader has no connection");
+    return fail(ChannelStatus::closed, FrameFault::closed_locally, "the reader has no connection");
   if (closing_.load(std::memory_order_acquire)) {
-    return fail(ChannelStatus::closed, TcpFault::closed_locally,
+    return fail(ChannelStatus::closed, FrameFault::closed_locally,
                 "the stream was closed locally after %llu frames", static_cast<ull>(next_));
   }
   if (!have_header_) {
@@ -506,16 +497,16 @@ ChannelStatus TcpReader::receive(Message& message, Deadline deadline) noexcept {
   const detail::FrameHeader header = detail::decode_frame_header(buffer_ + begin_);
   const std::byte* trailer = buffer_ + begin_ + frame_bytes_ - trailer_bytes();
   const std::uint32_t carried = detail::decode_frame_trailer(trailer);
-  if (const TcpFault fault = detail::check_frame_end(header, crc_, carried,
-                                                     frame_bytes_ - trailer_bytes(), next_, error_);
-      fault != TcpFault::none)
+  if (const FrameFault fault = detail::check_frame_end(
+          header, crc_, carried, frame_bytes_ - trailer_bytes(), next_, error_);
+      fault != FrameFault::none)
     return fail(ChannelStatus::corrupt, fault);
   if (key_.set()) {
     std::byte tag[detail::frame_tag_bytes];
     tag_.finish(tag);
-    if (const TcpFault fault =
+    if (const FrameFault fault =
             detail::check_frame_tag(tag, trailer + detail::frame_trailer_bytes, next_, error_);
-        fault != TcpFault::none)
+        fault != FrameFault::none)
       return fail(ChannelStatus::corrupt, fault);
   }
 

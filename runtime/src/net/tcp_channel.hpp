@@ -21,7 +21,7 @@
 //     ...
 //   }
 //
-// Every message is one frame (net/tcp_frame.hpp): a 32-byte little-endian
+// Every message is one frame (net/frame.hpp): a 32-byte little-endian
 // header {magic, version, kind, sequence, length, its own CRC-32C}, the
 // payload, and the CRC-32C of header and payload; on a stream with a key (every
 // one the set-up makes), then a Poly1305 tag of header and payload under it
@@ -68,7 +68,7 @@
 #pragma once
 
 #include "net/host_stream.hpp"
-#include "net/tcp_frame.hpp"
+#include "net/frame.hpp"
 #include <cg/detail/borrowed_runs.hpp>
 #include <cg/detail/channel.hpp>
 

@@ -10,8 +10,9 @@
 // alone, as the handshakes complete.
 #include "net/tcp_setup.hpp"
 
+#include "net/frame.hpp"
 #include "net/rendezvous.hpp"
-#include "net/tcp_frame.hpp"
+#include "support/deadline.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -29,7 +30,7 @@ namespace cg {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using detail::Clock; // support/deadline.hpp
 using detail::FrameKind;
 
 constexpr std::size_t max_handshake = 4096;

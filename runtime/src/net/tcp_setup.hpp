@@ -24,7 +24,7 @@
 //     fail(channels.error);
 //   // channels.readers[0] reads c1, channels.writers[0] writes c2.
 //
-// Handshake (frames as in net/tcp_frame.hpp, sequence 0, not counted):
+// Handshake (frames as in net/frame.hpp, sequence 0, not counted):
 //   reader -> writer  kind challenge: payload "<reader nonce>" (on accepting)
 //   writer -> reader  kind hello:     payload "<graph>\n<channel>\n<writer actor>\n<reader actor>
 //                                              \n<returning channel, or nothing>

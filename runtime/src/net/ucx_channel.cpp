@@ -300,19 +300,10 @@ UcxWriter::~UcxWriter() {
 void UcxWriter::close() noexcept { end_->close(); }
 
 ChannelStatus UcxWriter::start(MessageKind kind, std::span<const std::byte> payload) noexcept {
-  if (broken_)
-    return ChannelStatus::closed; // error_ still says why
-  if (end_->closing()) {
-    return fail(ChannelStatus::closed, TcpFault::closed_locally,
-                "the stream was closed locally after %llu frames", static_cast<ull>(next_));
-  }
-  if (pending_)
-    return refuse_overlapping_start(next_ + 1);
-  if (payload.size() > max_payload_) {
-    return fail(ChannelStatus::too_large, TcpFault::too_large,
-                "frame %llu: payload of %zu bytes exceeds the limit of %llu",
-                static_cast<ull>(next_), payload.size(), static_cast<ull>(max_payload_));
-  }
+  if (const ChannelStatus refused =
+          check_start(end_->closing(), next_, payload.size(), max_payload_);
+      refused != ChannelStatus::ok)
+    return refused;
   FrameHeader header;
   header.kind = static_cast<std::uint16_t>(kind);
   header.sequence = next_;
@@ -387,26 +378,27 @@ ChannelStatus UcxWriter::finish(Deadline deadline) noexcept {
   if (s == UCS_INPROGRESS) {
     switch (why) {
     case Wake::closing:
-      return fail(ChannelStatus::closed, TcpFault::closed_locally,
+      return fail(ChannelStatus::closed, FrameFault::closed_locally,
                   "frame %llu: the stream was closed locally while it was being sent",
                   static_cast<ull>(next_));
     case Wake::hung_up:
-      return fail(ChannelStatus::closed, TcpFault::peer_closed,
+      return fail(ChannelStatus::closed, FrameFault::peer_closed,
                   "frame %llu: the reader closed the stream while it was being sent",
                   static_cast<ull>(next_));
     default:
-      return fail(ChannelStatus::closed, TcpFault::send_timeout,
+      return fail(ChannelStatus::closed, FrameFault::send_timeout,
                   "frame %llu: the deadline passed while UCX was sending it; the stream is "
                   "broken (a send cannot be taken back)",
                   static_cast<ull>(next_));
     }
   }
   if (s != UCS_OK) {
-    return fail(
-        ChannelStatus::closed,
-        s == UCS_ERR_CONNECTION_RESET || s == UCS_ERR_ENDPOINT_TIMEOUT ? TcpFault::peer_closed
-                                                                       : TcpFault::connection_error,
-        "frame %llu: UCX could not send it: %s", static_cast<ull>(next_), ucs_status_string(s));
+    return fail(ChannelStatus::closed,
+                s == UCS_ERR_CONNECTION_RESET || s == UCS_ERR_ENDPOINT_TIMEOUT
+                    ? FrameFault::peer_closed
+                    : FrameFault::connection_error,
+                "frame %llu: UCX could not send it: %s", static_cast<ull>(next_),
+                ucs_status_string(s));
   }
   pending_ = false;
   if (counted_)
@@ -470,7 +462,7 @@ ChannelStatus UcxReader::receive(Message& message, Deadline deadline) noexcept {
   bool writer_gone = false;
   for (;;) {
     if (end_->closing()) {
-      return fail(ChannelStatus::closed, TcpFault::closed_locally,
+      return fail(ChannelStatus::closed, FrameFault::closed_locally,
                   "the stream was closed locally after %llu frames", static_cast<ull>(next_));
     }
     ucp_tag_recv_info_t info{};
@@ -489,7 +481,7 @@ ChannelStatus UcxReader::receive(Message& message, Deadline deadline) noexcept {
       // Frames the writer sent before it closed are delivered first.
       if (ucp_worker_progress(end_->worker()) != 0)
         continue;
-      return fail(ChannelStatus::closed, TcpFault::peer_closed,
+      return fail(ChannelStatus::closed, FrameFault::peer_closed,
                   "the peer closed the connection after %llu frames", static_cast<ull>(next_));
     }
     switch (end_->wait(deadline)) {
@@ -510,12 +502,12 @@ ChannelStatus UcxReader::receive(Message& message, Deadline deadline) noexcept {
 ChannelStatus UcxReader::take(void* m, std::size_t bytes) noexcept {
   const std::size_t framing = frame_header_bytes + trailer_bytes();
   if (bytes < framing) {
-    return fail(ChannelStatus::corrupt, TcpFault::bad_header,
+    return fail(ChannelStatus::corrupt, FrameFault::bad_header,
                 "frame %llu: a message of %zu bytes, shorter than a frame's header and trailer",
                 static_cast<ull>(next_), bytes);
   }
   if (bytes - framing > max_payload_) {
-    return fail(ChannelStatus::corrupt, TcpFault::too_large,
+    return fail(ChannelStatus::corrupt, FrameFault::too_large,
                 "frame %llu: payload of %zu bytes exceeds the limit of %llu",
                 static_cast<ull>(next_), bytes - framing, static_cast<ull>(max_payload_));
   }
@@ -526,7 +518,7 @@ ChannelStatus UcxReader::take(void* m, std::size_t bytes) noexcept {
             ? nullptr
             : static_cast<std::byte*>(::operator new[](capacity, buffer_alignment, std::nothrow));
     if (fresh == nullptr) {
-      return fail(ChannelStatus::too_large, TcpFault::no_memory,
+      return fail(ChannelStatus::too_large, FrameFault::no_memory,
                   "frame %llu: no memory for a buffer of %zu bytes", static_cast<ull>(next_),
                   bytes);
     }
@@ -543,26 +535,26 @@ ChannelStatus UcxReader::take(void* m, std::size_t bytes) noexcept {
   Wake why = Wake::again;
   const ucs_status_t s = end_->finish(request, Deadline::max(), why);
   if (s == UCS_INPROGRESS && why == Wake::closing) {
-    return fail(ChannelStatus::closed, TcpFault::closed_locally,
+    return fail(ChannelStatus::closed, FrameFault::closed_locally,
                 "the stream was closed locally inside frame %llu", static_cast<ull>(next_));
   }
   if (s == UCS_INPROGRESS) {
-    return fail(ChannelStatus::closed, TcpFault::truncated,
+    return fail(ChannelStatus::closed, FrameFault::truncated,
                 "the peer closed the connection inside frame %llu, of %zu bytes",
                 static_cast<ull>(next_), bytes);
   }
   if (s != UCS_OK) {
-    return fail(ChannelStatus::closed, TcpFault::connection_error,
+    return fail(ChannelStatus::closed, FrameFault::connection_error,
                 "frame %llu: UCX could not receive it: %s", static_cast<ull>(next_),
                 ucs_status_string(s));
   }
   const FrameHeader header = decode_frame_header(buffer_);
-  if (const TcpFault f =
+  if (const FrameFault f =
           check_frame_start(header, header_checksum_of(buffer_), next_, max_payload_, error_);
-      f != TcpFault::none)
+      f != FrameFault::none)
     return fail(ChannelStatus::corrupt, f);
   if (header.length != bytes - framing) {
-    return fail(ChannelStatus::corrupt, TcpFault::bad_header,
+    return fail(ChannelStatus::corrupt, FrameFault::bad_header,
                 "frame %llu: the header says %llu payload bytes, the message carried %zu",
                 static_cast<ull>(next_), static_cast<ull>(header.length), bytes - framing);
   }
@@ -570,15 +562,15 @@ ChannelStatus UcxReader::take(void* m, std::size_t bytes) noexcept {
       crc32c_parallel(frame_header_checksum(buffer_), buffer_ + frame_header_bytes, header.length);
   const std::byte* trailer = buffer_ + bytes - trailer_bytes();
   const std::uint32_t carried = decode_frame_trailer(trailer);
-  if (const TcpFault f =
+  if (const FrameFault f =
           check_frame_end(header, crc, carried, bytes - trailer_bytes(), next_, error_);
-      f != TcpFault::none)
+      f != FrameFault::none)
     return fail(ChannelStatus::corrupt, f);
   if (key_.set()) {
     std::byte tag[frame_tag_bytes];
     frame_tag(key_, next_, buffer_, buffer_ + frame_header_bytes, header.length, tag);
-    if (const TcpFault f = check_frame_tag(tag, trailer + frame_trailer_bytes, next_, error_);
-        f != TcpFault::none)
+    if (const FrameFault f = check_frame_tag(tag, trailer + frame_trailer_bytes, next_, error_);
+        f != FrameFault::none)
       return fail(ChannelStatus::corrupt, f);
   }
   return ChannelStatus::ok;

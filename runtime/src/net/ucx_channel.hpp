@@ -18,7 +18,7 @@
 //      liveness timeout, net/socket.hpp).
 // So only a peer that proved the launch's secret learns where to send, and
 // frames from anywhere else would need to guess both the worker's address and
-// the tag. Every frame still carries the header of net/tcp_frame.hpp
+// the tag. Every frame still carries the header of net/frame.hpp
 // (sequence number, length, CRC-32C) and the tag of its control connection's
 // key (net/frame_auth.hpp), as does the offer of step 1 (tagged as the stream's
 // place 2^64 - 1, which no frame reaches): a lost, reordered, repeated,

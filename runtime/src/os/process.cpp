@@ -6,6 +6,7 @@
 // makes async-signal-safe calls until execve. Exec failures travel back over a
 // close-on-exec pipe: EOF means exec succeeded, four bytes are the errno.
 #include "os/process.hpp"
+#include "support/deadline.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -262,7 +263,7 @@ bool ChildProcess::try_reap() noexcept {
 bool ChildProcess::running() noexcept { return !try_reap(); }
 
 bool ChildProcess::wait_for(std::chrono::milliseconds timeout) noexcept {
-  using Clock = std::chrono::steady_clock;
+  using detail::Clock; // support/deadline.hpp
   const Clock::time_point deadline =
       timeout >= std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() -
                                                                        Clock::now())

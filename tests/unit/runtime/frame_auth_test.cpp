@@ -9,7 +9,7 @@
 #include "net/secret.hpp"
 #include "net/socket.hpp"
 #include "net/tcp_channel.hpp"
-#include "net/tcp_frame.hpp"
+#include "net/frame.hpp"
 #include "net/tcp_setup.hpp"
 
 #include <gtest/gtest.h>
@@ -25,7 +25,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using cg::ChannelStatus;
-using cg::TcpFault;
+using cg::FrameFault;
 using cg::detail::FrameHeader;
 
 constexpr const char* rewritten =
@@ -152,7 +152,7 @@ template <class Edit> std::string judged(Path& path, std::uint16_t kind, Edit ed
   cg::TcpReader::Message m{};
   const ChannelStatus status = path.reader.receive(m, in(5s));
   EXPECT_EQ(status, ChannelStatus::corrupt) << "delivered: " << text_of(m);
-  EXPECT_EQ(path.reader.fault(), TcpFault::bad_tag);
+  EXPECT_EQ(path.reader.fault(), FrameFault::bad_tag);
   return std::string(path.reader.error());
 }
 
@@ -184,7 +184,7 @@ TEST(FrameTags, AFrameRepeatedWithItsSequenceNumberRewrittenIsRefused) {
   rewrite(frame, [](FrameHeader& header, std::byte*) { header.sequence = 1; });
   path.pass(frame);
   EXPECT_EQ(path.reader.receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(path.reader.fault(), TcpFault::bad_tag);
+  EXPECT_EQ(path.reader.fault(), FrameFault::bad_tag);
   EXPECT_EQ(std::string(path.reader.error()), std::string("frame 1: ") + rewritten);
 }
 
@@ -208,7 +208,7 @@ TEST(FrameTags, AnUntaggedFrameIsRefusedByAReaderWithAKey) {
             std::string(cg::detail::frame_tag_bytes, '\0'));
   cg::TcpReader::Message m{};
   EXPECT_EQ(path.reader.receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(path.reader.fault(), TcpFault::bad_tag);
+  EXPECT_EQ(path.reader.fault(), FrameFault::bad_tag);
 }
 
 TEST(ConnectionKeys, DifferByDirectionHandshakeAndSecretAndAgreeOtherwise) {

@@ -7,7 +7,7 @@
 // corrupt, never delivered.
 #include "graph/segment.hpp"
 #include "net/scale_out.hpp"
-#include "net/tcp_frame.hpp"
+#include "net/frame.hpp"
 #include <cg/serialize.hpp>
 
 #include <gtest/gtest.h>

@@ -8,7 +8,7 @@
 #include "net/crc32c.hpp"
 #include "net/socket.hpp"
 #include "net/tcp_channel.hpp"
-#include "net/tcp_frame.hpp"
+#include "net/frame.hpp"
 
 #include "../../support/memory_cgroup.hpp"
 
@@ -33,7 +33,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using cg::ChannelStatus;
-using cg::TcpFault;
+using cg::FrameFault;
 
 cg::Deadline in(std::chrono::milliseconds ms) { return Clock::now() + ms; }
 
@@ -154,7 +154,7 @@ TEST(TcpChannel, FlippedPayloadByteIsReportedAsAChecksumMismatchAndNeverDelivere
 
   cg::TcpReader::Message bad{};
   EXPECT_EQ(reader.receive(bad, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(reader.fault(), TcpFault::checksum_mismatch);
+  EXPECT_EQ(reader.fault(), FrameFault::checksum_mismatch);
   EXPECT_EQ(reader.error(), "frame 1: checksum mismatch: the frame says " + checksum_text(sent) +
                                 ", its " +
                                 std::to_string(cg::detail::frame_header_bytes + good.size()) +
@@ -174,7 +174,7 @@ TEST(TcpChannel, CorruptedSequenceFieldIsAChecksumMismatchNotALostFrame) {
   send_raw(c.writer_fd, forged);
   cg::TcpReader::Message m{};
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(reader.fault(), TcpFault::checksum_mismatch) << reader.error();
+  EXPECT_EQ(reader.fault(), FrameFault::checksum_mismatch) << reader.error();
   const auto* bytes = reinterpret_cast<const std::byte*>(forged.data());
   EXPECT_EQ(reader.error(),
             "frame 0: header checksum mismatch: it says " +
@@ -193,7 +193,7 @@ TEST(TcpChannel, CorruptedLengthIsCaughtBeforeTheReaderWaitsForBytesThatNeverCom
   send_raw(c.writer_fd, forged);
   cg::TcpReader::Message m{};
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(reader.fault(), TcpFault::checksum_mismatch);
+  EXPECT_EQ(reader.fault(), FrameFault::checksum_mismatch);
   EXPECT_EQ(reader.error().rfind("frame 0: header checksum mismatch: it says ", 0), 0u)
       << reader.error();
   ::close(c.writer_fd);
@@ -208,10 +208,10 @@ TEST(TcpChannel, SkippedSequenceNumberIsReportedAsALostFrame) {
   ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok);
   EXPECT_EQ(text_of(m), "one");
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(reader.fault(), TcpFault::lost_frame);
+  EXPECT_EQ(reader.fault(), FrameFault::lost_frame);
   EXPECT_EQ(reader.error(), "lost frame: expected sequence 2, got 4 (2 missing)");
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(reader.fault(), TcpFault::lost_frame);
+  EXPECT_EQ(reader.fault(), FrameFault::lost_frame);
   ::close(c.writer_fd);
 }
 
@@ -223,7 +223,7 @@ TEST(TcpChannel, RepeatedSequenceNumberIsReportedAsReordered) {
   ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok);
   ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok);
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(reader.fault(), TcpFault::reordered_frame);
+  EXPECT_EQ(reader.fault(), FrameFault::reordered_frame);
   EXPECT_EQ(reader.error(), "reordered or repeated frame: expected sequence 2, got 1");
   ::close(c.writer_fd);
 }
@@ -234,7 +234,7 @@ TEST(TcpChannel, BytesThatAreNotAFrameAreReportedAsBadMagic) {
   send_raw(c.writer_fd, "GET / HTTP/1.1\r\nHost: example\r\n\r\n");
   cg::TcpReader::Message m{};
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(reader.fault(), TcpFault::bad_magic);
+  EXPECT_EQ(reader.fault(), FrameFault::bad_magic);
   EXPECT_EQ(reader.error(), "frame 0: bad magic 0x20544547 (expected 0x46544743, \"CGTF\")");
   ::close(c.writer_fd);
 }
@@ -243,15 +243,15 @@ TEST(TcpChannel, FrameOfAnotherVersionOrKindIsRefused) {
   struct Case {
     std::size_t offset;
     char value;
-    TcpFault fault;
+    FrameFault fault;
     std::string message;
   };
   const Case cases[] = {
       // Version 1 (an older peer), whose offset 28 was reserved: its version
       // is what is wrong, not its header checksum.
-      {4, '\x01', TcpFault::bad_version, "frame 0: protocol version 1, expected 3"},
+      {4, '\x01', FrameFault::bad_version, "frame 0: protocol version 1, expected 3"},
       // Version 2, whose checksum was at offset 24, before the payload.
-      {4, '\x02', TcpFault::bad_version, "frame 0: protocol version 2, expected 3"},
+      {4, '\x02', FrameFault::bad_version, "frame 0: protocol version 2, expected 3"},
   };
   for (const Case& k : cases) {
     const Connection c = connect_loopback();
@@ -271,7 +271,7 @@ TEST(TcpChannel, FrameOfAnotherVersionOrKindIsRefused) {
            frame(0, "graph\nc1\na\nb", static_cast<std::uint16_t>(cg::detail::FrameKind::hello)));
   cg::TcpReader::Message m{};
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(reader.fault(), TcpFault::bad_kind);
+  EXPECT_EQ(reader.fault(), FrameFault::bad_kind);
   EXPECT_EQ(reader.error(), "frame 0: unexpected kind 2 (not a value or an error)");
   ::close(c.writer_fd);
 }
@@ -283,7 +283,7 @@ TEST(TcpChannel, LengthBeyondTheLimitIsRefusedBeforeThePayloadArrives) {
 
   const std::vector<std::byte> too_big(1025);
   EXPECT_EQ(writer.send(cg::MessageKind::value, too_big, in(1s)), ChannelStatus::too_large);
-  EXPECT_EQ(writer.fault(), TcpFault::too_large);
+  EXPECT_EQ(writer.fault(), FrameFault::too_large);
   EXPECT_EQ(writer.error(), "frame 0: payload of 1025 bytes exceeds the limit of 1024");
   const std::vector<std::byte> fits(1024);
   EXPECT_EQ(writer.send(cg::MessageKind::value, fits, in(1s)), ChannelStatus::ok)
@@ -300,7 +300,7 @@ TEST(TcpChannel, LengthBeyondTheLimitIsRefusedBeforeThePayloadArrives) {
   cg::detail::encode_frame_header(header, reinterpret_cast<std::byte*>(raw.data()));
   send_raw(writer.fd(), raw);
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(reader.fault(), TcpFault::too_large);
+  EXPECT_EQ(reader.fault(), FrameFault::too_large);
   EXPECT_EQ(reader.error(), "frame 1: payload of 1099511627776 bytes exceeds the limit of 1024");
 }
 
@@ -323,7 +323,7 @@ TEST(TcpChannel, AFrameLargerThanTheMemoryLeftIsRefusedBeforeItsBufferIsMade) {
         cg::TcpReader::Message m{};
         if (reader.receive(m, in(2s)) != ChannelStatus::too_large)
           return 21;
-        if (reader.fault() != TcpFault::no_memory ||
+        if (reader.fault() != FrameFault::no_memory ||
             reader.error() != "frame 0: no memory for a buffer of 536870948 bytes")
           return 22;
         return 0;
@@ -348,7 +348,7 @@ TEST(TcpChannel, PeerClosingBetweenFramesIsClosed) {
   ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok);
   EXPECT_EQ(text_of(m), "two");
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::closed);
-  EXPECT_EQ(reader.fault(), TcpFault::peer_closed);
+  EXPECT_EQ(reader.fault(), FrameFault::peer_closed);
   EXPECT_EQ(reader.error(), "the peer closed the connection after 2 frames");
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::closed);
 }
@@ -361,7 +361,7 @@ TEST(TcpChannel, PeerClosingInsideAFrameIsReportedAsTruncated) {
   ::close(c.writer_fd);
   cg::TcpReader::Message m{};
   EXPECT_EQ(reader.receive(m, in(5s)), ChannelStatus::closed);
-  EXPECT_EQ(reader.fault(), TcpFault::truncated);
+  EXPECT_EQ(reader.fault(), FrameFault::truncated);
   EXPECT_EQ(reader.error(),
             "the peer closed the connection inside frame 0, after 72 of its 136 bytes");
 
@@ -392,7 +392,7 @@ TEST(TcpChannel, ReceiveDeadlineIsATimeoutAndKeepsAPartlyReceivedFrame) {
   send_raw(c.writer_fd, whole.substr(40));
   ASSERT_EQ(reader.receive(m, in(5s)), ChannelStatus::ok) << reader.error();
   EXPECT_EQ(text_of(m), "arrives in three parts");
-  EXPECT_EQ(reader.fault(), TcpFault::none);
+  EXPECT_EQ(reader.fault(), FrameFault::none);
   ::close(c.writer_fd);
 }
 
@@ -407,7 +407,7 @@ TEST(TcpChannel, WriterReportsClosedOnceTheReaderIsGone) {
       std::this_thread::sleep_for(5ms);
   }
   EXPECT_EQ(status, ChannelStatus::closed);
-  EXPECT_EQ(writer.fault(), TcpFault::peer_closed);
+  EXPECT_EQ(writer.fault(), FrameFault::peer_closed);
   const std::string error(writer.error());
   const std::string prefix =
       "frame " + std::to_string(writer.sent()) + ": the peer closed the connection (";
@@ -427,7 +427,7 @@ TEST(TcpChannel, CloseFromAnotherThreadWakesABlockedReceive) {
   EXPECT_EQ(reader.receive(m, cg::Deadline::max()), ChannelStatus::closed);
   EXPECT_LT(Clock::now() - start, 5s);
   closer.join();
-  EXPECT_EQ(reader.fault(), TcpFault::closed_locally);
+  EXPECT_EQ(reader.fault(), FrameFault::closed_locally);
   EXPECT_EQ(reader.error(), "the stream was closed locally after 0 frames");
   ::close(c.writer_fd);
 }
@@ -439,7 +439,7 @@ TEST(TcpChannel, SendThatMissesItsDeadlineMidFrameShutsTheStreamDown) {
   const std::vector<std::byte> big(std::size_t{64}
                                    << 20); // far more than the socket buffers hold; nobody reads
   EXPECT_EQ(writer.send(cg::MessageKind::value, big, in(200ms)), ChannelStatus::timeout);
-  EXPECT_EQ(writer.fault(), TcpFault::send_timeout);
+  EXPECT_EQ(writer.fault(), FrameFault::send_timeout);
   const std::string error(writer.error());
   EXPECT_EQ(error.rfind("frame 0: the deadline passed after ", 0), 0u) << error;
   const std::string suffix = " of its 67108900 bytes were sent; the stream is shut down";
@@ -448,7 +448,7 @@ TEST(TcpChannel, SendThatMissesItsDeadlineMidFrameShutsTheStreamDown) {
 
   cg::TcpReader::Message m{};
   EXPECT_EQ(reader.receive(m, in(10s)), ChannelStatus::closed);
-  EXPECT_EQ(reader.fault(), TcpFault::truncated) << reader.error();
+  EXPECT_EQ(reader.fault(), FrameFault::truncated) << reader.error();
 }
 
 // The two halves of send(): start() takes what the socket's buffer holds
@@ -511,7 +511,7 @@ TEST(TcpChannel, AFrameWithBorrowedRunsIsTheFrameOfTheWholePayload) {
   ASSERT_TRUE(writer.pending()) << "72 MiB with nobody reading";
   EXPECT_EQ(writer.advance(in(100ms)), ChannelStatus::ok) << writer.error();
   ASSERT_TRUE(writer.pending());
-  EXPECT_EQ(writer.fault(), TcpFault::none);
+  EXPECT_EQ(writer.fault(), FrameFault::none);
   EXPECT_EQ(writer.unsent(), whole.size() - writer.payload_sent() + cg::detail::frame_trailer_bytes)
       << "the header has gone";
 

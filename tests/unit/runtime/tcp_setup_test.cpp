@@ -10,7 +10,7 @@
 // where namespaces cannot be made.
 #include "net/rendezvous.hpp"
 #include "net/socket.hpp"
-#include "net/tcp_frame.hpp"
+#include "net/frame.hpp"
 #include "net/tcp_setup.hpp"
 
 #include <gtest/gtest.h>
@@ -172,7 +172,7 @@ TEST(TcpSetup, HandshakeForAWrongChannelIsRejectedWithTheReasonAndTheRightOnesSt
 
 // ---- Authentication -------------------------------------------------------------
 
-// A set-up frame as net/tcp_frame.hpp lays it out; `length` overrides the
+// A set-up frame as net/frame.hpp lays it out; `length` overrides the
 // payload length the header claims.
 std::string setup_frame(cg::detail::FrameKind kind, const std::string& payload,
                         std::optional<std::uint64_t> length = std::nullopt) {

@@ -11,7 +11,7 @@
 #include "net/frame_auth.hpp"
 #include "net/secret.hpp"
 #include "net/socket.hpp"
-#include "net/tcp_frame.hpp"
+#include "net/frame.hpp"
 #include "net/ucx_channel.hpp"
 
 #include <gtest/gtest.h>
@@ -29,7 +29,7 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using cg::ChannelStatus;
 using cg::MessageKind;
-using cg::TcpFault;
+using cg::FrameFault;
 using cg::detail::UcxReader;
 using cg::detail::UcxWriter;
 
@@ -143,7 +143,7 @@ TEST(UcxChannel, ASkippedSequenceNumberIsALostFrameNeverDelivered) {
   ASSERT_EQ(s.reader->receive(m, in(5s)), ChannelStatus::ok);
   EXPECT_EQ(text_of(m), "zero");
   EXPECT_EQ(s.reader->receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(s.reader->fault(), TcpFault::lost_frame);
+  EXPECT_EQ(s.reader->fault(), FrameFault::lost_frame);
   EXPECT_EQ(s.reader->error(), "lost frame: expected sequence 1, got 2 (1 missing)");
   // The stream cannot be trusted past a bad frame: it stays failed.
   EXPECT_EQ(s.reader->receive(m, in(200ms)), ChannelStatus::corrupt);
@@ -160,7 +160,7 @@ TEST(UcxChannel, ARepeatedFrameIsReportedAsReordered) {
   UcxReader::Message m;
   ASSERT_EQ(s.reader->receive(m, in(5s)), ChannelStatus::ok);
   EXPECT_EQ(s.reader->receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(s.reader->fault(), TcpFault::reordered_frame);
+  EXPECT_EQ(s.reader->fault(), FrameFault::reordered_frame);
   EXPECT_EQ(s.reader->error(), "reordered or repeated frame: expected sequence 1, got 0");
 }
 
@@ -173,7 +173,7 @@ TEST(UcxChannel, AFlippedPayloadByteIsAChecksumMismatch) {
       [&] { EXPECT_EQ(s.writer->send_forged(bytes_of(bad), in(5s)), ChannelStatus::ok); });
   UcxReader::Message m;
   EXPECT_EQ(s.reader->receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(s.reader->fault(), TcpFault::checksum_mismatch);
+  EXPECT_EQ(s.reader->fault(), FrameFault::checksum_mismatch);
   EXPECT_NE(s.reader->error().find("frame 0: checksum mismatch"), std::string_view::npos)
       << s.reader->error();
 }
@@ -187,7 +187,7 @@ TEST(UcxChannel, AHeaderWhoseLengthDisagreesWithTheMessageIsRefused) {
   });
   UcxReader::Message m;
   EXPECT_EQ(s.reader->receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(s.reader->fault(), TcpFault::bad_header);
+  EXPECT_EQ(s.reader->fault(), FrameFault::bad_header);
   EXPECT_EQ(s.reader->error(), "frame 0: the header says 4 payload bytes, the message carried 9");
 }
 
@@ -207,13 +207,13 @@ TEST(UcxChannel, AMessageShorterThanAHeaderOrOverTheLimitIsRefused) {
   ASSERT_TRUE(t.writer && t.reader);
   EXPECT_EQ(t.writer->send(MessageKind::value, bytes_of(std::string(2000, 'x')), in(5s)),
             ChannelStatus::too_large); // refused before sending; the stream stays usable
-  EXPECT_EQ(t.writer->fault(), TcpFault::too_large);
+  EXPECT_EQ(t.writer->fault(), FrameFault::too_large);
   Background sends([&] {
     EXPECT_EQ(t.writer->send_forged(bytes_of(frame(0, std::string(2000, 'x'))), in(5s)),
               ChannelStatus::ok);
   });
   EXPECT_EQ(t.reader->receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(t.reader->fault(), TcpFault::too_large);
+  EXPECT_EQ(t.reader->fault(), FrameFault::too_large);
   EXPECT_EQ(t.reader->error(), "frame 0: payload of 2000 bytes exceeds the limit of 1024");
 }
 
@@ -231,7 +231,7 @@ TEST(UcxChannel, FramesSentBeforeTheWriterWentAwayAreDeliveredThenClosed) {
     EXPECT_EQ(text_of(m), text);
   }
   EXPECT_EQ(s.reader->receive(m, in(5s)), ChannelStatus::closed);
-  EXPECT_EQ(s.reader->fault(), TcpFault::peer_closed);
+  EXPECT_EQ(s.reader->fault(), FrameFault::peer_closed);
   EXPECT_EQ(s.reader->error(), "the peer closed the connection after 3 frames");
 }
 
@@ -243,7 +243,7 @@ TEST(UcxChannel, AWriterWhoseReaderWentAwayIsToldWhileSendingALargeFrame) {
   const auto start = Clock::now();
   EXPECT_EQ(s.writer->send(MessageKind::value, bytes_of(large), in(10s)), ChannelStatus::closed);
   EXPECT_LT(Clock::now() - start, 5s);
-  EXPECT_EQ(s.writer->fault(), TcpFault::peer_closed) << s.writer->error();
+  EXPECT_EQ(s.writer->fault(), FrameFault::peer_closed) << s.writer->error();
   EXPECT_EQ(s.writer->send(MessageKind::value, bytes_of("more"), in(1s)), ChannelStatus::closed);
 }
 
@@ -258,7 +258,7 @@ TEST(UcxChannel, CloseFromAnotherThreadWakesABlockedReceive) {
   const auto start = Clock::now();
   EXPECT_EQ(s.reader->receive(m, cg::Deadline::max()), ChannelStatus::closed);
   EXPECT_LT(Clock::now() - start, 5s);
-  EXPECT_EQ(s.reader->fault(), TcpFault::closed_locally);
+  EXPECT_EQ(s.reader->fault(), FrameFault::closed_locally);
   closer.join();
 }
 
@@ -302,7 +302,7 @@ TEST(UcxChannel, WithAKeyFramesAreTaggedAndOneWithoutItsTagIsRefused) {
   ASSERT_EQ(s.reader->receive(m, in(5s)), ChannelStatus::ok) << s.reader->error();
   EXPECT_TRUE(text_of(m) == large);
   EXPECT_EQ(s.reader->receive(m, in(5s)), ChannelStatus::corrupt);
-  EXPECT_EQ(s.reader->fault(), TcpFault::bad_tag);
+  EXPECT_EQ(s.reader->fault(), FrameFault::bad_tag);
   EXPECT_EQ(s.reader->error(), std::string("frame 2: ") + tag_refused);
 }
 

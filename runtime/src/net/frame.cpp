@@ -1,5 +1,5 @@
-// tcp_frame.cpp - encoding, decoding and checksumming TCP channel frame headers.
-#include "net/tcp_frame.hpp"
+// net/frame.cpp - encoding, decoding and checking the frames of channels between hosts.
+#include "net/frame.hpp"
 
 #include "net/crc32c.hpp"
 #include <cg/detail/channel.hpp>
@@ -10,39 +10,39 @@
 
 namespace cg {
 
-const char* to_string(TcpFault fault) noexcept {
+const char* to_string(FrameFault fault) noexcept {
   switch (fault) {
-  case TcpFault::none:
+  case FrameFault::none:
     return "none";
-  case TcpFault::peer_closed:
+  case FrameFault::peer_closed:
     return "peer_closed";
-  case TcpFault::truncated:
+  case FrameFault::truncated:
     return "truncated";
-  case TcpFault::connection_error:
+  case FrameFault::connection_error:
     return "connection_error";
-  case TcpFault::closed_locally:
+  case FrameFault::closed_locally:
     return "closed_locally";
-  case TcpFault::send_timeout:
+  case FrameFault::send_timeout:
     return "send_timeout";
-  case TcpFault::bad_magic:
+  case FrameFault::bad_magic:
     return "bad_magic";
-  case TcpFault::bad_version:
+  case FrameFault::bad_version:
     return "bad_version";
-  case TcpFault::bad_header:
+  case FrameFault::bad_header:
     return "bad_header";
-  case TcpFault::too_large:
+  case FrameFault::too_large:
     return "too_large";
-  case TcpFault::no_memory:
+  case FrameFault::no_memory:
     return "no_memory";
-  case TcpFault::checksum_mismatch:
+  case FrameFault::checksum_mismatch:
     return "checksum_mismatch";
-  case TcpFault::bad_kind:
+  case FrameFault::bad_kind:
     return "bad_kind";
-  case TcpFault::lost_frame:
+  case FrameFault::lost_frame:
     return "lost_frame";
-  case TcpFault::reordered_frame:
+  case FrameFault::reordered_frame:
     return "reordered_frame";
-  case TcpFault::bad_tag:
+  case FrameFault::bad_tag:
     return "bad_tag";
   }
   return "unknown";
@@ -68,9 +68,9 @@ template <class T> T load_le(const std::byte* in) noexcept {
 
 using ull = unsigned long long; // for printf
 
-TcpFault say(std::span<char> error, TcpFault fault, const char* format, ...) noexcept
+FrameFault say(std::span<char> error, FrameFault fault, const char* format, ...) noexcept
     __attribute__((format(printf, 3, 4)));
-TcpFault say(std::span<char> error, TcpFault fault, const char* format, ...) noexcept {
+FrameFault say(std::span<char> error, FrameFault fault, const char* format, ...) noexcept {
   va_list args;
   va_start(args, format);
   std::vsnprintf(error.data(), error.size(), format, args);
@@ -147,66 +147,67 @@ std::string encoded_frame(const FrameHeader& header, std::span<const std::byte> 
   return frame;
 }
 
-TcpFault check_frame_tag(const std::byte* computed, const std::byte* carried, std::uint64_t next,
-                         std::span<char> error) noexcept {
+FrameFault check_frame_tag(const std::byte* computed, const std::byte* carried, std::uint64_t next,
+                           std::span<char> error) noexcept {
   if (tags_equal(computed, carried))
-    return TcpFault::none;
-  return say(error, TcpFault::bad_tag,
+    return FrameFault::none;
+  return say(error, FrameFault::bad_tag,
              "frame %llu: authentication failed: its tag does not match its bytes (rewritten on "
              "the way, or not sent by the peer that proved the launch's secret)",
              static_cast<ull>(next));
 }
 
-TcpFault check_frame_start(const FrameHeader& header, std::uint32_t header_crc, std::uint64_t next,
-                           std::uint64_t max_payload, std::span<char> error) noexcept {
+FrameFault check_frame_start(const FrameHeader& header, std::uint32_t header_crc,
+                             std::uint64_t next, std::uint64_t max_payload,
+                             std::span<char> error) noexcept {
   if (header.magic != frame_magic) {
-    return say(error, TcpFault::bad_magic,
+    return say(error, FrameFault::bad_magic,
                "frame %llu: bad magic 0x%08x (expected 0x%08x, \"CGTF\")", static_cast<ull>(next),
                header.magic, frame_magic);
   }
   if (header.version != frame_version) {
-    return say(error, TcpFault::bad_version, "frame %llu: protocol version %u, expected %u",
+    return say(error, FrameFault::bad_version, "frame %llu: protocol version %u, expected %u",
                static_cast<ull>(next), unsigned{header.version}, unsigned{frame_version});
   }
   if (header.header_checksum != header_crc) {
-    return say(error, TcpFault::checksum_mismatch,
+    return say(error, FrameFault::checksum_mismatch,
                "frame %llu: header checksum mismatch: it says 0x%08x, its bytes give 0x%08x",
                static_cast<ull>(next), header.header_checksum, header_crc);
   }
   if (header.length > max_payload) {
     return say(
-        error, TcpFault::too_large, "frame %llu: payload of %llu bytes exceeds the limit of %llu",
+        error, FrameFault::too_large, "frame %llu: payload of %llu bytes exceeds the limit of %llu",
         static_cast<ull>(next), static_cast<ull>(header.length), static_cast<ull>(max_payload));
   }
-  return TcpFault::none;
+  return FrameFault::none;
 }
 
-TcpFault check_frame_end(const FrameHeader& header, std::uint32_t crc, std::uint32_t carried,
-                         std::size_t checked_bytes, std::uint64_t next,
-                         std::span<char> error) noexcept {
+FrameFault check_frame_end(const FrameHeader& header, std::uint32_t crc, std::uint32_t carried,
+                           std::size_t checked_bytes, std::uint64_t next,
+                           std::span<char> error) noexcept {
   if (crc != carried) {
-    return say(error, TcpFault::checksum_mismatch,
+    return say(error, FrameFault::checksum_mismatch,
                "frame %llu: checksum mismatch: the frame says 0x%08x, its %zu bytes give 0x%08x",
                static_cast<ull>(next), carried, checked_bytes, crc);
   }
   if (header.kind != static_cast<std::uint16_t>(MessageKind::value) &&
       header.kind != static_cast<std::uint16_t>(MessageKind::error)) {
-    return say(error, TcpFault::bad_kind,
+    return say(error, FrameFault::bad_kind,
                "frame %llu: unexpected kind %u (not a value or an error)", static_cast<ull>(next),
                unsigned{header.kind});
   }
   if (header.sequence > next) {
-    return say(error, TcpFault::lost_frame,
+    return say(error, FrameFault::lost_frame,
                "lost frame: expected sequence %llu, got %llu (%llu missing)",
                static_cast<ull>(next), static_cast<ull>(header.sequence),
                static_cast<ull>(header.sequence - next));
   }
   if (header.sequence < next) {
-    return say(error, TcpFault::reordered_frame,
+    return say(error, FrameFault::reordered_frame,
                "reordered or repeated frame: expected sequence %llu, got %llu",
                static_cast<ull>(next), static_cast<ull>(header.sequence));
   }
-  return TcpFault::none;
+  return FrameFault::none;
 }
 
 } // namespace cg::detail

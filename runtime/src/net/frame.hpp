@@ -1,7 +1,8 @@
-// net/tcp_frame.hpp - the wire format of a TCP channel frame (internal).
+// net/frame.hpp - the wire format of a frame of a channel between hosts (internal).
 //
-// Spelled out once here: net/tcp_channel.hpp reads and writes frames, the
-// channel set-up (net/tcp_setup.hpp) sends its handshake as frames, and tests
+// Spelled out once here: both transports of a stream between hosts read and
+// write frames (net/tcp_channel.hpp, net/ucx_channel.hpp), the channel set-up
+// (net/tcp_setup.hpp) sends its handshake as frames, and tests
 // forge frames byte by byte to check that every fault is caught.
 //
 // A frame is a 32-byte header, `length` payload bytes and a 4-byte trailer.
@@ -52,7 +53,7 @@ namespace cg {
 
 // Why a call on a framed stream (a TCP or UCX channel between hosts) failed,
 // beyond its ChannelStatus.
-enum class TcpFault {
+enum class FrameFault {
   none,
   peer_closed,       // the peer closed the connection between frames
   truncated,         // the peer closed the connection inside a frame
@@ -71,7 +72,7 @@ enum class TcpFault {
   bad_tag,           // the tag does not match: rewritten on the way, or not from the peer
 };
 
-const char* to_string(TcpFault fault) noexcept;
+const char* to_string(FrameFault fault) noexcept;
 
 } // namespace cg
 
@@ -128,25 +129,26 @@ std::uint32_t frame_header_checksum(const std::byte* encoded) noexcept;
 std::uint32_t header_checksum_of(const std::byte* encoded) noexcept;
 
 // The checks every reader of frames makes, in this order, before it believes
-// a data frame. Each returns TcpFault::none, or the fault with one sentence in
+// a data frame. Each returns FrameFault::none, or the fault with one sentence in
 // `error` naming the frame (`next`: the sequence number expected).
 //
 // Once the header is in (`header_crc`: header_checksum_of its bytes): magic,
 // version, the header's checksum, and a length within `max_payload` (the
 // length says how much more to read).
-TcpFault check_frame_start(const FrameHeader& header, std::uint32_t header_crc, std::uint64_t next,
-                           std::uint64_t max_payload, std::span<char> error) noexcept;
+FrameFault check_frame_start(const FrameHeader& header, std::uint32_t header_crc,
+                             std::uint64_t next, std::uint64_t max_payload,
+                             std::span<char> error) noexcept;
 // Once the whole frame has passed check_frame_end, on a stream with a key:
 // whether `carried` is the tag `computed` (bad_tag otherwise).
-TcpFault check_frame_tag(const std::byte* computed, const std::byte* carried, std::uint64_t next,
-                         std::span<char> error) noexcept;
+FrameFault check_frame_tag(const std::byte* computed, const std::byte* carried, std::uint64_t next,
+                           std::span<char> error) noexcept;
 // Once the whole frame is in (`crc`: the CRC-32C of its header and payload,
 // `checked_bytes` of them, as frame_checksum computes it; `carried`: its
 // trailer): the checksum before the kind and the sequence number, so that a
 // corrupted sequence field is reported as the corruption it is, not as a
 // lost frame.
-TcpFault check_frame_end(const FrameHeader& header, std::uint32_t crc, std::uint32_t carried,
-                         std::size_t checked_bytes, std::uint64_t next,
-                         std::span<char> error) noexcept;
+FrameFault check_frame_end(const FrameHeader& header, std::uint32_t crc, std::uint32_t carried,
+                           std::size_t checked_bytes, std::uint64_t next,
+                           std::span<char> error) noexcept;
 
 } // namespace cg::detail
