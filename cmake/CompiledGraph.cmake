@@ -24,7 +24,9 @@
 #   <target>_actors      the actor executable, started once per actor instance
 #                        in processes mode; built whenever <target> is;
 #   <target>_actor_code  the actor programs, compiled once and linked into both
-#                        (the driver runs them as threads in threads mode);
+#                        (the driver runs them as threads in threads mode),
+#                        in 8 files (<target>.actors.<i>.cpp) with
+#                        <cg/actor.hpp> precompiled;
 #   <target>_python      with PYTHON: the extension module `import <target>`,
 #                        in ${CMAKE_CURRENT_BINARY_DIR}, for the python3 first
 #                        on PATH (or Python3_EXECUTABLE / Python_EXECUTABLE)
@@ -38,11 +40,18 @@
 # <graph>.schedule.txt, <graph>.schedule.json and <graph>.dot (listed as
 # byproducts when GRAPHS names the graphs), and with SVG <graph>.svg (a
 # warning, and no pictures, where Graphviz's dot is not found).
-# A depfile makes edits to anything the source includes re-run cgc. The
+# A depfile makes edits to anything the source includes re-run cgc, which
+# rewrites only the files whose contents change: an edit to a graph function
+# recompiles the driver and the programs it changes, and no more where the
+# actor classes live in headers of their own (docs/language.md). The
 # include directories, definitions and options <target> compiles with (set
 # them on <target> as usual) reach cgc and the actor executable too.
 include_guard(GLOBAL)
 set(_cg_cmake_dir "${CMAKE_CURRENT_LIST_DIR}") # RenderDots.cmake is beside this file
+# Files the actor programs are spread over: more than the actors of most
+# graphs, so that each program has a file to itself; an empty one costs a
+# few milliseconds.
+set(_cg_actor_shards 8)
 # The folder holding the Python package `cg`: the installed package's
 # (CompiledGraphConfig.cmake sets it), else the source tree's.
 if(NOT DEFINED _cg_python_dir)
@@ -81,7 +90,16 @@ function(add_compiled_graph target)
   set(out "${CMAKE_CURRENT_BINARY_DIR}/${target}.cg")
   set(driver_header "${out}/${target}.cg.hpp")
   set(driver_source "${out}/${target}.driver.cpp")
-  set(actor_code "${out}/${target}.actors.cpp")
+  # The actor programs in _cg_actor_shards files (cgc --actor-shards): an
+  # edit to a graph function recompiles only those whose programs it
+  # changes. Their header names the actor classes' headers rather than the
+  # source when the source declares no type (cgc says which in it).
+  set(actors_header "${out}/${target}.actors.hpp")
+  set(actor_code "")
+  math(EXPR last_shard "${_cg_actor_shards} - 1")
+  foreach(shard RANGE ${last_shard})
+    list(APPEND actor_code "${out}/${target}.actors.${shard}.cpp")
+  endforeach()
   set(actor_host_main "${out}/${target}.actor_host.cpp")
 
   set(graph_flags "")
@@ -161,11 +179,11 @@ function(add_compiled_graph target)
   set(includes "$<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>")
   set(defines "$<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>")
   add_custom_command(
-    OUTPUT "${driver_header}" "${driver_source}" "${actor_code}" "${actor_host_main}"
-           ${python_module}
+    OUTPUT "${driver_header}" "${driver_source}" "${actors_header}" ${actor_code}
+           "${actor_host_main}" ${python_module}
     BYPRODUCTS ${artefacts}
     COMMAND CompiledGraph::cgc "${source}" -o "${out}" --target ${target}
-            --include-source-as "${source_name}"
+            --include-source-as "${source_name}" --actor-shards=${_cg_actor_shards}
             --depfile "${out}/${target}.d" ${graph_flags} ${schedule_flags} --
             "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>"
             "$<$<BOOL:${defines}>:-D$<JOIN:${defines},;-D>>"
@@ -178,12 +196,15 @@ function(add_compiled_graph target)
 
   # The actors compile the graph source as the driver library does: with its
   # include directories, definitions and options, wherever they come from.
-  add_library(${target}_actor_code STATIC "${actor_code}")
+  add_library(${target}_actor_code STATIC ${actor_code})
   target_include_directories(${target}_actor_code PRIVATE "${out}" "${source_dir}" "${includes}")
   target_compile_definitions(${target}_actor_code PRIVATE "${defines}")
   target_compile_options(${target}_actor_code PRIVATE
     "$<TARGET_PROPERTY:${target},COMPILE_OPTIONS>")
   target_link_libraries(${target}_actor_code PUBLIC CompiledGraph::runtime ${ARG_LINK_LIBRARIES})
+  # Every shard includes the runtime's actor header: parsed once, not per
+  # shard (CMAKE_DISABLE_PRECOMPILE_HEADERS turns it off).
+  target_precompile_headers(${target}_actor_code PRIVATE <cg/actor.hpp> <cg/codecs.hpp>)
 
   add_executable(${target}_actors "${actor_host_main}")
   target_include_directories(${target}_actors PRIVATE "${out}" "${source_dir}" "${includes}")

@@ -31,6 +31,14 @@ namespace {
 using schedule::kDriver;
 using schedule::Operation;
 
+// Where the actor programs are compiled: one file, or the first to the
+// last of CodegenInput::actorShards.
+std::string actorsFiles(const CodegenInput& input) {
+  if (input.actorShards <= 1)
+    return input.target + ".actors.cpp";
+  return fmt::format("{0}.actors.0.cpp to {0}.actors.{1}.cpp", input.target, input.actorShards - 1);
+}
+
 std::string baseName(const std::string& path) {
   auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -173,7 +181,7 @@ public:
         fmt::arg("graph_id", id_), fmt::arg("graph_qualified", "::" + graph_.name),
         fmt::arg("location", ir::exactLoc(graph_.loc)),
         fmt::arg("target_ns", identifierFor(input_.target)),
-        fmt::arg("actors_file", input_.target + ".actors.cpp"),
+        fmt::arg("actors_file", actorsFiles(input_)),
         fmt::arg("run_declarations", tables.add(runDeclarations)),
         fmt::arg("actor_count", graph_.actors.size()),
         fmt::arg("actor_specs", tables.add(alignTrailingComments(actorSpecs, 1))),
@@ -246,7 +254,7 @@ public:
         fmt::arg("graph_id", id_), fmt::arg("actor_id", identifierFor(actor.name)),
         fmt::arg("command", input_.command), fmt::arg("source_name", baseName(input_.source)),
         fmt::arg("schedule_file", id_ + ".schedule.txt"),
-        fmt::arg("header", input_.target + ".cg.hpp"),
+        fmt::arg("header", input_.target + ".actors.hpp"),
         fmt::arg("target_ns", identifierFor(input_.target)),
         fmt::arg("communicators_note", groupsOf(actorIndex).empty()
                                            ? ""
@@ -609,9 +617,13 @@ std::string identifierFor(const std::string& name) {
 
 std::vector<GeneratedFile> generate(const CodegenInput& input) {
   const std::string header = input.target + ".cg.hpp";
+  const std::string actorsHeader = input.target + ".actors.hpp";
   const std::string targetNs = identifierFor(input.target);
+  const unsigned shards = std::max(1u, input.actorShards);
   std::vector<GeneratedFile> files;
-  std::string sections, includes, graphSpecs, codecs;
+  std::string sections, graphSpecs, codecs;
+  std::vector<std::string> shardIncludes(shards);
+  unsigned programs = 0;
   LaidOutTables tables;
   if (!input.codecs.empty())
     codecs = "\n// Serializers of the structs that cross actor boundaries, generated from their\n"
@@ -629,23 +641,50 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
       if (!generator.spelledPlainly(a) || !fitsColumnLimit(program))
         program = formatCode(program, name);
       files.push_back({name, std::move(program)});
-      includes += fmt::format("#include \"{}\"\n", name);
+      shardIncludes[programs++ % shards] += fmt::format("#include \"{}\"\n", name);
     }
   }
+  // The actor programs' header: the source's own #includes where they are
+  // enough, else the source.
+  std::string sourceLine = fmt::format("#include \"{}\"\n", input.sourceInclude);
+  std::string actorIncludes, why;
+  if (input.actorIncludes) {
+    for (const std::string& line : *input.actorIncludes)
+      actorIncludes += line + "\n";
+    why = fmt::format("The #includes of {0}, not {0} itself: an edit to a graph function\n"
+                      "// leaves this file, and every program it does not change, as they are.",
+                      baseName(input.source));
+  } else {
+    actorIncludes = sourceLine;
+    why = fmt::format("All of {0}, as it declares {1}: an edit to it\n"
+                      "// recompiles every actor program. With the actor classes and the types\n"
+                      "// they exchange in headers of their own, it would not.",
+                      baseName(input.source), input.sourceNeededFor);
+  }
+  files.push_back(
+      {actorsHeader,
+       formatCode(fmt::format(fmt::runtime(templateText("actor_types.hpp.tpl")),
+                              fmt::arg("file", actorsHeader), fmt::arg("target", input.target),
+                              fmt::arg("command", input.command),
+                              fmt::arg("source_name", baseName(input.source)), fmt::arg("why", why),
+                              fmt::arg("includes", actorIncludes), fmt::arg("codecs", codecs)),
+                  actorsHeader)});
   // The header is formatted with its tables left out (markers in their
   // place), then they go in; all of it through the formatter if one of
   // them does not fit where it lands.
   std::string driver = fmt::format(
       fmt::runtime(templateText("driver.hpp.tpl")), fmt::arg("file", header),
-      fmt::arg("source_name", baseName(input.source)), fmt::arg("source", input.sourceInclude),
+      fmt::arg("source_name", baseName(input.source)),
+      fmt::arg("source_includes", fmt::format("#include \"{}\"\n{}", actorsHeader,
+                                              input.actorIncludes ? sourceLine : "")),
       fmt::arg("command", input.command),
       fmt::arg("example_graph", input.graphs.front().graph->name), fmt::arg("target", input.target),
-      fmt::arg("target_ns", targetNs), fmt::arg("codecs", codecs), fmt::arg("graphs", sections));
+      fmt::arg("target_ns", targetNs), fmt::arg("graphs", sections));
   std::optional<std::string> laidOut = tables.splice(formatCode(driver, header));
   if (!laidOut)
     laidOut = formatCode(tables.expand(driver), header);
   files.push_back({header, std::move(*laidOut)});
-  // The three small files, through the formatter.
+  // The small files, through the formatter.
   auto addFormatted = [&](std::string name, std::string code) {
     std::string formatted = formatCode(code, name);
     files.push_back({std::move(name), std::move(formatted)});
@@ -656,12 +695,26 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
                            fmt::arg("source_name", baseName(input.source)),
                            fmt::arg("command", input.command), fmt::arg("header", header),
                            fmt::arg("target", input.target), fmt::arg("target_ns", targetNs)));
-  addFormatted(input.target + ".actors.cpp",
-               fmt::format(fmt::runtime(templateText("actor_programs.cpp.tpl")),
-                           fmt::arg("file", input.target + ".actors.cpp"),
-                           fmt::arg("source_name", baseName(input.source)),
-                           fmt::arg("command", input.command), fmt::arg("target", input.target),
-                           fmt::arg("includes", includes)));
+  for (unsigned shard = 0; shard < shards; ++shard) {
+    std::string name = shards == 1 ? input.target + ".actors.cpp"
+                                   : fmt::format("{}.actors.{}.cpp", input.target, shard);
+    std::string which =
+        shards == 1
+            ? fmt::format("the programs of every actor of '{}'", input.target)
+            : fmt::format("actor programs {} of every {} of '{}'", shard, shards, input.target);
+    std::string note =
+        shards == 1
+            ? ""
+            : fmt::format("\n// Program k of the graphs, in order, is in file k mod {}: a "
+                          "changed program\n// recompiles its own file only.{}",
+                          shards, shardIncludes[shard].empty() ? " This one has none." : "");
+    addFormatted(name, fmt::format(fmt::runtime(templateText("actor_programs.cpp.tpl")),
+                                   fmt::arg("file", name), fmt::arg("which", which),
+                                   fmt::arg("source_name", baseName(input.source)),
+                                   fmt::arg("command", input.command),
+                                   fmt::arg("target", input.target), fmt::arg("shards_note", note),
+                                   fmt::arg("includes", shardIncludes[shard])));
+  }
   addFormatted(input.target + ".actor_host.cpp",
                fmt::format(fmt::runtime(templateText("actor_host.cpp.tpl")),
                            fmt::arg("file", input.target + ".actor_host.cpp"),

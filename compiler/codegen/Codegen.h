@@ -12,6 +12,7 @@
 #include "ir/Graph.h"
 #include "schedule/Schedule.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,16 @@ struct CodegenInput {
   /// `cgc --transport=tcp`: the specs say every channel between processes is
   /// TCP (GraphSpec::tcp_everywhere).
   bool tcpEverywhere = false;
+  /// The `#include` lines the actor programs take in place of the graph
+  /// source (frontend/SourceIncludes.h): with them, an edit to a graph
+  /// function recompiles only the programs it changes. nullopt: the
+  /// programs include the source, because of `sourceNeededFor`.
+  std::optional<std::vector<std::string>> actorIncludes = std::nullopt;
+  std::string sourceNeededFor = "";
+  /// The actor programs are compiled in this many files,
+  /// <target>.actors.<i>.cpp, program k in file k mod actorShards, so that
+  /// a changed program recompiles only its own file; 1: <target>.actors.cpp.
+  unsigned actorShards = 1;
 };
 
 struct GeneratedFile {

@@ -20,10 +20,13 @@
 // evaluator materializes only what is written); a graph larger still is
 // probed once more with its exact sizes.
 // A source that starts with `#include <cg/cg.hpp>` is first parsed with that
-// header precompiled (Prelude.h); if anything at all fails that way, it is
-// parsed again without, and only that parse reports.
+// header precompiled (Prelude.h). A graph that parsed and was probed that way
+// but fails to evaluate or decode is the source's own mistake, and that run
+// reports it (evaluating a large graph's mistake twice doubled the wait for
+// its error); if anything else fails, it is parsed again without the
+// prelude, and only that parse reports.
 //
-// One file, about 870 lines: both steps and the reports that re-locate the
+// One file, about 1,050 lines: both steps and the reports that re-locate the
 // probe's errors read one Session (its diagnostics, in the order Clang gave
 // them, and the probe's layout), which nothing outside this file needs.
 //
@@ -37,6 +40,7 @@
 #include "frontend/Locations.h"
 #include "frontend/Prelude.h"
 #include "frontend/RuntimeHeaders.h"
+#include "frontend/SourceIncludes.h"
 #include "ir/Diagnostic.h"
 #include "support/PhaseTimes.h"
 
@@ -245,14 +249,16 @@ struct Session {
   std::vector<ProbeLine> probeLines;
   std::vector<std::optional<ir::Graph>> decoded; // per graph
   std::vector<AggregateCodec> codecs;
+  SourceIncludes actorIncludes;
   std::vector<ir::Diagnostic> problems; // found while decoding
   bool probed = false;                  // step 2 began
   bool parseFailed = false;
   bool evaluationFailed = false;
 };
 
-bool hasErrors(const CollectingConsumer& diagnostics, size_t from = 0) {
-  for (size_t i = from; i < diagnostics.entries.size(); ++i)
+bool hasErrors(const CollectingConsumer& diagnostics, size_t from = 0,
+               size_t to = static_cast<size_t>(-1)) {
+  for (size_t i = from; i < std::min(to, diagnostics.entries.size()); ++i)
     if (diagnostics.entries[i].level >= clang::DiagnosticsEngine::Error)
       return true;
   return false;
@@ -357,6 +363,8 @@ public:
     clang::Parser parser(pp, sema, /*SkipFunctionBodies=*/false);
     pp.addPPCallbacks(std::make_unique<RegularFilesOnly>(pp.getDiagnostics()));
     pp.addPPCallbacks(std::make_unique<IncrementalAfterSource>(pp));
+    pp.addPPCallbacks(
+        recordSourceIncludes(ci.getSourceManager(), session_.source, session_.actorIncludes));
     pp.EnterMainSourceFile();
     if (!pp.getCurrentLexer()) {
       session_.parseFailed = true;
@@ -379,6 +387,7 @@ public:
       support::PhaseTimer timer("discover");
       session_.discovery = discover(ci.getASTContext());
       std::erase(session_.discovery.files, session_.mainPath); // not a file
+      checkSourceDeclarations(ci.getASTContext(), session_.source, session_.actorIncludes);
     }
     if (hasErrors(session_.diagnostics) || !session_.discovery.problems.empty()) {
       session_.parseFailed = true;
@@ -902,6 +911,7 @@ void atEndOfSource(std::vector<ir::Diagnostic>& diagnostics, const std::string& 
 FrontendResult resultOf(Session& session, const Prelude* prelude = nullptr) {
   FrontendResult result;
   result.codecs = std::move(session.codecs);
+  result.actorIncludes = std::move(session.actorIncludes);
   for (auto& graph : session.decoded) {
     if (!graph)
       internalError("a graph probe was not evaluated");
@@ -919,34 +929,72 @@ FrontendResult resultOf(Session& session, const Prelude* prelude = nullptr) {
   return result;
 }
 
-/// The run with the precompiled prelude, if the source can have one: the
-/// result if nothing at all went wrong, else nullopt with nothing printed
-/// and `prelude` naming the prelude that was tried.
-std::optional<FrontendResult> runWithPrelude(const FrontendOptions& options,
-                                             const std::string& source,
-                                             const std::string& probePath,
-                                             const std::string& mainPath,
-                                             std::optional<Prelude>& prelude) {
+/// What the run with the precompiled prelude came to: a result if nothing at
+/// all went wrong; else, where the source parsed and was probed and then
+/// failed to evaluate or decode (its own mistake, whatever the prelude), the
+/// session to report from; else neither, with nothing printed.
+struct PreludeRun {
+  std::optional<FrontendResult> result;
+  std::unique_ptr<Session> failed;
+  bool ran = false; // whether Clang's action ran to its end, for `failed`
+};
+
+/// The run with the precompiled prelude, if the source can have one, with
+/// `prelude` naming the prelude that was tried.
+PreludeRun runWithPrelude(const FrontendOptions& options, const std::string& source,
+                          const std::string& probePath, const std::string& mainPath,
+                          std::optional<Prelude>& prelude) {
   auto text = llvm::MemoryBuffer::getFile(source);
   if (!text || !startsWithPrelude((*text)->getBuffer()))
-    return std::nullopt;
+    return {};
   prelude = findOrBuildPrelude(options.preludeCache, parseFlags(options), source);
   if (!prelude)
-    return std::nullopt;
-  Session session(options, source, probePath, mainPath);
+    return {};
+  auto session = std::make_unique<Session>(options, source, probePath, mainPath);
   bool ran = false;
   try {
-    ran = runAction(std::make_unique<GraphAction>(session),
-                    clangArgs(options, session.mainPath, &*prelude), session);
+    ran = runAction(std::make_unique<GraphAction>(*session),
+                    clangArgs(options, session->mainPath, &*prelude), *session);
   } catch (const InternalError&) {
-    return std::nullopt; // the parse without the prelude says it again, if it is so
+    return {}; // the parse without the prelude says it again, if it is so
   }
-  if (!ran || !session.probed || session.parseFailed || session.selectionError ||
-      session.evaluationFailed || !session.problems.empty() || hasErrors(session.diagnostics) ||
-      std::find(session.decoded.begin(), session.decoded.end(), std::nullopt) !=
-          session.decoded.end())
-    return std::nullopt;
-  return resultOf(session, &*prelude);
+  const bool undecoded = std::find(session->decoded.begin(), session->decoded.end(),
+                                   std::nullopt) != session->decoded.end();
+  if (ran && session->probed && !session->parseFailed && !session->selectionError &&
+      !session->evaluationFailed && session->problems.empty() && !hasErrors(session->diagnostics) &&
+      !undecoded)
+    return {resultOf(*session, &*prelude), nullptr, ran};
+  if (session->probed && !session->parseFailed && !session->selectionError &&
+      !hasErrors(session->diagnostics, 0, session->probeDiagnostics) &&
+      (session->evaluationFailed || !session->problems.empty()))
+    return {std::nullopt, std::move(session), ran};
+  return {};
+}
+
+/// Reports why `session` has no graph (Clang's errors, re-located, and the
+/// problems found decoding) and returns true, or returns false if it has one.
+bool reportFailure(Session& session, bool ran, Report& report,
+                   std::vector<ir::Diagnostic>& diagnostics) {
+  if (!ran && !session.probed && !session.selectionError)
+    session.parseFailed = true; // Clang stopped before the probe
+  if (session.parseFailed) {
+    reportParseErrors(session, report);
+    for (const auto& problem : session.discovery.problems)
+      report.add(problem);
+    atEndOfSource(diagnostics, session.mainPath, session.source);
+    return true;
+  }
+  if (session.selectionError) {
+    report.add(*session.selectionError);
+    return true;
+  }
+  if (!ran || session.evaluationFailed || !session.problems.empty()) {
+    reportEvaluationErrors(session, report);
+    for (const auto& problem : session.problems)
+      report.add(problem);
+    return true;
+  }
+  return false;
 }
 
 } // namespace
@@ -980,32 +1028,21 @@ std::optional<FrontendResult> runFrontend(const FrontendOptions& options,
   // With the precompiled prelude when there is one; when anything goes wrong
   // with it, the parse without it is the one that reports.
   std::optional<Prelude> prelude;
-  if (!options.preludeCache.empty())
-    if (std::optional<FrontendResult> result = runWithPrelude(
-            options, source.str().str(), probePath.str().str(), mainPath.str().str(), prelude))
-      return result;
+  if (!options.preludeCache.empty()) {
+    PreludeRun run = runWithPrelude(options, source.str().str(), probePath.str().str(),
+                                    mainPath.str().str(), prelude);
+    if (run.result)
+      return run.result;
+    if (run.failed) {
+      reportFailure(*run.failed, run.ran, report, diagnostics);
+      return std::nullopt;
+    }
+  }
   Session session(options, source.str().str(), probePath.str().str(), mainPath.str().str());
   bool ran = runAction(std::make_unique<GraphAction>(session), clangArgs(options, session.mainPath),
                        session);
-  if (!ran && !session.probed && !session.selectionError)
-    session.parseFailed = true; // Clang stopped before the probe
-  if (session.parseFailed) {
-    reportParseErrors(session, report);
-    for (const auto& problem : session.discovery.problems)
-      report.add(problem);
-    atEndOfSource(diagnostics, session.mainPath, session.source);
+  if (reportFailure(session, ran, report, diagnostics))
     return std::nullopt;
-  }
-  if (session.selectionError) {
-    report.add(*session.selectionError);
-    return std::nullopt;
-  }
-  if (!ran || session.evaluationFailed || !session.problems.empty()) {
-    reportEvaluationErrors(session, report);
-    for (const auto& problem : session.problems)
-      report.add(problem);
-    return std::nullopt;
-  }
 
   // The prelude failed where a plain parse did not: it is broken somehow
   // (a damaged file, say); the next run builds it again.

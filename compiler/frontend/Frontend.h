@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "frontend/SourceIncludes.h"
 #include "ir/AggregateCodec.h"
 #include "ir/Diagnostic.h"
 #include "ir/Graph.h"
@@ -50,6 +51,7 @@ struct FrontendResult {
   std::vector<ir::Graph> graphs;          // in source order
   std::vector<ir::AggregateCodec> codecs; // to generate, dependencies first
   std::vector<std::string> dependencies;  // every file the source read
+  SourceIncludes actorIncludes;           // what actor programs include for the source
 };
 
 /// Returns the graphs; or nullopt, with every problem in `diagnostics` (the

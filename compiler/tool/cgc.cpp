@@ -137,6 +137,12 @@ cl::opt<std::string> includeSourceAs(
              "puts the source's directory on the include path, so that no generated file "
              "names a path of the build machine"),
     cl::value_desc("name"), cl::cat(category));
+cl::opt<unsigned> actorShards(
+    "actor-shards",
+    cl::desc("Compile the actor programs in N files, <target>.actors.<i>.cpp, rather than one, "
+             "<target>.actors.cpp: an edit to a graph function then recompiles only the files of "
+             "the programs it changes (default: 1; add_compiled_graph() passes 8)"),
+    cl::init(1), cl::value_desc("N"), cl::cat(category));
 cl::opt<std::string> depfilePath("depfile",
                                  cl::desc("Write a Makefile-style depfile of the source's "
                                           "includes (for the build system)"),
@@ -206,7 +212,9 @@ const char* kOverview =
     "  <target>.cg.hpp          the typed driver header: cg::launch<&graph>()\n"
     "  <target>.driver.cpp      the driver library's compiled part\n"
     "  <target>.<graph>.<actor>.cpp  one actor's schedule as code\n"
-    "  <target>.actors.cpp      every actor program, compiled once (both modes)\n"
+    "  <target>.actors.hpp      what the actor programs include: the actor classes\n"
+    "  <target>.actors.cpp      every actor program, compiled once (both modes);\n"
+    "                           with --actor-shards=N, <target>.actors.<i>.cpp\n"
     "  <target>.actor_host.cpp  main() of the actor executable (processes mode)\n"
     "  <graph>.mpirun.sh        with --emit=mpirun: the graph under mpirun (MPMD)\n"
     "  <graph>.srun.sh          with --emit=srun: the graph under srun --multi-prog\n"
@@ -534,6 +542,18 @@ int run(int argc, const char** argv) {
     return 2;
   }
   codegen.tcpEverywhere = tcpEverywhere;
+  if (parsed->actorIncludes.neededFor.empty()) {
+    codegen.actorIncludes.emplace();
+    for (const cg::frontend::SourceInclude& include : parsed->actorIncludes.includes)
+      codegen.actorIncludes->push_back(
+          cg::frontend::includeLineFor(include, codegen.sourceInclude));
+  }
+  codegen.sourceNeededFor = parsed->actorIncludes.neededFor;
+  if (actorShards < 1 || actorShards > 64) {
+    std::cerr << "cgc: error: --actor-shards must be 1 to 64, not " << actorShards << "\n";
+    return 2;
+  }
+  codegen.actorShards = actorShards;
   codegen.command = "cgc " + llvm::sys::path::filename(sourcePath).str() + " --target " + target;
   if (constexprSteps != cg::frontend::kDefaultConstexprSteps)
     codegen.command += " --constexpr-steps=" + std::to_string(constexprSteps);

@@ -6,7 +6,7 @@
 // In processes mode cg::launch() starts this executable once per actor
 // instance, as
 //   <executable> <graph> <actor> <shared-memory segment>
-// and each instance runs only its own actor's program (in {target}.actors.cpp).
+// and each instance runs only its own actor's program ({target}_actor_code).
 // On another host (or with TCP forced) it runs as
 //   <executable> <graph> <actor>[,<actor>...]   (CG_RENDEZVOUS=host:port)
 //   <executable> <graph>                        (under mpirun/srun: the actor of its rank)

@@ -8,7 +8,7 @@
 //   auto result = graph.execute(...).get();
 #pragma once
 
-#include "{source}"
+{source_includes}
 
 #include <cg/codecs.hpp>
 #include <cg/driver.hpp>
@@ -25,4 +25,4 @@ namespace cg_generated::{target_ns} {{
 /// The actor executable built beside this driver (see {target}.driver.cpp).
 const char* actor_host();
 }} // namespace cg_generated::{target_ns}
-{codecs}{graphs}
+{graphs}

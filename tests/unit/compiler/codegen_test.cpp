@@ -29,8 +29,11 @@ using test::constant;
 using test::GraphBuilder;
 using test::scheduleOf;
 
+// `layout` sets where the actor programs take their classes from and how
+// many files they are compiled in; by default the source declares them.
 std::vector<GeneratedFile> generateFor(const ir::Graph& graph,
-                                       const schedule::ScheduleOptions& options = {}) {
+                                       const schedule::ScheduleOptions& options = {},
+                                       void (*layout)(CodegenInput&) = nullptr) {
   schedule::Schedule schedule = scheduleOf(graph, options);
   CodegenInput input{"echo",
                      "/src/examples/echo/echo.cg.cpp",
@@ -38,7 +41,18 @@ std::vector<GeneratedFile> generateFor(const ir::Graph& graph,
                      "cgc echo.cg.cpp --target echo",
                      {{&graph, &schedule}},
                      {}};
+  input.sourceNeededFor = "struct 'EchoActor' (echo.cg.cpp:6)";
+  if (layout)
+    layout(input);
   return generate(input);
+}
+
+// The actor classes in a header of their own, the programs in 4 files.
+void classesInAHeader(CodegenInput& input) {
+  input.actorIncludes =
+      std::vector<std::string>{"#include <cg/cg.hpp>", "#include \"examples/echo/echo_actor.hpp\""};
+  input.sourceNeededFor.clear();
+  input.actorShards = 4;
 }
 
 const std::string& fileNamed(const std::vector<GeneratedFile>& files, const std::string& name) {
@@ -98,7 +112,7 @@ TEST(Codegen, TheSpecTablesHaveOneRowPerActorAndChannelWithAlignedComments) {
 TEST(Codegen, NoGeneratedFileNamesTheCheckoutItWasGeneratedFrom) {
   for (const GeneratedFile& file : generateFor(test::fanOutGraph())) {
     EXPECT_EQ(file.contents.find("/src/"), std::string::npos) << file.name;
-    if (file.name == "echo.cg.hpp") {
+    if (file.name == "echo.actors.hpp") {
       EXPECT_TRUE(contains(file.contents, "#include \"../../../examples/echo/echo.cg.cpp\"\n"));
     }
   }
@@ -106,9 +120,71 @@ TEST(Codegen, NoGeneratedFileNamesTheCheckoutItWasGeneratedFrom) {
 
 TEST(Codegen, TheDriverLibrarySourceIsNamedApartFromGraphSources) {
   std::vector<GeneratedFile> files = generateFor(test::chainGraph());
-  EXPECT_TRUE(contains(fileNamed(files, "echo.driver.cpp"), "#include \"echo.cg.hpp\"\n"));
+  EXPECT_TRUE(contains(fileNamed(files, "echo.driver.cpp"),
+                       "const char* actor_host() { return CG_ACTOR_HOST; }\n"));
   for (const GeneratedFile& file : files)
     EXPECT_EQ(file.name.find(".cg.cpp"), std::string::npos) << file.name;
+}
+
+TEST(Codegen, TheDriverLibrarySourceIncludesNothingSoNoEditRecompilesIt) {
+  const std::string& driver = fileNamed(generateFor(test::chainGraph()), "echo.driver.cpp");
+  EXPECT_FALSE(contains(driver, "#include")) << driver;
+}
+
+TEST(Codegen, ActorProgramsIncludeTheActorHeaderNotTheDriverHeader) {
+  std::vector<GeneratedFile> files = generateFor(test::chainGraph());
+  const std::string& program = fileNamed(files, "echo.chain.a.cpp");
+  EXPECT_TRUE(contains(program, "#include \"echo.actors.hpp\"\n\n#include <cg/actor.hpp>\n"))
+      << program;
+  EXPECT_FALSE(contains(program, "echo.cg.hpp")) << program;
+}
+
+TEST(Codegen, TheActorHeaderIncludesTheSourceWholeAndSaysWhyWhenTheSourceDeclaresAClass) {
+  std::vector<GeneratedFile> files = generateFor(test::chainGraph());
+  const std::string& actors = fileNamed(files, "echo.actors.hpp");
+  EXPECT_TRUE(contains(actors, "// All of echo.cg.cpp, as it declares struct 'EchoActor' "
+                               "(echo.cg.cpp:6): an edit to it\n"
+                               "// recompiles every actor program."))
+      << actors;
+  EXPECT_TRUE(contains(actors, "#pragma once\n\n#include \"../../../examples/echo/echo.cg.cpp\"\n"
+                               "\n#include <cg/codecs.hpp>\n"))
+      << actors;
+  // The driver header takes the source through it, once.
+  const std::string& header = fileNamed(files, "echo.cg.hpp");
+  EXPECT_TRUE(contains(header, "#pragma once\n\n#include \"echo.actors.hpp\"\n\n#include "
+                               "<cg/codecs.hpp>\n"))
+      << header;
+  EXPECT_FALSE(contains(header, "echo.cg.cpp\"")) << header;
+}
+
+TEST(Codegen, WithTheClassesInAHeaderTheActorHeaderTakesTheSourcesIncludesAndTheDriverTheSource) {
+  std::vector<GeneratedFile> files = generateFor(test::chainGraph(), {}, classesInAHeader);
+  const std::string& actors = fileNamed(files, "echo.actors.hpp");
+  EXPECT_TRUE(contains(actors, "#pragma once\n\n#include <cg/cg.hpp>\n"
+                               "#include \"examples/echo/echo_actor.hpp\"\n\n"
+                               "#include <cg/codecs.hpp>\n"))
+      << actors;
+  EXPECT_FALSE(contains(actors, "echo.cg.cpp\"")) << actors;
+  const std::string& header = fileNamed(files, "echo.cg.hpp");
+  EXPECT_TRUE(contains(header, "#include \"echo.actors.hpp\"\n"
+                               "#include \"../../../examples/echo/echo.cg.cpp\"\n"))
+      << header;
+}
+
+TEST(Codegen, ProgramKIsCompiledInFileKModTheShardCountAndAnEmptyShardSaysSo) {
+  // fan_out: a, b and c, over 4 files.
+  std::vector<GeneratedFile> files = generateFor(test::fanOutGraph(), {}, classesInAHeader);
+  EXPECT_TRUE(contains(fileNamed(files, "echo.actors.0.cpp"),
+                       "recompiles its own file only.\n#include \"echo.fan_out.a.cpp\"\n"));
+  EXPECT_TRUE(contains(fileNamed(files, "echo.actors.1.cpp"), "#include \"echo.fan_out.b.cpp\"\n"));
+  EXPECT_TRUE(contains(fileNamed(files, "echo.actors.2.cpp"), "#include \"echo.fan_out.c.cpp\"\n"));
+  const std::string& empty = fileNamed(files, "echo.actors.3.cpp");
+  EXPECT_TRUE(contains(empty, "// recompiles its own file only. This one has none.\n")) << empty;
+  EXPECT_FALSE(contains(empty, "#include")) << empty;
+  for (const GeneratedFile& file : files)
+    EXPECT_NE(file.name, "echo.actors.cpp");
+  EXPECT_TRUE(contains(fileNamed(files, "echo.cg.hpp"),
+                       "// The actors' programs, in echo.actors.0.cpp to echo.actors.3.cpp.\n"));
 }
 
 TEST(Codegen, TheDriverHeaderCompilesNoActorSide) {
