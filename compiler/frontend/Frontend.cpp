@@ -20,11 +20,11 @@
 // evaluator materializes only what is written); a graph larger still is
 // probed once more with its exact sizes.
 // A source that starts with `#include <cg/cg.hpp>` is first parsed with that
-// header precompiled (Prelude.h). A graph that parsed and was probed that way
-// but fails to evaluate or decode is the source's own mistake, and that run
-// reports it (evaluating a large graph's mistake twice doubled the wait for
-// its error); if anything else fails, it is parsed again without the
-// prelude, and only that parse reports.
+// header precompiled (Prelude.h). A source that fails that way is reported
+// from that run, its mistakes being its own (parsing a large graph's mistake
+// twice doubled the wait for its error), unless a diagnostic is about the
+// precompiled header itself or the run stopped on a fatal error: then it is
+// parsed again without the prelude, and only that parse reports.
 //
 // One file, about 1,050 lines: both steps and the reports that re-locate the
 // probe's errors read one Session (its diagnostics, in the order Clang gave
@@ -256,9 +256,8 @@ struct Session {
   bool evaluationFailed = false;
 };
 
-bool hasErrors(const CollectingConsumer& diagnostics, size_t from = 0,
-               size_t to = static_cast<size_t>(-1)) {
-  for (size_t i = from; i < std::min(to, diagnostics.entries.size()); ++i)
+bool hasErrors(const CollectingConsumer& diagnostics, size_t from = 0) {
+  for (size_t i = from; i < diagnostics.entries.size(); ++i)
     if (diagnostics.entries[i].level >= clang::DiagnosticsEngine::Error)
       return true;
   return false;
@@ -930,14 +929,26 @@ FrontendResult resultOf(Session& session, const Prelude* prelude = nullptr) {
 }
 
 /// What the run with the precompiled prelude came to: a result if nothing at
-/// all went wrong; else, where the source parsed and was probed and then
-/// failed to evaluate or decode (its own mistake, whatever the prelude), the
-/// session to report from; else neither, with nothing printed.
+/// all went wrong; else, where what went wrong is the source's own mistake,
+/// the session to report from; else neither, with nothing printed.
 struct PreludeRun {
   std::optional<FrontendResult> result;
   std::unique_ptr<Session> failed;
   bool ran = false; // whether Clang's action ran to its end, for `failed`
 };
+
+/// Whether a run with `prelude` may have failed for the prelude's sake, not
+/// the source's: a diagnostic names the precompiled header (stale, damaged,
+/// built with other flags), or the run stopped on a fatal error.
+bool aboutThePrelude(const CollectingConsumer& diagnostics, const Prelude& prelude) {
+  for (const CollectingConsumer::Entry& entry : diagnostics.entries)
+    if (entry.level >= clang::DiagnosticsEngine::Fatal ||
+        entry.message.find(prelude.pch) != std::string::npos ||
+        entry.message.find("precompiled header") != std::string::npos ||
+        entry.message.find("PCH") != std::string::npos)
+      return true;
+  return false;
+}
 
 /// The run with the precompiled prelude, if the source can have one, with
 /// `prelude` naming the prelude that was tried.
@@ -964,9 +975,7 @@ PreludeRun runWithPrelude(const FrontendOptions& options, const std::string& sou
       !session->evaluationFailed && session->problems.empty() && !hasErrors(session->diagnostics) &&
       !undecoded)
     return {resultOf(*session, &*prelude), nullptr, ran};
-  if (session->probed && !session->parseFailed && !session->selectionError &&
-      !hasErrors(session->diagnostics, 0, session->probeDiagnostics) &&
-      (session->evaluationFailed || !session->problems.empty()))
+  if (!aboutThePrelude(session->diagnostics, *prelude))
     return {std::nullopt, std::move(session), ran};
   return {};
 }
