@@ -22,11 +22,12 @@
 
 namespace cg::detail {
 
-// launch() fills it before any execution; from then on only the monitor
-// reads the processes (their pids and exits), and teardown ends them.
+// launch() fills it before any execution; after that the processes are
+// only read (the monitor watches them, a get() that timed out looks up a
+// stopped one's pid) until teardown ends them, so no mutex guards them.
 // thread_running and left_running change while actor threads run: they are
-// guarded by GraphRuntime::Impl::mutex, as changes to them are signalled by
-// its `changed`.
+// guarded by GraphRuntime::Impl::mutex, and a change to thread_running is
+// signalled by its `changed`.
 struct RuntimeProcesses {
   Mode mode = Mode::processes;
   std::vector<ChildProcess> actors;                     // processes mode

@@ -20,7 +20,8 @@
 namespace cg::detail {
 
 struct RuntimeResults {
-  // Set by launch(), read only after it.
+  // Set by launch(); after it used by whoever collects (see `partial`),
+  // until teardown releases the readers.
   std::vector<std::uint32_t> result_channels; // distinct output channels
   std::vector<ChannelReader> result_readers;  // parallel to result_channels
   // Parallel to result_channels: where a result from another host comes

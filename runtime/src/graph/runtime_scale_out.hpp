@@ -20,10 +20,10 @@
 
 namespace cg::detail {
 
-// Set up by launch() before any execution and read only after it, so no
-// mutex guards it; the server, the listener and the relays guard their own
-// state (they serve other hosts on threads of their own), and teardown
-// stops them.
+// Set up by launch() before any execution and only read after it, until
+// teardown stops the server and releases the relays, so no mutex guards it;
+// the server, the listener and the relays guard their own state (they serve
+// other hosts on threads of their own).
 struct RuntimeScaleOut {
   std::vector<bool> local; // per actor: in this segment
   std::uint32_t local_count = 0;
