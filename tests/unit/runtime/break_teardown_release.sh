@@ -87,7 +87,7 @@ else
   exit 1
 fi
 
-breaks kept '  if (s.left_running.empty())
+breaks kept '  if (s.processes.left_running.empty())
     s.release_memory();' '' || exit 1
 build kept || exit 1
 expect_failure kept Driver.TeardownEndsTheActorProcessAndReleasesAllTheGraphsSharedMemoryInTheDriver \
