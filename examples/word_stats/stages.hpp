@@ -5,7 +5,7 @@
 // only #includes and CG_GRAPH functions: cgc then has the actor programs
 // include this header instead of the graph source, and an edit to a graph
 // recompiles the driver and the programs it changes, never these classes
-// (docs/language.md, "Larger projects").
+// (docs/getting-started.md, "Larger projects").
 #pragma once
 
 #include <cg/cg.hpp>

@@ -35,8 +35,8 @@ build_quickstart() {
   output=$("$qs/quickstart_app")
   grep -qx "chain:    hello" <<<"$output" || fail "unexpected output: $output"
   grep -qx "pipeline: hello0 hello1 hello2" <<<"$output" || fail "unexpected output: $output"
-  grep -qx '#include "quickstart.cg.cpp"' "$qs/quickstart.cg/quickstart.cg.hpp" ||
-    fail "the driver header does not include the graph source through the include path"
+  grep -qx '#include "quickstart.cg.cpp"' "$qs/quickstart.cg/quickstart.actors.hpp" ||
+    fail "the actor header does not include the graph source through the include path"
   # The Python module (PYTHON), for the venv's python3, with the installed
   # package cg linked beside it: serve.py. Not from a sanitized build: its
   # module cannot load into the plain interpreter.

@@ -171,6 +171,20 @@ TEST(Codegen, WithTheClassesInAHeaderTheActorHeaderTakesTheSourcesIncludesAndThe
       << header;
 }
 
+TEST(Codegen, ProgramsThatIncludeTheWholeSourceAreAllCompiledInTheFirstShard) {
+  std::vector<GeneratedFile> files =
+      generateFor(test::fanOutGraph(), {}, [](CodegenInput& input) { input.actorShards = 4; });
+  const std::string& first = fileNamed(files, "echo.actors.0.cpp");
+  EXPECT_TRUE(contains(first, "// Every program is in echo.actors.0.cpp: they include echo.cg.cpp, "
+                              "so any edit to it\n"
+                              "// recompiles them all, and one file compiles them fastest.\n"
+                              "#include \"echo.fan_out.a.cpp\"\n#include \"echo.fan_out.b.cpp\"\n"
+                              "#include \"echo.fan_out.c.cpp\"\n"))
+      << first;
+  for (const char* other : {"echo.actors.1.cpp", "echo.actors.2.cpp", "echo.actors.3.cpp"})
+    EXPECT_FALSE(contains(fileNamed(files, other), "#include")) << other;
+}
+
 TEST(Codegen, ProgramKIsCompiledInFileKModTheShardCountAndAnEmptyShardSaysSo) {
   // fan_out: a, b and c, over 4 files.
   std::vector<GeneratedFile> files = generateFor(test::fanOutGraph(), {}, classesInAHeader);
