@@ -6,6 +6,11 @@
 // skip the formatter, which lays out only the rest, and whatever codegen
 // cannot be sure of.
 //
+// One file, about 740 lines: every generated file is filled from one pass
+// over the graphs (a graph's driver section, its programs, the shard each
+// goes in, the actor header's serializers), and the pieces share the
+// graph's names and layout helpers, which nothing outside codegen needs.
+//
 //===----------------------------------------------------------------------===//
 #include "codegen/Codegen.h"
 #include "support/CppLiteral.h"
