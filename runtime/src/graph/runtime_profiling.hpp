@@ -6,10 +6,10 @@
 // teardown read in one place.
 #pragma once
 
+#include <cg/detail/profile.hpp>
+
 #include "graph/profile_trace.hpp"
 #include "net/rendezvous.hpp"
-
-#include <cg/detail/profile.hpp>
 
 #include <cstdint>
 #include <map>
