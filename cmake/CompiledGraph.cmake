@@ -218,7 +218,23 @@ function(add_compiled_graph target)
                         PRIVATE ${target}_actor_code)
   target_compile_definitions(${target} PRIVATE
     "CG_ACTOR_HOST=\"$<TARGET_FILE:${target}_actors>\"")
-  add_dependencies(${target} ${target}_actors)
+  # Building <target> builds the actor executable. With single-config Ninja,
+  # through the driver source's object (it includes nothing and compiles in an
+  # instant): a target-level dependency would hold back every object of what
+  # links <target> (the user's driver) until the actor executable is linked,
+  # where after an edit the two compile side by side.
+  get_property(multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+  get_target_property(actors_dir ${target}_actors RUNTIME_OUTPUT_DIRECTORY)
+  if(NOT actors_dir)
+    set(actors_dir "${CMAKE_CURRENT_BINARY_DIR}")
+  endif()
+  if(CMAKE_GENERATOR MATCHES "Ninja" AND NOT multi_config AND IS_ABSOLUTE "${actors_dir}"
+     AND NOT actors_dir MATCHES "\\$<")
+    set_property(SOURCE "${driver_source}" TARGET_DIRECTORY ${target} APPEND PROPERTY
+                 OBJECT_DEPENDS "${actors_dir}/${target}_actors${CMAKE_EXECUTABLE_SUFFIX}")
+  else()
+    add_dependencies(${target} ${target}_actors)
+  endif()
 
   if(ARG_PYTHON)
     _cg_python_module(${target} "${python_module}")

@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -35,6 +36,15 @@ namespace {
 
 using schedule::kDriver;
 using schedule::Operation;
+
+// FNV-1a, 64 bits: the same on every machine, for the digests of programs
+// in the files that include them.
+std::uint64_t digestOf(const std::string& text) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text)
+    hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
 
 // Where the actor programs are compiled: one file, or the first to the
 // last of CodegenInput::actorShards.
@@ -648,8 +658,11 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
       std::string program = generator.actorProgram(a);
       if (!generator.spelledPlainly(a) || !fitsColumnLimit(program))
         program = formatCode(program, name);
+      // The build learns of the program files from the compiler, after the
+      // fact: their digests make the file that includes them change with them.
+      shardIncludes[programs++ % spread] +=
+          fmt::format("#include \"{}\" // {:016x}\n", name, digestOf(program));
       files.push_back({name, std::move(program)});
-      shardIncludes[programs++ % spread] += fmt::format("#include \"{}\"\n", name);
     }
   }
   // The actor programs' header: the source's own #includes where they are

@@ -8,12 +8,13 @@
 # compares every output's mtime and contents before and after:
 #   twice     the same input again: no file is written
 #   constant  a bind's constant in the graph function edited: the one program
-#             that passes it, the graph's IR and its schedule text change; the
-#             actor header, the driver header and the other programs stay as
-#             they are
+#             that passes it, the shard that includes it (its digest there),
+#             the graph's IR and its schedule text change; the actor header,
+#             the driver header, the other programs and shards stay as they are
 #   comment   a comment line above the graph function: the files that quote
-#             source lines change; the actor header, the shards, the driver
-#             library source and the actor host stay as they are
+#             source lines change, and the shards of the programs among them;
+#             the actor header, the empty shards, the driver library source
+#             and the actor host stay as they are
 #   class     a struct declared in the graph source: the actor header
 #             includes the source whole and says why
 # A file counts as rewritten when its mtime or its contents change.
@@ -67,7 +68,7 @@ case "$step" in
     grep -q '"most used"' "$src/words.cg.cpp" || fail "the edit did not apply"
     generate
     expect_rewritten "$(rewritten "$before" "$(snapshot)")" \
-      "word_stats.ir.json word_stats.schedule.txt word_stats.word_stats.report.cpp"
+      "word_stats.actors.2.cpp word_stats.ir.json word_stats.schedule.txt word_stats.word_stats.report.cpp"
     grep -qF 'actor.top_words(cg::pass(v2), std::string("most used"))' "$out/word_stats.word_stats.report.cpp" ||
       fail "the report program does not pass the new constant"
     ;;
@@ -75,7 +76,7 @@ case "$step" in
     sed -i 's|^CG_GRAPH void word_stats|// The graph.\n&|' "$src/words.cg.cpp"
     generate
     expect_rewritten "$(rewritten "$before" "$(snapshot)")" \
-      "word_stats.cg.hpp word_stats.dot word_stats.ir.json word_stats.schedule.json word_stats.schedule.txt word_stats.word_stats.counter.cpp word_stats.word_stats.report.cpp word_stats.word_stats.tokenizer.cpp"
+      "word_stats.actors.0.cpp word_stats.actors.1.cpp word_stats.actors.2.cpp word_stats.cg.hpp word_stats.dot word_stats.ir.json word_stats.schedule.json word_stats.schedule.txt word_stats.word_stats.counter.cpp word_stats.word_stats.report.cpp word_stats.word_stats.tokenizer.cpp"
     ;;
   class)
     sed -i 's|^CG_GRAPH void word_stats|struct Unused {};\n\n&|' "$src/words.cg.cpp"

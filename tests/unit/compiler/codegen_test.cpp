@@ -70,12 +70,12 @@ bool contains(const std::string& text, const std::string& part) {
 
 // a.first(x, 3) and a.second(2.5): constant arguments, and a task that reads
 // no value; the actor has constructor arguments.
-ir::Graph constantsGraph() {
+ir::Graph constantsGraph(const char* firstConstant = "3") {
   GraphBuilder g("constants", 70);
   unsigned x = g.input("int");
   unsigned a = g.actor("a", 71, "::Adder", {constant("int", "7")});
   unsigned b = g.actor("b", 72, "::Adder");
-  unsigned first = g.bind(a, "first", {x, constant("int", "3")}, 73, "int");
+  unsigned first = g.bind(a, "first", {x, constant("int", firstConstant)}, 73, "int");
   unsigned second =
       g.bind(b, "second", {constant("double", "static_cast<double>(2.5)")}, 74, "unsigned long");
   g.output(first).output(second);
@@ -171,6 +171,26 @@ TEST(Codegen, WithTheClassesInAHeaderTheActorHeaderTakesTheSourcesIncludesAndThe
       << header;
 }
 
+// The line of `shard` that includes `program`, digest and all.
+std::string includeLine(const std::vector<GeneratedFile>& files, const std::string& shard,
+                        const std::string& program) {
+  const std::string& text = fileNamed(files, shard);
+  size_t at = text.find("#include \"" + program + "\" // ");
+  return at == std::string::npos ? "" : text.substr(at, text.find('\n', at) - at);
+}
+
+TEST(Codegen, AShardChangesWhenAProgramItIncludesChangesAndOnlyThen) {
+  std::vector<GeneratedFile> three = generateFor(constantsGraph("3"), {}, classesInAHeader);
+  std::vector<GeneratedFile> again = generateFor(constantsGraph("3"), {}, classesInAHeader);
+  std::vector<GeneratedFile> five = generateFor(constantsGraph("5"), {}, classesInAHeader);
+  // a (shard 0) passes the constant; b (shard 1) does not.
+  std::string a3 = includeLine(three, "echo.actors.0.cpp", "echo.constants.a.cpp");
+  ASSERT_EQ(a3.size(), std::string("#include \"echo.constants.a.cpp\" // ").size() + 16) << a3;
+  EXPECT_EQ(includeLine(again, "echo.actors.0.cpp", "echo.constants.a.cpp"), a3);
+  EXPECT_NE(includeLine(five, "echo.actors.0.cpp", "echo.constants.a.cpp"), a3);
+  EXPECT_EQ(fileNamed(five, "echo.actors.1.cpp"), fileNamed(three, "echo.actors.1.cpp"));
+}
+
 TEST(Codegen, ProgramsThatIncludeTheWholeSourceAreAllCompiledInTheFirstShard) {
   std::vector<GeneratedFile> files =
       generateFor(test::fanOutGraph(), {}, [](CodegenInput& input) { input.actorShards = 4; });
@@ -178,9 +198,10 @@ TEST(Codegen, ProgramsThatIncludeTheWholeSourceAreAllCompiledInTheFirstShard) {
   EXPECT_TRUE(contains(first, "// Every program is in echo.actors.0.cpp: they include echo.cg.cpp, "
                               "so any edit to it\n"
                               "// recompiles them all, and one file compiles them fastest.\n"
-                              "#include \"echo.fan_out.a.cpp\"\n#include \"echo.fan_out.b.cpp\"\n"
-                              "#include \"echo.fan_out.c.cpp\"\n"))
+                              "#include \"echo.fan_out.a.cpp\" // "))
       << first;
+  EXPECT_TRUE(contains(first, "#include \"echo.fan_out.b.cpp\" // ")) << first;
+  EXPECT_TRUE(contains(first, "#include \"echo.fan_out.c.cpp\" // ")) << first;
   for (const char* other : {"echo.actors.1.cpp", "echo.actors.2.cpp", "echo.actors.3.cpp"})
     EXPECT_FALSE(contains(fileNamed(files, other), "#include")) << other;
 }
@@ -189,9 +210,11 @@ TEST(Codegen, ProgramKIsCompiledInFileKModTheShardCountAndAnEmptyShardSaysSo) {
   // fan_out: a, b and c, over 4 files.
   std::vector<GeneratedFile> files = generateFor(test::fanOutGraph(), {}, classesInAHeader);
   EXPECT_TRUE(contains(fileNamed(files, "echo.actors.0.cpp"),
-                       "recompiles its own file only.\n#include \"echo.fan_out.a.cpp\"\n"));
-  EXPECT_TRUE(contains(fileNamed(files, "echo.actors.1.cpp"), "#include \"echo.fan_out.b.cpp\"\n"));
-  EXPECT_TRUE(contains(fileNamed(files, "echo.actors.2.cpp"), "#include \"echo.fan_out.c.cpp\"\n"));
+                       "recompiles its own file only.\n#include \"echo.fan_out.a.cpp\" // "));
+  EXPECT_TRUE(
+      contains(fileNamed(files, "echo.actors.1.cpp"), "#include \"echo.fan_out.b.cpp\" // "));
+  EXPECT_TRUE(
+      contains(fileNamed(files, "echo.actors.2.cpp"), "#include \"echo.fan_out.c.cpp\" // "));
   const std::string& empty = fileNamed(files, "echo.actors.3.cpp");
   EXPECT_TRUE(contains(empty, "// recompiles its own file only. This one has none.\n")) << empty;
   EXPECT_FALSE(contains(empty, "#include")) << empty;
