@@ -38,10 +38,10 @@ def replace(root, name, old, new):
 
 # (what, file, old, new, the lines config_check must print)
 PLANTS = [
-    ("a getenv in the runtime", "runtime/src/graph/nvtx.cpp",
+    ("a getenv in the runtime", "runtime/src/actor/nvtx.cpp",
      'std::getenv("CG_NVTX")', 'std::getenv("CG_NVTX") ?: std::getenv("CG_PLANTED_VARIABLE")',
      ["config_check: environment variable: CG_PLANTED_VARIABLE (read in "
-      "runtime/src/graph/nvtx.cpp) is not in docs/configuration.md"]),
+      "runtime/src/actor/nvtx.cpp) is not in docs/configuration.md"]),
     ("a variable of a script", "scripts/gpu-bundle",
      "work=${CG_GPU_BUNDLE_BUILD:-", "planted=${CG_PLANTED_BUNDLE:-}\nwork=${CG_GPU_BUNDLE_BUILD:-",
      ["config_check: environment variable: CG_PLANTED_BUNDLE (read in scripts/gpu-bundle) "

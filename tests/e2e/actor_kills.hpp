@@ -20,7 +20,7 @@
 #include <cg/detail/graph_spec.hpp>
 #include <cg/driver.hpp>
 
-#include "graph/segment.hpp"
+#include "actor/segment.hpp"
 #include "shm/channel_layout.hpp"
 #include "shm/wait.hpp"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # break_flood_guards.sh [<build dir>] [<work dir>] - shows that the flood
-# tests (tests/unit/runtime/accept_guard_test.cpp, tests/e2e/flood_test.cpp)
+# tests (tests/unit/runtime/net/accept_guard_test.cpp, tests/e2e/flood_test.cpp)
 # fail against a runtime without the guard each of them checks.
 #
 # Each case compiles a copy of one runtime source with one guard taken out,
@@ -29,7 +29,7 @@ mkdir -p "$work"
 src=$repo/runtime/src
 source "$repo/tests/support/break_support.sh"
 
-unit_object=tests/unit/CMakeFiles/runtime_tests.dir/runtime/accept_guard_test.cpp.o
+unit_object=tests/unit/CMakeFiles/runtime_tests.dir/runtime/net/accept_guard_test.cpp.o
 e2e_object=tests/e2e/CMakeFiles/e2e_flood_tests.dir/flood_test.cpp.o
 unit() { break_link tests/unit/runtime_tests "$1" "$unit_object" "${@:2}"; }
 e2e() { break_link tests/e2e/e2e_flood_tests "$1" "$e2e_object" "${@:2}"; }

@@ -28,8 +28,8 @@ unit_filter='--gtest_filter=FrameTags.*:ConnectionKeys.*:UcxChannel.WithAKey*:Uc
 e2e_filter='--gtest_filter=MenInTheMiddle.*'
 src=$repo/runtime/src/net
 
-unit_objects="tests/unit/CMakeFiles/runtime_tests.dir/runtime/frame_auth_test.cpp.o
-tests/unit/CMakeFiles/runtime_tests.dir/runtime/ucx_channel_test.cpp.o"
+unit_objects="tests/unit/CMakeFiles/runtime_tests.dir/runtime/net/frame_auth_test.cpp.o
+tests/unit/CMakeFiles/runtime_tests.dir/runtime/net/ucx_channel_test.cpp.o"
 # link_unit <output> [<object>...]: runtime_tests of frame_auth_test and (where
 # UCX is built) ucx_channel_test alone.
 link_unit() { break_link tests/unit/runtime_tests "$1" "$unit_objects" "${@:2}"; }

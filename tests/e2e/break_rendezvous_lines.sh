@@ -25,7 +25,7 @@ unit_filter='--gtest_filter=RendezvousLines.*:RendezvousTags.*'
 e2e_filter='--gtest_filter=MenInTheMiddle.*SetUpLine*:MenInTheMiddle.APublishRewritten*'
 wire=$repo/runtime/src/net/rendezvous_wire.cpp
 
-unit_object=tests/unit/CMakeFiles/runtime_tests.dir/runtime/rendezvous_lines_test.cpp.o
+unit_object=tests/unit/CMakeFiles/runtime_tests.dir/runtime/net/rendezvous_lines_test.cpp.o
 # link_unit <output> [<object>...]: runtime_tests of rendezvous_lines_test alone.
 link_unit() { break_link tests/unit/runtime_tests "$1" "$unit_object" "${@:2}"; }
 # relink <target> <output> [<object>...]: the whole target.

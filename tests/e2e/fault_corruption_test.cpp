@@ -7,7 +7,7 @@
 #include "e2e_graphs.cg.hpp"
 #include "leftovers.hpp"
 
-#include "graph/segment.hpp"
+#include "actor/segment.hpp"
 #include "shm/channel_layout.hpp"
 
 #include <gtest/gtest.h>

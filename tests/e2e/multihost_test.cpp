@@ -19,10 +19,10 @@
 #include "../support/scoped_env.hpp"
 #include "leftovers.hpp"
 
+#include "net/frame.hpp"
 #include "net/rendezvous.hpp"
 #include "net/scale_out.hpp"
 #include "net/secret.hpp"
-#include "net/frame.hpp"
 #include "os/process.hpp"
 
 #include <arpa/inet.h>
@@ -545,7 +545,7 @@ TEST(TcpForced, AKilledActorProcessIsReportedWithinTwoSeconds) {
 // it publishes them, connects their channels, says READY, and then sends the
 // driver b.add's result in a frame whose sequence number skips one.
 // (Over our own TCP stream, whose frames the test forges byte by byte; UCX
-// frames are forged in tests/unit/runtime/ucx_channel_test.cpp.)
+// frames are forged in tests/unit/runtime/net/ucx_channel_test.cpp.)
 TEST(LostFrame, IsAChannelErrorAtGetNeverAValue) {
   const ScopedSecret secret;
   const cg_test::ScopedEnv tcp("CG_HOST_TRANSPORT", "tcp");

@@ -112,13 +112,13 @@ compile "$source" "$work/device.cpp" "$work/device.o" || exit 1
 link device runtime "$work/device.o" || exit 1
 expect_failure device "FAIL: unit tests skipped where CUDA fails"
 
-source=$repo/tests/unit/runtime/tensor_test.cpp
+source=$repo/tests/unit/runtime/tensor/tensor_test.cpp
 breaks "$source" 'CG_SKIP_WITHOUT_GPU();
   float v[2][3]' 'if (cg::cuda_device_count() == 0)
     GTEST_SKIP() << "no CUDA device";
   float v[2][3]' || exit 1
 compile "$source" "$work/tensor_test.cpp" "$work/tensor_test.o" || exit 1
-link tensor_test tests/unit/CMakeFiles/runtime_tests.dir/runtime/tensor_test.cpp.o \
+link tensor_test tests/unit/CMakeFiles/runtime_tests.dir/runtime/tensor/tensor_test.cpp.o \
   "$work/tensor_test.o" || exit 1
 expect_failure tensor_test "FAIL: Tensor.CudaTensorRoundTripsThroughDeviceMemory did not fail"
 

@@ -18,7 +18,7 @@ failures=0
 # build <name> <device.cpp> <gpu_skip.hpp's folder>: the tests over those.
 build() {
   c++ -std=c++20 -O0 -DCG_HAVE_CUDA=1 -I"$cuda/include" -I"$repo/runtime/include" \
-    -I"$repo/runtime/src" -I"$3" "$2" "$repo/tests/unit/runtime/device_test.cpp" \
+    -I"$repo/runtime/src" -I"$3" "$2" "$repo/tests/unit/runtime/tensor/device_test.cpp" \
     "$3/gpu_skip_test.cpp" -o "$work/$1" "$cuda/lib64/libcudart_static.a" -lgtest -lgtest_main \
     -ldl -lrt -lpthread
 }

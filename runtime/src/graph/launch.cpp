@@ -1,7 +1,7 @@
 // launch.cpp - Launching a compiled graph: GraphRuntime's constructor and its steps.
 //
 // Launch: check the options, place the actors, write the graph's segment
-// (anonymous shared memory: graph/segment.hpp) with its channels, start one
+// (anonymous shared memory: actor/segment.hpp) with its channels, start one
 // actor process per local actor, each inheriting the segment's descriptor
 // (or, in threads mode, one thread each over our mapping), wait until all
 // are attached, then close our descriptor: from then on the memory is
@@ -321,7 +321,7 @@ void GraphRuntime::Impl::share_gpus(const ActorPlacement& placement) {
 }
 
 // The segment with its channels, groups, constructor arguments given to
-// launch() and NCCL ids (graph/segment.hpp).
+// launch() and NCCL ids (actor/segment.hpp).
 void GraphRuntime::Impl::create_segment(
     std::span<const std::optional<std::vector<std::byte>>> constructor_args) {
   if (!spec.communicators.empty() && options.communicator == CommunicatorKind::nccl)

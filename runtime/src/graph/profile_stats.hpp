@@ -1,7 +1,7 @@
 // graph/profile_stats.hpp - A launched graph's profile summed up (cg/stats.hpp).
 #pragma once
 
-#include "graph/profile_trace.hpp"
+#include "actor/profile_trace.hpp"
 
 #include <cg/stats.hpp>
 

@@ -8,7 +8,7 @@
 
 #include <cg/detail/profile.hpp>
 
-#include "graph/profile_trace.hpp"
+#include "actor/profile_trace.hpp"
 #include "net/rendezvous.hpp"
 
 #include <cstdint>

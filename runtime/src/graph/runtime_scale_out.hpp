@@ -6,7 +6,7 @@
 // place, and the files that never do need not know them.
 #pragma once
 
-#include "graph/segment.hpp"
+#include "actor/segment.hpp"
 #include "net/rendezvous.hpp"
 #include "net/scale_out.hpp"
 #include "net/tcp_setup.hpp"

@@ -20,15 +20,15 @@
 #include <cg/driver.hpp>
 #include <cg/host_communicator.hpp>
 
+#include "actor/profile_trace.hpp"
+#include "actor/segment.hpp"
 #include "graph/launch.hpp"
 #include "graph/launch_log.hpp"
-#include "graph/profile_trace.hpp"
 #include "graph/runtime_failures.hpp"
 #include "graph/runtime_processes.hpp"
 #include "graph/runtime_profiling.hpp"
 #include "graph/runtime_results.hpp"
 #include "graph/runtime_scale_out.hpp"
-#include "graph/segment.hpp"
 #include "net/rendezvous.hpp"
 #include "os/process.hpp"
 #include "shm/shm.hpp"

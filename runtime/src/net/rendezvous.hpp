@@ -54,7 +54,7 @@
 //   CLOCK <ns>                      ->  (no answer) this host's CLOCK_MONOTONIC, read as the
 //                                       request arrived: the server's round trip bounds it
 //   PROFILE <actor> <n>             ->  (no answer) then n bytes: the profile of an actor
-//                                       published on this connection (graph/profile_trace.hpp)
+//                                       published on this connection (actor/profile_trace.hpp)
 //   LOOKUP <wait-ms>                ->  once every expected actor has published:
 //                                         TABLE <n>, then n lines "<actor> <host:port>" sorted by
 //                                         name
@@ -132,7 +132,7 @@ struct RemoteFailure {
 };
 
 struct RemoteProfile {
-  std::string payload;             // graph/profile_trace.hpp's encoding
+  std::string payload;             // actor/profile_trace.hpp's encoding
   std::int64_t offset_ns = 0;      // its host's CLOCK_MONOTONIC minus ours: its CLOCK reading
                                    // minus the middle of our request's round trip
   std::int64_t uncertainty_ns = 0; // half that round trip: the offset is right to within it
@@ -260,7 +260,7 @@ public:
   NetStatus poll_requests(std::vector<std::string>& requests);
   // Answers a PROFILE request: first at once with this host's
   // CLOCK_MONOTONIC (send_clock), then each actor's profile, `payload`
-  // encoded as graph/profile_trace.hpp does (not answered).
+  // encoded as actor/profile_trace.hpp does (not answered).
   NetStatus send_clock(std::int64_t clock_ns, Deadline deadline);
   NetStatus send_profile(std::string_view actor, std::string_view payload, Deadline deadline);
   // What the server said after "OK " to HELLO.

@@ -1,5 +1,5 @@
 // tensor/cuda_ipc.hpp - device buffers one process fills and another reads in place over CUDA IPC
-// (internal; the ports of `cg::transport::cuda_ipc` use it, graph/cuda_ipc_ports.cpp).
+// (internal; the ports of `cg::transport::cuda_ipc` use it, actor/cuda_ipc_ports.cpp).
 //
 // The writer of a channel owns one device buffer and one interprocess CUDA
 // event per slot of the channel's ring, made on the slot's first tensor and

@@ -1,0 +1,75 @@
+// actor/profile_trace.hpp - A launched graph's profile rings as a Chrome trace.
+//
+// What the driver writes for LaunchOptions::profile (CG_PROFILE) from the
+// rings its actors and itself recorded (cg/detail/profile.hpp), in the
+// Chrome trace-event format that Perfetto UI and chrome://tracing open:
+//   - one track (thread) per actor, named after it, and one for the driver;
+//   - one complete event ("ph": "X") per operation of each execution kept:
+//     `<actor>.<method>` for a COMPUTE (the task as the schedule names it),
+//     `READ c1 (first.echo)` and `WRITE c2 (second.echo)` for a channel's
+//     read or write, `execute` and `get` on the driver; its args say the
+//     execution, the source line (COMPUTE) and the bytes moved (READ, WRITE);
+//   - a flow from each WRITE to every READ of the same message;
+//   - in "otherData": the graph, the clock, per track the events its ring
+//     dropped (it keeps the last LaunchOptions::profile_executions), and per
+//     track of an actor on another host how far off its times may be
+//     ("clock_uncertainty_ns": half the round trip that aligned its clock).
+// Timestamps are microseconds since the earliest event kept (CLOCK_MONOTONIC
+// nanoseconds in "otherData"'s origin_ns).
+#pragma once
+
+#include <cg/detail/graph_spec.hpp>
+#include <cg/detail/profile.hpp>
+
+#include <cstdint>
+#include <initializer_list>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cg::detail {
+
+/// The environment variable read at launch when LaunchOptions::profile is empty.
+inline constexpr const char* profile_variable = "CG_PROFILE";
+/// The one read when LaunchOptions::profile_executions is 0, and what the
+/// rings then keep without it.
+inline constexpr const char* profile_executions_variable = "CG_PROFILE_EXECUTIONS";
+inline constexpr std::uint32_t default_profile_executions = 10'000;
+
+/// One participant's ring as read: its events, oldest first, and how many
+/// it recorded but no longer holds.
+struct ProfileTrack {
+  std::string name; // the actor's, or "driver"
+  std::vector<ProfileEvent> events;
+  std::uint64_t dropped = 0;
+  /// A track another host's process sent: how far off its times may be
+  /// (half the round trip its clock was aligned by); 0 for ours.
+  std::int64_t clock_uncertainty_ns = 0;
+};
+
+/// Copies `rings` out (each one profile_ring() found, its capacity checked;
+/// null ones skipped) as one track: the driver records on two threads, each
+/// into a ring of its own.
+ProfileTrack read_profile_rings(std::initializer_list<const ProfileRing*> rings, std::string name);
+
+/// Turns the ticks of `tracks` (as read from their rings) into
+/// CLOCK_MONOTONIC nanoseconds, from both clocks read at `origin` and at
+/// `now` (the further apart, the more exact).
+void ticks_to_ns(std::span<ProfileTrack> tracks, ProfileClocks origin, ProfileClocks now);
+
+/// A track as an actor process on another host sends it to the driver
+/// (RendezvousClient::send_profile): its dropped count, then its events in
+/// CLOCK_MONOTONIC nanoseconds, each laid out as ProfileEvent is (8 bytes,
+/// then 40 an event; the hosts of one graph run one build of it).
+std::string encode_profile_track(const ProfileTrack& track);
+/// Back, with `offset_ns` (the sender's clock minus ours) taken off every
+/// time; false if `payload` is no such encoding.
+bool decode_profile_track(std::string_view payload, std::int64_t offset_ns, ProfileTrack& track);
+
+/// Writes the trace of `tracks` (actors by index, then the driver) of `spec`.
+void write_chrome_trace(std::ostream& out, const GraphSpec& spec,
+                        std::span<const ProfileTrack> tracks);
+
+} // namespace cg::detail
