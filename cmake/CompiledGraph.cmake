@@ -42,8 +42,9 @@
 # warning, and no pictures, where Graphviz's dot is not found).
 # A depfile makes edits to anything the source includes re-run cgc, which
 # rewrites only the files whose contents change: an edit to a graph function
-# recompiles the driver and the programs it changes, and no more where the
-# actor classes live in headers of their own (docs/language.md). The
+# recompiles the driver, the actor executable's main() and the programs it
+# changes, and no more where the actor classes live in headers of their own
+# (docs/getting-started.md, "Larger projects"). The
 # include directories, definitions and options <target> compiles with (set
 # them on <target> as usual) reach cgc and the actor executable too.
 include_guard(GLOBAL)

@@ -4,8 +4,8 @@
 // They live here rather than in words.cg.cpp so that the graph source holds
 // only #includes and CG_GRAPH functions: cgc then has the actor programs
 // include this header instead of the graph source, and an edit to a graph
-// recompiles the driver and the programs it changes, never these classes
-// (docs/getting-started.md, "Larger projects").
+// recompiles the driver, the actor host and the programs it changes, never
+// these classes (docs/getting-started.md, "Larger projects").
 #pragma once
 
 #include <cg/cg.hpp>
