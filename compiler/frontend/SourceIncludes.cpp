@@ -117,9 +117,14 @@ std::string neededBecause(const clang::SourceManager& sm, const clang::Decl* dec
   if (const auto* tag = llvm::dyn_cast<clang::TagDecl>(decl))
     return tag->getKindName().str() + " '" + tag->getQualifiedNameAsString() + "' " +
            where(sm, decl->getLocation());
-  if (const auto* named = llvm::dyn_cast<clang::NamedDecl>(decl))
-    return "declaration of '" + named->getQualifiedNameAsString() + "' " +
+  if (llvm::isa<clang::TypedefNameDecl>(decl))
+    return "alias '" + llvm::cast<clang::NamedDecl>(decl)->getQualifiedNameAsString() + "' " +
            where(sm, decl->getLocation());
+  if (llvm::isa<clang::TemplateDecl>(decl))
+    return "template '" + llvm::cast<clang::NamedDecl>(decl)->getQualifiedNameAsString() + "' " +
+           where(sm, decl->getLocation());
+  if (const auto* named = llvm::dyn_cast<clang::NamedDecl>(decl))
+    return "'" + named->getQualifiedNameAsString() + "' " + where(sm, decl->getLocation());
   return "a declaration " + where(sm, decl->getLocation());
 }
 
