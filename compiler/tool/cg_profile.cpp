@@ -1,5 +1,5 @@
 // cg_profile.cpp - cg-profile, which reads the Chrome trace a profiled graph wrote (CG_PROFILE;
-// runtime/src/graph/profile_trace.hpp) and answers two questions:
+// runtime/src/actor/profile_trace.hpp) and answers two questions:
 //
 //   cg-profile summary <trace.json> [--json]
 //       per actor, the fraction of the profiled window (from the driver's

@@ -10,8 +10,8 @@
 // the path can do. Only the frame's tag (net/frame_auth.hpp) can then tell.
 #pragma once
 
-#include "net/socket.hpp"
 #include "net/frame.hpp"
+#include "net/socket.hpp"
 
 #include <sys/socket.h>
 #include <unistd.h>

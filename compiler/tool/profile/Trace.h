@@ -1,5 +1,5 @@
 // profile/Trace.h - a profiled run's Chrome trace (CG_PROFILE;
-// runtime/src/graph/profile_trace.hpp) as cg-profile reads it: the
+// runtime/src/actor/profile_trace.hpp) as cg-profile reads it: the
 // operations ("X" events) of each track, in time order.
 #pragma once
 

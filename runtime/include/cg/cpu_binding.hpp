@@ -2,9 +2,9 @@
 //
 // A round trip between two processes is several times slower when the kernel
 // puts both on one core than when each runs on a core of its own: each
-// wake-up then waits for the other to be descheduled (docs/performance.md). mpirun avoids that by binding
-// each rank to a core whenever there are enough cores; launch() does the same
-// when asked:
+// wake-up then waits for the other to be descheduled (docs/performance.md).
+// mpirun avoids that by binding each rank to a core whenever there are
+// enough cores; launch() does the same when asked:
 //
 //   cg::LaunchOptions options;
 //   options.cpu_binding = cg::CpuBinding::cores;   // or CG_CPU_BINDING=cores

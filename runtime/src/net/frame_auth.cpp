@@ -1,8 +1,8 @@
 // frame_auth.cpp - per-connection keys and per-frame Poly1305 tags, with libsodium.
 #include "net/frame_auth.hpp"
 
-#include "net/secret.hpp"
 #include "net/frame.hpp"
+#include "net/secret.hpp"
 
 #include <sodium.h>
 

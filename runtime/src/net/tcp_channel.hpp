@@ -67,8 +67,8 @@
 //   called from any thread and wakes a blocked send() or receive().
 #pragma once
 
-#include "net/host_stream.hpp"
 #include "net/frame.hpp"
+#include "net/host_stream.hpp"
 #include <cg/detail/borrowed_runs.hpp>
 #include <cg/detail/channel.hpp>
 

@@ -155,7 +155,7 @@ public:
   int results_fd();
 
   /// Writes the operations recorded so far as a Chrome trace to `path`
-  /// (graph/profile_trace.hpp); throws Error if the launch records no
+  /// (actor/profile_trace.hpp); throws Error if the launch records no
   /// profile (LaunchOptions::profile) or the file cannot be written.
   void write_profile(const std::string& path) const;
   /// The statistics of the operations recorded so far (cg/stats.hpp); throws

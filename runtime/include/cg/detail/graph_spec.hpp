@@ -3,7 +3,7 @@
 //
 // cgc writes one GraphSpec per graph into the generated driver header, as
 // constexpr tables (the spec rows of `<target>.cg.hpp`); the driver launches
-// from it and every actor finds its channels with it (graph/segment.hpp lays
+// from it and every actor finds its channels with it (actor/segment.hpp lays
 // them out in the launched graph's shared memory).
 #pragma once
 

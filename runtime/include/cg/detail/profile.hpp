@@ -4,7 +4,7 @@
 // actor and the driver record each operation of each execution as one
 // ProfileEvent: a READ (the wait and the copy), a COMPUTE, a WRITE; on the
 // driver an execute() and a get(). Each keeps a ring of its own in the
-// graph's segment (graph/segment.hpp), made at launch: recording is one
+// graph's segment (actor/segment.hpp), made at launch: recording is one
 // clock read and a few plain stores; no allocation, lock, atomic
 // read-modify-write or system call. Each ring has one writer: the driver
 // keeps two, one for the thread that calls execute() and get() and one for
@@ -22,7 +22,7 @@
 // nanoseconds when it reads the rings, from a reading of both clocks at
 // launch and another then (ProfileClocks). Elsewhere it is CLOCK_MONOTONIC.
 //
-// The driver turns the rings into a Chrome trace (graph/profile_trace.hpp)
+// The driver turns the rings into a Chrome trace (actor/profile_trace.hpp)
 // at teardown or when asked (write_profile()).
 #pragma once
 
