@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <thread>
@@ -84,6 +85,25 @@ private:
   std::vector<int> fds_;
 };
 
+// How many descriptors this process has open.
+std::size_t open_descriptors() {
+  std::size_t count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd"))
+    ++count;
+  return count;
+}
+
+// Waits (up to 10 s) until this process has more than `before` descriptors
+// open: a thread just started has made the ones it needs.
+bool more_descriptors_than(std::size_t before) {
+  for (const auto until = Clock::now() + 10s; Clock::now() < until;
+       std::this_thread::sleep_for(1ms)) {
+    if (open_descriptors() > before)
+      return true;
+  }
+  return false;
+}
+
 // A socket made now, connected later (when no descriptor may be left to make it).
 struct LateConnection {
   LateConnection() : fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) {}
@@ -135,8 +155,12 @@ TEST(ListenerFlood, OutOfDescriptorsItBacksOffInsteadOfSpinningAndAcceptsOnceThe
   const TcpChannelSpec spec{"g", "c1", "a", "b", ""};
   std::vector<cg::TcpReader> readers;
   NetStatus accepted = NetStatus::system_error;
-  std::thread accepting([&] { accepted = listener.accept({&spec, 1}, readers, in(15s)); });
   LateConnection late;
+  const std::size_t before = open_descriptors();
+  std::thread accepting([&] { accepted = listener.accept({&spec, 1}, readers, in(15s)); });
+  // accept() makes its wake-up descriptor first: descriptors run out only
+  // once it has, or a slow start of its thread would fail on its own.
+  EXPECT_TRUE(more_descriptors_than(before)) << listener.error();
   double spent = 0;
   {
     DescriptorsExhausted exhausted;
