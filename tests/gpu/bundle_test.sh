@@ -19,7 +19,8 @@ for program in run.sh bin/runtime_tests bin/device_tests bin/device_graphs_actor
   bin/overlap_plain_actors bin/overlap_example_overlapped bin/overlap_overlapped_actors \
   bin/overlap_nccl_example bin/overlap_nccl_plain_actors bin/overlap_nccl_example_overlapped \
   bin/overlap_nccl_overlapped_actors \
-  bin/profile_cost_bench bin/profile_cost_graphs_actors; do
+  bin/profile_cost_bench bin/profile_cost_graphs_actors bin/ray_microbench \
+  bin/ray_microbench_graphs_actors; do
   [[ -x $work/bundle/$program ]] || { echo "FAIL: no $program in the bundle" >&2; exit 1; }
 done
 # A GPU machine has glibc and the NVIDIA driver, nothing of ours: every other
@@ -38,10 +39,15 @@ done
 mv "$work/build" "$work/build.away"
 trap 'mv "$work/build.away" "$work/build"' EXIT
 
-# The one program run.sh runs for the machine's cores, not its GPU: it works here too.
+# The programs run.sh runs for the machine's cores, not its GPU: they work here too.
 costs=$("$work/bundle/bin/profile_cost_bench" --rounds 1 --executions 1000)
 [[ $costs == *"pipelined chain, threads "*" profiled "* ]] || {
   echo "FAIL: profile_cost_bench printed no threads-mode row: $costs" >&2
+  exit 1
+}
+"$repo/tests/bench/ray_microbench_test.sh" "$work/bundle/bin/ray_microbench" >"$work/ray.log" 2>&1 || {
+  cat "$work/ray.log" >&2
+  echo "FAIL: the bundle's ray_microbench, without the build beside it" >&2
   exit 1
 }
 

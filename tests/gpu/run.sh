@@ -13,10 +13,11 @@
 # twice each, then two executions in flight), the overlap example over NCCL
 # between two ranks on one GPU (one execution, then a pipeline; overlapped
 # against as is, with the serial sum of its parts), and all of these again under
-# NVIDIA MPS where it can be started; and what recording a profile costs
-# (profile_cost_bench, which needs no GPU but cores: this machine has them).
+# NVIDIA MPS where it can be started; what recording a profile costs
+# (profile_cost_bench) and Ray Compiled Graph's microbenchmark beside a bare
+# floor (ray_microbench), which need no GPU but cores: this machine has them.
 # Exit status 1 if a test failed or a program did not finish; 0 otherwise.
-# Each program has a time limit, 13.6 minutes in all. On a machine
+# Each program has a time limit, 14.6 minutes in all. On a machine
 # without a GPU (no /dev/nvidia* node, no GPU nvidia-smi lists, none the
 # runtime finds) it says "no GPU: ..." and exits 0; where these disagree, or
 # gpu_bench cannot count the devices, it fails before running anything.
@@ -168,6 +169,7 @@ overlap_nccl_runs() {
 }
 # Not GPU work: this machine has a core for the driver and each actor.
 run_program profile_cost 12 "$bin/profile_cost_bench" --rounds 5 --executions 100000
+run_program ray_microbench 60 "$bin/ray_microbench"
 run_program gpu_bench 45 "$bin/gpu_bench"
 run_program gpu_bench.threads 30 env CG_MODE=threads "$bin/gpu_bench"
 overlap_runs overlap
@@ -227,6 +229,9 @@ cat "$logs/gpu_bench.threads.log" >>"$summary"
 say ""
 say "## what recording a profile costs (profile_cost_bench), on this machine's cores"
 cat "$logs/profile_cost.log" >>"$summary"
+say ""
+say "## Ray Compiled Graph's microbenchmark (ray_microbench), on this machine's cores, beside a bare floor"
+cat "$logs/ray_microbench.log" >>"$summary"
 say ""
 say "## the overlap example (3 senders, 1 receiver, 10000 x 10000 float16, cuBLAS)"
 cat "$logs"/overlap.[0-9].log "$logs"/overlap.overlapped.[0-9].log "$logs"/overlap.pipelined.log \
