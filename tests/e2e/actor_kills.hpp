@@ -71,14 +71,18 @@ inline std::string break_input_reader(const cg::detail::GraphSpec& spec,
   const std::uint32_t channel = spec.input_channels[0];
   if (spec.channels[channel].reader_actors.size() != 1)
     return "input #0 of graph '" + std::string(spec.name) + "' has more than one reader";
-  const d::SegmentLayout layout = d::segment_layout(spec, options.max_in_flight, options.slot_bytes,
-                                                    options.communicator_bytes);
+  const auto* launched = reinterpret_cast<const d::SegmentHeader*>(segment.data());
+  if (launched->geometry.max_in_flight != options.max_in_flight)
+    return "the segment of graph '" + std::string(spec.name) + "' holds " +
+           std::to_string(launched->geometry.max_in_flight) + " executions, not the " +
+           std::to_string(options.max_in_flight) + " it was launched with";
+  const d::SegmentLayout layout = d::segment_layout(spec, launched->geometry);
   auto* header =
       reinterpret_cast<d::ChannelHeader*>(segment.data() + layout.channel_offsets.at(channel));
   if (!kills_go_unnoticed()) {
     auto slot = [&](std::uint64_t message) {
       return d::slot_header(header, header->readers, header->slot_stride,
-                            static_cast<std::uint32_t>(message % header->slots));
+                            static_cast<std::uint32_t>(message % header->max_in_flight));
     };
     // Messages published and not yet released get a kind no writer writes;
     // the slot of the next one a sequence from the future. Whichever the
@@ -87,7 +91,7 @@ inline std::string break_input_reader(const cg::detail::GraphSpec& spec,
     const std::uint64_t published = header->published.load();
     for (std::uint64_t message = consumed; message < published; ++message)
       slot(message)->kind.store(0xDEAD);
-    slot(published)->sequence.store(published + 1 + header->slots);
+    slot(published)->sequence.store(published + 1 + header->max_in_flight);
     d::wake({header->reader_futex, header->reader_waiters});
   }
   for (const auto until = std::chrono::steady_clock::now() + wait; header->closed.load() == 0;) {

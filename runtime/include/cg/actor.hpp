@@ -141,14 +141,14 @@ public:
   /// The ends of a CUDA IPC edge, on this actor's GPU (cuda_device());
   /// `method` is the reading task's (the writing task's for an output).
   CudaIpcOutputPort cuda_ipc_output(std::uint32_t channel, const char* method) {
-    return CudaIpcOutputPort(writer_of(channel), channel, slots_of(channel), slot_bytes_,
+    return CudaIpcOutputPort(writer_of(channel), channel, max_in_flight_of(channel), slot_bytes_,
                              cuda_device_, name_, method, device_profile(),
                              nvtx_name(detail::ProfiledOp::write, channel));
   }
   CudaIpcInputPort cuda_ipc_input(std::uint32_t channel, std::uint32_t reader, const char* method,
                                   Overlap overlap = Overlap::off) {
-    return CudaIpcInputPort(reader_of(channel, reader), channel, slots_of(channel), cuda_device_,
-                            overlap, name_, method, device_profile(),
+    return CudaIpcInputPort(reader_of(channel, reader), channel, max_in_flight_of(channel),
+                            cuda_device_, overlap, name_, method, device_profile(),
                             nvtx_name(detail::ProfiledOp::read, channel));
   }
 
@@ -241,7 +241,9 @@ private:
   ChannelReader reader_of(std::uint32_t channel, std::uint32_t reader) const;
   // The writer of `channel`, telling its forwarder (if any) of each message.
   ChannelWriter writer_of(std::uint32_t channel) const;
-  std::uint32_t slots_of(std::uint32_t channel) const { return channel_at(channel).config().slots; }
+  std::uint32_t max_in_flight_of(std::uint32_t channel) const {
+    return channel_at(channel).config().max_in_flight;
+  }
 
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -38,6 +38,7 @@
 #include <cg/detail/error_codec.hpp>
 #include <cg/detail/graph_runtime.hpp>
 #include <cg/detail/graph_spec.hpp>
+#include <cg/detail/launch_geometry.hpp>
 #include <cg/errors.hpp>
 #include <cg/serialize.hpp>
 #include <cg/stats.hpp>
@@ -72,20 +73,17 @@ enum class Mode {
   threads,
 };
 
-/// What carries a graph's NCCL edges and collectives (LaunchOptions::communicator).
-enum class CommunicatorKind { host, nccl };
-
 struct LaunchOptions {
   /// How the actors run; unset: the environment variable CG_MODE
   /// ("processes" or "threads") if it is set, else Mode::processes.
   std::optional<Mode> mode;
   /// Executions submitted and not yet collected; also each channel's ring size.
-  std::uint32_t max_in_flight = 10;
+  std::uint32_t max_in_flight = detail::kDefaultLaunchGeometry.max_in_flight;
   /// Bytes of a value one channel slot holds in place (at least 256). A larger
   /// value is delivered whole through the slot's overflow buffer, a shared
   /// memory area made on first need and kept for the next large value (see
   /// cg/detail/channel.hpp); never truncated.
-  std::uint32_t slot_bytes = 64 * 1024;
+  std::uint32_t slot_bytes = detail::kDefaultLaunchGeometry.slot_bytes;
   /// Whether the thread calling launch() and the actors on this host get one
   /// CPU each (cg/cpu_binding.hpp); unset: CG_CPU_BINDING if set, else none.
   std::optional<CpuBinding> cpu_binding;
@@ -142,7 +140,7 @@ struct LaunchOptions {
   /// (host communicator: each rank's area of each group; the memory is
   /// only touched as far as it is used). Larger tensors become the task's
   /// error (cg::TensorError).
-  std::uint64_t communicator_bytes = 16u << 20;
+  std::uint64_t communicator_bytes = detail::kDefaultLaunchGeometry.communicator_bytes;
 
   // Several hosts (cg/placement.hpp). Actors placed on a host other than 0,
   // and every actor when TCP is forced or a launcher started the driver, run

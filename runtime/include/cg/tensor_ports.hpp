@@ -150,7 +150,7 @@ class CudaIpcReceiver;
 class CudaIpcOutputPort {
 public:
   /// `profile`: where each write is recorded, if the launch is profiled.
-  CudaIpcOutputPort(ChannelWriter writer, std::uint32_t channel, std::uint32_t slots,
+  CudaIpcOutputPort(ChannelWriter writer, std::uint32_t channel, std::uint32_t max_in_flight,
                     std::uint32_t slot_bytes, int device, std::string actor, std::string method,
                     detail::ActorProfile* profile = nullptr, const char* nvtx = nullptr);
   CudaIpcOutputPort(CudaIpcOutputPort&&) noexcept;
@@ -164,7 +164,7 @@ private:
   bool write_unprofiled(const Result<Tensor>& result);
   ChannelWriter writer_;
   std::uint32_t channel_;
-  std::uint32_t slots_;
+  std::uint32_t max_in_flight_;
   std::uint32_t slot_bytes_;
   int device_;
   int cuda_devices_; // this process's, counted once
@@ -184,8 +184,8 @@ class CudaIpcInputPort {
 public:
   /// `profile`: where each read is recorded, its copy included (or, with
   /// overlap, its queueing), if the launch is profiled.
-  CudaIpcInputPort(ChannelReader reader, std::uint32_t channel, std::uint32_t slots, int device,
-                   Overlap overlap, std::string actor, std::string method,
+  CudaIpcInputPort(ChannelReader reader, std::uint32_t channel, std::uint32_t max_in_flight,
+                   int device, Overlap overlap, std::string actor, std::string method,
                    detail::ActorProfile* profile = nullptr, const char* nvtx = nullptr);
   CudaIpcInputPort(CudaIpcInputPort&&) noexcept;
   ~CudaIpcInputPort();
@@ -200,7 +200,7 @@ private:
   void settle(); // the overlapped copy done, its slot released
   ChannelReader reader_;
   std::uint32_t channel_;
-  std::uint32_t slots_;
+  std::uint32_t max_in_flight_;
   int device_;
   bool overlap_;
   bool holding_ = false; // an overlapped copy's slot, until settle()

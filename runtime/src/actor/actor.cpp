@@ -149,7 +149,7 @@ void ActorProcess::attach(const detail::GraphSpec& spec, std::uint32_t actor,
   impl_->record = detail::actor_record(memory, *view.header, actor);
   impl_->layout = std::move(view.layout);
   impl_->communicators.resize(spec.communicators.size());
-  slot_bytes_ = view.header->slot_bytes;
+  slot_bytes_ = view.header->geometry.slot_bytes;
   constructor_args_ = view.constructor_args;
   nvtx_ = detail::nvtx_enabled();
   profile_.recorder = detail::ProfileRecorder(detail::profile_ring(memory, *view.header, actor));
@@ -212,8 +212,8 @@ Communicator& ActorProcess::communicator(std::uint32_t group) {
   if (!host.valid() || host.config().ranks != static_cast<int>(ranks.size()))
     throw detail::ActorFailure("communicator group " + std::to_string(group) +
                                " is not initialised");
-  if (impl_->header->nccl_ids != 0) {
-    // CommunicatorKind::nccl: join the group from the id the driver made,
+  if (impl_->header->communicator == CommunicatorKind::nccl) {
+    // Join the group from the id the driver made,
     // on this actor's first GPU, and make NCCL connect now (warm_up) rather
     // than in the first execution. Every actor asks for its groups in group
     // order (the generated ports do), so the joins cannot deadlock.
@@ -250,7 +250,7 @@ Communicator& ActorProcess::communicator(std::uint32_t group) {
 }
 
 std::uint64_t ActorProcess::communicator_bytes() const noexcept {
-  return impl_->header->communicator_bytes;
+  return impl_->header->geometry.communicator_bytes;
 }
 
 void ActorProcess::ready() {
@@ -288,7 +288,8 @@ void ActorProcess::bound_run_ahead() noexcept {
     s.run_ahead_known = true;
     if (spec_->actors[actor_].gpus > 0 && cuda_device_count() > 0) {
       try {
-        s.run_ahead = std::make_unique<detail::GpuRunAhead>(cuda_device_, s.header->slots);
+        s.run_ahead =
+            std::make_unique<detail::GpuRunAhead>(cuda_device_, s.header->geometry.max_in_flight);
       } catch (...) {
         return; // no memory for it: unbounded, as without a GPU
       }

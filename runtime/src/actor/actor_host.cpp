@@ -20,6 +20,7 @@
 
 #include "actor/profile_trace.hpp"
 #include "actor/segment.hpp"
+#include "net/greeting.hpp"
 #include "net/rendezvous.hpp"
 #include "net/scale_out.hpp"
 #include "os/launcher.hpp"
@@ -151,9 +152,10 @@ bool RemoteActors::read_environment() {
 bool RemoteActors::join_rendezvous() {
   if (client.connect(*server, spec.name, *secret, deadline) != NetStatus::ok)
     return fail(client.error());
-  if (!parse_greeting(client.greeting(), greeting))
-    return fail("the rendezvous at " + to_string(*server) + " sent no channel geometry ('" +
-                client.greeting() + "')");
+  std::string unreadable;
+  if (!read_greeting_text(client.greeting(), greeting, unreadable))
+    return fail("the rendezvous at " + to_string(*server) + " sent a greeting this actor " +
+                "executable cannot read: " + unreadable);
   silence = greeting.silence;
   // A driver whose host goes silent (a partition) ends us after twice the
   // silence it allows our host: the driver, deciding first, names the cause.
@@ -201,23 +203,26 @@ void RemoteActors::find_participants() {
 // groups join the driver's (and other hosts') ranks through the ids the
 // driver made; host groups never span processes (launch() refuses that).
 bool RemoteActors::create_segment() {
-  SegmentContents contents{.slots = greeting.slots,
-                           .slot_bytes = greeting.slot_bytes,
-                           .communicator_bytes = greeting.communicator_bytes,
-                           .profile_executions = greeting.profile_executions};
+  SegmentContents contents{.geometry = greeting.geometry, .communicator = greeting.communicator};
   if (!spec.communicators.empty()) {
-    if (greeting.communicator_bytes == 0)
-      return fail("the rendezvous at " + to_string(*server) + " gave no communicator size ('" +
-                  client.greeting() + "'), and graph '" + spec.name + "' has " +
+    if (greeting.geometry.communicator_bytes == 0)
+      return fail("the rendezvous at " + to_string(*server) +
+                  " gave no communicator size, and graph '" + spec.name + "' has " +
                   std::to_string(spec.communicators.size()) + " communicator groups");
     std::vector<std::byte> ids;
     if (client.nccl_ids(deadline, ids) != NetStatus::ok)
       return fail(client.error());
-    if (!ids.empty() && ids.size() != spec.communicators.size() * kNcclIdBytes)
+    // NCCL communicators: one id per group; host communicators: none.
+    const std::size_t expected = greeting.communicator == CommunicatorKind::nccl
+                                     ? spec.communicators.size() * kNcclIdBytes
+                                     : 0;
+    if (ids.size() != expected)
       return fail("the rendezvous at " + to_string(*server) + " sent " +
                   std::to_string(ids.size()) + " bytes of NCCL ids for " +
-                  std::to_string(spec.communicators.size()) + " communicator groups");
-    nccl_ids.resize(ids.size() / kNcclIdBytes); // none: host communicators
+                  std::to_string(spec.communicators.size()) + " " +
+                  (greeting.communicator == CommunicatorKind::nccl ? "NCCL" : "host") +
+                  " communicator groups");
+    nccl_ids.resize(ids.size() / kNcclIdBytes);
     if (!ids.empty())
       std::memcpy(nccl_ids.data(), ids.data(), ids.size());
     contents.nccl_ids = nccl_ids;

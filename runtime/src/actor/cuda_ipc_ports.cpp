@@ -35,12 +35,12 @@ std::string describe(const detail::TensorHeader& header) {
 } // namespace
 
 CudaIpcOutputPort::CudaIpcOutputPort(ChannelWriter writer, std::uint32_t channel,
-                                     std::uint32_t slots, std::uint32_t slot_bytes, int device,
-                                     std::string actor, std::string method,
+                                     std::uint32_t max_in_flight, std::uint32_t slot_bytes,
+                                     int device, std::string actor, std::string method,
                                      detail::ActorProfile* profile, const char* nvtx)
-    : writer_(std::move(writer)), channel_(channel), slots_(slots), slot_bytes_(slot_bytes),
-      device_(device), cuda_devices_(cuda_device_count()), actor_(std::move(actor)),
-      method_(std::move(method)), profile_(profile), nvtx_(nvtx) {}
+    : writer_(std::move(writer)), channel_(channel), max_in_flight_(max_in_flight),
+      slot_bytes_(slot_bytes), device_(device), cuda_devices_(cuda_device_count()),
+      actor_(std::move(actor)), method_(std::move(method)), profile_(profile), nvtx_(nvtx) {}
 CudaIpcOutputPort::CudaIpcOutputPort(CudaIpcOutputPort&&) noexcept = default;
 CudaIpcOutputPort::~CudaIpcOutputPort() = default;
 
@@ -99,14 +99,14 @@ bool CudaIpcOutputPort::write_unprofiled(const Result<Tensor>& result) {
     encode(encoder, static_cast<std::uint8_t>(carrier));
     try {
       if (!sender_)
-        sender_ = std::make_unique<detail::CudaIpcSender>(slots_, device_);
+        sender_ = std::make_unique<detail::CudaIpcSender>(max_in_flight_, device_);
       const Tensor& contiguous = tensor.is_contiguous() ? tensor : tensor.contiguous();
       const detail::TimedWork timed =
           detail::device_work(profile_, detail::ProfiledOp::device_write, channel_, elements);
       if (in_message) {
         sender_->copy_out(contiguous, encoder.reserve(elements), timed);
       } else {
-        const auto slot = static_cast<std::uint32_t>(writer_.published() % slots_);
+        const auto slot = static_cast<std::uint32_t>(writer_.published() % max_in_flight_);
         encode(encoder, sender_->stage(slot, contiguous, timed));
       }
     } catch (const std::exception& e) { // a strided CUDA tensor, no memory, CUDA refused
@@ -117,12 +117,12 @@ bool CudaIpcOutputPort::write_unprofiled(const Result<Tensor>& result) {
   return true;
 }
 
-CudaIpcInputPort::CudaIpcInputPort(ChannelReader reader, std::uint32_t channel, std::uint32_t slots,
-                                   int device, Overlap overlap, std::string actor,
-                                   std::string method, detail::ActorProfile* profile,
-                                   const char* nvtx)
-    : reader_(std::move(reader)), channel_(channel), slots_(slots), device_(device),
-      overlap_(overlap == Overlap::on && slots >= 2), cuda_devices_(cuda_device_count()),
+CudaIpcInputPort::CudaIpcInputPort(ChannelReader reader, std::uint32_t channel,
+                                   std::uint32_t max_in_flight, int device, Overlap overlap,
+                                   std::string actor, std::string method,
+                                   detail::ActorProfile* profile, const char* nvtx)
+    : reader_(std::move(reader)), channel_(channel), max_in_flight_(max_in_flight), device_(device),
+      overlap_(overlap == Overlap::on && max_in_flight >= 2), cuda_devices_(cuda_device_count()),
       actor_(std::move(actor)), method_(std::move(method)), profile_(profile), nvtx_(nvtx) {}
 CudaIpcInputPort::CudaIpcInputPort(CudaIpcInputPort&&) noexcept = default;
 
@@ -184,13 +184,13 @@ Result<Tensor> CudaIpcInputPort::receive(const ChannelReader::Message& message, 
     return refused(why);
   try {
     if (!receiver_)
-      receiver_ = std::make_unique<detail::CudaIpcReceiver>(slots_, device_);
+      receiver_ = std::make_unique<detail::CudaIpcReceiver>(max_in_flight_, device_);
     const detail::TimedWork timed =
         detail::device_work(profile_, detail::ProfiledOp::device_read, channel_,
                             in_message ? elements.size() : block.bytes);
     if (in_message) // read when this returns: the slot may go back at once
       return Result<Tensor>(receiver_->copy_in(elements, header.dtype, header.shape, timed));
-    const auto slot = static_cast<std::uint32_t>(message.sequence % slots_);
+    const auto slot = static_cast<std::uint32_t>(message.sequence % max_in_flight_);
     Tensor tensor = receiver_->receive(slot, block, header.dtype, header.shape, overlap_, timed);
     holding = overlap_;
     return Result<Tensor>(std::move(tensor));

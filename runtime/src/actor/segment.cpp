@@ -43,13 +43,13 @@ Tables place_tables(const GraphSpec& spec, const SegmentLayout& layout,
   }
   tables.actor_records = align64(end);
   end = tables.actor_records + spec.actors.size() * kActorRecordBytes;
-  if (contents.profile_executions != 0) {
+  if (contents.geometry.profile_executions != 0) {
     const std::size_t participants = ProfileParticipant::count(spec.actors.size());
     tables.profile_rings = align64(end);
     end = align64(tables.profile_rings + participants * sizeof(std::uint64_t));
     for (std::uint32_t who = 0; who < participants; ++who) {
-      const std::uint64_t capacity =
-          std::uint64_t{contents.profile_executions} * profile_events_per_execution(spec, who);
+      const std::uint64_t capacity = std::uint64_t{contents.geometry.profile_executions} *
+                                     profile_events_per_execution(spec, who);
       tables.ring_offsets.push_back(end);
       tables.ring_capacities.push_back(capacity);
       end = align64(end + sizeof(ProfileRing) + capacity * sizeof(ProfileEvent));
@@ -61,33 +61,37 @@ Tables place_tables(const GraphSpec& spec, const SegmentLayout& layout,
 
 } // namespace
 
-SegmentLayout segment_layout(const GraphSpec& spec, std::uint32_t slots, std::uint32_t slot_bytes,
-                             std::uint64_t communicator_bytes) {
+SegmentLayout segment_layout(const GraphSpec& spec, const LaunchGeometry& geometry) {
   SegmentLayout layout;
   std::size_t offset = align64(sizeof(SegmentHeader));
   for (const ChannelSpec& channel : spec.channels) {
     layout.channel_offsets.push_back(offset);
-    offset += align64(channel_footprint({slots, slot_bytes, channel.readers()}));
+    offset += align64(
+        channel_footprint({geometry.max_in_flight, geometry.slot_bytes, channel.readers()}));
   }
   for (const CommunicatorSpec& group : spec.communicators) {
     layout.communicator_offsets.push_back(offset);
-    offset += align64(host_group_footprint(
-        {static_cast<int>(group.actors.size()), static_cast<std::size_t>(communicator_bytes)}));
+    offset +=
+        align64(host_group_footprint({static_cast<int>(group.actors.size()),
+                                      static_cast<std::size_t>(geometry.communicator_bytes)}));
   }
   layout.total_bytes = offset;
   return layout;
 }
 
 std::size_t segment_bytes(const GraphSpec& spec, const SegmentContents& contents) {
-  const SegmentLayout layout =
-      segment_layout(spec, contents.slots, contents.slot_bytes, contents.communicator_bytes);
+  const SegmentLayout layout = segment_layout(spec, contents.geometry);
   return place_tables(spec, layout, contents).total_bytes;
 }
 
 WrittenSegment write_segment(std::span<std::byte> memory, const GraphSpec& spec,
                              const SegmentContents& contents) {
-  const SegmentLayout layout =
-      segment_layout(spec, contents.slots, contents.slot_bytes, contents.communicator_bytes);
+  if (contents.communicator == CommunicatorKind::nccl &&
+      contents.nccl_ids.size() != spec.communicators.size())
+    throw std::runtime_error(
+        "graph '" + std::string(spec.name) + "' has " + std::to_string(spec.communicators.size()) +
+        " communicator groups and NCCL ids for " + std::to_string(contents.nccl_ids.size()));
+  const SegmentLayout layout = segment_layout(spec, contents.geometry);
   const Tables tables = place_tables(spec, layout, contents);
   std::byte* base = memory.data();
 
@@ -95,12 +99,11 @@ WrittenSegment write_segment(std::span<std::byte> memory, const GraphSpec& spec,
   out.header = new (base) SegmentHeader{};
   SegmentHeader& header = *out.header;
   header.magic = kSegmentMagic;
-  header.slots = contents.slots;
-  header.slot_bytes = contents.slot_bytes;
+  header.geometry = contents.geometry;
+  header.communicator = contents.communicator;
   header.actor_count = static_cast<std::uint32_t>(spec.actors.size());
   header.channel_count = static_cast<std::uint32_t>(spec.channels.size());
   header.communicator_count = static_cast<std::uint32_t>(spec.communicators.size());
-  header.communicator_bytes = contents.communicator_bytes;
   std::strncpy(header.graph, spec.name, sizeof(header.graph) - 1);
 
   if (tables.constructor_table != 0) {
@@ -124,7 +127,6 @@ WrittenSegment write_segment(std::span<std::byte> memory, const GraphSpec& spec,
 
   if (tables.profile_rings != 0) {
     header.profile_rings = tables.profile_rings;
-    header.profile_executions = contents.profile_executions;
     const ProfileClocks origin = ProfileClocks::now();
     header.profile_origin_ticks = origin.ticks;
     header.profile_origin_ns = origin.ns;
@@ -137,17 +139,19 @@ WrittenSegment write_segment(std::span<std::byte> memory, const GraphSpec& spec,
   for (std::size_t i = 0; i < spec.channels.size(); ++i)
     out.channels.push_back(
         Channel::create(base + layout.channel_offsets[i],
-                        {contents.slots, contents.slot_bytes, spec.channels[i].readers()}));
-  if (contents.communicator_bytes == 0)
+                        {contents.geometry.max_in_flight, contents.geometry.slot_bytes,
+                         spec.channels[i].readers()}));
+  if (contents.geometry.communicator_bytes == 0)
     return out;
   for (std::size_t i = 0; i < spec.communicators.size(); ++i) {
-    HostGroup group = HostGroup::create(base + layout.communicator_offsets[i],
-                                        {static_cast<int>(spec.communicators[i].actors.size()),
-                                         static_cast<std::size_t>(contents.communicator_bytes)});
+    HostGroup group =
+        HostGroup::create(base + layout.communicator_offsets[i],
+                          {static_cast<int>(spec.communicators[i].actors.size()),
+                           static_cast<std::size_t>(contents.geometry.communicator_bytes)});
     if (!group.valid())
-      throw std::runtime_error("cannot create communicator group " + std::to_string(i) + " of " +
-                               "graph '" + spec.name + "' (" +
-                               std::to_string(contents.communicator_bytes) + " bytes per message)");
+      throw std::runtime_error(
+          "cannot create communicator group " + std::to_string(i) + " of " + "graph '" + spec.name +
+          "' (" + std::to_string(contents.geometry.communicator_bytes) + " bytes per message)");
     out.groups.push_back(group);
   }
   return out;
@@ -166,7 +170,16 @@ SegmentView read_segment(std::span<std::byte> memory, const GraphSpec& spec, std
       std::string_view(header.graph) != std::string_view(spec.name))
     throw ActorFailure("segment " + name + " was not made for graph '" + spec.name +
                        "' of this build");
-  view.layout = segment_layout(spec, header.slots, header.slot_bytes, header.communicator_bytes);
+  if (header.communicator != CommunicatorKind::host &&
+      header.communicator != CommunicatorKind::nccl)
+    throw ActorFailure("segment " + name + " names communicator kind " +
+                       std::to_string(static_cast<int>(header.communicator)) +
+                       ", which this build does not know");
+  if (header.communicator == CommunicatorKind::nccl && header.communicator_count != 0 &&
+      header.nccl_ids == 0)
+    throw ActorFailure("segment " + name +
+                       " has NCCL communicator groups and no NCCL ids to join them by");
+  view.layout = segment_layout(spec, header.geometry);
   if (view.layout.total_bytes > memory.size())
     throw ActorFailure("segment " + name + " is smaller than its channels need");
   if (header.constructor_args != 0) {

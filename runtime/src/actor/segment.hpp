@@ -24,6 +24,7 @@
 
 #include <cg/detail/channel.hpp>
 #include <cg/detail/graph_spec.hpp>
+#include <cg/detail/launch_geometry.hpp>
 #include <cg/detail/profile.hpp>
 #include <cg/host_communicator.hpp>
 
@@ -43,8 +44,14 @@ inline constexpr std::uint64_t kSegmentMagic = 0x31'48'50'41'52'47'47'43; // "CG
 
 struct SegmentHeader {
   std::uint64_t magic;
-  std::uint32_t slots; // ring slots per channel (max in flight)
-  std::uint32_t slot_bytes;
+  // The geometry as launched: communicator_bytes 0 for a graph without
+  // communicator groups, profile_executions 0 when no profile is recorded.
+  LaunchGeometry geometry;
+  // What carries the communicator groups: host groups in this segment, or
+  // NCCL communicators joined from the ids at `nccl_ids`. Chosen at launch
+  // (LaunchOptions::communicator) and written here, for the actors to read
+  // rather than guess.
+  CommunicatorKind communicator;
   std::uint32_t actor_count;
   std::uint32_t channel_count;
   std::atomic<std::uint32_t> ready; // actors attached so far
@@ -53,18 +60,15 @@ struct SegmentHeader {
   // after the channels), 0 when launch() was given none.
   std::uint64_t constructor_args;
   std::uint32_t communicator_count;
-  // Per group: the largest message or collective input, in bytes.
-  std::uint64_t communicator_bytes;
   // Offset of one NCCL unique id (kNcclIdBytes) per communicator group, made
-  // by the driver for CommunicatorKind::nccl; 0: host communicators.
+  // by the driver for CommunicatorKind::nccl; 0 for host communicators.
   std::uint64_t nccl_ids;
   // Offset of one ActorRecord per actor.
   std::uint64_t actor_records;
   // Offset of the profile rings' offset table (one std::uint64_t per
   // participant, as ProfileParticipant numbers them), 0 when the
-  // launch records no profile; and the executions each ring keeps.
+  // launch records no profile (each ring keeps geometry.profile_executions).
   std::uint64_t profile_rings;
-  std::uint32_t profile_executions;
   // Both clocks at launch, to turn the rings' ticks into nanoseconds.
   std::int64_t profile_origin_ticks;
   std::int64_t profile_origin_ns;
@@ -114,25 +118,22 @@ struct SegmentLayout {
   std::size_t total_bytes = 0;                   // channels and groups
 };
 
-/// Offsets of every channel, then of every communicator group, for this spec,
-/// ring geometry and message size.
-SegmentLayout segment_layout(const GraphSpec& spec, std::uint32_t slots, std::uint32_t slot_bytes,
-                             std::uint64_t communicator_bytes);
+/// Offsets of every channel, then of every communicator group, for this spec
+/// and geometry.
+SegmentLayout segment_layout(const GraphSpec& spec, const LaunchGeometry& geometry);
 
 /// What a new segment holds besides its channels.
 struct SegmentContents {
-  std::uint32_t slots = 0; // ring slots per channel
-  std::uint32_t slot_bytes = 0;
-  /// Per communicator group message bytes; 0: no groups are made (the graph
-  /// has none).
-  std::uint64_t communicator_bytes = 0;
+  /// As launched: communicator_bytes 0 makes no groups (the graph has none),
+  /// profile_executions 0 no profile rings.
+  LaunchGeometry geometry;
+  /// What carries the communicator groups; nccl needs one id per group.
+  CommunicatorKind communicator = CommunicatorKind::host;
   /// Per actor, its encoded constructor arguments given to launch(), or
   /// nullopt; empty when launch() was given none.
   std::span<const std::optional<std::vector<std::byte>>> constructor_args = {};
   /// One per communicator group (CommunicatorKind::nccl), or empty.
   std::span<const NcclIdBytes> nccl_ids = {};
-  /// The executions each profile ring keeps; 0: no profile.
-  std::uint32_t profile_executions = 0;
 };
 
 /// The bytes a segment of this graph with these contents needs.
@@ -147,7 +148,8 @@ struct WrittenSegment {
 
 /// Writes a new segment into `memory` (segment_bytes() zeroed bytes): the
 /// header, the channels, the groups, the constructor arguments and the NCCL
-/// ids. Throws std::runtime_error when a communicator group cannot be made.
+/// ids. Throws std::runtime_error when a communicator group cannot be made,
+/// or NCCL communicators come without one id per group.
 WrittenSegment write_segment(std::span<std::byte> memory, const GraphSpec& spec,
                              const SegmentContents& contents);
 

@@ -332,9 +332,15 @@ void GraphRuntime::Impl::create_segment(
     throw LaunchError("constructor arguments for " + std::to_string(constructor_args.size()) +
                       " actors given to " + describe(spec) + ", which has " +
                       std::to_string(spec.actors.size()));
-  SegmentContents contents{.slots = options.max_in_flight,
-                           .slot_bytes = options.slot_bytes,
-                           .communicator_bytes = options.communicator_bytes,
+  // The geometry as launched, which the segment header keeps for the actors
+  // and the greeting carries to other hosts.
+  SegmentContents contents{.geometry = {.max_in_flight = options.max_in_flight,
+                                        .slot_bytes = options.slot_bytes,
+                                        .communicator_bytes = spec.communicators.empty()
+                                                                  ? 0
+                                                                  : options.communicator_bytes,
+                                        .profile_executions = 0},
+                           .communicator = options.communicator,
                            .nccl_ids = scale_out.nccl_ids};
   profiling.profile_path = options.profile;
   if (const char* from_env = std::getenv(profile_variable);
@@ -343,8 +349,7 @@ void GraphRuntime::Impl::create_segment(
   // One file per graph of a program that launches several.
   profiling.profile_path = with_graph_name(profiling.profile_path, spec.name);
   if (!profiling.profile_path.empty() || options.record_profile)
-    contents.profile_executions = profile_depth(options);
-  profiling.profile_executions = contents.profile_executions;
+    contents.geometry.profile_executions = profile_depth(options);
   if (any_constructor_args)
     contents.constructor_args = constructor_args;
   try {
@@ -352,10 +357,10 @@ void GraphRuntime::Impl::create_segment(
                                               segment_bytes(spec, contents));
   } catch (const std::exception& e) {
     std::string why = "cannot create the channels of " + describe(spec) + ": " + e.what();
-    if (contents.profile_executions != 0) {
+    if (contents.geometry.profile_executions != 0) {
       SegmentContents unprofiled = contents;
-      unprofiled.profile_executions = 0;
-      why += "; the profile's rings of " + std::to_string(contents.profile_executions) +
+      unprofiled.geometry.profile_executions = 0;
+      why += "; the profile's rings of " + std::to_string(contents.geometry.profile_executions) +
              " executions take " +
              size_text(segment_bytes(spec, contents) - segment_bytes(spec, unprofiled)) +
              " of it (fewer: LaunchOptions::profile_executions or " + profile_executions_variable +

@@ -5,6 +5,7 @@
 #include "graph/launch.hpp"
 
 #include "graph/runtime_state.hpp"
+#include "net/greeting.hpp"
 #include "support/deadline.hpp"
 #include "support/text.hpp"
 
@@ -105,9 +106,9 @@ void GraphRuntime::Impl::start_scale_out(const std::string& actor_host,
       spec.name,
       expected,
       listen,
-      format_greeting({options.max_in_flight, options.slot_bytes, options.partition_timeout,
-                       scale_out.host_transport, profiling.profile_executions,
-                       spec.communicators.empty() ? 0 : options.communicator_bytes}),
+      // The geometry as the segment holds it, so that theirs is laid out alike.
+      greeting_text({header->geometry, header->communicator, options.partition_timeout,
+                     scale_out.host_transport}),
       secret,
       [this](const std::vector<std::string>& actors, const RemoteFailure& why) {
         remote_lost(actors, why);

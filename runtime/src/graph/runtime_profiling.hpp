@@ -25,8 +25,7 @@ namespace cg::detail {
 struct RuntimeProfiling {
   ProfileRecorder profile;
   ProfileRecorder collector_profile;
-  std::uint32_t profile_executions = 0; // the rings' depth (0: no profile)
-  std::string profile_path;             // empty: none is written at teardown
+  std::string profile_path; // empty: none is written at teardown
   // Actors in processes of their own: their tracks as their processes sent
   // them at teardown (RendezvousServer::collect_profiles), by actor.
   std::map<std::string, RemoteProfile> remote_profiles;

@@ -83,38 +83,6 @@ bool host_transport_from_environment(HostTransport& transport, std::string& erro
   return false;
 }
 
-std::string format_greeting(const Greeting& g) {
-  return "slots=" + std::to_string(g.slots) + " slot_bytes=" + std::to_string(g.slot_bytes) +
-         " silence_ms=" + std::to_string(g.silence.count()) +
-         " transport=" + to_string(g.transport) +
-         " profile=" + std::to_string(g.profile_executions) +
-         " groups=" + std::to_string(g.communicator_bytes);
-}
-
-bool parse_greeting(const std::string& text, Greeting& g) {
-  unsigned long a = 0, b = 0, c = 0, d = 0, e = 0;
-  char transport[8] = {};
-  int end = 0;
-  if (std::sscanf(text.c_str(),
-                  "slots=%lu slot_bytes=%lu silence_ms=%lu transport=%3s profile=%lu groups=%lu%n",
-                  &a, &b, &c, transport, &d, &e, &end) != 6 ||
-      static_cast<std::size_t>(end) != text.size() || a == 0 || a > 1u << 20 || b < kMinSlotBytes ||
-      b > 1ul << 30 || c == 0 || c > 3'600'000 || d > UINT32_MAX || e > 1ul << 40)
-    return false;
-  if (std::strcmp(transport, "ucx") == 0)
-    g.transport = HostTransport::ucx;
-  else if (std::strcmp(transport, "tcp") == 0)
-    g.transport = HostTransport::tcp;
-  else
-    return false;
-  g.slots = static_cast<std::uint32_t>(a);
-  g.slot_bytes = static_cast<std::uint32_t>(b);
-  g.silence = std::chrono::milliseconds(c);
-  g.profile_executions = static_cast<std::uint32_t>(d);
-  g.communicator_bytes = e;
-  return true;
-}
-
 Participants participants_from_table(const GraphSpec& spec,
                                      const std::map<std::string, Endpoint>& table) {
   Participants p;

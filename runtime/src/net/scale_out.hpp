@@ -18,8 +18,8 @@
 // A channel whose writer and some readers are in different participants
 // becomes one stream per reading participant (net/host_stream.hpp), carried
 // by UCX or by our own TCP stream as the driver chooses
-// (host_transport_from_environment); its greeting tells every actor process
-// which. Either way the stream starts as an authenticated TCP
+// (host_transport_from_environment); its greeting (net/greeting.hpp) tells
+// every actor process which. Either way the stream starts as an authenticated TCP
 // channel connection (net/tcp_setup.hpp). Nothing in the generated
 // actor programs changes: *relays* move messages between the local rings and
 // the streams. On the writer's side a sender relay reads the ring as the
@@ -230,23 +230,5 @@ private:
   std::atomic<bool> closing_{false};
   Fault fault_;
 };
-
-/// What the driver's rendezvous tells every actor process, as its greeting
-/// "slots=K slot_bytes=B silence_ms=T transport=ucx profile=P groups=G": the
-/// channel geometry, how long a silent host is given, what carries the
-/// streams, the profile's depth and the communicator groups' message bytes.
-struct Greeting {
-  std::uint32_t slots = 0;
-  std::uint32_t slot_bytes = 0;
-  std::chrono::milliseconds silence{0};
-  HostTransport transport = HostTransport::tcp;
-  std::uint32_t profile_executions = 0; // the profile rings' depth; 0: no profile
-  // LaunchOptions::communicator_bytes for a graph with communicator groups
-  // (NCCL edges or collectives); 0: it has none.
-  std::uint64_t communicator_bytes = 0;
-};
-std::string format_greeting(const Greeting& greeting);
-/// Reads a greeting back; false if it is malformed or out of range.
-bool parse_greeting(const std::string& text, Greeting& greeting);
 
 } // namespace cg::detail

@@ -85,11 +85,11 @@ const char* to_string(ChannelStatus status) noexcept {
 }
 
 std::size_t channel_footprint(const ChannelConfig& config) noexcept {
-  if (config.slots == 0 || config.readers == 0)
+  if (config.max_in_flight == 0 || config.readers == 0)
     return 0;
   const std::uint64_t stride = sizeof(SlotHeader) + round_up(config.slot_bytes, detail::cache_line);
   std::uint64_t slots_total = 0;
-  if (__builtin_mul_overflow(stride, std::uint64_t{config.slots}, &slots_total))
+  if (__builtin_mul_overflow(stride, std::uint64_t{config.max_in_flight}, &slots_total))
     return 0;
   const std::uint64_t fixed =
       sizeof(ChannelHeader) + std::uint64_t{config.readers} * sizeof(detail::ReaderState);
@@ -113,14 +113,14 @@ Channel Channel::create(void* memory, const ChannelConfig& config) noexcept {
   // before a publish has written them.
   auto* h = new (memory) ChannelHeader{};
   h->version = detail::channel_version;
-  h->slots = config.slots;
+  h->max_in_flight = config.max_in_flight;
   h->slot_bytes = config.slot_bytes;
   h->readers = config.readers;
   h->slot_stride = sizeof(SlotHeader) + round_up(config.slot_bytes, detail::cache_line);
   h->footprint = footprint;
   for (std::uint32_t r = 0; r < config.readers; ++r)
     new (detail::reader_state(h, r)) detail::ReaderState{};
-  for (std::uint32_t s = 0; s < config.slots; ++s) {
+  for (std::uint32_t s = 0; s < config.max_in_flight; ++s) {
     new (detail::slot_header(h, config.readers, h->slot_stride, s)) SlotHeader{};
   }
   // Last, so that whoever sees the magic (with acquire) sees an initialised channel.
@@ -146,7 +146,7 @@ bool Channel::valid() const noexcept {
 
 ChannelConfig Channel::config() const noexcept {
   assert(header_ != nullptr);
-  return ChannelConfig{header_->slots, header_->slot_bytes, header_->readers};
+  return ChannelConfig{header_->max_in_flight, header_->slot_bytes, header_->readers};
 }
 
 void Channel::close() noexcept {
@@ -173,7 +173,7 @@ ChannelWriter::ChannelWriter(Channel channel) noexcept {
   header_ = channel.header_;
   // Cache the geometry: the hot path must not trust memory another process can
   // scribble on for anything that decides where we write.
-  slots_ = header_->slots;
+  max_in_flight_ = header_->max_in_flight;
   slot_bytes_ = header_->slot_bytes;
   readers_ = header_->readers;
   stride_ = header_->slot_stride;
@@ -186,7 +186,7 @@ ChannelWriter& ChannelWriter::operator=(ChannelWriter&& other) noexcept {
   if (this != &other) {
     reset();
     header_ = std::exchange(other.header_, nullptr);
-    slots_ = std::exchange(other.slots_, 0);
+    max_in_flight_ = std::exchange(other.max_in_flight_, 0);
     slot_bytes_ = std::exchange(other.slot_bytes_, 0);
     readers_ = std::exchange(other.readers_, 0);
     stride_ = std::exchange(other.stride_, 0);
@@ -207,7 +207,7 @@ ChannelWriter::~ChannelWriter() { reset(); }
 
 void ChannelWriter::reset() noexcept {
   if (overflow_ != nullptr) {
-    for (std::uint32_t s = 0; s < slots_; ++s)
+    for (std::uint32_t s = 0; s < max_in_flight_; ++s)
       retire(overflow_[s]);
     delete[] overflow_;
     overflow_ = nullptr;
@@ -218,7 +218,7 @@ void ChannelWriter::observe_mappings(detail::MappingObserver* observer) noexcept
   observer_ = observer;
   if (observer_ == nullptr || overflow_ == nullptr)
     return;
-  for (std::uint32_t b = 0; b < slots_; ++b) {
+  for (std::uint32_t b = 0; b < max_in_flight_; ++b) {
     if (overflow_[b].data != nullptr && overflow_[b].owner == ::getpid()) {
       detail::keep_overflow_pages(overflow_[b], true); // pinned: its pages must stay
       observer_->mapped({overflow_[b].data, overflow_[b].mapped});
@@ -245,8 +245,8 @@ ChannelStatus ChannelWriter::acquire(std::size_t bytes, std::span<std::byte>& pa
       wait_for_channel(*header_, {header_->writer_futex, header_->writer_waiters}, deadline, [&] {
         if (next_ < free_until_)
           return Probe::ready;
-        // Message next_ reuses the slot of message next_ - K: every reader must have
-        // released that one, i.e. consumed > next_ - K.
+        // Message next_ reuses the slot of message next_ - max_in_flight: every reader must have
+        // released that one, i.e. consumed > next_ - max_in_flight.
         std::uint64_t slowest = UINT64_MAX;
         for (std::uint32_t r = 0; r < readers_; ++r) {
           const std::uint64_t consumed =
@@ -255,13 +255,13 @@ ChannelStatus ChannelWriter::acquire(std::size_t bytes, std::span<std::byte>& pa
             return Probe::corrupt; // released messages that were never published
           slowest = std::min(slowest, consumed);
         }
-        free_until_ = slowest + slots_;
+        free_until_ = slowest + max_in_flight_;
         return next_ < free_until_ ? Probe::ready : Probe::pending;
       });
   if (status != ChannelStatus::ok)
     return status;
 
-  const auto index = static_cast<std::uint32_t>(next_ % slots_);
+  const auto index = static_cast<std::uint32_t>(next_ % max_in_flight_);
   if (bytes <= slot_bytes_) {
     payload = std::span<std::byte>(
         detail::slot_payload(detail::slot_header(header_, readers_, stride_, index)), bytes);
@@ -282,7 +282,7 @@ ChannelStatus ChannelWriter::acquire(std::size_t bytes, std::span<std::byte>& pa
 // must find what was written there, in the same buffer even when another
 // free one would now be the better fit.
 bool ChannelWriter::acquired_again(std::size_t bytes, std::span<std::byte>& payload) noexcept {
-  const auto index = static_cast<std::uint32_t>(next_ % slots_);
+  const auto index = static_cast<std::uint32_t>(next_ % max_in_flight_);
   std::byte* start = nullptr;
   if (!overflowing_ && bytes <= slot_bytes_)
     start = detail::slot_payload(detail::slot_header(header_, readers_, stride_, index));
@@ -298,11 +298,11 @@ bool ChannelWriter::acquired_again(std::size_t bytes, std::span<std::byte>& payl
 // A buffer of the pool for a value of `bytes` bytes: the smallest free one
 // that holds it; else a free one too small, remade larger; else a new one.
 // One is always free or unused: the slot being written is free, so at most
-// K - 1 messages (and buffers) are still being read.
+// max_in_flight - 1 messages (and buffers) are still being read.
 ChannelStatus ChannelWriter::acquire_overflow(std::size_t bytes,
                                               std::span<std::byte>& payload) noexcept {
   if (overflow_ == nullptr) {
-    overflow_ = new (std::nothrow) OverflowBuffer[slots_];
+    overflow_ = new (std::nothrow) OverflowBuffer[max_in_flight_];
     if (overflow_ == nullptr)
       return ChannelStatus::too_large;
   }
@@ -314,7 +314,7 @@ ChannelStatus ChannelWriter::acquire_overflow(std::size_t bytes,
   OverflowBuffer* fit = nullptr;       // free, large enough, the smallest such
   OverflowBuffer* too_small = nullptr; // free, too small, the largest such
   OverflowBuffer* unused = nullptr;    // an entry without a buffer
-  for (std::uint32_t b = 0; b < slots_; ++b) {
+  for (std::uint32_t b = 0; b < max_in_flight_; ++b) {
     OverflowBuffer& buffer = overflow_[b];
     if (buffer.data != nullptr && buffer.owner != ::getpid())
       detail::unmap_overflow(buffer); // inherited over fork()
@@ -363,7 +363,7 @@ void ChannelWriter::publish(MessageKind kind, std::size_t bytes) noexcept {
   assert(bytes <= acquired_);
   if (!holding_)
     return;
-  const auto index = static_cast<std::uint32_t>(next_ % slots_);
+  const auto index = static_cast<std::uint32_t>(next_ % max_in_flight_);
   SlotHeader* slot = detail::slot_header(header_, readers_, stride_, index);
   bytes = std::min(bytes, acquired_);
   slot->kind.store(static_cast<std::uint32_t>(kind), std::memory_order_relaxed);
@@ -413,7 +413,7 @@ ChannelReader::ChannelReader(Channel channel, std::uint32_t reader_index) noexce
   if (reader_index >= channel.header_->readers)
     return;
   header_ = channel.header_;
-  slots_ = header_->slots;
+  max_in_flight_ = header_->max_in_flight;
   slot_bytes_ = header_->slot_bytes;
   readers_ = header_->readers;
   index_ = reader_index;
@@ -427,7 +427,7 @@ ChannelReader& ChannelReader::operator=(ChannelReader&& other) noexcept {
   if (this != &other) {
     reset();
     header_ = std::exchange(other.header_, nullptr);
-    slots_ = std::exchange(other.slots_, 0);
+    max_in_flight_ = std::exchange(other.max_in_flight_, 0);
     slot_bytes_ = std::exchange(other.slot_bytes_, 0);
     readers_ = std::exchange(other.readers_, 0);
     index_ = std::exchange(other.index_, 0);
@@ -448,7 +448,7 @@ void ChannelReader::observe_mappings(detail::MappingObserver* observer) noexcept
   observer_ = observer;
   if (observer_ == nullptr || overflow_ == nullptr)
     return;
-  for (std::uint32_t m = 0; m < slots_; ++m)
+  for (std::uint32_t m = 0; m < max_in_flight_; ++m)
     if (overflow_[m].data != nullptr)
       observer_->mapped({overflow_[m].data, overflow_[m].mapped});
 }
@@ -461,7 +461,7 @@ void ChannelReader::unmap(OverflowMapping& mapping) noexcept {
 
 void ChannelReader::reset() noexcept {
   if (overflow_ != nullptr) {
-    for (std::uint32_t s = 0; s < slots_; ++s)
+    for (std::uint32_t s = 0; s < max_in_flight_; ++s)
       unmap(overflow_[s]);
     delete[] overflow_;
     overflow_ = nullptr;
@@ -472,7 +472,7 @@ void ChannelReader::reset() noexcept {
 ChannelStatus ChannelReader::acquire(Message& message, Deadline deadline) noexcept {
   if (header_ == nullptr) // no ring: a source's reader, or a default-constructed one
     return source_ != nullptr ? source_->acquire(message, deadline) : ChannelStatus::closed;
-  const auto index = static_cast<std::uint32_t>(next_ % slots_);
+  const auto index = static_cast<std::uint32_t>(next_ % max_in_flight_);
   SlotHeader* slot = detail::slot_header(header_, readers_, stride_, index);
 
   const ChannelStatus status =
@@ -528,12 +528,12 @@ ChannelStatus ChannelReader::map_overflow(const SlotHeader& slot,
   const std::uint64_t bytes = slot.overflow_bytes.load(std::memory_order_relaxed);
   const std::uint64_t generation = slot.overflow_generation.load(std::memory_order_relaxed);
   if (overflow_ == nullptr) {
-    overflow_ = new (std::nothrow) OverflowMapping[slots_];
+    overflow_ = new (std::nothrow) OverflowMapping[max_in_flight_];
     if (overflow_ == nullptr)
       return ChannelStatus::unmappable;
   }
   OverflowMapping* mapping = nullptr;
-  for (std::uint32_t m = 0; m < slots_ && mapping == nullptr; ++m) {
+  for (std::uint32_t m = 0; m < max_in_flight_ && mapping == nullptr; ++m) {
     const OverflowMapping& known = overflow_[m];
     if (known.data != nullptr && known.pid == pid && known.fd == fd &&
         known.generation == generation)
@@ -544,7 +544,7 @@ ChannelStatus ChannelReader::map_overflow(const SlotHeader& slot,
     const ChannelStatus mapped = detail::map_overflow_buffer(fresh, pid, fd, generation);
     if (mapped != ChannelStatus::ok)
       return mapped;
-    for (std::uint32_t m = 0; m < slots_; ++m) {
+    for (std::uint32_t m = 0; m < max_in_flight_; ++m) {
       OverflowMapping& entry = overflow_[m];
       if (entry.data != nullptr && entry.pid == pid && entry.fd == fd) {
         mapping = &entry;
@@ -562,24 +562,24 @@ ChannelStatus ChannelReader::map_overflow(const SlotHeader& slot,
   if (bytes > mapping->mapped - detail::overflow_payload_offset)
     return ChannelStatus::corrupt;
   mapping->last_used = next_;
-  stale_after_ = std::min(stale_after_, next_ + slots_ + 1);
+  stale_after_ = std::min(stale_after_, next_ + max_in_flight_ + 1);
   payload = std::span<const std::byte>(mapping->data + detail::overflow_payload_offset,
                                        static_cast<std::size_t>(bytes));
   return ChannelStatus::ok;
 }
 
-// Unmaps the buffers not read for K messages: the writer has most likely
+// Unmaps the buffers not read for max_in_flight messages: the writer has most likely
 // retired them (remade larger, or gone), and a mapping keeps a buffer alive.
 void ChannelReader::drop_stale_mappings() noexcept {
   stale_after_ = UINT64_MAX;
-  for (std::uint32_t m = 0; m < slots_; ++m) {
+  for (std::uint32_t m = 0; m < max_in_flight_; ++m) {
     OverflowMapping& entry = overflow_[m];
     if (entry.data == nullptr)
       continue;
-    if (entry.last_used + slots_ < next_)
+    if (entry.last_used + max_in_flight_ < next_)
       unmap(entry);
     else
-      stale_after_ = std::min(stale_after_, entry.last_used + slots_ + 1);
+      stale_after_ = std::min(stale_after_, entry.last_used + max_in_flight_ + 1);
   }
 }
 
@@ -593,11 +593,11 @@ void ChannelReader::release() noexcept {
   // while the writer cannot be writing it (shm/overflow.hpp). Not one pinned
   // for a GPU here: its pinned pages must stay the mapping's.
   if (readers_ == 1 && overflow_ != nullptr && observer_ == nullptr) {
-    const SlotHeader* slot =
-        detail::slot_header(header_, readers_, stride_, static_cast<std::uint32_t>(next_ % slots_));
+    const SlotHeader* slot = detail::slot_header(
+        header_, readers_, stride_, static_cast<std::uint32_t>(next_ % max_in_flight_));
     if (slot->storage.load(std::memory_order_relaxed) ==
         static_cast<std::uint32_t>(Storage::overflow)) {
-      for (std::uint32_t m = 0; m < slots_; ++m) {
+      for (std::uint32_t m = 0; m < max_in_flight_; ++m) {
         if (overflow_[m].data != nullptr && overflow_[m].last_used == next_) {
           detail::release_overflow_pages(overflow_[m],
                                          slot->overflow_bytes.load(std::memory_order_relaxed));

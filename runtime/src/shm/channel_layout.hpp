@@ -4,7 +4,7 @@
 // out once here: the channel implementation uses it, and tests use it to corrupt
 // a channel on purpose. Nothing outside the runtime should depend on it.
 //
-//   [ChannelHeader: 4 cache lines][ReaderState x readers][slot x slots]
+//   [ChannelHeader: 4 cache lines][ReaderState x readers][slot x max_in_flight]
 //   slot = [SlotHeader: 1 cache line][payload: slot_bytes rounded up to 64]
 //
 // A message larger than slot_bytes lives in the slot's overflow buffer, an
@@ -39,7 +39,7 @@ struct ChannelHeader {
   // Line 0: identity and configuration, immutable after create().
   alignas(cache_line) std::atomic<std::uint64_t> magic; // stored last by create()
   std::uint32_t version;
-  std::uint32_t slots;
+  std::uint32_t max_in_flight; // slots of the ring
   std::uint32_t slot_bytes;
   std::uint32_t readers;
   std::uint64_t slot_stride; // bytes from one slot header to the next

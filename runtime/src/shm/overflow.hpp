@@ -47,7 +47,8 @@ namespace cg::detail {
 // One of the writer's overflow buffers. The writer keeps a pool of them, not
 // one per slot: a buffer is free for the next large value as soon as every
 // reader has released the message it last carried, so a channel holds as many
-// buffers as it has large values in flight (at most its K slots), not K.
+// buffers as it has large values in flight (at most max_in_flight, its slots),
+// not always one per slot.
 struct OverflowShare; // the writer's mapping as readers of its process share it
 
 struct OverflowBuffer {

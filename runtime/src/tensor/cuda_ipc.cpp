@@ -100,9 +100,9 @@ struct CudaIpcSender::Slot {
   Tensor source; // what the last copy into `buffer` read: alive until it is done
 };
 
-CudaIpcSender::CudaIpcSender(std::uint32_t slots, int device)
+CudaIpcSender::CudaIpcSender(std::uint32_t max_in_flight, int device)
     : device_(device), pid_(static_cast<std::uint32_t>(::getpid())) {
-  slots_.resize(slots);
+  slots_.resize(max_in_flight);
 }
 
 CudaIpcSender::~CudaIpcSender() {
@@ -204,8 +204,8 @@ struct CudaIpcReceiver::Slot {
   cudaEvent_t event = nullptr;
 };
 
-CudaIpcReceiver::CudaIpcReceiver(std::uint32_t slots, int device) : device_(device) {
-  slots_.resize(slots);
+CudaIpcReceiver::CudaIpcReceiver(std::uint32_t max_in_flight, int device) : device_(device) {
+  slots_.resize(max_in_flight);
 }
 
 namespace {

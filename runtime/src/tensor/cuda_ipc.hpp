@@ -98,7 +98,7 @@ struct CudaIpcBlock {
 class CudaIpcSender {
 public:
   /// Buffers go on `device` (this process's ordinal) as slots first need them.
-  CudaIpcSender(std::uint32_t slots, int device);
+  CudaIpcSender(std::uint32_t max_in_flight, int device);
   ~CudaIpcSender();
   CudaIpcSender(const CudaIpcSender&) = delete;
   CudaIpcSender& operator=(const CudaIpcSender&) = delete;
@@ -128,7 +128,7 @@ private:
 class CudaIpcReceiver {
 public:
   /// Copies arrive on `device` (this process's ordinal).
-  CudaIpcReceiver(std::uint32_t slots, int device);
+  CudaIpcReceiver(std::uint32_t max_in_flight, int device);
   ~CudaIpcReceiver();
   CudaIpcReceiver(const CudaIpcReceiver&) = delete;
   CudaIpcReceiver& operator=(const CudaIpcReceiver&) = delete;

@@ -13,8 +13,8 @@
 
 namespace cg::detail {
 
-GpuRunAhead::GpuRunAhead(int device, std::uint32_t depth) noexcept
-    : device_(device), depth_(std::max<std::uint32_t>(depth, 1)) {}
+GpuRunAhead::GpuRunAhead(int device, std::uint32_t max_in_flight) noexcept
+    : device_(device), max_in_flight_(std::max<std::uint32_t>(max_in_flight, 1)) {}
 
 #if defined(CG_HAVE_CUDA)
 
@@ -49,7 +49,7 @@ bool GpuRunAhead::executed() noexcept {
     return fail("selecting the device", switched);
   if (events_.empty()) {
     try {
-      events_.assign(depth_, nullptr);
+      events_.assign(max_in_flight_, nullptr);
     } catch (...) {
       return fail("making its events (no memory)", cudaErrorMemoryAllocation);
     }
@@ -62,16 +62,16 @@ bool GpuRunAhead::executed() noexcept {
     }
   }
   const std::uint64_t done = executions_++;
-  if (const cudaError_t e =
-          cudaEventRecord(static_cast<cudaEvent_t>(events_[done % depth_]), cudaStreamLegacy);
+  if (const cudaError_t e = cudaEventRecord(
+          static_cast<cudaEvent_t>(events_[done % max_in_flight_]), cudaStreamLegacy);
       e != cudaSuccess)
     return fail("cudaEventRecord", e);
-  // The next execution is `depth` ahead of the one recorded depth - 1 ago.
-  if (executions_ < depth_)
+  // The next execution is max_in_flight ahead of the one recorded max_in_flight - 1 ago.
+  if (executions_ < max_in_flight_)
     return true;
-  const std::uint64_t oldest = executions_ - depth_;
+  const std::uint64_t oldest = executions_ - max_in_flight_;
   if (const cudaError_t e =
-          cudaEventSynchronize(static_cast<cudaEvent_t>(events_[oldest % depth_]));
+          cudaEventSynchronize(static_cast<cudaEvent_t>(events_[oldest % max_in_flight_]));
       e != cudaSuccess)
     return fail("cudaEventSynchronize", e);
   return true;

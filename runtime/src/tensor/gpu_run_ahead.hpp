@@ -10,9 +10,9 @@
 // it still holds, grow without limit. So an actor with GPUs of its own ends
 // each execution by recording an event on its GPU's legacy default stream
 // (which orders itself after every blocking stream) and waiting for the one it
-// recorded `depth` executions before: execution i's GPU work is done before
-// execution i + depth begins. The depth is the graph's max_in_flight, the
-// number of executions the channels hold anyway.
+// recorded max_in_flight executions before: execution i's GPU work is done
+// before execution i + max_in_flight begins. That is the graph's max_in_flight,
+// the number of executions the channels hold anyway.
 #pragma once
 
 #include <cstdint>
@@ -23,15 +23,15 @@ namespace cg::detail {
 
 class GpuRunAhead {
 public:
-  /// For cuda:`device` (this process's ordinal), at most `depth` (>= 1)
-  /// executions ahead. Makes nothing until the first execution ends.
-  GpuRunAhead(int device, std::uint32_t depth) noexcept;
+  /// For cuda:`device` (this process's ordinal), at most `max_in_flight`
+  /// (>= 1) executions ahead. Makes nothing until the first execution ends.
+  GpuRunAhead(int device, std::uint32_t max_in_flight) noexcept;
   ~GpuRunAhead();
   GpuRunAhead(const GpuRunAhead&) = delete;
   GpuRunAhead& operator=(const GpuRunAhead&) = delete;
 
   /// The end of an execution: records its event, then waits until the GPU
-  /// has done the work of the execution depth - 1 before it. False (and
+  /// has done the work of the execution max_in_flight - 1 before it. False (and
   /// from then on nothing more is done) when CUDA fails; error() says why.
   /// A failure here is the context's, which the next CUDA call of a method
   /// reports too.
@@ -44,7 +44,7 @@ private:
   bool fail(const char* what, int code) noexcept;
 
   int device_;
-  std::uint32_t depth_;
+  std::uint32_t max_in_flight_;
   std::vector<void*> events_; // cudaEvent_t, one per execution in flight
   std::uint64_t executions_ = 0;
   bool failed_ = false;

@@ -8,7 +8,8 @@
 // short spin followed by a cross-process futex sleep, so an idle channel costs no CPU and a busy
 // one needs no system call.
 //
-// Layout: K = config.slots slots; message n (0-based) goes to slot n % K. Each
+// Layout: config.max_in_flight slots (the executions a channel holds, as
+// cg::LaunchOptions names it); message n (0-based) goes to slot n % max_in_flight. Each
 // slot header carries n + 1 once message n is published (0 = never used), the
 // message kind and its byte size. Each reader owns a "consumed" counter. The
 // structures themselves are in shm/channel_layout.hpp.
@@ -21,18 +22,20 @@
 // reader has released the message it carried, and the next large value takes
 // the smallest free one that holds it (a free one too small is remade larger;
 // a new one is made only when none is free). So large values need no extra
-// waiting and the ring keeps its depth: K large values may be in flight, as K
-// small ones. (One buffer per channel would let one unread large value stall
-// the writer, and a driver blocked submitting an input cannot collect the
-// result an actor is blocked on.) Memory: one buffer per large value in flight
-// (at most K), each as large as the largest value it carried, until the writer
-// goes away; one large value at a time is one buffer. A reader unmaps a buffer
-// it has not read for K messages. Nothing is ever named in /dev/shm.
+// waiting and the ring keeps its capacity: max_in_flight large values may be in
+// flight, as max_in_flight small ones. (One buffer per channel would let one unread large value
+// stall the writer, and a driver blocked submitting an input cannot collect the result an actor is
+// blocked on.) Memory: one buffer per large value in flight (at most max_in_flight), each as large
+// as the largest value it carried, until the writer goes away; one large value at a time is one
+// buffer. A reader unmaps a buffer it has not read for max_in_flight messages. Nothing is ever
+// named in /dev/shm.
 //
 // Threading contract: at most one ChannelWriter per channel and at most one
 // ChannelReader per reader index, each used by one thread at a time. close() and
 // closed() may be called from anywhere, any process.
 #pragma once
+
+#include <cg/detail/launch_geometry.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -85,13 +88,15 @@ const char* to_string(ChannelStatus status) noexcept;
 enum class MessageKind : std::uint32_t { value = 0, error = 1 };
 
 struct ChannelConfig {
-  std::uint32_t slots = 10;             // ring length K (>= 1)
-  std::uint32_t slot_bytes = 64 * 1024; // payload capacity of one slot (may be 0)
-  std::uint32_t readers = 1;            // number of reader indices (>= 1)
+  // Slots of the ring: the messages it holds (>= 1).
+  std::uint32_t max_in_flight = detail::kDefaultLaunchGeometry.max_in_flight;
+  // Payload capacity of one slot (may be 0).
+  std::uint32_t slot_bytes = detail::kDefaultLaunchGeometry.slot_bytes;
+  std::uint32_t readers = 1; // number of reader indices (>= 1)
 };
 
 // Bytes the channel occupies in memory (a multiple of 64), or 0 when the config
-// is invalid (slots or readers == 0) or the size does not fit a size_t.
+// is invalid (max_in_flight or readers == 0) or the size does not fit a size_t.
 std::size_t channel_footprint(const ChannelConfig& config) noexcept;
 
 // A non-owning view of a channel living in memory owned by someone else (the
@@ -195,7 +200,7 @@ private:
   ChannelStatus acquire_overflow(std::size_t bytes, std::span<std::byte>& payload) noexcept;
 
   detail::ChannelHeader* header_ = nullptr;
-  std::uint32_t slots_ = 0;
+  std::uint32_t max_in_flight_ = 0;
   std::uint32_t slot_bytes_ = 0;
   std::uint32_t readers_ = 0;
   std::uint64_t stride_ = 0;
@@ -203,9 +208,10 @@ private:
   std::uint64_t free_until_ = 0; // cached: sequences below this may be written
   std::size_t acquired_ = 0;     // bytes of the acquired, unpublished slot
   bool holding_ = false;
-  bool overflowing_ = false;                   // the acquired payload is in an overflow buffer
-  std::uint32_t acquired_buffer_ = 0;          // which one
-  detail::OverflowBuffer* overflow_ = nullptr; // the pool: K entries, made on the first large value
+  bool overflowing_ = false;          // the acquired payload is in an overflow buffer
+  std::uint32_t acquired_buffer_ = 0; // which one
+  detail::OverflowBuffer* overflow_ =
+      nullptr; // the pool: max_in_flight entries, made on the first large value
   detail::MappingObserver* observer_ = nullptr;
   detail::Forwarder* forwarder_ = nullptr;
 };
@@ -259,14 +265,14 @@ private:
   void drop_stale_mappings() noexcept;
 
   detail::ChannelHeader* header_ = nullptr;
-  std::uint32_t slots_ = 0;
+  std::uint32_t max_in_flight_ = 0;
   std::uint32_t slot_bytes_ = 0;
   std::uint32_t readers_ = 0;
   std::uint32_t index_ = 0;
   std::uint64_t stride_ = 0;
   std::uint64_t next_ = 0; // sequence number of the next message to read
   bool holding_ = false;
-  // Mappings of the writer's buffers: K entries, made on the first large value.
+  // Mappings of the writer's buffers: max_in_flight entries, made on the first large value.
   detail::OverflowMapping* overflow_ = nullptr;
   std::uint64_t stale_after_ = UINT64_MAX;  // a mapping may be unused for a ring from here on
   detail::MessageSource* source_ = nullptr; // instead of a ring (then header_ is null)

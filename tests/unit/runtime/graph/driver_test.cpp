@@ -168,7 +168,7 @@ struct LiveChannel {
   // Waits until message `sequence` is published in its slot.
   bool wait_published(std::uint64_t sequence) const {
     const auto deadline = Clock::now() + 10s;
-    while (slot(static_cast<std::uint32_t>(sequence % header->slots))->sequence.load() !=
+    while (slot(static_cast<std::uint32_t>(sequence % header->max_in_flight))->sequence.load() !=
            sequence + 1) {
       if (Clock::now() > deadline)
         return false;
@@ -180,8 +180,10 @@ struct LiveChannel {
 
 LiveChannel live_channel(const cg::LaunchOptions& options, std::uint32_t channel) {
   std::span<std::byte> segment = graph_segment(kSpec.name);
-  const cg::detail::SegmentLayout layout = cg::detail::segment_layout(
-      kSpec, options.max_in_flight, options.slot_bytes, options.communicator_bytes);
+  // Laid out as the segment's header says it was launched.
+  const auto* launched = reinterpret_cast<const cg::detail::SegmentHeader*>(segment.data());
+  EXPECT_EQ(launched->geometry.max_in_flight, options.max_in_flight);
+  const cg::detail::SegmentLayout layout = cg::detail::segment_layout(kSpec, launched->geometry);
   return {reinterpret_cast<cg::detail::ChannelHeader*>(segment.data() +
                                                        layout.channel_offsets.at(channel))};
 }

@@ -118,9 +118,9 @@ TEST(ProfileRings, HoldTheEventsOfEachParticipantsExecutions) {
 
 TEST(ProfileRings, AreFoundThroughTheSegmentsTableAndCheckedAgainstItsSize) {
   cg::detail::SegmentContents contents;
-  contents.slots = 2;
-  contents.slot_bytes = 256;
-  contents.profile_executions = 7;
+  contents.geometry.max_in_flight = 2;
+  contents.geometry.slot_bytes = 256;
+  contents.geometry.profile_executions = 7;
   std::vector<std::byte> memory(cg::detail::segment_bytes(kSpec, contents) + 64);
   // Aligned as a mapping is.
   const auto offset = (64 - reinterpret_cast<std::uintptr_t>(memory.data()) % 64) % 64;
@@ -138,7 +138,7 @@ TEST(ProfileRings, AreFoundThroughTheSegmentsTableAndCheckedAgainstItsSize) {
   cg::detail::profile_ring(segment, *written.header, 1)->capacity = segment.size();
   EXPECT_EQ(cg::detail::profile_ring(segment, *written.header, 1), nullptr);
   // Without a profile there are no rings.
-  contents.profile_executions = 0;
+  contents.geometry.profile_executions = 0;
   std::vector<std::byte> plain(cg::detail::segment_bytes(kSpec, contents) + 64);
   const auto plain_offset = (64 - reinterpret_cast<std::uintptr_t>(plain.data()) % 64) % 64;
   std::span<std::byte> plain_segment(plain.data() + plain_offset, plain.size() - 64);

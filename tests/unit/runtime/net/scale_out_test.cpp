@@ -127,7 +127,8 @@ struct Side {
   bool corrupt = false;
 
   Side() {
-    const cg::detail::SegmentContents contents{.slots = 4, .slot_bytes = 256};
+    const cg::detail::SegmentContents contents{
+        .geometry = {.max_in_flight = 4, .slot_bytes = 256, .communicator_bytes = 0}};
     const std::size_t bytes = cg::detail::segment_bytes(kSpec, contents);
     memory.resize(bytes + 64);
     auto* base = reinterpret_cast<std::byte*>(
@@ -445,31 +446,6 @@ INSTANTIATE_TEST_SUITE_P(Transports, Relaying,
 #endif
                                            ),
                          [](const auto& info) { return cg::detail::to_string(info.param); });
-
-TEST(ScaleOut, TheGreetingCarriesGeometrySilenceTransportProfileAndGroups) {
-  cg::detail::Greeting g{
-      8, 4096, std::chrono::milliseconds(5000), cg::detail::HostTransport::ucx, 100, 16u << 20};
-  EXPECT_EQ(cg::detail::format_greeting(g),
-            "slots=8 slot_bytes=4096 silence_ms=5000 transport=ucx profile=100 groups=16777216");
-  cg::detail::Greeting back;
-  ASSERT_TRUE(cg::detail::parse_greeting(
-      "slots=3 slot_bytes=4096 silence_ms=9 transport=tcp profile=0 groups=0", back));
-  EXPECT_EQ(back.slots, 3u);
-  EXPECT_EQ(back.silence, std::chrono::milliseconds(9));
-  EXPECT_EQ(back.transport, cg::detail::HostTransport::tcp);
-  EXPECT_EQ(back.profile_executions, 0u);
-  EXPECT_EQ(back.communicator_bytes, 0u);
-  ASSERT_TRUE(cg::detail::parse_greeting(cg::detail::format_greeting(g), back));
-  EXPECT_EQ(back.communicator_bytes, 16u << 20);
-  for (const char* bad :
-       {"slots=3 slot_bytes=4096 silence_ms=9 transport=tcp profile=0", // an older driver
-        "slots=3 slot_bytes=4096 silence_ms=9 transport=rdma profile=0 groups=0",
-        "slots=3 slot_bytes=4096 silence_ms=9 transport=ucx profile=0 groups=0 extra",
-        "slots=3 slot_bytes=4096 silence_ms=9 transport=ucx profile=99999999999 groups=0",
-        "slots=3 slot_bytes=4096 silence_ms=9 transport=ucx profile=0 groups=99999999999999",
-        "slots=0 slot_bytes=4096 silence_ms=9 transport=ucx profile=0 groups=0"})
-    EXPECT_FALSE(cg::detail::parse_greeting(bad, back)) << bad;
-}
 
 TEST(ScaleOut, AFrameWithASkippedSequenceNumberIsReportedNotDelivered) {
   // Only the driver's side relays; the test plays a's side by hand on c1,

@@ -50,7 +50,7 @@ TEST(Channel, AttachSeesTheCreatedChannelAndRejectsForeignMemory) {
   ASSERT_TRUE(t.channel.valid());
   const cg::Channel attached = cg::Channel::attach(t.memory.data());
   ASSERT_TRUE(attached.valid());
-  EXPECT_EQ(attached.config().slots, 3u);
+  EXPECT_EQ(attached.config().max_in_flight, 3u);
   EXPECT_EQ(attached.config().slot_bytes, 256u);
   EXPECT_EQ(attached.config().readers, 2u);
 

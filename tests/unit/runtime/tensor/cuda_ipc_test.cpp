@@ -16,10 +16,10 @@
 
 namespace {
 
-// A channel of `slots` slots in heap memory (threads of one process).
+// A channel of `max_in_flight` slots in heap memory (threads of one process).
 struct MemoryChannel {
-  explicit MemoryChannel(std::uint32_t slots, std::uint32_t slot_bytes = 4096)
-      : config{slots, slot_bytes, 1},
+  explicit MemoryChannel(std::uint32_t max_in_flight, std::uint32_t slot_bytes = 4096)
+      : config{max_in_flight, slot_bytes, 1},
         memory(std::aligned_alloc(64, cg::channel_footprint(config)), &std::free),
         channel(cg::Channel::create(memory.get(), config)) {}
   cg::ChannelConfig config;

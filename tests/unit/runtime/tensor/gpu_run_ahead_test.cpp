@@ -37,7 +37,7 @@ void hold(void* raw) {
 }
 #endif
 
-// Depth 2: the end of execution 0 does not wait; the end of execution 1
+// max_in_flight 2: the end of execution 0 does not wait; the end of execution 1
 // waits for execution 0's GPU work, and for nothing after it.
 TEST(GpuRunAhead, TheEndOfAnExecutionWaitsForTheGpuWorkOfTheOneDepthMinusOneBefore) {
   CG_SKIP_WITHOUT_GPU(); // a build without CUDA has no device: it skips
