@@ -172,6 +172,7 @@ int main(int argc, char** argv) {
     std::printf("%-17s %-10s %10s %10s %9s %10s %8s  %-44s %s\n", "pattern", "mode", "ours",
                 "Ray CG", "x Ray", "floor", "x floor", "target", "runs");
     std::vector<Runs> floors;
+    std::vector<std::string> floor_cores; // the CPUs ours bound and the floor took, or "none"
     for (const Pattern& pattern : patterns) {
       Runs in_processes, in_threads, floor;
       std::vector<int> bound;
@@ -189,13 +190,17 @@ int main(int argc, char** argv) {
                     verdict(figure, pattern.ray, floor.median()).c_str(), runs->text().c_str());
       }
       floors.push_back(floor);
+      std::string cores;
+      for (int cpu : bound)
+        cores += (cores.empty() ? "" : ",") + std::to_string(cpu);
+      floor_cores.push_back(cores.empty() ? "none" : cores);
     }
-    std::printf("\n%-17s %-10s %10s %10s %9s  %s\n", "floor", "", "calls/s", "Ray CG", "x Ray",
-                "runs");
+    std::printf("\n%-17s %-10s %10s %10s %9s  %-14s %s\n", "floor", "", "calls/s", "Ray CG",
+                "x Ray", "cores bound", "runs");
     for (std::size_t i = 0; i < floors.size(); ++i)
-      std::printf("%-17s %-10s %10.0f %10.0f %8.1fx  %s\n", patterns[i].name, "fork+shm",
+      std::printf("%-17s %-10s %10.0f %10.0f %8.1fx  %-14s %s\n", patterns[i].name, "fork+shm",
                   floors[i].median(), patterns[i].ray, floors[i].median() / patterns[i].ray,
-                  floors[i].text().c_str());
+                  floor_cores[i].c_str(), floors[i].text().c_str());
     for (std::size_t i = 0; i < floors.size(); ++i)
       if (*std::min_element(floors[i].figures.begin(), floors[i].figures.end()) <= 0) {
         std::fprintf(stderr, "ray_microbench: a run of the floor's %s failed\n", patterns[i].name);

@@ -30,7 +30,8 @@ check_table() {
         wrong=1
       fi
     done
-    local floor="^${patterns[i]} +fork\+shm +$figure +${rays[i]} +$ratio +$figure $figure $figure( +unstable)?$"
+    # the floor, Ray's, x Ray, the cores bound (or none), then three runs
+    local floor="^${patterns[i]} +fork\+shm +$figure +${rays[i]} +$ratio +(none|[0-9]+(,[0-9]+)+) +$figure $figure $figure( +unstable)?$"
     if ! grep -Eq "$floor" <<<"$output"; then
       echo "no floor row for ${patterns[i]} with figures"
       wrong=1
