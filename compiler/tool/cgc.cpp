@@ -32,6 +32,7 @@
 #include "support/InputFile.h"
 #include "support/InternalError.h"
 #include "support/PhaseTimes.h"
+#include <cg/detail/launch_geometry.hpp>
 
 #include "clang/Basic/Version.h"
 #include "llvm/Config/llvm-config.h"
@@ -128,8 +129,9 @@ cl::opt<bool> dotOperations(
 cl::opt<unsigned>
     maxInFlight("max-in-flight",
                 cl::desc("Executions in flight (and channel slots) the schedule is simulated with "
-                         "(default: 10, the runtime's default)"),
-                cl::init(10), cl::value_desc("K"), cl::cat(category));
+                         "(default: the runtime's default cg::LaunchOptions::max_in_flight)"),
+                cl::init(cg::detail::kDefaultLaunchGeometry.max_in_flight), cl::value_desc("K"),
+                cl::cat(category));
 cl::opt<std::string> includeSourceAs(
     "include-source-as",
     cl::desc("How the generated driver header includes the graph source (default: its path "
