@@ -1,4 +1,4 @@
-# cmake --install: cgc, the runtime library and its public headers, and the
+# cmake --install: cgc and its templates, the runtime library and its public headers, and the
 # CMake package find_package(CompiledGraph) reads (cmake/CompiledGraphConfig.cmake.in).
 # Everything is found relative to the prefix, so a moved install still works.
 include(GNUInstallDirs)
@@ -14,6 +14,10 @@ if(TARGET cgc)
   set_target_properties(cgc PROPERTIES EXPORT_NAME cgc)
   install(TARGETS cgc EXPORT CompiledGraphTargets RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
   install(TARGETS cg-profile RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+  # The templates this cgc was built with, for reading what it generates from
+  # (it carries its own copies inside and never reads these).
+  install(DIRECTORY "${PROJECT_SOURCE_DIR}/codegen-templates/"
+          DESTINATION "${CMAKE_INSTALL_DATADIR}/CompiledGraph/codegen-templates")
 endif()
 # The package graph modules import (their error classes), where Debian's
 # python3 looks: /usr/lib/python3/dist-packages under the .deb's prefix.

@@ -1,15 +1,15 @@
 //===- Codegen.cpp - Driver header and actor programs from a schedule ----===//
 //
-// Everything structural lives in the templates; this file computes the
-// pieces that vary (ports, operation bodies, spec tables) and lays them out
-// as the formatter would (Layout.h): the spec tables and the actor programs
-// skip the formatter, which lays out only the rest, and whatever codegen
-// cannot be sure of.
+// Every text this file emits is a template (codegen-templates/, embedded at
+// build time); this file computes the pieces that vary (ports, operation
+// bodies, spec tables) and lays them out as the formatter would (Layout.h):
+// the spec tables and the actor programs skip the formatter, which lays out
+// only the rest, and whatever codegen cannot be sure of.
 //
-// One file, about 740 lines: every generated file is filled from one pass
-// over the graphs (a graph's driver section, its programs, the shard each
-// goes in, the actor header's serializers), and the pieces share the
-// graph's names and layout helpers, which nothing outside codegen needs.
+// One file: every generated file is filled from one pass over the graphs (a
+// graph's driver section, its programs, the shard each goes in, the actor
+// header's serializers), and the pieces share the graph's names and layout
+// helpers, which nothing outside codegen needs.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Codegen.h"
@@ -20,6 +20,7 @@
 #include "codegen/Layout.h"
 #include "codegen/Templates.h"
 #include "ir/Names.h"
+#include "schedule/Groups.h"
 
 #include <fmt/format.h>
 
@@ -34,7 +35,6 @@
 namespace cg::codegen {
 namespace {
 
-using schedule::kDriver;
 using schedule::Operation;
 
 // FNV-1a, 64 bits: the same on every machine, for the digests of programs
@@ -59,12 +59,32 @@ std::string baseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// The ActorSpec fields after name and program, positional and only as far as
-// one differs from its default: ", host" and ", host, gpus".
-std::string specTail(const ir::Actor& actor) {
+// The spec tables' rows sit in their braces, 4 columns in.
+constexpr std::size_t kTableIndent = 4;
+
+// Template `name` (codegen-templates/) filled with `args`.
+template <class... Args> std::string fill(std::string_view name, const Args&... args) {
+  return fmt::format(fmt::runtime(templateText(name)), args...);
+}
+
+// A template that makes part of a line, or of a comment, without the newline
+// its file ends with.
+template <class... Args> std::string fillInline(std::string_view name, const Args&... args) {
+  std::string text = fill(name, args...);
+  if (!text.empty() && text.back() == '\n')
+    text.pop_back();
+  return text;
+}
+
+// A row of the ActorSpec table: host and gpus only where they are not their
+// defaults (0).
+std::string actorSpecRow(const ir::Actor& actor, const std::string& run) {
+  std::string row = fmt::format("{{.name = \"{}\", .run = &{}", actor.name, run);
+  if (actor.host != 0)
+    row += fmt::format(", .host = {}", actor.host);
   if (actor.gpus != 0)
-    return fmt::format(", {}, {}", actor.host, actor.gpus);
-  return actor.host != 0 ? fmt::format(", {}", actor.host) : "";
+    row += fmt::format(", .gpus = {}", actor.gpus);
+  return row + "},";
 }
 
 class GraphGenerator {
@@ -72,7 +92,8 @@ public:
   GraphGenerator(const CodegenInput& input, const ir::Graph& graph,
                  const schedule::Schedule& schedule)
       : input_(input), graph_(graph), schedule_(schedule), id_(identifierFor(graph.name)),
-        tasks_(ir::taskLabels(graph)), values_(ir::valueLabels(graph, tasks_)) {}
+        tasks_(ir::taskLabels(graph)), values_(ir::valueLabels(graph, tasks_)),
+        communicators_(schedule::communicatorsOf(graph, schedule)) {}
 
   // The driver class's input_tensor<I>() when the graph has cg::Tensor
   // inputs: input I made in place (cg::detail::GraphRuntime::input_tensor),
@@ -87,23 +108,9 @@ public:
     std::vector<std::string> checks;
     for (const std::string& i : tensorInputs)
       checks.push_back("I == " + i);
-    return fmt::format(
-        "\n"
-        "  /// Input #I of the next execute() (#{first} unless told: the graph's cg::Tensor\n"
-        "  /// inputs are #{list}) as a host tensor made where the graph carries it, in its\n"
-        "  /// channel's shared memory: fill it, then pass it to execute(), which hands it\n"
-        "  /// over without copying its elements. The next execute() takes it, whatever it\n"
-        "  /// is given; the memory is the graph's from then on (see\n"
-        "  /// cg::detail::GraphRuntime::input_tensor).\n"
-        "  template <std::size_t I = {first}>\n"
-        "  cg::Tensor input_tensor(cg::DType dtype, std::vector<std::int64_t> shape) {{\n"
-        "    static_assert({checks},\n"
-        "                  \"input_tensor<I>(): input #I of graph '{graph}' is not a "
-        "cg::Tensor\");\n"
-        "    return runtime_->input_tensor(I, dtype, std::move(shape));\n"
-        "  }}\n",
-        fmt::arg("first", tensorInputs.front()), fmt::arg("list", fmt::join(tensorInputs, ", #")),
-        fmt::arg("checks", fmt::join(checks, " || ")), fmt::arg("graph", graph_.name));
+    return fill("input_tensor_method.hpp.tpl", fmt::arg("first", tensorInputs.front()),
+                fmt::arg("list", fmt::join(tensorInputs, ", #")),
+                fmt::arg("checks", fmt::join(checks, " || ")), fmt::arg("graph", graph_.name));
   }
 
   // This graph's section of the driver header; its tables (one row per
@@ -115,7 +122,7 @@ public:
       const ir::Actor& actor = graph_.actors[a];
       runDeclarations += fmt::format("int {}(cg::ActorProcess& process);\n", actorFunction(a));
       actorSpecs.emplace_back(
-          fmt::format("{{\"{}\", &{}{}}},", actor.name, actorFunction(a), specTail(actor)),
+          actorSpecRow(actor, actorFunction(a)),
           fmt::format("{}: {} ({})", a, actor.className, ir::exactLoc(actor.loc)));
     }
     std::string readerActors; // per channel: the actor of each reader slot
@@ -123,8 +130,9 @@ public:
       size_t c = static_cast<size_t>(&channel - schedule_.channels.data());
       readerActors += fmt::format("inline constexpr std::array<int, {}> {}_r{}{{{}}};\n",
                                   channel.readers.size(), id_, c, fmt::join(channel.readers, ", "));
-      channelSpecs.emplace_back(fmt::format("{{{}, {}_r{}{}}},", channel.writer, id_, c,
-                                            isCudaIpc(channel) ? ", true" : ""),
+      channelSpecs.emplace_back(fmt::format("{{.writer = {}, .reader_actors = {}_r{}{}}},",
+                                            channel.writer, id_, c,
+                                            isCudaIpc(channel) ? ", .cuda_ipc = true" : ""),
                                 fmt::format("c{}: {}", c, values_[channel.value]));
     }
     for (size_t i = 0; i < graph_.inputs.size(); ++i) {
@@ -147,44 +155,41 @@ public:
       if (actor.constructorArgs.empty())
         continue;
       std::string member = identifierFor(actor.name);
-      constructorMembers +=
-          fmt::format("  /// {} ({}, {}); the graph passes ({}).\n  std::optional<{}> {};\n",
-                      actor.name, actor.className, ir::exactLoc(actor.loc),
-                      constructorArgList(actor), constructorTuple(actor), member);
-      encodes += fmt::format(
-          "    encoded[{}] = cg::detail::encode_constructor_args(constructors.{});\n", a, member);
+      constructorMembers += fill(
+          "constructor_member.hpp.tpl", fmt::arg("actor", actor.name),
+          fmt::arg("actor_class", actor.className), fmt::arg("location", ir::exactLoc(actor.loc)),
+          fmt::arg("args", constructorArgList(actor)), fmt::arg("tuple", constructorTuple(actor)),
+          fmt::arg("member", member));
+      encodes +=
+          fill("encode_constructor.hpp.tpl", fmt::arg("actor", a), fmt::arg("member", member));
     }
     std::string encodeFunction, encodedConstructors, constructorsParam = "Constructors";
     if (!encodes.empty()) {
-      encodeFunction = fmt::format(
-          "\nprivate:\n"
-          "  /// Per actor, the constructor arguments launch() was given for it, encoded.\n"
-          "  static std::vector<std::optional<std::vector<std::byte>>>\n"
-          "  encode(const Constructors& constructors) {{\n"
-          "    std::vector<std::optional<std::vector<std::byte>>> encoded({});\n"
-          "{}    return encoded;\n  }}\n",
-          graph_.actors.size(), encodes);
+      encodeFunction =
+          fill("encode_constructors.hpp.tpl", fmt::arg("actor_count", graph_.actors.size()),
+               fmt::arg("encodes", encodes));
       encodedConstructors = ", encode(constructors)";
       constructorsParam = "Constructors constructors";
     }
     // Communicator groups: one array of actor indices each (rank = position).
-    std::string communicatorSpecs, specCommunicators = ", {}";
+    // GraphSpec::communicators has no default member initializer, so it is
+    // written even when empty: left out, it draws -Wmissing-field-initializers
+    // from the user's compiler.
+    std::string communicatorSpecs, specCommunicators = "    .communicators = {},\n";
     if (!schedule_.groups.empty()) {
-      std::string groupList;
-      communicatorSpecs = "// Communicator groups (NCCL edges, collectives): their actors, rank = "
-                          "position.\n";
-      for (unsigned g = 0; g < schedule_.groups.size(); ++g) {
-        std::vector<unsigned> ranks = groupRanks(g);
-        communicatorSpecs +=
-            fmt::format("inline constexpr std::array<std::uint32_t, {}> {}_g{}{{{}}};  // {}\n",
-                        ranks.size(), id_, g, fmt::join(ranks, ", "), describeGroup(g));
-        groupList += fmt::format("    {{{}_g{}}},\n", id_, g);
+      std::string groups, rows;
+      for (unsigned g = 0; g < communicators_.groups.size(); ++g) {
+        const schedule::Communicator& group = communicators_.groups[g];
+        groups +=
+            fill("communicator.hpp.tpl", fmt::arg("group", g), fmt::arg("summary", group.summary),
+                 fmt::arg("graph_id", id_), fmt::arg("rank_count", group.actors.size()),
+                 fmt::arg("ranks", fmt::join(group.actors, ", ")));
+        rows += fmt::format("{{.actors = {}_g{}}},\n", id_, g);
       }
-      communicatorSpecs += fmt::format(
-          "inline constexpr std::array<cg::detail::CommunicatorSpec, {}> {}_communicators{{{{\n"
-          "{}}}}};\n",
-          schedule_.groups.size(), id_, groupList);
-      specCommunicators = fmt::format(", {}_communicators", id_);
+      communicatorSpecs =
+          fill("communicators.hpp.tpl", fmt::arg("groups", groups), fmt::arg("graph_id", id_),
+               fmt::arg("group_count", communicators_.groups.size()), fmt::arg("rows", rows));
+      specCommunicators = fmt::format("    .communicators = {}_communicators,\n", id_);
     }
     for (unsigned output : graph_.outputs)
       resultTypes += (resultTypes.empty() ? "" : ", ") + graph_.values.at(output).type.spelling;
@@ -199,16 +204,16 @@ public:
         fmt::arg("actors_file", actorsFiles(input_)),
         fmt::arg("run_declarations", tables.add(runDeclarations)),
         fmt::arg("actor_count", graph_.actors.size()),
-        fmt::arg("actor_specs", tables.add(alignTrailingComments(actorSpecs, 1))),
+        fmt::arg("actor_specs", tables.add(commentedLines(actorSpecs, kTableIndent))),
         fmt::arg("channel_count", schedule_.channels.size()),
-        fmt::arg("channel_specs", tables.add(alignTrailingComments(channelSpecs, 1))),
+        fmt::arg("channel_specs", tables.add(commentedLines(channelSpecs, kTableIndent))),
         fmt::arg("reader_actors", readerActors), fmt::arg("input_count", graph_.inputs.size()),
         fmt::arg("input_channels", fmt::format("{}", fmt::join(schedule_.inputChannels, ", "))),
         fmt::arg("output_count", graph_.outputs.size()),
         fmt::arg("output_channels", fmt::format("{}", fmt::join(schedule_.outputChannels, ", "))),
         fmt::arg("communicator_specs", communicatorSpecs),
         fmt::arg("spec_communicators", specCommunicators),
-        fmt::arg("spec_tcp", input_.tcpEverywhere ? "true" : "false"),
+        fmt::arg("spec_tcp", input_.tcpEverywhere ? "    .tcp_everywhere = true,\n" : ""),
         fmt::arg("operation_names", operationNames()), fmt::arg("result_type", resultType),
         fmt::arg("input_params", inputParams), fmt::arg("input_args", inputArgs),
         fmt::arg("constructor_members", constructorMembers),
@@ -225,28 +230,27 @@ public:
     std::vector<std::string> values, computeTables;
     for (const schedule::Channel& channel : schedule_.channels)
       values.push_back(cppStringLiteral(values_[channel.value]));
-    std::string out =
-        fmt::format("// Names of the operations, for profiles (cg::LaunchOptions::profile): each\n"
-                    "// channel's value, and each actor's COMPUTE operations in program order.\n"
-                    "inline constexpr std::array<const char*, {}> {}_values{{{}}};\n",
-                    values.size(), id_, fmt::join(values, ", "));
+    std::string actorTables;
     for (unsigned a = 0; a < graph_.actors.size(); ++a) {
-      std::vector<std::string> computes;
+      std::string rows;
+      unsigned count = 0;
       for (const Operation& op : schedule_.actors.at(a).operations)
-        if (op.kind == Operation::Kind::Compute)
-          computes.push_back(
-              fmt::format("{{{}, {}}}", cppStringLiteral(tasks_[op.task]),
-                          cppStringLiteral(ir::shortLoc(graph_.tasks.at(op.task).loc))));
+        if (op.kind == Operation::Kind::Compute) {
+          rows += fmt::format("{{.task = {}, .loc = {}}},\n", cppStringLiteral(tasks_[op.task]),
+                              cppStringLiteral(ir::shortLoc(graph_.tasks.at(op.task).loc)));
+          ++count;
+        }
       const std::string table =
           fmt::format("{}_{}_computes", id_, identifierFor(graph_.actors[a].name));
-      out += fmt::format("inline constexpr std::array<cg::detail::ComputeName, {}> {}{{{{{}}}}};\n",
-                         computes.size(), table, fmt::join(computes, ", "));
+      actorTables += fill("compute_names.hpp.tpl", fmt::arg("count", count),
+                          fmt::arg("table", table), fmt::arg("rows", rows));
       computeTables.push_back(table);
     }
-    return out +
-           fmt::format("inline constexpr std::array<std::span<const cg::detail::ComputeName>, "
-                       "{}>\n    {}_computes{{{}}};\n",
-                       computeTables.size(), id_, fmt::join(computeTables, ", "));
+    return fill("operation_names.hpp.tpl", fmt::arg("channel_count", values.size()),
+                fmt::arg("graph_id", id_), fmt::arg("values", fmt::join(values, ", ")),
+                fmt::arg("actor_tables", actorTables),
+                fmt::arg("actor_count", computeTables.size()),
+                fmt::arg("tables", fmt::join(computeTables, ", ")));
   }
 
   std::string actorFunction(unsigned actor) const {
@@ -271,11 +275,9 @@ public:
         fmt::arg("schedule_file", id_ + ".schedule.txt"),
         fmt::arg("header", input_.target + ".actors.hpp"),
         fmt::arg("target_ns", identifierFor(input_.target)),
-        fmt::arg("communicators_note", groupsOf(actorIndex).empty()
+        fmt::arg("communicators_note", communicators_.memberships.at(actorIndex).empty()
                                            ? ""
-                                           : "\n// Each `gN` is this actor's rank of synchronous "
-                                             "group N (the schedule's\n// `# synchronous groups`), "
-                                             "a communicator: NCCL, or the host communicator."),
+                                           : fillInline("actor_communicators_note.cpp.tpl")),
         fmt::arg("ports", ports(actorIndex, ops)), fmt::arg("body", body(actorIndex, ops)));
   }
 
@@ -303,54 +305,6 @@ public:
   }
 
 private:
-  // The actors of synchronous group `g`, by rank: an NCCL edge's writer, then
-  // its readers in reader-slot order; a collective's ranks in order.
-  std::vector<unsigned> groupRanks(unsigned g) const {
-    const schedule::SyncGroup& group = schedule_.groups.at(g);
-    std::vector<unsigned> ranks;
-    if (group.kind == schedule::SyncGroup::Kind::Nccl) {
-      const schedule::Channel& channel = schedule_.channels.at(group.source);
-      if (channel.writer == kDriver ||
-          std::count(channel.readers.begin(), channel.readers.end(), kDriver) != 0)
-        internalError("an nccl channel with the driver at one end");
-      ranks.push_back(static_cast<unsigned>(channel.writer));
-      for (int reader : channel.readers)
-        ranks.push_back(static_cast<unsigned>(reader));
-    } else {
-      for (unsigned t : graph_.collectives.at(group.source).tasks)
-        ranks.push_back(graph_.tasks.at(t).actor);
-    }
-    return ranks;
-  }
-
-  // The synchronous groups `actor` is a rank of.
-  std::vector<unsigned> groupsOf(unsigned actor) const {
-    std::vector<unsigned> groups;
-    for (unsigned g = 0; g < schedule_.groups.size(); ++g) {
-      std::vector<unsigned> ranks = groupRanks(g);
-      if (std::find(ranks.begin(), ranks.end(), actor) != ranks.end())
-        groups.push_back(g);
-    }
-    return groups;
-  }
-
-  // "nccl c1: a -> b, c" or "allreduce sum #0: a, b, c".
-  std::string describeGroup(unsigned g) const {
-    const schedule::SyncGroup& group = schedule_.groups.at(g);
-    std::vector<unsigned> ranks = groupRanks(g);
-    std::vector<std::string> names;
-    for (unsigned actor : ranks)
-      names.push_back(graph_.actors.at(actor).name);
-    if (group.kind == schedule::SyncGroup::Kind::Nccl)
-      return fmt::format("nccl c{}: {} -> {}", group.source, names.front(),
-                         fmt::join(names.begin() + 1, names.end(), ", "));
-    const ir::Collective& collective = graph_.collectives.at(group.source);
-    std::string kind(ir::toString(collective.kind));
-    if (!collective.reduceOp.empty())
-      kind += " " + collective.reduceOp;
-    return fmt::format("{} #{}: {}", kind, group.source, fmt::join(names, ", "));
-  }
-
   bool isNccl(const schedule::Channel& channel) const {
     return graph_.values.at(channel.value).transport == ir::Transport::Nccl;
   }
@@ -377,21 +331,11 @@ private:
   }
 
   // The synchronous group of NCCL channel `c`.
-  unsigned ncclGroup(unsigned c) const {
-    for (unsigned g = 0; g < schedule_.groups.size(); ++g)
-      if (schedule_.groups[g].kind == schedule::SyncGroup::Kind::Nccl &&
-          schedule_.groups[g].source == c)
-        return g;
-    internalError("nccl channel c" + std::to_string(c) + " has no synchronous group");
-  }
-
-  // The synchronous group of collective `collective`.
-  unsigned collectiveGroup(int collective) const {
-    for (unsigned g = 0; g < schedule_.groups.size(); ++g)
-      if (schedule_.groups[g].kind == schedule::SyncGroup::Kind::Collective &&
-          schedule_.groups[g].source == static_cast<unsigned>(collective))
-        return g;
-    internalError("collective #" + std::to_string(collective) + " has no synchronous group");
+  int ncclGroup(unsigned c) const {
+    int group = communicators_.channelGroup.at(c);
+    if (group < 0)
+      internalError("nccl channel c" + std::to_string(c) + " has no synchronous group");
+    return group;
   }
 
   static std::string constructorArgList(const ir::Actor& actor) {
@@ -412,9 +356,9 @@ private:
   static std::string construction(const ir::Actor& actor) {
     if (actor.constructorArgs.empty())
       return actor.className + " actor;";
-    return fmt::format("// The graph's constructor arguments, unless launch() was given others.\n"
-                       "  auto actor = process.construct<{}>({}({}));",
-                       actor.className, constructorTuple(actor), constructorArgList(actor));
+    return fillInline("actor_construction.cpp.tpl", fmt::arg("actor_class", actor.className),
+                      fmt::arg("tuple", constructorTuple(actor)),
+                      fmt::arg("args", constructorArgList(actor)));
   }
 
   std::string valueType(unsigned value) const { return graph_.values.at(value).type.spelling; }
@@ -430,9 +374,10 @@ private:
   std::string ports(unsigned actor, const schedule::ActorSchedule& ops) const {
     // This actor's communicators, one per group it is a rank of.
     std::vector<std::pair<std::string, std::string>> rows;
-    for (unsigned g : groupsOf(actor))
-      rows.emplace_back(fmt::format("  cg::Communicator& g{} = process.communicator({});", g, g),
-                        describeGroup(g));
+    for (const schedule::Membership& membership : communicators_.memberships.at(actor))
+      rows.emplace_back(
+          fmt::format("  cg::Communicator& g{0} = process.communicator({0});", membership.group),
+          communicators_.groups.at(membership.group).summary);
     for (const Operation& op : ops.operations) {
       for (unsigned c : op.channels) {
         const schedule::Channel& channel = schedule_.channels.at(c);
@@ -484,7 +429,7 @@ private:
                             comment);
       }
     }
-    return rows.empty() ? "" : alignTrailingComments(rows, 1) + "\n";
+    return rows.empty() ? "" : commentedLines(rows, 0) + "\n";
   }
 
   // Arguments are moved into the method on their last use on this actor.
@@ -512,7 +457,8 @@ private:
           collective.reduceOp.empty() ? "" : fmt::format(", cg::ReduceOp::{}", collective.reduceOp);
       return fmt::format("    cg::Result<{}> v{} = process.{}(g{}, v{}{});\n",
                          valueType(task.results.front()), task.results.front(),
-                         ir::toString(collective.kind), collectiveGroup(task.collective),
+                         ir::toString(collective.kind),
+                         communicators_.collectiveGroup.at(static_cast<size_t>(task.collective)),
                          task.args.front().value, op);
     }
     std::string args, inputs;
@@ -569,10 +515,12 @@ private:
           unsigned value = schedule_.channels.at(c).value;
           // Only host memory can be read in place: the other transports' ports
           // give a Result.
-          out += fmt::format("    cg::{}<{}> v{};\n    if (!c{}.read(v{}))\n      return 0;\n",
-                             graph_.values.at(value).transport == ir::Transport::Shm ? "Received"
-                                                                                     : "Result",
-                             valueType(value), value, c, value);
+          out += fill("actor_read.cpp.tpl",
+                      fmt::arg("holder", graph_.values.at(value).transport == ir::Transport::Shm
+                                             ? "Received"
+                                             : "Result"),
+                      fmt::arg("type", valueType(value)), fmt::arg("value", value),
+                      fmt::arg("channel", c));
         }
         break;
       case Operation::Kind::Compute:
@@ -580,8 +528,8 @@ private:
         break;
       case Operation::Kind::Write:
         for (unsigned c : op.channels)
-          out += fmt::format("    if (!c{}.write(v{}))\n      return 0;\n", c,
-                             schedule_.channels.at(c).value);
+          out += fill("actor_write.cpp.tpl", fmt::arg("channel", c),
+                      fmt::arg("value", schedule_.channels.at(c).value));
         break;
       }
     }
@@ -595,6 +543,7 @@ private:
   // The names of tasks and values, as schedule.txt spells them (ir/Names.h).
   std::vector<std::string> tasks_;
   std::vector<std::string> values_;
+  schedule::Communicators communicators_;
 };
 
 std::string aggregateCodec(const ir::AggregateCodec& codec) {
@@ -643,11 +592,10 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
   const unsigned spread = input.actorIncludes ? shards : 1;
   unsigned programs = 0;
   LaidOutTables tables;
-  if (!input.codecs.empty())
-    codecs = "\n// Serializers of the structs that cross actor boundaries, generated from their\n"
-             "// fields.\n";
   for (const ir::AggregateCodec& codec : input.codecs)
     codecs += aggregateCodec(codec);
+  if (!codecs.empty())
+    codecs = fillInline("codecs.hpp.tpl", fmt::arg("codecs", codecs));
   for (const GraphToGenerate& g : input.graphs) {
     GraphGenerator generator(input, *g.graph, *g.schedule);
     sections += generator.driverSection(tables);
@@ -672,15 +620,12 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
   if (input.actorIncludes) {
     for (const std::string& line : *input.actorIncludes)
       actorIncludes += line + "\n";
-    why = fmt::format("The #includes of {0}, not {0} itself: an edit to a graph function\n"
-                      "// leaves this file, and every program it does not change, as they are.",
-                      baseName(input.source));
+    why =
+        fillInline("actor_types_includes.hpp.tpl", fmt::arg("source_name", baseName(input.source)));
   } else {
     actorIncludes = sourceLine;
-    why = fmt::format("All of {0}, as it declares {1}: an edit to it\n"
-                      "// recompiles every actor program. With the actor classes and the types\n"
-                      "// they exchange in headers of their own, it would not.",
-                      baseName(input.source), input.sourceNeededFor);
+    why = fillInline("actor_types_source.hpp.tpl", fmt::arg("source_name", baseName(input.source)),
+                     fmt::arg("needed_for", input.sourceNeededFor));
   }
   files.push_back(
       {actorsHeader,
@@ -725,14 +670,12 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
             : fmt::format("actor programs {} of every {} of '{}'", shard, shards, input.target);
     std::string note;
     if (shards > 1 && spread == 1)
-      note = fmt::format("\n// Every program is in {}.actors.0.cpp: they include {}, so any "
-                         "edit to it\n// recompiles them all, and one file compiles them "
-                         "fastest.",
-                         input.target, baseName(input.source));
+      note = fillInline("actor_programs_first.cpp.tpl", fmt::arg("target", input.target),
+                        fmt::arg("source_name", baseName(input.source)));
     else if (shards > 1)
-      note = fmt::format("\n// Program k of the graphs, in order, is in file k mod {}: a "
-                         "changed program\n// recompiles its own file only.{}",
-                         shards, shardIncludes[shard].empty() ? " This one has none." : "");
+      note =
+          fillInline("actor_programs_spread.cpp.tpl", fmt::arg("shards", shards),
+                     fmt::arg("none", shardIncludes[shard].empty() ? " This one has none." : ""));
     addFormatted(name, fmt::format(fmt::runtime(templateText("actor_programs.cpp.tpl")),
                                    fmt::arg("file", name), fmt::arg("which", which),
                                    fmt::arg("source_name", baseName(input.source)),

@@ -6,7 +6,7 @@ foreach(path IN LISTS TEMPLATES)
   file(READ "${path}" text)
   string(APPEND body "  if (name == \"${name}\")\n    return R\"cg_template(${text})cg_template\";\n")
 endforeach()
-file(WRITE "${OUTPUT}.tmp" "// Generated from compiler/codegen/templates/ by EmbedTemplates.cmake. Do not edit.
+file(WRITE "${OUTPUT}.tmp" "// Generated from codegen-templates/ by EmbedTemplates.cmake. Do not edit.
 #include \"codegen/Templates.h\"
 #include \"support/InternalError.h\"
 

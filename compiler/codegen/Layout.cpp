@@ -1,9 +1,10 @@
 //===- Layout.cpp - Generated code laid out as the formatter would -------===//
 //
 // The rules here are the few of LLVM style that generated code meets:
-// the column limit, trailing comments aligned over consecutive lines, and
-// token spacing, which for the spellings cgc produces is already the
-// formatter's when isPlainSpelling() says so.
+// the column limit, trailing comments aligned over consecutive lines (or
+// above their lines where they would not fit), and token spacing, which for
+// the spellings cgc produces is already the formatter's when
+// isPlainSpelling() says so.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Layout.h"
@@ -87,6 +88,28 @@ std::string alignTrailingComments(const std::vector<std::pair<std::string, std::
     out.append(width - code.size() + spaces, ' ');
     out += "// ";
     out += comment;
+    out += '\n';
+  }
+  return out;
+}
+
+std::string commentedLines(const std::vector<std::pair<std::string, std::string>>& rows,
+                           std::size_t indent) {
+  std::size_t width = 0;
+  for (const auto& [code, comment] : rows)
+    width = std::max(width, code.size());
+  const bool trailing = std::all_of(rows.begin(), rows.end(), [&](const auto& row) {
+    return indent + width + std::string_view(" // ").size() + row.second.size() <= kColumnLimit;
+  });
+  if (trailing)
+    return alignTrailingComments(rows, 1);
+  std::string out;
+  for (const auto& [code, comment] : rows) {
+    out.append(std::min(code.find_first_not_of(' '), code.size()), ' ');
+    out += "// ";
+    out += comment;
+    out += '\n';
+    out += code;
     out += '\n';
   }
   return out;

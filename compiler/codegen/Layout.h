@@ -39,6 +39,15 @@ bool isPlainSpelling(std::string_view text);
 std::string alignTrailingComments(const std::vector<std::pair<std::string, std::string>>& rows,
                                   std::size_t spaces);
 
+/// Lines of code with a comment each, laid out as the formatter keeps them
+/// `indent` columns in: trailing comments aligned one space after the widest
+/// line when every line fits the column limit with its comment; else each
+/// comment on a line of its own above its code, so that a line the formatter
+/// wraps cannot take its comment out of line with the others. A comment
+/// above takes its code's own leading spaces.
+std::string commentedLines(const std::vector<std::pair<std::string, std::string>>& rows,
+                           std::size_t indent);
+
 /// Tables (rows of one shape, possibly thousands) that codegen lays out
 /// itself: the code given to the formatter holds one marker line in place
 /// of each, and the rows go in after formatting, indented as the marker.

@@ -1,11 +1,11 @@
-//===- Templates.h - The embedded codegen templates (templates/) -*- C++ -*-===//
+//===- Templates.h - The embedded codegen templates -------------*- C++ -*-===//
 #pragma once
 
 #include <string_view>
 
 namespace cg::codegen {
 
-/// The text of compiler/codegen/templates/<name>, embedded at build time.
+/// The text of codegen-templates/<name>, embedded at build time.
 std::string_view templateText(std::string_view name);
 
 } // namespace cg::codegen

@@ -10,6 +10,7 @@
 #include "schedule/Schedule.h"
 
 #include "ir/Names.h"
+#include "schedule/Groups.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -80,21 +81,13 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule, boo
 
   // Synchronous groups: operations that complete only together, named by
   // actor and operation number.
-  auto groupName = [&](const SyncGroup& group) {
-    if (group.kind == SyncGroup::Kind::Nccl)
-      return fmt::format("nccl c{}", group.source);
-    const ir::Collective& collective = graph.collectives[group.source];
-    std::string kind(ir::toString(collective.kind));
-    if (!collective.reduceOp.empty())
-      kind += " " + collective.reduceOp;
-    return fmt::format("{} #{}", kind, group.source);
-  };
   if (!schedule.groups.empty()) {
+    const std::vector<Communicator> groups = communicatorsOf(graph, schedule).groups;
     out += "# synchronous groups (their operations complete together)\n";
     std::size_t gWidth = 0, nameWidth = 0;
-    for (std::size_t g = 0; g < schedule.groups.size(); ++g) {
+    for (std::size_t g = 0; g < groups.size(); ++g) {
       gWidth = std::max(gWidth, 1 + digits(g));
-      nameWidth = std::max(nameWidth, groupName(schedule.groups[g]).size());
+      nameWidth = std::max(nameWidth, groups[g].name.size());
     }
     for (std::size_t g = 0; g < schedule.groups.size(); ++g) {
       std::vector<std::string> members;
@@ -102,8 +95,8 @@ std::string renderScheduleText(const Graph& graph, const Schedule& schedule, boo
         members.push_back(
             fmt::format("{} {} {}", graph.actors[ref.actor].name, ref.index + 1,
                         kindName(schedule.actors[ref.actor].operations[ref.index].kind)));
-      fmt::format_to(it, "  {:<{}}  {:<{}}  {}\n", fmt::format("g{}", g), gWidth,
-                     groupName(schedule.groups[g]), nameWidth, fmt::join(members, ", "));
+      fmt::format_to(it, "  {:<{}}  {:<{}}  {}\n", fmt::format("g{}", g), gWidth, groups[g].name,
+                     nameWidth, fmt::join(members, ", "));
     }
   }
 

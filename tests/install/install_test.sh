@@ -74,7 +74,9 @@ case "$step" in
     for f in bin/cgc lib/libcg_runtime.a include/cg/cg.hpp \
              lib/cmake/CompiledGraph/CompiledGraphConfig.cmake \
              lib/cmake/CompiledGraph/CompiledGraphConfigVersion.cmake \
-             lib/cmake/CompiledGraph/CompiledGraph.cmake; do
+             lib/cmake/CompiledGraph/CompiledGraph.cmake \
+             share/CompiledGraph/codegen-templates/driver_graph.hpp.tpl \
+             share/CompiledGraph/codegen-templates/README.md; do
       [[ -e $prefix/$f ]] || fail "$f was not installed"
     done
     # Implementation headers stay in the source tree.

@@ -94,18 +94,65 @@ TEST(Codegen, EveryGeneratedFileIsLeftAsItIsByTheFormatter) {
 
 TEST(Codegen, TheSpecTablesHaveOneRowPerActorAndChannelWithAlignedComments) {
   std::string header = fileNamed(generateFor(test::fanOutGraph()), "echo.cg.hpp");
-  EXPECT_TRUE(contains(header, "inline constexpr std::array<cg::detail::ActorSpec, 3> "
-                               "fan_out_actors{{\n"
-                               "    {\"a\", &run_fan_out_a}, // 0: ::EchoActor (echo.cg.cpp:21:3)\n"
-                               "    {\"b\", &run_fan_out_b}, // 1: ::EchoActor (echo.cg.cpp:22:3)\n"
-                               "    {\"c\", &run_fan_out_c}, // 2: ::EchoActor (echo.cg.cpp:23:3)\n"
-                               "}};\n"))
+  EXPECT_TRUE(contains(
+      header, "inline constexpr std::array<cg::detail::ActorSpec, 3> fan_out_actors{{\n"
+              "    {.name = \"a\", .run = &run_fan_out_a}, // 0: ::EchoActor (echo.cg.cpp:21:3)\n"
+              "    {.name = \"b\", .run = &run_fan_out_b}, // 1: ::EchoActor (echo.cg.cpp:22:3)\n"
+              "    {.name = \"c\", .run = &run_fan_out_c}, // 2: ::EchoActor (echo.cg.cpp:23:3)\n"
+              "}};\n"))
       << header;
   EXPECT_TRUE(contains(header, "inline constexpr std::array<int, 3> fan_out_r0{0, 1, 2};\n"))
       << header;
   EXPECT_TRUE(contains(header, "fan_out_channels{{\n"
-                               "    {-1, fan_out_r0}, // c0: input #0\n"
-                               "    {0, fan_out_r1},  // c1: a.echo\n"))
+                               "    {.writer = -1, .reader_actors = fan_out_r0}, // c0: input #0\n"
+                               "    {.writer = 0, .reader_actors = fan_out_r1},  // c1: a.echo\n"))
+      << header;
+}
+
+// Every field by name, and none that holds its default member initializer:
+// no tcp_everywhere unless cgc was told. The communicators have none, so they
+// are there even when there are none (-Wmissing-field-initializers).
+TEST(Codegen, TheGraphSpecNamesEachFieldAndLeavesOutThoseAtTheirDefaults) {
+  const ir::Graph graph = test::chainGraph();
+  const std::string header = fileNamed(generateFor(graph), "echo.cg.hpp");
+  EXPECT_TRUE(contains(header,
+                       "inline constexpr cg::detail::GraphSpec chain_spec{\n"
+                       "    .name = \"chain\",\n"
+                       "    .actors = chain_actors,\n"
+                       "    .channels = chain_channels,\n"
+                       "    .input_channels = chain_inputs,\n"
+                       "    .output_channels = chain_outputs,\n"
+                       "    .communicators = {},\n"
+                       "    .names = {.channels = chain_values, .computes = chain_computes},\n"
+                       "};\n"))
+      << header;
+  EXPECT_TRUE(contains(header, "chain_a_computes{{\n"
+                               "    {.task = \"a.echo\", .loc = \"echo.cg.cpp:13\"},\n"
+                               "}};\n"))
+      << header;
+  const std::string tcp =
+      fileNamed(generateFor(graph, {}, [](CodegenInput& input) { input.tcpEverywhere = true; }),
+                "echo.cg.hpp");
+  EXPECT_TRUE(contains(tcp, "    .communicators = {},\n"
+                            "    .tcp_everywhere = true,\n"
+                            "    .names = "))
+      << tcp;
+}
+
+TEST(Codegen, ACudaIpcChannelAndAnActorWithGpusSaySoInTheirRowsAlone) {
+  ir::Graph graph = test::chainGraph();
+  graph.actors[0].gpus = 1;
+  graph.values[1].transport = ir::Transport::CudaIpc;
+  graph.values[1].type.spelling = "cg::Tensor";
+  const std::string header = fileNamed(generateFor(graph), "echo.cg.hpp");
+  EXPECT_TRUE(contains(header, "    {.name = \"a\", .run = &run_chain_a, .gpus = 1}, // 0: "
+                               "::EchoActor (echo.cg.cpp:11:3)\n"
+                               "    {.name = \"b\", .run = &run_chain_b},            // 1: "))
+      << header;
+  EXPECT_TRUE(contains(header,
+                       "    {.writer = 0, .reader_actors = chain_r1, .cuda_ipc = true}, // c1: "
+                       "a.echo\n"
+                       "    {.writer = 1, .reader_actors = chain_r2},                   // c2: "))
       << header;
 }
 
@@ -235,8 +282,10 @@ TEST(Codegen, AnActorOnAnotherHostCarriesItsHostInItsRow) {
   graph.actors[1].host = 2;
   std::string header = fileNamed(generateFor(graph), "echo.cg.hpp");
   EXPECT_TRUE(contains(header,
-                       "    {\"a\", &run_chain_a},    // 0: ::EchoActor (echo.cg.cpp:11:3)\n"
-                       "    {\"b\", &run_chain_b, 2}, // 1: ::EchoActor (echo.cg.cpp:12:3)\n"))
+                       "    {.name = \"a\", .run = &run_chain_a},            // 0: ::EchoActor "
+                       "(echo.cg.cpp:11:3)\n"
+                       "    {.name = \"b\", .run = &run_chain_b, .host = 2}, // 1: ::EchoActor "
+                       "(echo.cg.cpp:12:3)\n"))
       << header;
 }
 
@@ -305,6 +354,38 @@ TEST(Codegen, WithOverlapBothEndsOfAnNcclEdgeAreToldToOverlap) {
   EXPECT_TRUE(contains(fileNamed(plain, "echo.edge.b.cpp"), "process.nccl_input(1, 0, g0);"));
 }
 
+// An NCCL edge is a communicator: declared once in the header with its
+// group named as schedule.txt names it, and taken by both ends.
+TEST(Codegen, AnNcclEdgeIsACommunicatorNamedInTheHeaderAndTakenByBothEnds) {
+  GraphBuilder g("edge", 80);
+  unsigned x = g.input("int");
+  unsigned a = g.actor("a", 81);
+  unsigned b = g.actor("b", 82);
+  unsigned t = g.bind(a, "make", {x}, 83, "cg::Tensor");
+  g.transport(t, ir::Transport::Nccl);
+  g.output(g.bind(b, "use", {t}, 84, "int"));
+  const std::vector<GeneratedFile> files = generateFor(g.build());
+  const std::string& header = fileNamed(files, "echo.cg.hpp");
+  EXPECT_TRUE(contains(
+      header, "// Communicator groups (NCCL edges, collectives): their actors, rank = position.\n"
+              "// g0: nccl c1: a -> b\n"
+              "inline constexpr std::array<std::uint32_t, 2> edge_g0{0, 1};\n"
+              "inline constexpr std::array<cg::detail::CommunicatorSpec, 1> edge_communicators{{\n"
+              "    {.actors = edge_g0},\n"
+              "}};\n"))
+      << header;
+  EXPECT_TRUE(contains(header, "    .communicators = edge_communicators,\n")) << header;
+  EXPECT_TRUE(
+      contains(fileNamed(files, "echo.edge.a.cpp"),
+               "  cg::Communicator& g0 = process.communicator(0); // nccl c1: a -> b\n"
+               "  auto c0 = process.input<int>(0, 0);             // input #0, from driver\n"
+               "  auto c1 = process.nccl_output(1, \"make\", g0);   // a.make, to b over nccl\n"))
+      << fileNamed(files, "echo.edge.a.cpp");
+  EXPECT_TRUE(contains(fileNamed(files, "echo.edge.b.cpp"),
+                       "  cg::Communicator& g0 = process.communicator(0); // nccl c1: a -> b\n"))
+      << fileNamed(files, "echo.edge.b.cpp");
+}
+
 TEST(Codegen, ATypeTheFormatterWouldRespellIsLaidOutByIt) {
   GraphBuilder g("pointers", 80);
   unsigned x = g.input("int");
@@ -333,6 +414,29 @@ TEST(Codegen, ATableTooWideForTheColumnLimitIsLaidOutByTheFormatter) {
   EXPECT_TRUE(contains(header, "int run_wide_" + std::string(70, 'a') +
                                    "(\n    cg::ActorProcess& process);\n"))
       << header;
+  // The rows' comments stand above them, where the wrapped row cannot move
+  // them out of line.
+  const std::string name(70, 'a');
+  EXPECT_TRUE(contains(header, "wide_actors{{\n"
+                               "    // 0: ::EchoActor (echo.cg.cpp:91:3)\n"
+                               "    {.name = \"" +
+                                   name +
+                                   "\",\n"
+                                   "     .run = &run_wide_" +
+                                   name +
+                                   "},\n"
+                                   "    // 1: ::EchoActor (echo.cg.cpp:92:3)\n"
+                                   "    {.name = \"b\", .run = &run_wide_b},\n"
+                                   "}};\n"))
+      << header;
+  EXPECT_TRUE(contains(header, "wide_channels{{\n"
+                               "    // c0: input #0\n"
+                               "    {.writer = -1, .reader_actors = wide_r0},\n"
+                               "    // c1: " +
+                                   name +
+                                   ".echo\n"
+                                   "    {.writer = 0, .reader_actors = wide_r1},\n"))
+      << header;
 }
 
 TEST(Layout, PlainSpellingsAreTheOnesTheFormatterKeeps) {
@@ -348,6 +452,18 @@ TEST(Layout, PlainSpellingsAreTheOnesTheFormatterKeeps) {
 TEST(Layout, TrailingCommentsAlignAfterTheWidestLine) {
   EXPECT_EQ(alignTrailingComments({{"a;", "one"}, {"bbbb;", "two"}}, 1), "a;    // one\n"
                                                                          "bbbb; // two\n");
+}
+
+TEST(Layout, CommentsStayBesideTheirLinesWhileEveryOneFitsAndGoAboveThemOnceOneDoesNot) {
+  const std::vector<std::pair<std::string, std::string>> rows = {{"  a;", "one"},
+                                                                 {"  bbbb;", "two"}};
+  // "  bbbb; // two" is 14 columns: at 86 columns in it ends on the limit.
+  EXPECT_EQ(commentedLines(rows, 86), "  a;    // one\n"
+                                      "  bbbb; // two\n");
+  EXPECT_EQ(commentedLines(rows, 87), "  // one\n"
+                                      "  a;\n"
+                                      "  // two\n"
+                                      "  bbbb;\n");
 }
 
 TEST(Layout, TablesGoInAtTheirMarkersIndentation) {

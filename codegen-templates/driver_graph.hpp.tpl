@@ -13,10 +13,14 @@ inline constexpr std::array<cg::detail::ActorSpec, {actor_count}> {graph_id}_act
 {channel_specs}}}}};
 inline constexpr std::array<std::uint32_t, {input_count}> {graph_id}_inputs{{{input_channels}}};
 inline constexpr std::array<std::uint32_t, {output_count}> {graph_id}_outputs{{{output_channels}}};
-{communicator_specs}{operation_names}inline constexpr cg::detail::GraphSpec {graph_id}_spec{{"{graph}", {graph_id}_actors,
-                                                    {graph_id}_channels, {graph_id}_inputs,
-                                                    {graph_id}_outputs{spec_communicators}, {spec_tcp},
-                                                    {{{graph_id}_values, {graph_id}_computes}}}};
+{communicator_specs}{operation_names}inline constexpr cg::detail::GraphSpec {graph_id}_spec{{
+    .name = "{graph}",
+    .actors = {graph_id}_actors,
+    .channels = {graph_id}_channels,
+    .input_channels = {graph_id}_inputs,
+    .output_channels = {graph_id}_outputs,
+{spec_communicators}{spec_tcp}    .names = {{.channels = {graph_id}_values, .computes = {graph_id}_computes}},
+}};
 
 /// Constructor arguments for the actors of graph '{graph}' that replace the
 /// graph's at launch: cg::launch<&{graph_qualified}>(constructors, options).

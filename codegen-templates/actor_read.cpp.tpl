@@ -1,0 +1,3 @@
+    cg::{holder}<{type}> v{value};
+    if (!c{channel}.read(v{value}))
+      return 0;

@@ -1,0 +1,2 @@
+    if (!c{channel}.write(v{value}))
+      return 0;

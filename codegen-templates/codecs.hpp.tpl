@@ -1,0 +1,4 @@
+
+// Serializers of the structs that cross actor boundaries, generated from their
+// fields.
+{codecs}

@@ -1,0 +1,2 @@
+inline constexpr std::array<cg::detail::ComputeName, {count}> {table}{{{{
+{rows}}}}};

@@ -1,0 +1,1 @@
+    encoded[{actor}] = cg::detail::encode_constructor_args(constructors.{member});
