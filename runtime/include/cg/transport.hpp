@@ -10,8 +10,13 @@ namespace cg {
 
 /// How a value travels from its producer to tasks on other actors.
 enum class TensorTransport : int {
-  shm = 0,  // shared memory (host), the default
-  nccl = 1, // NCCL point-to-point, GPU to GPU: the send waits for every receive
+  shm = 0, // shared memory (host), the default
+  // A communicator edge: the tensor goes through the communicator group of
+  // its writer and readers, a point-to-point send that waits for every
+  // receive. What carries the group is picked at launch for the whole graph
+  // (LaunchOptions::communicator): NCCL, GPU to GPU, or the host
+  // communicator in the graph's shared memory.
+  nccl = 1,
   // CUDA IPC between actors of one host: the tensor is copied into a device
   // buffer of the channel slot it is written to (allocated on the slot's
   // first tensor, reused after) and each reader copies it out on its GPU
