@@ -191,8 +191,11 @@ int main(int argc, char** argv) {
       }
       floors.push_back(floor);
       std::string cores;
-      for (int cpu : bound)
-        cores += (cores.empty() ? "" : ",") + std::to_string(cpu);
+      for (int cpu : bound) {
+        if (!cores.empty())
+          cores += ',';
+        cores += std::to_string(cpu);
+      }
       floor_cores.push_back(cores.empty() ? "none" : cores);
     }
     std::printf("\n%-17s %-10s %10s %10s %9s  %-14s %s\n", "floor", "", "calls/s", "Ray CG",
