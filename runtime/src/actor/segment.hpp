@@ -40,7 +40,8 @@
 
 namespace cg::detail {
 
-inline constexpr std::uint64_t kSegmentMagic = 0x31'48'50'41'52'47'47'43; // "CGGRAPH1"
+// "CGGRAPH2" little-endian: a new layout of the header takes the next number.
+inline constexpr std::uint64_t kSegmentMagic = 0x32'48'50'41'52'47'47'43; // "CGGRAPH2"
 
 struct SegmentHeader {
   std::uint64_t magic;
