@@ -1,10 +1,11 @@
 //===- Codegen.cpp - Driver header and actor programs from a schedule ----===//
 //
-// Every text this file emits is a template (codegen-templates/, embedded at
-// build time); this file computes the pieces that vary (ports, operation
-// bodies, spec tables) and lays them out as the formatter would (Layout.h):
-// the spec tables and the actor programs skip the formatter, which lays out
-// only the rest, and whatever codegen cannot be sure of.
+// Everything structural, and every text of more than one line, is a
+// template (codegen-templates/, embedded at build time); this file computes
+// the pieces that vary (a port, a statement, a table row) and lays them out
+// as the formatter would (Layout.h): the spec tables and the actor programs
+// skip the formatter, which lays out only the rest, and whatever codegen
+// cannot be sure of.
 //
 // One file: every generated file is filled from one pass over the graphs (a
 // graph's driver section, its programs, the shard each goes in, the actor
