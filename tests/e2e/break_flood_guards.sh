@@ -22,12 +22,9 @@
 # nothing rebuilding them meanwhile (take the build lock). Nothing in the
 # build folder changes. Takes a few minutes.
 set -uo pipefail
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$repo/build}" && pwd)
-work=${2:-$(mktemp -d)}
-mkdir -p "$work"
+source "$(dirname "$0")/../support/break_support.sh"
+break_setup "$@"
 src=$repo/runtime/src
-source "$repo/tests/support/break_support.sh"
 
 unit_object=tests/unit/CMakeFiles/runtime_tests.dir/runtime/net/accept_guard_test.cpp.o
 e2e_object=tests/e2e/CMakeFiles/e2e_flood_tests.dir/flood_test.cpp.o

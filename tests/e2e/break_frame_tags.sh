@@ -18,11 +18,8 @@
 #                                                               rewritten offer
 # Needs a build folder with runtime_tests and e2e_multihost_tests built.
 set -uo pipefail
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$repo/build}" && pwd)
-work=${2:-$(mktemp -d)}
-mkdir -p "$work"
-source "$repo/tests/support/break_support.sh"
+source "$(dirname "$0")/../support/break_support.sh"
+break_setup "$@"
 
 unit_filter='--gtest_filter=FrameTags.*:ConnectionKeys.*:UcxChannel.WithAKey*:UcxChannel.AnOfferRewritten*'
 e2e_filter='--gtest_filter=MenInTheMiddle.*'

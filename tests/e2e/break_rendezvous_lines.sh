@@ -15,11 +15,8 @@
 #   no count of lines: every tag at place 0    rendezvous_lines_test (a replayed line)
 # Needs a build folder with runtime_tests and e2e_multihost_tests built.
 set -uo pipefail
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$repo/build}" && pwd)
-work=${2:-$(mktemp -d)}
-mkdir -p "$work"
-source "$repo/tests/support/break_support.sh"
+source "$(dirname "$0")/../support/break_support.sh"
+break_setup "$@"
 
 unit_filter='--gtest_filter=RendezvousLines.*:RendezvousTags.*'
 e2e_filter='--gtest_filter=MenInTheMiddle.*SetUpLine*:MenInTheMiddle.APublishRewritten*'

@@ -12,11 +12,8 @@
 # folder with e2e_tests built, and nothing rebuilding it meanwhile (take the
 # build lock). Nothing in the build folder changes. About a minute.
 set -uo pipefail
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$repo/build}" && pwd)
-work=${2:-$(mktemp -d)}
-mkdir -p "$work"
-source "$repo/tests/support/break_support.sh"
+source "$(dirname "$0")/../support/break_support.sh"
+break_setup "$@"
 
 test_object=tests/e2e/CMakeFiles/e2e_tests.dir/memory_peak_test.cpp.o
 filter=--gtest_filter='MemoryPeak.TeardownReleases*'
