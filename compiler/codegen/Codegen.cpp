@@ -172,11 +172,9 @@ public:
       encodedConstructors = ", encode(constructors)";
       constructorsParam = "Constructors constructors";
     }
-    // Communicator groups: one array of actor indices each (rank = position).
-    // GraphSpec::communicators has no default member initializer, so it is
-    // written even when empty: left out, it draws -Wmissing-field-initializers
-    // from the user's compiler.
-    std::string communicatorSpecs, specCommunicators = "    .communicators = {},\n";
+    // Communicator groups: one array of actor indices each (rank = position);
+    // a graph without them leaves GraphSpec::communicators at its default.
+    std::string communicatorSpecs, specCommunicators;
     if (!schedule_.groups.empty()) {
       std::string groups, rows;
       for (unsigned g = 0; g < communicators_.groups.size(); ++g) {

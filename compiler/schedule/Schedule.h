@@ -23,6 +23,8 @@
 #include "ir/Diagnostic.h"
 #include "ir/Graph.h"
 
+#include <cg/detail/launch_geometry.hpp>
+
 #include <string>
 #include <variant>
 #include <vector>
@@ -99,9 +101,10 @@ struct ScheduleOptions {
   /// Hoist each NCCL receive ahead of earlier computes it does not depend on
   /// (see Overlap.h).
   bool overlapGpuCommunication = false;
-  /// K: executions in flight, and slots per shared-memory channel, that the
-  /// simulator checks the schedule with (the runtime's max_in_flight).
-  unsigned maxInFlight = 10;
+  /// Executions in flight, and slots per shared-memory channel, that the
+  /// simulator checks the schedule with: the runtime's max_in_flight, whose
+  /// default is the launch geometry's.
+  unsigned maxInFlight = cg::detail::kDefaultLaunchGeometry.max_in_flight;
   friend bool operator==(const ScheduleOptions&, const ScheduleOptions&) = default;
 };
 

@@ -10,7 +10,8 @@
 #   positional rows     ChannelSpec rows without field names
 #   host written        an actor's host written when it is the default 0
 #   gpus written        an actor's gpus written when it is the default 0
-#   no communicators    GraphSpec::communicators left out when empty
+#   communicators       GraphSpec::communicators written for a graph without
+#                       groups (its default)
 #   tcp written         tcp_everywhere written when it is false
 #   comments beside     comments kept beside rows too wide for them
 #   ranks lost          every actor rank 0 of each group
@@ -56,8 +57,9 @@ breaks "positional rows" codegen_tests $codegen \
   '"{{.writer = {}, .reader_actors = {}_r{}{}}},"' '"{{{}, {}_r{}{}}},"' "$spec"
 breaks "host written" codegen_tests $codegen 'if (actor.host != 0)' 'if (true)' "$host"
 breaks "gpus written" codegen_tests $codegen 'if (actor.gpus != 0)' 'if (true)' "$rows"
-breaks "no communicators" codegen_tests $codegen \
-  'specCommunicators = "    .communicators = {},\n";' 'specCommunicators;' "$graph"
+breaks "communicators" codegen_tests $codegen \
+  'std::string communicatorSpecs, specCommunicators;' \
+  'std::string communicatorSpecs, specCommunicators = "    .communicators = {},\n";' "$graph"
 breaks "tcp written" codegen_tests $codegen \
   '"    .tcp_everywhere = true,\n" : ""' \
   '"    .tcp_everywhere = true,\n" : "    .tcp_everywhere = false,\n"' "$graph"

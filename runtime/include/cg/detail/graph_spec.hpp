@@ -74,9 +74,9 @@ struct GraphSpec {
   const char* name; // e.g. "chain"
   std::span<const ActorSpec> actors;
   std::span<const ChannelSpec> channels;
-  std::span<const std::uint32_t> input_channels;  // per input position
-  std::span<const std::uint32_t> output_channels; // per output position
-  std::span<const CommunicatorSpec> communicators;
+  std::span<const std::uint32_t> input_channels;        // per input position
+  std::span<const std::uint32_t> output_channels;       // per output position
+  std::span<const CommunicatorSpec> communicators = {}; // none: a graph without groups
   bool tcp_everywhere = false; // cgc --transport=tcp: every channel between processes is TCP
   OperationNames names = {};   // empty: a profile names operations by number
 };
