@@ -11,6 +11,7 @@
 // share cores: both are printed above the rows. Defaults: 7 rounds of 200,000
 // executions each way. cg_bench shows the same rows among its own; the GPU
 // bundle runs this program, whose machine has a core for every party.
+#include "count_arguments.hpp"
 #include "profile_cost.hpp"
 #include "profile_cost_graphs.cg.hpp"
 #include "targets.hpp"
@@ -39,28 +40,14 @@ double clock_read_ns() {
          reads;
 }
 
-bool positive_argument(const char* text, int& out) {
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (*text == '\0' || *end != '\0' || value < 1 || value > 100'000'000)
-    return false;
-  out = static_cast<int>(value);
-  return true;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
   int rounds = 7, executions = 200'000;
-  for (int i = 1; i < argc; ++i) {
-    int* target = std::strcmp(argv[i], "--rounds") == 0       ? &rounds
-                  : std::strcmp(argv[i], "--executions") == 0 ? &executions
-                                                              : nullptr;
-    if (!target || i + 1 == argc || !positive_argument(argv[i + 1], *target)) {
-      std::fprintf(stderr, "usage: profile_cost_bench [--rounds N] [--executions N] (N >= 1)\n");
-      return 2;
-    }
-    ++i;
+  if (!cg_bench::count_arguments(argc, argv,
+                                 {{"--rounds", &rounds}, {"--executions", &executions}})) {
+    std::fprintf(stderr, "usage: profile_cost_bench [--rounds N] [--executions N] (N >= 1)\n");
+    return 2;
   }
   std::printf("cores: %u (the driver and actors a and b each get one of their own from 3 up)\n",
               std::thread::hardware_concurrency());

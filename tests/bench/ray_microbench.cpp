@@ -17,6 +17,7 @@
 // more than 2x. The target (targets.def: ray_microbenchmark) is 100x Ray's
 // figure, or, where even the floor is below that, ours within 1.2x of the
 // floor. Defaults: 3 rounds of 30,000 calls.
+#include "count_arguments.hpp"
 #include "ray_microbench_floor.hpp"
 #include "ray_microbench_graphs.cg.hpp"
 #include "targets.hpp"
@@ -130,28 +131,13 @@ std::string verdict(double ours, double ray, double floor) {
   return "MISSED (>= 100x Ray)";
 }
 
-bool positive_argument(const char* text, int& out) {
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (*text == '\0' || *end != '\0' || value < 1 || value > 100'000'000)
-    return false;
-  out = static_cast<int>(value);
-  return true;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
   int rounds = 3, calls = 30'000;
-  for (int i = 1; i < argc; ++i) {
-    int* target = std::strcmp(argv[i], "--rounds") == 0  ? &rounds
-                  : std::strcmp(argv[i], "--calls") == 0 ? &calls
-                                                         : nullptr;
-    if (!target || i + 1 == argc || !positive_argument(argv[i + 1], *target)) {
-      std::fprintf(stderr, "usage: ray_microbench [--rounds N] [--calls N] (N >= 1)\n");
-      return 2;
-    }
-    ++i;
+  if (!cg_bench::count_arguments(argc, argv, {{"--rounds", &rounds}, {"--calls", &calls}})) {
+    std::fprintf(stderr, "usage: ray_microbench [--rounds N] [--calls N] (N >= 1)\n");
+    return 2;
   }
   const cg_bench::Target& target = cg_bench::target("ray_microbenchmark");
   std::printf("Ray Compiled Graph's microbenchmark: sequential calls (execute, get, the next), "
