@@ -327,9 +327,8 @@ TEST(Codegen, TensorInputsGetAnInputTensorMethodCheckedAgainstThemWhenCalled) {
   EXPECT_FALSE(contains(fileNamed(generateFor(test::chainGraph()), "echo.cg.hpp"), "input_tensor"));
 }
 
-// a.make(x) to b over NCCL: with overlap both ends return once the transfer
-// is queued (the runtime's cg::Overlap), without it neither is told to.
-TEST(Codegen, WithOverlapBothEndsOfAnNcclEdgeAreToldToOverlap) {
+// a.make(x) to b.use over NCCL: graph 'edge', one communicator edge.
+ir::Graph ncclEdgeGraph() {
   GraphBuilder g("edge", 80);
   unsigned x = g.input("int");
   unsigned a = g.actor("a", 81);
@@ -337,7 +336,13 @@ TEST(Codegen, WithOverlapBothEndsOfAnNcclEdgeAreToldToOverlap) {
   unsigned t = g.bind(a, "make", {x}, 83, "cg::Tensor");
   g.transport(t, ir::Transport::Nccl);
   g.output(g.bind(b, "use", {t}, 84, "int"));
-  const ir::Graph graph = g.build();
+  return g.build();
+}
+
+// a.make(x) to b over NCCL: with overlap both ends return once the transfer
+// is queued (the runtime's cg::Overlap), without it neither is told to.
+TEST(Codegen, WithOverlapBothEndsOfAnNcclEdgeAreToldToOverlap) {
+  const ir::Graph graph = ncclEdgeGraph();
   schedule::ScheduleOptions overlap;
   overlap.overlapGpuCommunication = true;
   const std::vector<GeneratedFile> overlapped = generateFor(graph, overlap);
@@ -356,14 +361,7 @@ TEST(Codegen, WithOverlapBothEndsOfAnNcclEdgeAreToldToOverlap) {
 // An NCCL edge is a communicator: declared once in the header with its
 // group named as schedule.txt names it, and taken by both ends.
 TEST(Codegen, AnNcclEdgeIsACommunicatorNamedInTheHeaderAndTakenByBothEnds) {
-  GraphBuilder g("edge", 80);
-  unsigned x = g.input("int");
-  unsigned a = g.actor("a", 81);
-  unsigned b = g.actor("b", 82);
-  unsigned t = g.bind(a, "make", {x}, 83, "cg::Tensor");
-  g.transport(t, ir::Transport::Nccl);
-  g.output(g.bind(b, "use", {t}, 84, "int"));
-  const std::vector<GeneratedFile> files = generateFor(g.build());
+  const std::vector<GeneratedFile> files = generateFor(ncclEdgeGraph());
   const std::string& header = fileNamed(files, "echo.cg.hpp");
   EXPECT_TRUE(contains(
       header, "// Communicator groups (NCCL edges, collectives): their actors, rank = position.\n"
