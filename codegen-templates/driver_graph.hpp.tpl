@@ -20,7 +20,7 @@ inline constexpr std::array<std::uint32_t, {output_count}> {graph_id}_outputs{{{
     .input_channels = {graph_id}_inputs,
     .output_channels = {graph_id}_outputs,
 {spec_communicators}{spec_tcp}    .names = {{.channels = {graph_id}_values, .computes = {graph_id}_computes}},
-}};
+{spec_max_in_flight}}};
 
 /// Constructor arguments for the actors of graph '{graph}' that replace the
 /// graph's at launch: cg::launch<&{graph_qualified}>(constructors, options).

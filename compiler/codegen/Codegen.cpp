@@ -1,11 +1,13 @@
 //===- Codegen.cpp - Driver header and actor programs from a schedule ----===//
 //
-// Everything structural, and every text of more than one line, is a
-// template (codegen-templates/, embedded at build time); this file computes
-// the pieces that vary (a port, a statement, a table row) and lays them out
-// as the formatter would (Layout.h): the spec tables and the actor programs
-// skip the formatter, which lays out only the rest, and whatever codegen
-// cannot be sure of.
+// Every line of C++ codegen writes is a template (codegen-templates/,
+// embedded at build time), down to a port, a statement or a table row: this
+// file picks the template, fills it with the names, types and numbers that
+// vary, and lays the pieces out as the formatter would (Layout.h). What
+// stays here is no code: names, file names and the comments' wording. The
+// spec tables, the declarations per channel and per actor, and the actor
+// programs skip the formatter, which lays out only the rest, and whatever
+// codegen cannot be sure of.
 //
 // One file: every generated file is filled from one pass over the graphs (a
 // graph's driver section, its programs, the shard each goes in, the actor
@@ -80,12 +82,15 @@ template <class... Args> std::string fillInline(std::string_view name, const Arg
 // A row of the ActorSpec table: host and gpus only where they are not their
 // defaults (0).
 std::string actorSpecRow(const ir::Actor& actor, const std::string& run) {
-  std::string row = fmt::format("{{.name = \"{}\", .run = &{}", actor.name, run);
+  std::string fields;
   if (actor.host != 0)
-    row += fmt::format(", .host = {}", actor.host);
+    fields +=
+        fillInline("spec_field.hpp.tpl", fmt::arg("field", "host"), fmt::arg("value", actor.host));
   if (actor.gpus != 0)
-    row += fmt::format(", .gpus = {}", actor.gpus);
-  return row + "},";
+    fields +=
+        fillInline("spec_field.hpp.tpl", fmt::arg("field", "gpus"), fmt::arg("value", actor.gpus));
+  return fillInline("actor_spec.hpp.tpl", fmt::arg("name", actor.name), fmt::arg("run", run),
+                    fmt::arg("fields", fields));
 }
 
 class GraphGenerator {
@@ -121,30 +126,41 @@ public:
     std::vector<std::pair<std::string, std::string>> actorSpecs, channelSpecs;
     for (unsigned a = 0; a < graph_.actors.size(); ++a) {
       const ir::Actor& actor = graph_.actors[a];
-      runDeclarations += fmt::format("int {}(cg::ActorProcess& process);\n", actorFunction(a));
+      runDeclarations += fill("run_declaration.hpp.tpl", fmt::arg("function", actorFunction(a)));
       actorSpecs.emplace_back(
           actorSpecRow(actor, actorFunction(a)),
           fmt::format("{}: {} ({})", a, actor.className, ir::exactLoc(actor.loc)));
     }
-    std::string readerActors; // per channel: the actor of each reader slot
+    // Per channel: the actor of each reader slot, a declaration each, which
+    // codegen lays out (numbers only).
+    std::vector<LaidOutBlock> readerActors;
+    readerActors.reserve(schedule_.channels.size());
     for (const schedule::Channel& channel : schedule_.channels) {
       size_t c = static_cast<size_t>(&channel - schedule_.channels.data());
-      readerActors += fmt::format("inline constexpr std::array<int, {}> {}_r{}{{{}}};\n",
-                                  channel.readers.size(), id_, c, fmt::join(channel.readers, ", "));
-      channelSpecs.emplace_back(fmt::format("{{.writer = {}, .reader_actors = {}_r{}{}}},",
-                                            channel.writer, id_, c,
-                                            isCudaIpc(channel) ? ", .cuda_ipc = true" : ""),
-                                fmt::format("c{}: {}", c, values_[channel.value]));
+      readerActors.push_back(
+          {fill("reader_actors.hpp.tpl", fmt::arg("count", channel.readers.size()),
+                fmt::arg("graph_id", id_), fmt::arg("channel", c),
+                fmt::arg("readers", fmt::join(channel.readers, ", ")))});
+      channelSpecs.emplace_back(
+          fillInline("channel_spec.hpp.tpl", fmt::arg("writer", channel.writer),
+                     fmt::arg("graph_id", id_), fmt::arg("channel", c),
+                     fmt::arg("fields",
+                              isCudaIpc(channel)
+                                  ? fillInline("spec_field.hpp.tpl", fmt::arg("field", "cuda_ipc"),
+                                               fmt::arg("value", "true"))
+                                  : "")),
+          fmt::format("c{}: {}", c, values_[channel.value]));
     }
     for (size_t i = 0; i < graph_.inputs.size(); ++i) {
       const std::string& type = graph_.values.at(graph_.inputs[i]).type.spelling;
-      inputParams += fmt::format("{}const {}& input{}", i ? ", " : "", type, i);
-      inputArgs += fmt::format("{}input{}", i ? ", " : "", i);
+      inputParams += (i ? ", " : "") + fillInline("input_param.hpp.tpl", fmt::arg("type", type),
+                                                  fmt::arg("index", i));
+      inputArgs += (i ? ", " : "") + fillInline("input_arg.hpp.tpl", fmt::arg("index", i));
       // A tensor delivered on a device crosses shared memory from the host.
       inputWrites +=
-          isDevice(graph_.values.at(graph_.inputs[i]).transport)
-              ? fmt::format("    runtime_->write_input({}, input{}.to(cg::device::cpu));\n", i, i)
-              : fmt::format("    runtime_->write_input({}, input{});\n", i, i);
+          fill(isDevice(graph_.values.at(graph_.inputs[i]).transport) ? "input_write_device.hpp.tpl"
+                                                                      : "input_write.hpp.tpl",
+               fmt::arg("index", i));
     }
     std::string inputTensorMethod = inputTensorMethodFor();
     // Constructor arguments launch() may replace: one member each, encoded
@@ -183,12 +199,12 @@ public:
             fill("communicator.hpp.tpl", fmt::arg("group", g), fmt::arg("summary", group.summary),
                  fmt::arg("graph_id", id_), fmt::arg("rank_count", group.actors.size()),
                  fmt::arg("ranks", fmt::join(group.actors, ", ")));
-        rows += fmt::format("{{.actors = {}_g{}}},\n", id_, g);
+        rows += fill("communicator_spec.hpp.tpl", fmt::arg("graph_id", id_), fmt::arg("group", g));
       }
       communicatorSpecs =
           fill("communicators.hpp.tpl", fmt::arg("groups", groups), fmt::arg("graph_id", id_),
                fmt::arg("group_count", communicators_.groups.size()), fmt::arg("rows", rows));
-      specCommunicators = fmt::format("    .communicators = {}_communicators,\n", id_);
+      specCommunicators = fill("spec_communicators.hpp.tpl", fmt::arg("graph_id", id_));
     }
     for (unsigned output : graph_.outputs)
       resultTypes += (resultTypes.empty() ? "" : ", ") + graph_.values.at(output).type.spelling;
@@ -206,14 +222,16 @@ public:
         fmt::arg("actor_specs", tables.add(commentedLines(actorSpecs, kTableIndent))),
         fmt::arg("channel_count", schedule_.channels.size()),
         fmt::arg("channel_specs", tables.add(commentedLines(channelSpecs, kTableIndent))),
-        fmt::arg("reader_actors", readerActors), fmt::arg("input_count", graph_.inputs.size()),
+        fmt::arg("reader_actors", tables.addRuns(readerActors)),
+        fmt::arg("input_count", graph_.inputs.size()),
         fmt::arg("input_channels", fmt::format("{}", fmt::join(schedule_.inputChannels, ", "))),
         fmt::arg("output_count", graph_.outputs.size()),
         fmt::arg("output_channels", fmt::format("{}", fmt::join(schedule_.outputChannels, ", "))),
         fmt::arg("communicator_specs", communicatorSpecs),
         fmt::arg("spec_communicators", specCommunicators),
-        fmt::arg("spec_tcp", input_.tcpEverywhere ? "    .tcp_everywhere = true,\n" : ""),
-        fmt::arg("operation_names", operationNames()), fmt::arg("result_type", resultType),
+        fmt::arg("spec_tcp", input_.tcpEverywhere ? fill("spec_tcp_everywhere.hpp.tpl") : ""),
+        fmt::arg("spec_max_in_flight", specMaxInFlight()),
+        fmt::arg("operation_names", operationNames(tables)), fmt::arg("result_type", resultType),
         fmt::arg("input_params", inputParams), fmt::arg("input_args", inputArgs),
         fmt::arg("constructor_members", constructorMembers),
         fmt::arg("encoded_constructors", encodedConstructors),
@@ -222,32 +240,46 @@ public:
         fmt::arg("input_tensor_method", inputTensorMethod));
   }
 
+  // The capacity the schedule was checked with, where it is not the
+  // runtime's default: launch() refuses more executions in flight.
+  std::string specMaxInFlight() const {
+    const unsigned capacity = schedule_.options.maxInFlight;
+    if (capacity == cg::detail::kDefaultLaunchGeometry.max_in_flight)
+      return "";
+    return fill("spec_max_in_flight.hpp.tpl", fmt::arg("max_in_flight", capacity));
+  }
+
   // The names a profile gives the operations (cg::detail::OperationNames):
   // each channel's value and each actor's COMPUTE operations, in program
-  // order, as the schedule names them.
-  std::string operationNames() const {
+  // order, as the schedule names them. The actors' tables (a row per
+  // COMPUTE, thousands in a large graph) are laid out by codegen, in
+  // `tables`, except one with no rows or too wide for the column limit.
+  std::string operationNames(LaidOutTables& tables) const {
     std::vector<std::string> values, computeTables;
     for (const schedule::Channel& channel : schedule_.channels)
       values.push_back(cppStringLiteral(values_[channel.value]));
-    std::string actorTables;
+    std::vector<LaidOutBlock> actorTables;
+    actorTables.reserve(graph_.actors.size());
     for (unsigned a = 0; a < graph_.actors.size(); ++a) {
       std::string rows;
       unsigned count = 0;
       for (const Operation& op : schedule_.actors.at(a).operations)
         if (op.kind == Operation::Kind::Compute) {
-          rows += fmt::format("{{.task = {}, .loc = {}}},\n", cppStringLiteral(tasks_[op.task]),
-                              cppStringLiteral(ir::shortLoc(graph_.tasks.at(op.task).loc)));
+          rows += fill(
+              "compute_name.hpp.tpl", fmt::arg("task", cppStringLiteral(tasks_[op.task])),
+              fmt::arg("location", cppStringLiteral(ir::shortLoc(graph_.tasks.at(op.task).loc))));
           ++count;
         }
       const std::string table =
           fmt::format("{}_{}_computes", id_, identifierFor(graph_.actors[a].name));
-      actorTables += fill("compute_names.hpp.tpl", fmt::arg("count", count),
-                          fmt::arg("table", table), fmt::arg("rows", rows));
+      actorTables.push_back({fill("compute_names.hpp.tpl", fmt::arg("count", count),
+                                  fmt::arg("table", table), fmt::arg("rows", rows)),
+                             count > 0});
       computeTables.push_back(table);
     }
     return fill("operation_names.hpp.tpl", fmt::arg("channel_count", values.size()),
                 fmt::arg("graph_id", id_), fmt::arg("values", fmt::join(values, ", ")),
-                fmt::arg("actor_tables", actorTables),
+                fmt::arg("actor_tables", tables.addRuns(actorTables)),
                 fmt::arg("actor_count", computeTables.size()),
                 fmt::arg("tables", fmt::join(computeTables, ", ")));
   }
@@ -326,7 +358,7 @@ private:
       return "cg::device::cpu";
     return value.cudaDevice == 0
                ? "cg::device::cuda"
-               : fmt::format("cg::Device{{cg::DeviceKind::cuda, {}}}", value.cudaDevice);
+               : fillInline("cuda_device.cpp.tpl", fmt::arg("index", value.cudaDevice));
   }
 
   // The synchronous group of NCCL channel `c`.
@@ -375,8 +407,12 @@ private:
     std::vector<std::pair<std::string, std::string>> rows;
     for (const schedule::Membership& membership : communicators_.memberships.at(actor))
       rows.emplace_back(
-          fmt::format("  cg::Communicator& g{0} = process.communicator({0});", membership.group),
+          fillInline("port_communicator.cpp.tpl", fmt::arg("group", membership.group)),
           communicators_.groups.at(membership.group).summary);
+    // With overlap an NCCL edge's ends return once the transfer is queued.
+    const std::string overlap = schedule_.options.overlapGpuCommunication
+                                    ? fillInline("port_overlap.cpp.tpl")
+                                    : std::string();
     for (const Operation& op : ops.operations) {
       for (unsigned c : op.channels) {
         const schedule::Channel& channel = schedule_.channels.at(c);
@@ -391,40 +427,39 @@ private:
         const std::string comment =
             fmt::format("{}, {} {}", values_[channel.value], reads ? "from" : "to", peers);
         const std::string& method = graph_.tasks.at(op.task).method;
-        // With overlap an NCCL edge's ends return once the transfer is queued.
-        const char* overlap = schedule_.options.overlapGpuCommunication ? ", cg::Overlap::on" : "";
+        // Every port template takes these; each uses those it needs.
+        auto port = [&](std::string_view name, auto&&... more) {
+          return fillInline(name, fmt::arg("channel", c), fmt::arg("method", method),
+                            fmt::arg("overlap", overlap), more...);
+        };
         if (isNccl(channel) && reads)
-          rows.emplace_back(fmt::format("  auto c{} = process.nccl_input({}, {}, g{}{});", c, c,
-                                        readerSlot(channel, actor), ncclGroup(c), overlap),
+          rows.emplace_back(port("port_nccl_input.cpp.tpl",
+                                 fmt::arg("slot", readerSlot(channel, actor)),
+                                 fmt::arg("group", ncclGroup(c))),
                             comment + " over nccl");
         else if (isNccl(channel))
-          rows.emplace_back(fmt::format("  auto c{} = process.nccl_output({}, \"{}\", g{}{});", c,
-                                        c, method, ncclGroup(c), overlap),
+          rows.emplace_back(port("port_nccl_output.cpp.tpl", fmt::arg("group", ncclGroup(c))),
                             comment + " over nccl");
         else if (isCudaIpc(channel) && reads)
-          rows.emplace_back(fmt::format("  auto c{} = process.cuda_ipc_input({}, {}, \"{}\"{});", c,
-                                        c, readerSlot(channel, actor), method, overlap),
-                            comment + " over cuda_ipc");
-        else if (isCudaIpc(channel))
           rows.emplace_back(
-              fmt::format("  auto c{} = process.cuda_ipc_output({}, \"{}\");", c, c, method),
+              port("port_cuda_ipc_input.cpp.tpl", fmt::arg("slot", readerSlot(channel, actor))),
               comment + " over cuda_ipc");
+        else if (isCudaIpc(channel))
+          rows.emplace_back(port("port_cuda_ipc_output.cpp.tpl"), comment + " over cuda_ipc");
         else if (isDevice(channel) && reads)
-          rows.emplace_back(fmt::format("  auto c{} = process.device_input({}, {}, {}, \"{}\");", c,
-                                        c, readerSlot(channel, actor), deviceOf(channel), method),
+          rows.emplace_back(port("port_device_input.cpp.tpl",
+                                 fmt::arg("slot", readerSlot(channel, actor)),
+                                 fmt::arg("device", deviceOf(channel))),
                             fmt::format("{}, delivered on {}", comment,
                                         ir::toString(graph_.values.at(channel.value).transport)));
         else if (isDevice(channel))
-          rows.emplace_back(
-              fmt::format("  auto c{} = process.device_output({}, \"{}\");", c, c, method),
-              comment + " through host memory");
+          rows.emplace_back(port("port_device_output.cpp.tpl"), comment + " through host memory");
         else if (reads)
-          rows.emplace_back(fmt::format("  auto c{} = process.input<{}>({}, {});", c,
-                                        valueType(channel.value), c, readerSlot(channel, actor)),
+          rows.emplace_back(port("port_input.cpp.tpl", fmt::arg("type", valueType(channel.value)),
+                                 fmt::arg("slot", readerSlot(channel, actor))),
                             comment);
         else
-          rows.emplace_back(fmt::format("  auto c{} = process.output<{}>({}, \"{}\");", c,
-                                        valueType(channel.value), c, method),
+          rows.emplace_back(port("port_output.cpp.tpl", fmt::arg("type", valueType(channel.value))),
                             comment);
       }
     }
@@ -453,12 +488,15 @@ private:
           task.results.size() != 1)
         internalError("a collective's rank takes one value and gives one");
       std::string op =
-          collective.reduceOp.empty() ? "" : fmt::format(", cg::ReduceOp::{}", collective.reduceOp);
-      return fmt::format("    cg::Result<{}> v{} = process.{}(g{}, v{}{});\n",
-                         valueType(task.results.front()), task.results.front(),
-                         ir::toString(collective.kind),
-                         communicators_.collectiveGroup.at(static_cast<size_t>(task.collective)),
-                         task.args.front().value, op);
+          collective.reduceOp.empty()
+              ? ""
+              : fillInline("collective_reduce_op.cpp.tpl", fmt::arg("op", collective.reduceOp));
+      return fill("actor_collective.cpp.tpl", fmt::arg("type", valueType(task.results.front())),
+                  fmt::arg("result", task.results.front()),
+                  fmt::arg("collective", ir::toString(collective.kind)),
+                  fmt::arg("group",
+                           communicators_.collectiveGroup.at(static_cast<size_t>(task.collective))),
+                  fmt::arg("input", task.args.front().value), fmt::arg("reduce_op", op));
     }
     std::string args, inputs;
     for (const ir::Arg& arg : task.args) {
@@ -471,27 +509,28 @@ private:
                     return other.kind == ir::Arg::Kind::Value && other.value == arg.value;
                   }) == 1;
       bool moveIt = once && last.at(arg.value) == t;
-      args +=
-          moveIt ? fmt::format("cg::pass(v{})", arg.value) : fmt::format("v{}.value()", arg.value);
-      inputs += fmt::format(", v{}", arg.value);
+      args += fillInline(moveIt ? "call_argument_moved.cpp.tpl" : "call_argument.cpp.tpl",
+                         fmt::arg("value", arg.value));
+      inputs += fillInline("call_guard.cpp.tpl", fmt::arg("value", arg.value));
     }
     // Laid out as the formatter would: a lambda that is not the last argument
     // puts all the arguments on a line of their own.
-    std::string call =
-        fmt::format("process.call({}\"{}\", [&] {{ return actor.{}({}); }}{})",
-                    inputs.empty() ? "" : "\n        ", task.method, task.method, args, inputs);
+    std::string call = fillInline(
+        "actor_call.cpp.tpl", fmt::arg("break", inputs.empty() ? "" : "\n        "),
+        fmt::arg("method", task.method), fmt::arg("args", args), fmt::arg("guards", inputs));
     const ir::Producer& first = graph_.values.at(task.results.front()).producer;
     if (first.element < 0)
-      return fmt::format("    cg::Result<{}> v{} = {};\n", valueType(task.results.front()),
-                         task.results.front(), call);
+      return fill("actor_compute.cpp.tpl", fmt::arg("type", valueType(task.results.front())),
+                  fmt::arg("result", task.results.front()), fmt::arg("call", call));
     std::string elementTypes;
     for (unsigned value : task.results)
       elementTypes += (elementTypes.empty() ? "" : ", ") + valueType(value);
-    std::string out =
-        fmt::format("    cg::Result<std::tuple<{}>> r{} = {};\n", elementTypes, t, call);
+    std::string out = fill("actor_compute_tuple.cpp.tpl", fmt::arg("types", elementTypes),
+                           fmt::arg("task", t), fmt::arg("call", call));
     for (unsigned value : task.results)
-      out += fmt::format("    cg::Result<{}> v{} = cg::element<{}>(r{});\n", valueType(value),
-                         value, graph_.values.at(value).producer.element, t);
+      out += fill(
+          "actor_element.cpp.tpl", fmt::arg("type", valueType(value)), fmt::arg("value", value),
+          fmt::arg("element", graph_.values.at(value).producer.element), fmt::arg("task", t));
     return out;
   }
 
@@ -504,8 +543,11 @@ private:
     for (const Operation& op : ops.operations) {
       const ir::Task& task = graph_.tasks.at(op.task);
       if (&task != current) {
-        out += fmt::format("{}    // {}  [{}]\n", current ? "\n" : "",
-                           ir::taskCall(graph_, op.task, tasks_, values_), ir::exactLoc(task.loc));
+        if (current)
+          out += '\n';
+        out += fill("actor_task_comment.cpp.tpl",
+                    fmt::arg("call", ir::taskCall(graph_, op.task, tasks_, values_)),
+                    fmt::arg("location", ir::exactLoc(task.loc)));
         current = &task;
       }
       switch (op.kind) {
@@ -548,11 +590,11 @@ private:
 std::string aggregateCodec(const ir::AggregateCodec& codec) {
   std::string sizeTerms, encodeFields, decodeFields;
   for (const ir::AggregateCodec::Field& field : codec.fields) {
-    sizeTerms +=
-        fmt::format("{}cg::encoded_size(value.{})", sizeTerms.empty() ? "" : " + ", field.name);
-    encodeFields += fmt::format("    cg::encode(out, value.{});\n", field.name);
-    decodeFields +=
-        fmt::format("{}cg::decode<{}>(in)", decodeFields.empty() ? "" : ", ", field.type);
+    sizeTerms += (sizeTerms.empty() ? "" : " + ") +
+                 fillInline("codec_size_term.hpp.tpl", fmt::arg("field", field.name));
+    encodeFields += fill("codec_encode_field.hpp.tpl", fmt::arg("field", field.name));
+    decodeFields += (decodeFields.empty() ? "" : ", ") +
+                    fillInline("codec_decode_field.hpp.tpl", fmt::arg("type", field.type));
   }
   return fmt::format(fmt::runtime(templateText("codec.hpp.tpl")), fmt::arg("type", codec.type),
                      fmt::arg("size_terms", sizeTerms.empty() ? "0" : sizeTerms),
@@ -598,8 +640,8 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
   for (const GraphToGenerate& g : input.graphs) {
     GraphGenerator generator(input, *g.graph, *g.schedule);
     sections += generator.driverSection(tables);
-    graphSpecs +=
-        fmt::format("    &cg_generated::{}::{}_spec,\n", targetNs, identifierFor(g.graph->name));
+    graphSpecs += fill("actor_host_graph.cpp.tpl", fmt::arg("target_ns", targetNs),
+                       fmt::arg("graph_id", identifierFor(g.graph->name)));
     for (unsigned a = 0; a < g.graph->actors.size(); ++a) {
       std::string name = generator.actorFileName(a);
       std::string program = generator.actorProgram(a);
@@ -607,14 +649,14 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
         program = formatCode(program, name);
       // The build learns of the program files from the compiler, after the
       // fact: their digests make the file that includes them change with them.
-      shardIncludes[programs++ % spread] +=
-          fmt::format("#include \"{}\" // {:016x}\n", name, digestOf(program));
+      shardIncludes[programs++ % spread] += fill("shard_include.cpp.tpl", fmt::arg("file", name),
+                                                 fmt::arg("digest", digestOf(program)));
       files.push_back({name, std::move(program)});
     }
   }
   // The actor programs' header: the source's own #includes where they are
   // enough, else the source.
-  std::string sourceLine = fmt::format("#include \"{}\"\n", input.sourceInclude);
+  std::string sourceLine = fill("include.hpp.tpl", fmt::arg("file", input.sourceInclude));
   std::string actorIncludes, why;
   if (input.actorIncludes) {
     for (const std::string& line : *input.actorIncludes)
@@ -640,8 +682,8 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
   std::string driver = fmt::format(
       fmt::runtime(templateText("driver.hpp.tpl")), fmt::arg("file", header),
       fmt::arg("source_name", baseName(input.source)),
-      fmt::arg("source_includes", fmt::format("#include \"{}\"\n{}", actorsHeader,
-                                              input.actorIncludes ? sourceLine : "")),
+      fmt::arg("source_includes", fill("include.hpp.tpl", fmt::arg("file", actorsHeader)) +
+                                      (input.actorIncludes ? sourceLine : "")),
       fmt::arg("command", input.command),
       fmt::arg("example_graph", input.graphs.front().graph->name), fmt::arg("target", input.target),
       fmt::arg("target_ns", targetNs), fmt::arg("graphs", sections));

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <utility>
 
 namespace cg::codegen {
 namespace {
@@ -118,6 +119,22 @@ std::string commentedLines(const std::vector<std::pair<std::string, std::string>
 std::string LaidOutTables::add(std::string rows) {
   tables_.push_back(std::move(rows));
   return std::string(kMarker) + std::to_string(tables_.size() - 1) + "\n";
+}
+
+std::string LaidOutTables::addRuns(const std::vector<LaidOutBlock>& blocks) {
+  std::string code, run;
+  for (const LaidOutBlock& block : blocks) {
+    if (block.laidOut && fitsColumnLimit(block.code)) {
+      run += block.code;
+      continue;
+    }
+    if (!run.empty())
+      code += add(std::exchange(run, {}));
+    code += block.code;
+  }
+  if (!run.empty())
+    code += add(std::move(run));
+  return code;
 }
 
 std::optional<std::string> LaidOutTables::splice(std::string_view formatted) const {

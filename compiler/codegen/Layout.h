@@ -48,6 +48,13 @@ std::string alignTrailingComments(const std::vector<std::pair<std::string, std::
 std::string commentedLines(const std::vector<std::pair<std::string, std::string>>& rows,
                            std::size_t indent);
 
+/// A declaration (or a few) of generated code at column 0, and whether
+/// codegen laid it out as the formatter would.
+struct LaidOutBlock {
+  std::string code;
+  bool laidOut = true;
+};
+
 /// Tables (rows of one shape, possibly thousands) that codegen lays out
 /// itself: the code given to the formatter holds one marker line in place
 /// of each, and the rows go in after formatting, indented as the marker.
@@ -56,6 +63,13 @@ public:
   /// The marker line to put in the code in place of `rows` (complete lines,
   /// without indentation).
   std::string add(std::string rows);
+
+  /// Code for `blocks` (complete lines each, at column 0, in order) in which
+  /// each run of blocks that codegen laid out and whose every line fits the
+  /// column limit is one table, and every other block is left in the code
+  /// for the formatter: the thousands of small declarations of a large graph
+  /// skip the formatter, and the one too wide still gets laid out by it.
+  std::string addRuns(const std::vector<LaidOutBlock>& blocks);
 
   /// `formatted` with every marker replaced by its rows; std::nullopt if a
   /// row would not fit in the column limit at the marker's indentation.

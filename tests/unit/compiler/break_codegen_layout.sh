@@ -13,6 +13,10 @@
 #   communicators       GraphSpec::communicators written for a graph without
 #                       groups (its default)
 #   tcp written         tcp_everywhere written when it is false
+#   capacity left out   GraphSpec::max_in_flight left out when cgc checked
+#                       the schedule with another than the default
+#   wide run laid out   a declaration too wide for the column limit laid out
+#                       by codegen among the small ones it lays out
 #   comments beside     comments kept beside rows too wide for them
 #   ranks lost          every actor rank 0 of each group
 #   name unlike text    a group named otherwise than schedule.txt names it
@@ -34,8 +38,10 @@ spread=Groups.AnNcclEdgeRanksItsWriterFirstThenItsReadersBySlot
 names=Groups.EachGroupHasItsActorsByRankAndTheNameScheduleTxtGivesIt
 text=Schedule.TheTextShowsEachChannelsTransportAndEachCollectiveRank
 nccl=Codegen.AnNcclEdgeIsACommunicatorNamedInTheHeaderAndTakenByBothEnds
+capacity=Codegen.TheGraphSpecCarriesTheCapacityTheScheduleWasCheckedWith
+large=Codegen.ALargeGraphsSmallDeclarationsAreLaidOutAsTheFormatterWouldWithAWideOneAmongThem
 break_expect "codegen_tests as built pass" 0 "$build/tests/unit/codegen_tests" \
-  --gtest_filter="$spec:$host:$rows:$graph:$wide:$above:$nccl"
+  --gtest_filter="$spec:$host:$rows:$graph:$wide:$above:$nccl:$capacity:$large"
 break_expect "compiler_tests as built pass" 0 "$build/tests/unit/compiler_tests" \
   --gtest_filter="$ranks:$spread:$names:$text"
 
@@ -54,15 +60,21 @@ breaks() {
 
 codegen=compiler/codegen/Codegen.cpp
 breaks "positional rows" codegen_tests $codegen \
-  '"{{.writer = {}, .reader_actors = {}_r{}{}}},"' '"{{{}, {}_r{}{}}},"' "$spec"
+  'fillInline("channel_spec.hpp.tpl", fmt::arg("writer", channel.writer),' \
+  'fmt::format(fmt::runtime("{{{writer}, {graph_id}_r{channel}{fields}}},"), fmt::arg("writer", channel.writer),' \
+  "$spec"
 breaks "host written" codegen_tests $codegen 'if (actor.host != 0)' 'if (true)' "$host"
 breaks "gpus written" codegen_tests $codegen 'if (actor.gpus != 0)' 'if (true)' "$rows"
 breaks "communicators" codegen_tests $codegen \
   'std::string communicatorSpecs, specCommunicators;' \
   'std::string communicatorSpecs, specCommunicators = "    .communicators = {},\n";' "$graph"
 breaks "tcp written" codegen_tests $codegen \
-  '"    .tcp_everywhere = true,\n" : ""' \
-  '"    .tcp_everywhere = true,\n" : "    .tcp_everywhere = false,\n"' "$graph"
+  'fill("spec_tcp_everywhere.hpp.tpl") : ""' \
+  'fill("spec_tcp_everywhere.hpp.tpl") : "    .tcp_everywhere = false,\n"' "$graph"
+breaks "capacity left out" codegen_tests $codegen \
+  'if (capacity == cg::detail::kDefaultLaunchGeometry.max_in_flight)' 'if (true)' "$capacity"
+breaks "wide run laid out" codegen_tests compiler/codegen/Layout.cpp \
+  'if (block.laidOut && fitsColumnLimit(block.code))' 'if (true)' "$large"
 breaks "comments beside" codegen_tests compiler/codegen/Layout.cpp \
   'if (trailing)' 'if (trailing || true)' "$wide" "$above"
 breaks "ranks lost" compiler_tests compiler/schedule/Groups.cpp \

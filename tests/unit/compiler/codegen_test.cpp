@@ -138,6 +138,49 @@ TEST(Codegen, TheGraphSpecNamesEachFieldAndLeavesOutThoseAtTheirDefaults) {
       << tcp;
 }
 
+// launch() refuses more executions in flight than the schedule was checked
+// with, so the spec carries any capacity but the runtime's default.
+TEST(Codegen, TheGraphSpecCarriesTheCapacityTheScheduleWasCheckedWith) {
+  schedule::ScheduleOptions four;
+  four.maxInFlight = 4;
+  const std::string header = fileNamed(generateFor(test::chainGraph(), four), "echo.cg.hpp");
+  EXPECT_TRUE(contains(header,
+                       "    .names = {.channels = chain_values, .computes = chain_computes},\n"
+                       "    .max_in_flight = 4,\n"
+                       "};\n"))
+      << header;
+  for (const GeneratedFile& file : generateFor(test::chainGraph(), four))
+    EXPECT_EQ(formatCode(file.contents, file.name), file.contents) << file.name;
+}
+
+// A large graph's reader arrays and COMPUTE tables, thousands of small
+// declarations, are laid out by codegen; one too wide for the column limit
+// (an actor's long name) is laid out by the formatter among them.
+TEST(Codegen, ALargeGraphsSmallDeclarationsAreLaidOutAsTheFormatterWouldWithAWideOneAmongThem) {
+  GraphBuilder g("many", 100);
+  unsigned v = g.input("int");
+  std::vector<unsigned> actors;
+  for (int a = 0; a < 30; ++a)
+    actors.push_back(g.actor(a == 7 ? std::string(60, 'w') : "s" + std::to_string(a), 101));
+  for (int t = 0; t < 300; ++t)
+    v = g.bind(actors[t % actors.size()], "step", {v}, 102, "int");
+  g.output(v);
+  const std::string header = fileNamed(generateFor(g.build()), "echo.cg.hpp");
+  EXPECT_EQ(formatCode(header, "echo.cg.hpp"), header);
+  EXPECT_TRUE(contains(header, "inline constexpr std::array<int, 1> many_r299{29};\n"
+                               "inline constexpr std::array<int, 1> many_r300{-1};\n"))
+      << header;
+  EXPECT_TRUE(contains(header, "inline constexpr std::array<cg::detail::ComputeName, 10> "
+                               "many_s6_computes{{\n"
+                               "    {.task = \"s6.step#1\", .loc = \"echo.cg.cpp:102\"},\n"))
+      << header;
+  // The wide one as the formatter wraps it, between two laid out by codegen.
+  EXPECT_TRUE(contains(header, "inline constexpr std::array<cg::detail::ComputeName, 10>\n"
+                               "    many_" +
+                                   std::string(60, 'w') + "_computes{{\n"))
+      << header;
+}
+
 TEST(Codegen, ACudaIpcChannelAndAnActorWithGpusSaySoInTheirRowsAlone) {
   ir::Graph graph = test::chainGraph();
   graph.actors[0].gpus = 1;

@@ -1,0 +1,1 @@
+process.call({break}"{method}", [&] {{ return actor.{method}({args}); }}{guards})

@@ -1,0 +1,1 @@
+    cg::Result<{type}> v{result} = {call};

@@ -1,0 +1,1 @@
+    cg::Result<std::tuple<{types}>> r{task} = {call};

@@ -1,0 +1,1 @@
+    cg::Result<{type}> v{value} = cg::element<{element}>(r{task});

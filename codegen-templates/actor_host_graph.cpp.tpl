@@ -1,0 +1,1 @@
+    &cg_generated::{target_ns}::{graph_id}_spec,

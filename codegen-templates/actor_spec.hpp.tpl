@@ -1,0 +1,1 @@
+{{.name = "{name}", .run = &{run}{fields}}},

@@ -1,0 +1,1 @@
+v{value}.value()

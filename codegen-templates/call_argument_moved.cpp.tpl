@@ -1,0 +1,1 @@
+cg::pass(v{value})

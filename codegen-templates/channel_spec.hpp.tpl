@@ -1,0 +1,1 @@
+{{.writer = {writer}, .reader_actors = {graph_id}_r{channel}{fields}}},

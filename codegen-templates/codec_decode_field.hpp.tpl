@@ -1,0 +1,1 @@
+cg::decode<{type}>(in)

@@ -1,0 +1,1 @@
+    cg::encode(out, value.{field});

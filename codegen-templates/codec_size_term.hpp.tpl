@@ -1,0 +1,1 @@
+cg::encoded_size(value.{field})

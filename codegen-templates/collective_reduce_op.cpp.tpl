@@ -1,0 +1,1 @@
+, cg::ReduceOp::{op}

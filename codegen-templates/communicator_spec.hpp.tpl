@@ -1,0 +1,1 @@
+{{.actors = {graph_id}_g{group}}},

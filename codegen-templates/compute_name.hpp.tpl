@@ -1,0 +1,1 @@
+    {{.task = {task}, .loc = {location}}},

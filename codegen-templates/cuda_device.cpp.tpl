@@ -1,0 +1,1 @@
+cg::Device{{cg::DeviceKind::cuda, {index}}}

@@ -1,0 +1,1 @@
+const {type}& input{index}

@@ -1,0 +1,1 @@
+    runtime_->write_input({index}, input{index}.to(cg::device::cpu));

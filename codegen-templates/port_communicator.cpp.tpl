@@ -1,0 +1,1 @@
+  cg::Communicator& g{group} = process.communicator({group});

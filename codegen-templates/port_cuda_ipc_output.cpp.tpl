@@ -1,0 +1,1 @@
+  auto c{channel} = process.cuda_ipc_output({channel}, "{method}");

@@ -1,0 +1,1 @@
+  auto c{channel} = process.device_output({channel}, "{method}");

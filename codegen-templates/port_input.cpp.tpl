@@ -1,0 +1,1 @@
+  auto c{channel} = process.input<{type}>({channel}, {slot});

@@ -1,0 +1,1 @@
+  auto c{channel} = process.nccl_input({channel}, {slot}, g{group}{overlap});

@@ -1,0 +1,1 @@
+  auto c{channel} = process.nccl_output({channel}, "{method}", g{group}{overlap});

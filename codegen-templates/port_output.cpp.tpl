@@ -1,0 +1,1 @@
+  auto c{channel} = process.output<{type}>({channel}, "{method}");

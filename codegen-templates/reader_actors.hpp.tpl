@@ -1,0 +1,1 @@
+inline constexpr std::array<int, {count}> {graph_id}_r{channel}{{{readers}}};

@@ -1,0 +1,1 @@
+int {function}(cg::ActorProcess& process);

@@ -1,0 +1,1 @@
+#include "{file}" // {digest:016x}

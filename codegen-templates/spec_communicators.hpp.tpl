@@ -1,0 +1,1 @@
+    .communicators = {graph_id}_communicators,

@@ -1,0 +1,1 @@
+    .max_in_flight = {max_in_flight},

@@ -1,0 +1,1 @@
+    .tcp_everywhere = true,
