@@ -17,6 +17,11 @@
 //       track, each operation a box, each value an arrow from its WRITE to
 //       its READ (profile/TimelineSvg.h).
 //
+// A sampled profile (one execution in N recorded: "profile_every" in the
+// trace) says so in each: the summary scales the time it sums by N (the
+// recorded executions stand for those between them), the medians and the
+// timeline are of the recorded executions, and costs says so on stderr.
+//
 // Exit status: 0, or 2 with a message on stderr for bad usage or input.
 #include "profile/TimelineSvg.h"
 #include "profile/Trace.h"
@@ -64,6 +69,9 @@ int costs(const Trace& trace) {
     costs[key] = median(durations);
   json out = {{"format", "cg-costs"}, {"version", 1}, {"costs", costs}};
   std::cout << out.dump(2) << "\n";
+  if (trace.profileEvery > 1)
+    std::cerr << fmt::format("cg-profile: 1 in {} executions recorded: the medians are of those\n",
+                             trace.profileEvery);
   return 0;
 }
 
@@ -145,27 +153,42 @@ int summary(const Trace& trace, bool asJson) {
      : slice.category == "read"  ? actor.read
                                  : actor.write) += within(slice);
   }
+  // Sampled: the recorded executions stand for the ones between them.
+  const double scale = static_cast<double>(trace.profileEvery);
+  for (auto& [tid, actor] : actors) {
+    actor.compute *= scale;
+    actor.read *= scale;
+    actor.write *= scale;
+  }
+  for (auto& [tid, busy] : gpus)
+    busy *= scale;
   const double window = std::max(last - first, 1e-3);
   double idleSum = 0;
   json out = {{"graph", trace.graph},
+              {"profile_every", trace.profileEvery},
               {"window_start_us", first},
               {"window_us", window},
               {"actors", json::array()}};
   for (auto& [tid, actor] : actors) {
     actor.name = trace.track(tid);
-    const double idle = std::max(0.0, window - actor.compute - actor.read - actor.write);
-    idleSum += 1 - actor.compute / window;
+    // Scaled, a share may overshoot a little: none says more than the window.
+    const double compute = std::min(actor.compute, window);
+    const double read = std::min(actor.read, window - compute);
+    const double write = std::min(actor.write, window - compute - read);
+    const double idle = std::max(0.0, window - compute - read - write);
+    idleSum += 1 - compute / window;
     out["actors"].push_back({{"actor", actor.name},
-                             {"compute", actor.compute / window},
-                             {"read_wait", actor.read / window},
-                             {"write", actor.write / window},
+                             {"compute", compute / window},
+                             {"read_wait", read / window},
+                             {"write", write / window},
                              {"idle", idle / window}});
   }
   const double bubble = actors.empty() ? 0 : idleSum / static_cast<double>(actors.size());
   out["bubble_fraction"] = bubble;
   out["gpu_tracks"] = json::array();
   for (const auto& [tid, busy] : gpus)
-    out["gpu_tracks"].push_back({{"track", trace.track(tid)}, {"busy", busy / window}});
+    out["gpu_tracks"].push_back(
+        {{"track", trace.track(tid)}, {"busy", std::min(busy / window, 1.0)}});
   const std::vector<const Slice*> path = criticalPath(trace, lastExecution);
   out["critical_path"] = {{"execution", lastExecution}, {"steps", json::array()}};
   for (const Slice* step : path)
@@ -180,6 +203,10 @@ int summary(const Trace& trace, bool asJson) {
   std::cout << fmt::format(
       "graph '{}': {:.1f} us profiled, from the first execution (t={:.1f} us)\n", trace.graph,
       window, first);
+  if (trace.profileEvery > 1)
+    std::cout << fmt::format("1 in {0} executions recorded: the shares below are the recorded "
+                             "executions' time times {0}\n",
+                             trace.profileEvery);
   std::cout << fmt::format("{:<16} {:>8} {:>10} {:>8} {:>8}\n", "actor", "compute", "read wait",
                            "write", "idle");
   for (const json& actor : out["actors"])

@@ -1,21 +1,24 @@
 // profile_cost_bench.cpp - what recording a profile costs, alone.
 //
-//   build/tests/bench/profile_cost_bench [--rounds N] [--executions N]
+//   build/tests/bench/profile_cost_bench [--rounds N] [--executions N] [--profile-every N]
 //
-// The pipelined chain (profile_cost.hpp) with and without a profile, in
-// processes mode and in threads mode, each party bound to a core of its own
-// where there are enough (cg::CpuBinding::cores), beside the target
-// (targets.def: profile_full). Recording is one clock read and a few stores per
-// operation, ten operations an execution of the chain, so the figure depends
-// on what a clock read costs here and on whether the driver and the actors
-// share cores: both are printed above the rows. Defaults: 7 rounds of 200,000
-// executions each way. cg_bench shows the same rows among its own; the GPU
-// bundle runs this program, whose machine has a core for every party.
+// The pipelined chain (profile_cost.hpp) without a profile, with a profile of
+// every execution and with one of one execution in N (LaunchOptions::
+// profile_every; default 8), in processes mode and in threads mode, each party
+// bound to a core of its own where there are enough (cg::CpuBinding::cores),
+// each ratio beside its target (targets.def: profile_full, profile_one_in_8).
+// Recording is at most one clock read and a few stores per operation, ten
+// operations an execution of the chain (a READ whose message was waiting
+// reads no clock), so the figure depends on what a clock read costs here and
+// on whether the driver and the actors share cores: both are printed above
+// the rows. Defaults: 7 rounds of 200,000 executions each way. cg_bench shows the same rows among
+// its own; the GPU bundle runs this program, whose machine has a core for every party.
 #include "count_arguments.hpp"
 #include "profile_cost.hpp"
 #include "profile_cost_graphs.cg.hpp"
 #include "targets.hpp"
 
+#include <cg/detail/launch_geometry.hpp> // kMostProfileEvery
 #include <cg/detail/profile.hpp>
 
 #include <chrono>
@@ -23,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 
 namespace {
@@ -43,10 +47,13 @@ double clock_read_ns() {
 } // namespace
 
 int main(int argc, char** argv) {
-  int rounds = 7, executions = 200'000;
-  if (!cg_bench::count_arguments(argc, argv,
-                                 {{"--rounds", &rounds}, {"--executions", &executions}})) {
-    std::fprintf(stderr, "usage: profile_cost_bench [--rounds N] [--executions N] (N >= 1)\n");
+  int rounds = 7, executions = 200'000, every = 8;
+  if (!cg_bench::count_arguments(
+          argc, argv,
+          {{"--rounds", &rounds}, {"--executions", &executions}, {"--profile-every", &every}}) ||
+      every < 2 || every > static_cast<int>(cg::detail::kMostProfileEvery)) {
+    std::fprintf(stderr, "usage: profile_cost_bench [--rounds N] [--executions N] "
+                         "[--profile-every N] (N >= 1; profile-every 2 to 1000000)\n");
     return 2;
   }
   std::printf("cores: %u (the driver and actors a and b each get one of their own from 3 up)\n",
@@ -58,14 +65,24 @@ int main(int argc, char** argv) {
   bound.cpu_binding = cg::CpuBinding::cores;
   cg::LaunchOptions threads = bound;
   threads.mode = cg::Mode::threads;
-  const cg_bench::Target& target = cg_bench::target("profile_full");
+  const cg_bench::Target& full = cg_bench::target("profile_full");
+  const cg_bench::Target& one_in_8 = cg_bench::target("profile_one_in_8");
   for (const cg::LaunchOptions* options : {&bound, &threads}) {
-    const cg_bench::ProfileCost cost = cg_bench::profile_cost<&chain>(*options, rounds, executions);
+    const cg_bench::ProfileCost cost = cg_bench::profile_cost<&chain>(
+        *options, rounds, executions, static_cast<std::uint32_t>(every));
+    const char* mode = options == &bound ? "processes" : "threads";
     std::printf("pipelined chain, %-9s %10.0f exec/s, profiled %10.0f exec/s: %.2fx "
                 "(target %s: %s)\n",
-                options == &bound ? "processes" : "threads", cost.plain, cost.profiled,
-                cost.profiled / cost.plain, cg_bench::describe(target).c_str(),
-                cg_bench::word(cg_bench::judge(target, cost.profiled, cost.plain)));
+                mode, cost.plain, cost.profiled, cost.profiled / cost.plain,
+                cg_bench::describe(full).c_str(),
+                cg_bench::word(cg_bench::judge(full, cost.profiled, cost.plain)));
+    // The target is of one in 8: another sample is shown without one.
+    const std::string verdict =
+        every == 8 ? "target " + cg_bench::describe(one_in_8) + ": " +
+                         cg_bench::word(cg_bench::judge(one_in_8, cost.sampled, cost.plain))
+                   : std::string("no target for 1 in ") + std::to_string(every);
+    std::printf("pipelined chain, %-9s %10.0f exec/s, 1 in %-3d %10.0f exec/s: %.2fx (%s)\n", mode,
+                cost.plain, every, cost.sampled, cost.sampled / cost.plain, verdict.c_str());
   }
   return 0;
 }

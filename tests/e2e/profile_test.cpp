@@ -4,8 +4,10 @@
 // each write to its reads; a ring that keeps the last executions; and
 // cg-profile's reading of it, whose costs cgc then schedules with.
 //
-// One file, about 780 lines: its tests read the same profiled runs through the
-// same trace reader and schedule checks, defined once at its top.
+// One file, about 920 lines: its tests read the same profiled runs through the
+// same trace reader and schedule checks, defined once at its top; its last
+// ones, of a profile of one execution in N (LaunchOptions::profile_every,
+// CG_PROFILE_EVERY), hold such a trace to the same checks.
 #include "../support/scoped_env.hpp"
 #include "e2e_graphs.cg.hpp"
 #include "leftovers.hpp"
@@ -771,6 +773,148 @@ TEST_F(Profile, AProfileThatCannotBeWrittenIsAnErrorNamingTheFile) {
   }
   graph.teardown();
   std::filesystem::remove(temp_path("unused.json"));
+}
+
+// A trace of diamond, 10 executions, recording one in 4 (`options` says how,
+// or the environment does).
+json sampled_diamond_trace(const std::string& name, cg::LaunchOptions options) {
+  const std::string path = temp_path(name);
+  {
+    options.profile = path;
+    auto graph = cg::launch<&diamond>(options);
+    for (int i = 0; i < 10; ++i)
+      EXPECT_EQ(graph.execute(i).get(), 2 * i + 2);
+    const cg::GraphStats stats = graph.stats();
+    EXPECT_EQ(stats.profile_every, 4u);
+    EXPECT_EQ(stats.tasks.size(), 3u);
+    for (const cg::TaskStats& task : stats.tasks)
+      EXPECT_EQ(task.compute.count, 3u) << task.task; // executions 0, 4 and 8
+    EXPECT_EQ(stats.latency.count, 3u);
+    const std::string table = cg::format_stats(stats);
+    EXPECT_NE(table.find("graph 'diamond'\n1 in 4 executions recorded: counts are of those, "
+                         "percentiles over them\n"),
+              std::string::npos)
+        << table;
+  }
+  const json trace = read_json(path);
+  std::filesystem::remove(path);
+  return trace;
+}
+
+// Executions 0, 4 and 8 of 10, whole: on every track each recorded
+// execution has every operation of its schedule, in order, and no other
+// execution has any.
+void expect_one_in_4_whole(const json& trace) {
+  EXPECT_EQ(trace["otherData"]["profile_every"], 4);
+  EXPECT_EQ(trace["otherData"]["dropped_events"],
+            (json{{"a", 0}, {"b", 0}, {"c", 0}, {"driver", 0}}));
+  const std::map<std::string, int> tids = thread_ids(trace);
+  for (const std::string actor : {"a", "b", "c"}) {
+    SCOPED_TRACE("actor " + actor);
+    const std::vector<std::string> expected = scheduled_names("diamond", actor);
+    ASSERT_FALSE(expected.empty());
+    const std::vector<json> events = track(trace, tids.at(actor));
+    ASSERT_EQ(events.size(), expected.size() * 3);
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      EXPECT_EQ(events[i]["name"], expected[i % expected.size()]) << i;
+      EXPECT_EQ(events[i]["args"]["execution"], 4 * (i / expected.size())) << i;
+    }
+  }
+  std::map<std::string, std::vector<int>> driver; // name -> executions, in time order
+  for (const json& e : track(trace, 0))
+    driver[e["name"]].push_back(e["args"]["execution"]);
+  EXPECT_EQ(driver, (std::map<std::string, std::vector<int>>{{"WRITE c0 (input #0)", {0, 4, 8}},
+                                                             {"execute", {0, 4, 8}},
+                                                             {"READ c3 (c.sum)", {0, 4, 8}},
+                                                             {"get", {0, 4, 8}}}));
+}
+
+TEST_F(Profile, OneExecutionInFourIsRecordedWholeAsProcessesAndAsThreads) {
+  for (const cg::Mode mode : {cg::Mode::processes, cg::Mode::threads}) {
+    SCOPED_TRACE(mode == cg::Mode::threads ? "threads" : "processes");
+    cg::LaunchOptions options;
+    options.mode = mode;
+    options.profile_every = 4;
+    expect_one_in_4_whole(sampled_diamond_trace("one_in_4.json", options));
+  }
+}
+
+TEST_F(Profile, OneExecutionInFourIsRecordedWholeWhenTheEnvironmentSaysSo) {
+  cg_test::ScopedEnv env("CG_PROFILE_EVERY", "4");
+  for (const cg::Mode mode : {cg::Mode::processes, cg::Mode::threads}) {
+    SCOPED_TRACE(mode == cg::Mode::threads ? "threads" : "processes");
+    cg::LaunchOptions options;
+    options.mode = mode;
+    expect_one_in_4_whole(sampled_diamond_trace("one_in_4_env.json", options));
+  }
+}
+
+TEST_F(Profile, CgProfileSaysASampledProfileIsSampledAndScalesItsShares) {
+  const std::string path = temp_path("sampled.json");
+  {
+    cg::LaunchOptions options;
+    options.profile = path;
+    options.profile_every = 4;
+    auto graph = cg::launch<&diamond>(options);
+    for (int i = 0; i < 10; ++i)
+      ASSERT_EQ(graph.execute(i).get(), 2 * i + 2);
+  }
+  int status = -1;
+  const json summary =
+      json::parse(run(std::string(CG_PROFILE_TOOL) + " summary " + path + " --json", status));
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(summary["profile_every"], 4);
+  EXPECT_EQ(summary["critical_path"]["execution"], 8); // the last recorded
+  for (const json& actor : summary["actors"]) {
+    const double total = actor["compute"].get<double>() + actor["read_wait"].get<double>() +
+                         actor["write"].get<double>() + actor["idle"].get<double>();
+    EXPECT_NEAR(total, 1.0, 1e-6) << actor;
+  }
+  const std::string text = run(std::string(CG_PROFILE_TOOL) + " summary " + path, status);
+  EXPECT_EQ(status, 0);
+  EXPECT_NE(text.find("\n1 in 4 executions recorded: the shares below are the recorded "
+                      "executions' time times 4\n"),
+            std::string::npos)
+      << text;
+  const std::string costs =
+      run(std::string(CG_PROFILE_TOOL) + " costs " + path + " 2>&1 >/dev/null", status);
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(costs, "cg-profile: 1 in 4 executions recorded: the medians are of those\n");
+  const std::string svg =
+      run(std::string(CG_PROFILE_TOOL) + " timeline " + path + " --executions 2", status);
+  EXPECT_EQ(status, 0);
+  EXPECT_NE(svg.find("graph 'diamond': executions 4 to 8"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(" (1 in 4 executions recorded)</text>"), std::string::npos) << svg;
+  std::filesystem::remove(path);
+}
+
+TEST_F(Profile, ASampleThatIsNoneIsRefusedNamingTheFieldOrTheVariable) {
+  for (const std::uint32_t bad : {0u, 1'000'001u, 4'294'967'295u}) {
+    cg::LaunchOptions options;
+    options.record_profile = true;
+    options.profile_every = bad;
+    try {
+      auto graph = cg::launch<&same_actor>(options);
+      ADD_FAILURE() << "launched with profile_every " << bad;
+    } catch (const cg::LaunchError& e) {
+      EXPECT_EQ(std::string(e.what()), "cg::LaunchOptions::profile_every is " +
+                                           std::to_string(bad) +
+                                           "; it must be from 1 (every execution) to 1000000");
+    }
+  }
+  cg::LaunchOptions options;
+  options.record_profile = true;
+  for (const char* bad : {"0", "eight", "-3", "8 ", "1000001", "99999999999"}) {
+    cg_test::ScopedEnv env("CG_PROFILE_EVERY", bad);
+    try {
+      auto graph = cg::launch<&same_actor>(options);
+      ADD_FAILURE() << "launched with CG_PROFILE_EVERY=" << bad;
+    } catch (const cg::LaunchError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("the environment variable CG_PROFILE_EVERY is '") + bad +
+                    "'; it must be a number from 1 (every execution) to 1000000 (or unset)");
+    }
+  }
 }
 
 } // namespace

@@ -150,9 +150,10 @@ std::string renderTimelineSvg(const Trace& trace, unsigned executions) {
                                 ? fmt::format("execution {}", chosen.front())
                                 : fmt::format("executions {} to {}", chosen.front(), chosen.back());
   fmt::format_to(it, "<text x=\"8\" y=\"18\" font-size=\"13\">{}</text>\n",
-                 escaped(fmt::format("graph '{}': {}, {}", trace.graph, which,
+                 escaped(fmt::format("graph '{}': {}, {}{}", trace.graph, which,
                                      span >= 1000 ? fmt::format("{:.2f} ms", span / 1000)
-                                                  : fmt::format("{:.1f} us", span))));
+                                                  : fmt::format("{:.1f} us", span),
+                                     sampledNote(trace))));
 
   // The time axis: ticks from the window's start, with grid lines.
   const double step = tickStep(span);

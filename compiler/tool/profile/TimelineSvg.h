@@ -13,7 +13,8 @@
 namespace cg::profile {
 
 /// The last `executions` executions the driver finished (got) in `trace`
-/// (all of them, if fewer), or the last ones begun if none finished.
+/// (all of them, if fewer), or the last ones begun if none finished: of a
+/// sampled profile, the last recorded ones, which its title says.
 std::string renderTimelineSvg(const Trace& trace, unsigned executions);
 
 } // namespace cg::profile

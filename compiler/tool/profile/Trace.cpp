@@ -15,6 +15,12 @@ std::string Trace::track(int tid) const {
   return it == tracks.end() ? "tid " + std::to_string(tid) : it->second;
 }
 
+std::string sampledNote(const Trace& trace) {
+  return trace.profileEvery <= 1
+             ? std::string()
+             : " (1 in " + std::to_string(trace.profileEvery) + " executions recorded)";
+}
+
 Trace readTrace(const std::string& path) {
   std::ifstream in(path);
   if (!in)
@@ -30,7 +36,9 @@ Trace readTrace(const std::string& path) {
     throw TraceError("'" + path + "' is not a Chrome trace (no \"traceEvents\" array)");
   Trace trace;
   try {
-    trace.graph = document.value("otherData", json::object()).value("graph", "");
+    const json other = document.value("otherData", json::object());
+    trace.graph = other.value("graph", "");
+    trace.profileEvery = other.value("profile_every", std::uint64_t{1});
     for (const json& event : document["traceEvents"]) {
       const std::string phase = event.value("ph", "");
       if (phase == "M" && event.value("name", "") == "thread_name")
@@ -54,6 +62,8 @@ Trace readTrace(const std::string& path) {
   } catch (const json::exception& e) {
     throw TraceError("'" + path + "' holds an event this tool cannot read: " + e.what());
   }
+  if (trace.profileEvery == 0)
+    throw TraceError("'" + path + "' says its profile recorded one execution in 0");
   if (trace.slices.empty())
     throw TraceError("'" + path + "' holds no operations (was the graph run with a profile?)");
   std::stable_sort(trace.slices.begin(), trace.slices.end(),

@@ -25,6 +25,9 @@ struct Slice {
 
 struct Trace {
   std::string graph;
+  /// The profile recorded one execution in this many ("profile_every" in
+  /// the trace's "otherData"; 1, every one, in a trace without it).
+  std::uint64_t profileEvery = 1;
   std::map<int, std::string> tracks; // tid -> actor ("driver": tid 0), or "<actor> (GPU)"
   std::map<int, long> sort_index;    // tid -> where a viewer shows it (thread_sort_index)
   std::vector<Slice> slices;         // in time order
@@ -33,6 +36,9 @@ struct Trace {
   std::string track(int tid) const;
 };
 
+/// "" for a trace of every execution, else " (1 in N executions recorded)".
+std::string sampledNote(const Trace& trace);
+
 /// Why a file is not a trace this tool can read: the message says which
 /// file and what is wrong.
 struct TraceError : std::runtime_error {
@@ -40,7 +46,8 @@ struct TraceError : std::runtime_error {
 };
 
 /// Reads the trace at `path`; TraceError if it cannot be read, is not JSON,
-/// not a Chrome trace, holds an event of another shape, or no operation.
+/// not a Chrome trace, holds an event of another shape, a profile_every
+/// below 1, or no operation.
 Trace readTrace(const std::string& path);
 
 } // namespace cg::profile

@@ -196,6 +196,13 @@ struct LaunchOptions {
   /// operation (a chain driver -> a -> b -> driver: 11 operations an
   /// execution, 4.4 MB in all for 10,000).
   std::uint32_t profile_executions = 0;
+  /// Record one execution in this many, whole: every operation of each
+  /// execution whose number is a multiple of it, on every actor and the
+  /// driver; the others cost nothing to record. stats() and cg-profile say
+  /// "1 in N executions recorded". 1 (every execution): the environment
+  /// variable CG_PROFILE_EVERY if set. From 1 to 1,000,000; launch() throws
+  /// LaunchError otherwise.
+  std::uint32_t profile_every = 1;
 
   // What actors print (docs/running.md, "What actors print"). Threads mode:
   // actors share the driver's descriptors, so their output is the driver's,

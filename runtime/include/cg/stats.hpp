@@ -46,9 +46,14 @@ struct GraphStats {
   Percentiles latency;
   /// Events older than the profile keeps, not counted above.
   std::uint64_t dropped_events = 0;
+  /// The profile records one execution in this many
+  /// (LaunchOptions::profile_every): the counts above are of the recorded
+  /// executions alone, and the percentiles are over them.
+  std::uint32_t profile_every = 1;
 };
 
-/// The statistics as a table, one line per task, then the graph's latency.
+/// The statistics as a table, one line per task, then the graph's latency;
+/// a sampled profile's says so above the table ("1 in 8 executions recorded").
 std::string format_stats(const GraphStats& stats);
 
 } // namespace cg

@@ -153,6 +153,7 @@ void ActorProcess::attach(const detail::GraphSpec& spec, std::uint32_t actor,
   constructor_args_ = view.constructor_args;
   nvtx_ = detail::nvtx_enabled();
   profile_.recorder = detail::ProfileRecorder(detail::profile_ring(memory, *view.header, actor));
+  profile_.every = view.header->geometry.profile_every;
 }
 
 ActorProcess::~ActorProcess() {
@@ -274,8 +275,7 @@ void ActorProcess::executed() noexcept {
   detail::await_all_arrivals();
   if (impl_->record)
     impl_->record->executions.store(++impl_->executions, std::memory_order_relaxed);
-  ++profile_.execution;
-  profile_.computes = 0;
+  profile_.next_execution();
   bound_run_ahead();
 }
 

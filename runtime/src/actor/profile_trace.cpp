@@ -53,8 +53,9 @@ std::string micros(std::int64_t ns, std::int64_t origin) {
 
 class TraceWriter {
 public:
-  TraceWriter(std::ostream& out, const GraphSpec& spec, std::span<const ProfileTrack> tracks)
-      : out_(out), spec_(spec), tracks_(tracks) {
+  TraceWriter(std::ostream& out, const GraphSpec& spec, std::span<const ProfileTrack> tracks,
+              std::uint32_t profile_every)
+      : out_(out), spec_(spec), tracks_(tracks), profile_every_(profile_every) {
     for (const ProfileTrack& track : tracks)
       for (const ProfileEvent& event : track.events)
         origin_ = std::min(origin_, event.start);
@@ -65,7 +66,7 @@ public:
   void write() {
     out_ << "{\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"graph\": " << quoted(spec_.name)
          << ", \"clock\": \"CLOCK_MONOTONIC\", \"origin_ns\": " << origin_
-         << ", \"dropped_events\": {";
+         << ", \"profile_every\": " << profile_every_ << ", \"dropped_events\": {";
     for (std::size_t t = 0; t < tracks_.size(); ++t)
       out_ << (t ? ", " : "") << quoted(tracks_[t].name) << ": " << tracks_[t].dropped;
     out_ << "}, \"clock_uncertainty_ns\": {";
@@ -233,6 +234,7 @@ private:
   std::ostream& out_;
   const GraphSpec& spec_;
   std::span<const ProfileTrack> tracks_;
+  std::uint32_t profile_every_;
   std::int64_t origin_ = std::numeric_limits<std::int64_t>::max();
   bool first_ = true;
 };
@@ -308,8 +310,8 @@ void ticks_to_ns(std::span<ProfileTrack> tracks, ProfileClocks origin, ProfileCl
 }
 
 void write_chrome_trace(std::ostream& out, const GraphSpec& spec,
-                        std::span<const ProfileTrack> tracks) {
-  TraceWriter(out, spec, tracks).write();
+                        std::span<const ProfileTrack> tracks, std::uint32_t profile_every) {
+  TraceWriter(out, spec, tracks, profile_every).write();
 }
 
 } // namespace cg::detail

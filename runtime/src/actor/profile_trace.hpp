@@ -10,7 +10,8 @@
 //     read or write, `execute` and `get` on the driver; its args say the
 //     execution, the source line (COMPUTE) and the bytes moved (READ, WRITE);
 //   - a flow from each WRITE to every READ of the same message;
-//   - in "otherData": the graph, the clock, per track the events its ring
+//   - in "otherData": the graph, the clock, "profile_every" (the profile
+//     recorded one execution in that many: 1, all), per track the events its ring
 //     dropped (it keeps the last LaunchOptions::profile_executions), and per
 //     track of an actor on another host how far off its times may be
 //     ("clock_uncertainty_ns": half the round trip that aligned its clock).
@@ -37,6 +38,8 @@ inline constexpr const char* profile_variable = "CG_PROFILE";
 /// rings then keep without it.
 inline constexpr const char* profile_executions_variable = "CG_PROFILE_EXECUTIONS";
 inline constexpr std::uint32_t default_profile_executions = 10'000;
+/// The one read when LaunchOptions::profile_every is 1.
+inline constexpr const char* profile_every_variable = "CG_PROFILE_EVERY";
 
 /// One participant's ring as read: its events, oldest first, and how many
 /// it recorded but no longer holds.
@@ -68,8 +71,9 @@ std::string encode_profile_track(const ProfileTrack& track);
 /// time; false if `payload` is no such encoding.
 bool decode_profile_track(std::string_view payload, std::int64_t offset_ns, ProfileTrack& track);
 
-/// Writes the trace of `tracks` (actors by index, then the driver) of `spec`.
+/// Writes the trace of `tracks` (actors by index, then the driver) of `spec`,
+/// a profile of one execution in `profile_every`.
 void write_chrome_trace(std::ostream& out, const GraphSpec& spec,
-                        std::span<const ProfileTrack> tracks);
+                        std::span<const ProfileTrack> tracks, std::uint32_t profile_every = 1);
 
 } // namespace cg::detail

@@ -34,10 +34,12 @@ bool watched(ProfiledOp op, std::uint32_t channel, ActorProfile* profile, const 
 }
 
 /// A port's device work as its actor's timer times it (a read or write of
-/// `channel` moving `bytes` on a CUDA stream); nobody's unless profiled.
+/// `channel` moving `bytes` on a CUDA stream); nobody's unless profiled and
+/// the execution is one the profile records.
 inline TimedWork device_work(ActorProfile* profile, ProfiledOp op, std::uint32_t channel,
                              std::uint64_t bytes) {
-  return {profile != nullptr ? profile->device : nullptr, {op, channel, bytes}};
+  return {profile != nullptr && profile->recording ? profile->device : nullptr,
+          {op, channel, bytes}};
 }
 
 } // namespace cg::detail

@@ -75,9 +75,10 @@ std::vector<std::byte> copy_of(const ChannelReader::Message& message) {
 // resuming a collection an earlier timeout interrupted, and files them: with
 // the future waiting for them, or in `results.untaken`.
 ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline, ProfileRecorder& recorder) {
+  const bool recording = recorder.on() && profile_records(results.collected, profiling.every);
   while (results.partial.size() < results.result_readers.size()) {
     ChannelReader& reader = results.result_readers[results.partial.size()];
-    const std::int64_t start = recorder.on() ? profile_clock() : 0;
+    const std::int64_t start = recording ? profile_clock() : 0;
     ChannelReader::Message message;
     ChannelStatus status = reader.acquire(message, deadline);
     if (status != ChannelStatus::ok) {
@@ -87,7 +88,7 @@ ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline, ProfileRecorde
     results.partial.push_back(
         {message.kind, copy_of(message), results.origin_of(results.partial.size())});
     reader.release();
-    if (recorder.on())
+    if (recording)
       recorder.record(ProfiledOp::read, results.result_channels[results.partial.size() - 1],
                       message.sequence, start, profile_clock(), message.payload.size());
   }
@@ -136,18 +137,25 @@ ChannelStatus GraphRuntime::Impl::collect_in_place(Deadline deadline, ResultsSin
                                                    std::int64_t start) {
   results.message_views.resize(results.result_readers.size());
   // The first READ begins at `start`, each other one where the one before it
-  // ended: one clock read each.
+  // ended: one clock read each, none for a READ whose message was there at
+  // the first look (it ends where it began; cg/detail/profile.hpp).
+  const bool recording = profiling.records(results.collected);
   for (std::size_t i = results.partial.size(); i < results.result_readers.size(); ++i) {
     ChannelReader::Message message;
-    ChannelStatus status = results.result_readers[i].acquire(message, deadline);
+    ChannelStatus status = ChannelStatus::timeout;
+    if (recording)
+      status = results.result_readers[i].acquire(message, Deadline::min());
+    const bool waited = status == ChannelStatus::timeout;
+    if (waited)
+      status = results.result_readers[i].acquire(message, deadline);
     if (status != ChannelStatus::ok) {
       results.failed_reader = i;
       return status;
     }
     results.message_views[i] = {message.kind, message.payload, message.paging,
                                 results.origin_of(i)};
-    if (profiling.profile.on()) {
-      const std::int64_t end = profile_clock();
+    if (recording) {
+      const std::int64_t end = waited ? profile_clock() : start;
       profiling.profile.record(ProfiledOp::read, results.result_channels[i], message.sequence,
                                start, end, message.payload.size());
       start = end;
@@ -253,7 +261,9 @@ const std::vector<std::string>& GraphRuntime::cuda_devices(std::uint32_t actor) 
 std::uint64_t GraphRuntime::begin_execution() {
   Impl& s = *impl_;
   const MemoryHold hold(*this); // collects in this thread, records in the profile
-  const std::int64_t start = s.profiling.profile.on() ? profile_clock() : 0;
+  // The execution this call will begin, as this thread (the ring's one
+  // writer) last numbered one: sampled, only a recorded one reads the clock.
+  std::int64_t start = s.profiling.records(s.profiling.next_submission) ? profile_clock() : 0;
   std::unique_lock lock(s.mutex);
   auto check_usable = [&] {
     if (s.torn_down || s.failures.failure || s.channels.front().closed()) {
@@ -297,8 +307,11 @@ std::uint64_t GraphRuntime::begin_execution() {
     check_usable();
   }
   std::uint64_t seq = s.results.submitted++;
+  s.profiling.next_submission = seq + 1;
+  if (start == 0 && s.profiling.records(seq)) // another thread submitted meanwhile
+    start = profile_clock();
   s.profiling.execute_start = start;
-  if (s.profiling.profile.on() && spec_.input_channels.empty())
+  if (s.profiling.records(seq) && spec_.input_channels.empty())
     s.profiling.profile.record(ProfiledOp::execute, 0, seq, start, profile_clock());
   if (s.results.async) {
     lock.unlock();
@@ -405,6 +418,8 @@ void GraphRuntime::publish_input(std::size_t input, std::size_t bytes,
     return;
   // The execution begun last: execute() hands over its inputs in order.
   const std::uint64_t seq = s.inputs[input].published() - 1;
+  if (!s.profiling.records(seq))
+    return;
   const std::int64_t now = profile_clock();
   // Each input's write from where the one before it (or execute()) left off.
   s.profiling.profile.record(ProfiledOp::write, spec_.input_channels[input], seq,
@@ -425,9 +440,10 @@ void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds tim
   const MemoryHold hold(*this); // collects in this thread, in place
   // A get() that returns (not one that throws) is recorded, from call to
   // decoded result; its first READ waits from the call too.
-  const std::int64_t called = s.profiling.profile.on() ? profile_clock() : 0;
+  const bool recording = s.profiling.records(seq);
+  const std::int64_t called = recording ? profile_clock() : 0;
   auto recorded = [&] {
-    if (s.profiling.profile.on())
+    if (recording)
       s.profiling.profile.record(ProfiledOp::get, 0, seq, called, profile_clock());
   };
   std::int64_t read_from = called;
@@ -485,7 +501,7 @@ void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds tim
         recorded();
         return;
       }
-      read_from = s.profiling.profile.on() ? profile_clock() : 0;
+      read_from = recording ? profile_clock() : 0;
       lock.lock();
       if (status == ChannelStatus::timeout && watch_on())
         continue;

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -16,9 +18,30 @@
 
 namespace cg::detail {
 
+std::uint32_t profile_every(const LaunchOptions& options) {
+  const std::string range = "from 1 (every execution) to " + std::to_string(kMostProfileEvery);
+  if (options.profile_every == 0 || options.profile_every > kMostProfileEvery)
+    throw LaunchError("cg::LaunchOptions::profile_every is " +
+                      std::to_string(options.profile_every) + "; it must be " + range);
+  if (options.profile_every != 1)
+    return options.profile_every;
+  const char* text = std::getenv(profile_every_variable);
+  if (!text || !*text)
+    return 1;
+  std::uint32_t every = 0;
+  const char* end = text + std::strlen(text);
+  const auto [stop, error] = std::from_chars(text, end, every);
+  if (error != std::errc{} || stop != end || every == 0 || every > kMostProfileEvery)
+    throw LaunchError(std::string("the environment variable ") + profile_every_variable + " is '" +
+                      text + "'; it must be a number " + range + " (or unset)");
+  return every;
+}
+
 void GraphRuntime::write_profile(const std::string& path) const { impl_->write_profile(path); }
 
-GraphStats GraphRuntime::stats() const { return profile_stats(spec_, impl_->profile_tracks()); }
+GraphStats GraphRuntime::stats() const {
+  return profile_stats(spec_, impl_->profile_tracks(), impl_->profiling.every);
+}
 
 std::vector<ProfileTrack> GraphRuntime::Impl::profile_tracks() const {
   if (!profiling.profile.on())
@@ -81,7 +104,7 @@ void GraphRuntime::Impl::write_profile(const std::string& path) const {
   const std::vector<ProfileTrack> tracks = profile_tracks();
   std::ofstream out(path, std::ios::trunc);
   if (out)
-    write_chrome_trace(out, spec, tracks);
+    write_chrome_trace(out, spec, tracks, profiling.every);
   out.flush();
   if (!out)
     throw Error("cannot write the profile of " + describe(spec) + " to '" + path +

@@ -34,9 +34,11 @@ std::int64_t duration(const ProfileEvent& event) {
 
 } // namespace
 
-GraphStats profile_stats(const GraphSpec& spec, std::span<const ProfileTrack> tracks) {
+GraphStats profile_stats(const GraphSpec& spec, std::span<const ProfileTrack> tracks,
+                         std::uint32_t profile_every) {
   GraphStats stats;
   stats.graph = spec.name;
+  stats.profile_every = profile_every;
   for (const ProfileTrack& track : tracks)
     stats.dropped_events += track.dropped;
 
@@ -113,6 +115,10 @@ std::string format_stats(const GraphStats& stats) {
   std::snprintf(line, sizeof line, "graph '%s'%s\n", stats.graph.c_str(),
                 stats.dropped_events != 0 ? " (older events dropped)" : "");
   out += line;
+  // Sampled: the counts below must not pass for totals.
+  if (stats.profile_every > 1)
+    out += "1 in " + std::to_string(stats.profile_every) +
+           " executions recorded: counts are of those, percentiles over them\n";
   std::snprintf(line, sizeof line, "%-*s  %-9s %8s %10s %10s %10s  %s\n", w, "task", "what",
                 "count", "p50 us", "p90 us", "p99 us", "bound at");
   out += line;

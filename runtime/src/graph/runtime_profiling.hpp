@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+namespace cg {
+struct LaunchOptions;
+}
+
 namespace cg::detail {
 
 // Profiles (cg/detail/profile.hpp): the driver's rings (one for the thread
@@ -25,13 +29,17 @@ namespace cg::detail {
 struct RuntimeProfiling {
   ProfileRecorder profile;
   ProfileRecorder collector_profile;
+  // One execution in `every` is recorded (LaunchOptions::profile_every).
+  std::uint32_t every = 1;
   std::string profile_path; // empty: none is written at teardown
   // Actors in processes of their own: their tracks as their processes sent
   // them at teardown (RendezvousServer::collect_profiles), by actor.
   std::map<std::string, RemoteProfile> remote_profiles;
-  // Written by the thread that submits (as the rings are).
+  // Written by the thread that submits (as the rings are); next_submission:
+  // the execution it will begin next, as far as it knows.
   std::int64_t execute_start = 0;
   std::int64_t input_start = 0;
+  std::uint64_t next_submission = 0;
   // The rings as teardown read them before it released the memory they are
   // in (profile_final: read; final_profile_error: why they could not be).
   // Guarded by GraphRuntime::Impl::mutex; its `changed` says when
@@ -39,6 +47,15 @@ struct RuntimeProfiling {
   bool profile_final = false;
   std::vector<ProfileTrack> final_profile;
   std::string final_profile_error;
+
+  /// Whether the profile records execution `seq` (cg/detail/profile.hpp).
+  bool records(std::uint64_t seq) const noexcept {
+    return profile.on() && profile_records(seq, every);
+  }
 };
+
+/// LaunchOptions::profile_every, or else CG_PROFILE_EVERY, checked: throws
+/// LaunchError naming the field or the variable for a value out of range.
+std::uint32_t profile_every(const LaunchOptions& options);
 
 } // namespace cg::detail

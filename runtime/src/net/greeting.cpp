@@ -64,6 +64,7 @@ GreetingBytes encode_greeting(const Greeting& g) {
   put<std::uint64_t>(out, 16, g.geometry.communicator_bytes);
   put<std::uint32_t>(out, 24, g.geometry.profile_executions);
   put<std::uint32_t>(out, 28, static_cast<std::uint32_t>(g.silence.count()));
+  put<std::uint32_t>(out, 32, g.geometry.profile_every);
   return out;
 }
 
@@ -119,6 +120,9 @@ bool decode_greeting(std::span<const std::byte> in, Greeting& greeting, std::str
   if (silence_ms == 0 || silence_ms > kMostSilenceMs)
     return out_of_range(error, "silence in milliseconds", silence_ms, 1, kMostSilenceMs);
   g.silence = std::chrono::milliseconds(silence_ms);
+  g.geometry.profile_every = get<std::uint32_t>(in, 32);
+  if (g.geometry.profile_every == 0 || g.geometry.profile_every > kMostProfileEvery)
+    return out_of_range(error, "profile_every", g.geometry.profile_every, 1, kMostProfileEvery);
   greeting = g;
   return true;
 }

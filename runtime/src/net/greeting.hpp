@@ -12,7 +12,7 @@
 //
 //   offset  bytes  field
 //        0      4  magic: the ASCII bytes "CGGR"
-//        4      2  version: 1
+//        4      2  version: 2
 //        6      1  transport (HostTransport): 0 tcp, 1 ucx
 //        7      1  communicator (CommunicatorKind): 0 host, 1 nccl
 //        8      4  geometry.max_in_flight, 1 to 2^20
@@ -20,7 +20,8 @@
 //       16      8  geometry.communicator_bytes, at most 2^40 (0: no groups)
 //       24      4  geometry.profile_executions (0: no profile)
 //       28      4  silence in milliseconds, 1 to 3,600,000
-//       32         (end)
+//       32      4  geometry.profile_every, 1 to kMostProfileEvery
+//       36         (end)
 //
 // The rendezvous speaks lines of ASCII, so on its line the bytes are written
 // as hexadecimal digits, two a byte, in order (greeting_text).
@@ -46,8 +47,8 @@ struct Greeting {
   HostTransport transport = HostTransport::tcp;
 };
 
-inline constexpr std::uint16_t kGreetingVersion = 1;
-inline constexpr std::size_t kGreetingBytes = 32;
+inline constexpr std::uint16_t kGreetingVersion = 2;
+inline constexpr std::size_t kGreetingBytes = 36;
 using GreetingBytes = std::array<std::byte, kGreetingBytes>;
 
 /// The greeting in its layout. Precondition: its values are in range (what

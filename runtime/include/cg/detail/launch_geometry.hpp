@@ -7,7 +7,8 @@
 // How many executions a channel holds (max_in_flight: the slots of each
 // channel's ring, and the executions submitted and not yet collected), the
 // bytes one slot holds in place, the bytes of a communicator group's largest
-// message and the executions a profile ring keeps. The driver takes them from
+// message, the executions a profile ring keeps and the one in how many it
+// records. The driver takes them from
 // cg::LaunchOptions (whose defaults are these), lays its segment out with them
 // (actor/segment.hpp: the segment header holds them as launched), and sends
 // them to the actor processes of other hosts in its greeting
@@ -43,7 +44,14 @@ struct LaunchGeometry {
   std::uint64_t communicator_bytes = 16u << 20;
   /// Executions each profile ring keeps; 0: no profile is recorded.
   std::uint32_t profile_executions = 0;
+  /// A profile records one execution in this many (those whose number is a
+  /// multiple of it; cg/detail/profile.hpp's profile_records()); 1: all.
+  std::uint32_t profile_every = 1;
 };
+
+/// The most profile_every may be: a sample rarer than that leaves a ring
+/// nearly empty.
+inline constexpr std::uint32_t kMostProfileEvery = 1'000'000;
 
 /// The defaults, for initialisers that need a constant (cgc's options).
 inline constexpr LaunchGeometry kDefaultLaunchGeometry{};

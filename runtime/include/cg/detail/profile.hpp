@@ -11,9 +11,17 @@
 // its collector thread (which takes results for futures), and shows them as
 // one track. An actor's operations follow one another, so
 // each starts where the one before it ended (a READ's wait starts when the previous operation
-// ended) and one clock read per operation times them all. A full ring
-// overwrites its oldest events and never blocks; what it wrote in all says
-// how many were dropped.
+// ended) and one clock read per operation times them all. A READ that found
+// its message in its slot at the first look did not wait: it ends where it
+// began, and takes no clock read at all (its copy, of at most a slot, counts
+// toward what follows). A full ring overwrites its oldest events and never
+// blocks; what it wrote in all says how many were dropped.
+//
+// Sampled (cg::LaunchOptions::profile_every, CG_PROFILE_EVERY = N), every
+// participant records the operations of execution n only when n % N == 0
+// (profile_records()): whole executions, the same ones everywhere, so a
+// timeline of them is as coherent as a full one. An actor's first READ of a
+// recorded execution waits from when the execution before it ended.
 //
 // The clock (profile_clock()) is the CPU's time-stamp counter on x86-64:
 // invariant, common to every core and process of a machine, and ~10 ns to
@@ -131,6 +139,12 @@ private:
   std::uint64_t slot_ = 0;    // where its next event goes
 };
 
+/// Whether a profile that records one execution in `every` records
+/// execution `execution` (0-based, as the driver numbers them).
+constexpr bool profile_records(std::uint64_t execution, std::uint32_t every) noexcept {
+  return every <= 1 || execution % every == 0;
+}
+
 /// What an actor's ports record with: its ring, and where its program is.
 struct ActorProfile {
   ProfileRecorder recorder;
@@ -138,15 +152,39 @@ struct ActorProfile {
   std::uint64_t execution = 0;   // the one the program is running
   std::uint32_t computes = 0;    // COMPUTE operations done in it so far
   std::int64_t last = 0;         // when its last operation ended (or it became ready)
+  std::uint32_t every = 1;       // it records one execution in `every` (profile_records())
+  bool recording = true;         // whether it records `execution`
 
   /// A COMPUTE (a method or a collective) that ends now.
   void computed() noexcept { record(ProfiledOp::compute, computes++); }
 
   /// An operation that ends now and began when the one before it ended.
   void record(ProfiledOp op, std::uint32_t index, std::uint64_t bytes = 0) noexcept {
+    if (!recording)
+      return;
     const std::int64_t now = profile_clock();
     recorder.record(op, index, execution, last, now, bytes);
     last = now;
+  }
+
+  /// A READ whose message was there at the first look: it ends where it
+  /// began, when the operation before it ended, so no clock is read.
+  void read_without_wait(std::uint32_t channel, std::uint64_t bytes) noexcept {
+    if (recording)
+      recorder.record(ProfiledOp::read, channel, execution, last, last, bytes);
+  }
+
+  /// The execution ended; the next one begins. Sampled, a recorded one
+  /// after one that was not starts its first READ's wait now.
+  void next_execution() noexcept {
+    ++execution;
+    computes = 0;
+    if (every <= 1)
+      return;
+    const bool was = recording;
+    recording = profile_records(execution, every);
+    if (recording && !was)
+      last = profile_clock();
   }
 };
 

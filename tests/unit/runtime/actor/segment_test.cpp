@@ -42,8 +42,11 @@ struct Written {
 cg::detail::SegmentContents contents_for(cg::CommunicatorKind kind,
                                          std::span<const cg::detail::NcclIdBytes> ids) {
   cg::detail::SegmentContents contents;
-  contents.geometry = {
-      .max_in_flight = 3, .slot_bytes = 512, .communicator_bytes = 4096, .profile_executions = 0};
+  contents.geometry = {.max_in_flight = 3,
+                       .slot_bytes = 512,
+                       .communicator_bytes = 4096,
+                       .profile_executions = 0,
+                       .profile_every = 4};
   contents.communicator = kind;
   contents.nccl_ids = ids;
   return contents;
@@ -65,6 +68,7 @@ TEST(Segment, HeaderKeepsTheGeometryAsLaunchedAndNamesTheCommunicatorKind) {
   EXPECT_EQ(host.header->geometry.slot_bytes, 512u);
   EXPECT_EQ(host.header->geometry.communicator_bytes, 4096u);
   EXPECT_EQ(host.header->geometry.profile_executions, 0u);
+  EXPECT_EQ(host.header->geometry.profile_every, 4u);
   EXPECT_EQ(host.header->communicator, cg::CommunicatorKind::host);
   EXPECT_EQ(host.header->nccl_ids, 0u);
   EXPECT_EQ(refusal(host), "");

@@ -94,6 +94,32 @@ TEST(ProfileStats, PercentilesAreNearestRankAndReadsCountTowardsTheNextCompute) 
             "execute -> result  latency        100      50.00      50.00      50.00\n");
 }
 
+// Executions 0, 8 and 16 of a profile of one in 8: the counts are of those
+// three, and the table says so above them.
+TEST(ProfileStats, ASampledProfilesCountsSayTheyAreOfTheRecordedExecutions) {
+  ProfileTrack actor{"a", {}, 0}, driver{"driver", {}, 0};
+  for (std::uint64_t e = 0; e < 24; e += 8) {
+    const std::int64_t t = static_cast<std::int64_t>(e) * 100;
+    actor.events.push_back(event(ProfiledOp::compute, 0, e, t + 3, 2));
+    actor.events.push_back(event(ProfiledOp::compute, 1, e, t + 5, 4));
+    driver.events.push_back(event(ProfiledOp::execute, 0, e, t, 0));
+    driver.events.push_back(event(ProfiledOp::read, 2, e, t + 10, 10));
+  }
+  const std::vector<ProfileTrack> tracks{actor, driver};
+  const cg::GraphStats stats = cg::detail::profile_stats(kSpec, tracks, 8);
+  EXPECT_EQ(stats.profile_every, 8u);
+  EXPECT_EQ(stats.tasks[0].compute.count, 3u);
+  EXPECT_EQ(stats.latency.count, 3u);
+  EXPECT_EQ(cg::format_stats(stats),
+            "graph 'g'\n"
+            "1 in 8 executions recorded: counts are of those, percentiles over them\n"
+            "task               what         count     p50 us     p90 us     p99 us  bound at\n"
+            "a.first            compute          3       2.00       2.00       2.00  g.cg.cpp:10\n"
+            "a.second           compute          3       4.00       4.00       4.00  g.cg.cpp:11\n"
+            "execute -> result  latency          3      20.00      20.00      20.00\n");
+  EXPECT_EQ(cg::detail::profile_stats(kSpec, tracks).profile_every, 1u) << "unsampled by default";
+}
+
 TEST(ProfileStats, NothingRecordedIsNoCountAndNoPercentile) {
   const std::vector<ProfileTrack> tracks{{"a", {}, 0}, {"driver", {}, 0}};
   const cg::GraphStats stats = cg::detail::profile_stats(kSpec, tracks);

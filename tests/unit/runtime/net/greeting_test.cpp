@@ -27,6 +27,7 @@ Greeting sample() {
   g.geometry.slot_bytes = 4096;
   g.geometry.communicator_bytes = 0x02'0304'0506;
   g.geometry.profile_executions = 100;
+  g.geometry.profile_every = 8;
   g.communicator = CommunicatorKind::nccl;
   g.silence = std::chrono::milliseconds(5000);
   g.transport = HostTransport::ucx;
@@ -58,6 +59,7 @@ TEST(Greeting, ComesBackWithEveryField) {
   EXPECT_EQ(back.geometry.slot_bytes, 4096u);
   EXPECT_EQ(back.geometry.communicator_bytes, 0x02'0304'0506u);
   EXPECT_EQ(back.geometry.profile_executions, 100u);
+  EXPECT_EQ(back.geometry.profile_every, 8u);
   EXPECT_EQ(back.communicator, CommunicatorKind::nccl);
   EXPECT_EQ(back.silence, std::chrono::milliseconds(5000));
   EXPECT_EQ(back.transport, HostTransport::ucx);
@@ -69,6 +71,7 @@ TEST(Greeting, ComesBackWithEveryField) {
   EXPECT_EQ(back.geometry.max_in_flight, cg::detail::kDefaultLaunchGeometry.max_in_flight);
   EXPECT_EQ(back.geometry.slot_bytes, cg::detail::kDefaultLaunchGeometry.slot_bytes);
   EXPECT_EQ(back.geometry.profile_executions, 0u);
+  EXPECT_EQ(back.geometry.profile_every, 1u);
   EXPECT_EQ(back.communicator, CommunicatorKind::host);
   EXPECT_EQ(back.silence, std::chrono::milliseconds(1));
   EXPECT_EQ(back.transport, HostTransport::tcp);
@@ -77,15 +80,16 @@ TEST(Greeting, ComesBackWithEveryField) {
 TEST(Greeting, IsLittleEndianIntegersAtTheLayoutsOffsets) {
   EXPECT_EQ(cg::detail::greeting_text(sample()),
             "43474752"         // "CGGR"
-            "0100"             // version 1
+            "0200"             // version 2
             "01"               // ucx
             "01"               // nccl
             "03000000"         // max_in_flight
             "00100000"         // slot_bytes 4096
             "0605040302000000" // communicator_bytes
             "64000000"         // profile_executions 100
-            "88130000");       // silence 5000 ms
-  EXPECT_EQ(cg::detail::kGreetingBytes, 32u);
+            "88130000"         // silence 5000 ms
+            "08000000");       // profile_every 8
+  EXPECT_EQ(cg::detail::kGreetingBytes, 36u);
 }
 
 TEST(Greeting, TooShortForItsMagicAndVersionIsRefused) {
@@ -103,21 +107,21 @@ TEST(Greeting, WithAnotherMagicIsRefused) {
 
 TEST(Greeting, OfAnotherVersionIsRefusedBeforeItsLength) {
   std::vector<std::byte> bytes = bytes_of(sample());
-  bytes[4] = std::byte{2};
+  bytes[4] = std::byte{3};
   bytes.resize(40); // a later version may be longer: the version is what is wrong
-  EXPECT_EQ(refusal(bytes), "the greeting is version 2, and this actor executable reads version "
-                            "1: the driver and the actor executable are of different builds");
+  EXPECT_EQ(refusal(bytes), "the greeting is version 3, and this actor executable reads version "
+                            "2: the driver and the actor executable are of different builds");
 }
 
 TEST(Greeting, ShorterOrLongerThanItsVersionIsRefused) {
   std::vector<std::byte> bytes = bytes_of(sample());
   bytes.pop_back();
-  EXPECT_EQ(refusal(bytes), "the greeting is 31 bytes; version 1 has 32");
+  EXPECT_EQ(refusal(bytes), "the greeting is 35 bytes; version 2 has 36");
   bytes.resize(6);
-  EXPECT_EQ(refusal(bytes), "the greeting is 6 bytes; version 1 has 32");
+  EXPECT_EQ(refusal(bytes), "the greeting is 6 bytes; version 2 has 36");
   bytes = bytes_of(sample());
   bytes.push_back(std::byte{0});
-  EXPECT_EQ(refusal(bytes), "the greeting is 33 bytes; version 1 has 32");
+  EXPECT_EQ(refusal(bytes), "the greeting is 37 bytes; version 2 has 36");
 }
 
 TEST(Greeting, NamingAnUnknownTransportOrCommunicatorIsRefused) {
@@ -145,6 +149,12 @@ TEST(Greeting, WithAGeometryOrSilenceOutOfRangeIsRefused) {
   put_u32(bytes, 28, 0);
   EXPECT_EQ(refusal(bytes),
             "the greeting's silence in milliseconds is 0; it must be from 1 to 3600000");
+  bytes = bytes_of(sample());
+  put_u32(bytes, 32, 0);
+  EXPECT_EQ(refusal(bytes), "the greeting's profile_every is 0; it must be from 1 to 1000000");
+  put_u32(bytes, 32, 1'000'001);
+  EXPECT_EQ(refusal(bytes),
+            "the greeting's profile_every is 1000001; it must be from 1 to 1000000");
 }
 
 TEST(Greeting, ThatIsRefusedLeavesTheGreetingAsItWas) {
@@ -163,7 +173,7 @@ TEST(Greeting, OnItsLineIsRefusedUnlessWholeHexadecimalBytes) {
   Greeting g;
   std::string error;
   EXPECT_FALSE(cg::detail::read_greeting_text(text.substr(1), g, error));
-  EXPECT_EQ(error, "the greeting is 63 hexadecimal digits, an odd number: it is not whole bytes");
+  EXPECT_EQ(error, "the greeting is 71 hexadecimal digits, an odd number: it is not whole bytes");
   std::string bad = text;
   bad[5] = 'g';
   EXPECT_FALSE(cg::detail::read_greeting_text(bad, g, error));
@@ -173,7 +183,7 @@ TEST(Greeting, OnItsLineIsRefusedUnlessWholeHexadecimalBytes) {
       "slots=3 slot_bytes=4096 silence_ms=9 transport=tcp profile=0 groups=0", g, error));
   EXPECT_EQ(error, "the greeting has a character that is no hexadecimal digit at 0");
   EXPECT_FALSE(cg::detail::read_greeting_text(text.substr(0, 62), g, error));
-  EXPECT_EQ(error, "the greeting is 31 bytes; version 1 has 32");
+  EXPECT_EQ(error, "the greeting is 31 bytes; version 2 has 36");
   EXPECT_TRUE(cg::detail::read_greeting_text(text, g, error)) << error;
 }
 
