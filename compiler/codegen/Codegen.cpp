@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -283,6 +284,8 @@ public:
                 fmt::arg("actor_count", computeTables.size()),
                 fmt::arg("tables", fmt::join(computeTables, ", ")));
   }
+
+  unsigned actorCount() const { return static_cast<unsigned>(graph_.actors.size()); }
 
   std::string actorFunction(unsigned actor) const {
     return fmt::format("run_{}_{}", id_, identifierFor(graph_.actors.at(actor).name));
@@ -637,12 +640,36 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
     codecs += aggregateCodec(codec);
   if (!codecs.empty())
     codecs = fillInline("codecs.hpp.tpl", fmt::arg("codecs", codecs));
+  std::vector<GraphGenerator> generators;
+  generators.reserve(input.graphs.size());
   for (const GraphToGenerate& g : input.graphs) {
-    GraphGenerator generator(input, *g.graph, *g.schedule);
+    GraphGenerator& generator = generators.emplace_back(input, *g.graph, *g.schedule);
     sections += generator.driverSection(tables);
     graphSpecs += fill("actor_host_graph.cpp.tpl", fmt::arg("target_ns", targetNs),
                        fmt::arg("graph_id", identifierFor(g.graph->name)));
-    for (unsigned a = 0; a < g.graph->actors.size(); ++a) {
+  }
+  // The source, where a header of the target includes it.
+  std::string sourceLine = fill("include.hpp.tpl", fmt::arg("file", input.sourceInclude));
+  // The header is formatted with its tables left out (markers in their
+  // place), then they go in; all of it through the formatter if one of
+  // them does not fit where it lands. That takes the longest of what codegen
+  // does for a large graph, and the actor programs need nothing of it: it
+  // runs on a thread of its own meanwhile.
+  std::string driver = fmt::format(
+      fmt::runtime(templateText("driver.hpp.tpl")), fmt::arg("file", header),
+      fmt::arg("source_name", baseName(input.source)),
+      fmt::arg("source_includes", fill("include.hpp.tpl", fmt::arg("file", actorsHeader)) +
+                                      (input.actorIncludes ? sourceLine : "")),
+      fmt::arg("command", input.command),
+      fmt::arg("example_graph", input.graphs.front().graph->name), fmt::arg("target", input.target),
+      fmt::arg("target_ns", targetNs), fmt::arg("graphs", sections));
+  std::future<std::string> driverHeader =
+      std::async(std::launch::async, [&tables, &header, driver = std::move(driver)] {
+        std::optional<std::string> laidOut = tables.splice(formatCode(driver, header));
+        return laidOut ? std::move(*laidOut) : formatCode(tables.expand(driver), header);
+      });
+  for (const GraphGenerator& generator : generators) {
+    for (unsigned a = 0; a < generator.actorCount(); ++a) {
       std::string name = generator.actorFileName(a);
       std::string program = generator.actorProgram(a);
       if (!generator.spelledPlainly(a) || !fitsColumnLimit(program))
@@ -656,7 +683,6 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
   }
   // The actor programs' header: the source's own #includes where they are
   // enough, else the source.
-  std::string sourceLine = fill("include.hpp.tpl", fmt::arg("file", input.sourceInclude));
   std::string actorIncludes, why;
   if (input.actorIncludes) {
     for (const std::string& line : *input.actorIncludes)
@@ -676,21 +702,7 @@ std::vector<GeneratedFile> generate(const CodegenInput& input) {
                               fmt::arg("source_name", baseName(input.source)), fmt::arg("why", why),
                               fmt::arg("includes", actorIncludes), fmt::arg("codecs", codecs)),
                   actorsHeader)});
-  // The header is formatted with its tables left out (markers in their
-  // place), then they go in; all of it through the formatter if one of
-  // them does not fit where it lands.
-  std::string driver = fmt::format(
-      fmt::runtime(templateText("driver.hpp.tpl")), fmt::arg("file", header),
-      fmt::arg("source_name", baseName(input.source)),
-      fmt::arg("source_includes", fill("include.hpp.tpl", fmt::arg("file", actorsHeader)) +
-                                      (input.actorIncludes ? sourceLine : "")),
-      fmt::arg("command", input.command),
-      fmt::arg("example_graph", input.graphs.front().graph->name), fmt::arg("target", input.target),
-      fmt::arg("target_ns", targetNs), fmt::arg("graphs", sections));
-  std::optional<std::string> laidOut = tables.splice(formatCode(driver, header));
-  if (!laidOut)
-    laidOut = formatCode(tables.expand(driver), header);
-  files.push_back({header, std::move(*laidOut)});
+  files.push_back({header, driverHeader.get()});
   // The small files, through the formatter.
   auto addFormatted = [&](std::string name, std::string code) {
     std::string formatted = formatCode(code, name);

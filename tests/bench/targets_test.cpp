@@ -38,6 +38,17 @@ TEST(Targets, AbsoluteLimitsAreTheDesignsNotLooserOnes) {
   EXPECT_EQ(judge(target("scheduler_100k"), 0.99), Verdict::met);
 }
 
+TEST(Targets, TheSmallMessageRowsAreJudgedAtOnceOpenMpisTimeNotAbove) {
+  // cg_bench judges fan-out 1->1, 1->2 and 1->4 by fan_out, and the one hop of
+  // 8 B and of 1 KiB by small_hop, in both modes.
+  EXPECT_EQ(judge(target("fan_out"), 2.0, 2.0), Verdict::met);
+  EXPECT_EQ(judge(target("fan_out"), 2.02, 2.0), Verdict::missed);
+  EXPECT_EQ(judge(target("small_hop"), 1.0, 1.0), Verdict::met);
+  EXPECT_EQ(judge(target("small_hop"), 1.01, 1.0), Verdict::missed);
+  EXPECT_EQ(cg_bench::describe(target("fan_out")), "<= 1x OpenMPI send/recv");
+  EXPECT_EQ(cg_bench::describe(target("small_hop")), "<= 1x OpenMPI send + 8 B reply");
+}
+
 TEST(Targets, AnAddedCostMeetsItsTargetOnlyWithinTheAllowance) {
   const cg_bench::Target& python = target("python_round_trip"); // <= C++ + 2 us
   EXPECT_EQ(judge(python, 3.9, 2.0), Verdict::met);

@@ -29,6 +29,13 @@ namespace cg::detail {
 void check_launch_options(const GraphSpec& spec, const LaunchOptions& options) {
   if (options.max_in_flight == 0)
     throw LaunchError("cg::LaunchOptions::max_in_flight must be at least 1");
+  if (options.max_in_flight > spec.max_in_flight)
+    throw LaunchError(describe(spec) + ": cg::LaunchOptions::max_in_flight is " +
+                      std::to_string(options.max_in_flight) + ", more than the " +
+                      std::to_string(spec.max_in_flight) +
+                      " its schedule was checked free of deadlock with; compile it with cgc "
+                      "--max-in-flight=" +
+                      std::to_string(options.max_in_flight) + " or more");
   if (options.slot_bytes < kMinSlotBytes)
     throw LaunchError("cg::LaunchOptions::slot_bytes must be at least " +
                       std::to_string(kMinSlotBytes));

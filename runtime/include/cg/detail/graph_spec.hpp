@@ -7,6 +7,8 @@
 // them out in the launched graph's shared memory).
 #pragma once
 
+#include <cg/detail/launch_geometry.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -79,6 +81,10 @@ struct GraphSpec {
   std::span<const CommunicatorSpec> communicators = {}; // none: a graph without groups
   bool tcp_everywhere = false; // cgc --transport=tcp: every channel between processes is TCP
   OperationNames names = {};   // empty: a profile names operations by number
+  /// The channel capacity cgc checked the schedule's freedom from deadlock
+  /// with (cgc --max-in-flight): launch() refuses a larger
+  /// cg::LaunchOptions::max_in_flight, which that check does not cover.
+  std::uint32_t max_in_flight = kDefaultLaunchGeometry.max_in_flight;
 };
 
 /// The smallest slot: room for an error record with names of actors, methods

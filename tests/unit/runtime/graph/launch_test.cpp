@@ -67,6 +67,28 @@ TEST(Launch, OptionsNoGraphCanLaunchWithAreRefusedByName) {
   EXPECT_NO_THROW(cg::detail::check_launch_options(kSpec, {}));
 }
 
+// The schedule's freedom from deadlock was checked with the spec's capacity
+// (cgc --max-in-flight); more executions in flight than that are refused.
+TEST(Launch, MoreExecutionsInFlightThanTheScheduleWasCheckedWithAreRefused) {
+  static constexpr cg::detail::GraphSpec kFour{"four", kActors, {}, {}, {}, kGroups, false, {}, 4};
+  cg::LaunchOptions five;
+  five.max_in_flight = 5;
+  EXPECT_EQ(launch_error([&] { cg::detail::check_launch_options(kFour, five); }),
+            "graph 'four': cg::LaunchOptions::max_in_flight is 5, more than the 4 its schedule "
+            "was checked free of deadlock with; compile it with cgc --max-in-flight=5 or more");
+  cg::LaunchOptions four;
+  four.max_in_flight = 4;
+  EXPECT_NO_THROW(cg::detail::check_launch_options(kFour, four));
+  // A spec that names none was checked with the default options' capacity.
+  EXPECT_EQ(kSpec.max_in_flight, cg::LaunchOptions{}.max_in_flight);
+  cg::LaunchOptions eleven;
+  eleven.max_in_flight = 11;
+  EXPECT_EQ(launch_error([&] { cg::detail::check_launch_options(kSpec, eleven); }),
+            "graph 'launch_test': cg::LaunchOptions::max_in_flight is 11, more than the 10 its "
+            "schedule was checked free of deadlock with; compile it with cgc --max-in-flight=11 "
+            "or more");
+}
+
 TEST(Launch, TheActorExecutableMustExistOnlyWhereTheDriverStartsProcesses) {
   EXPECT_EQ(launch_error([] { cg::detail::actor_executable(kSpec, true, {}, "/nonexistent/x"); }),
             "actor executable '/nonexistent/x' of graph 'launch_test' is missing or not "
