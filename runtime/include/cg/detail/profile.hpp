@@ -4,8 +4,8 @@
 // actor and the driver record each operation of each execution as one
 // ProfileEvent: a READ (the wait and the copy), a COMPUTE, a WRITE; on the
 // driver an execute() and a get(). Each keeps a ring of its own in the
-// graph's segment (actor/segment.hpp), made at launch: recording is one
-// clock read and a few plain stores; no allocation, lock, atomic
+// graph's segment (actor/segment.hpp), made at launch: recording is at most
+// one clock read and a few plain stores; no allocation, lock, atomic
 // read-modify-write or system call. Each ring has one writer: the driver
 // keeps two, one for the thread that calls execute() and get() and one for
 // its collector thread (which takes results for futures), and shows them as
