@@ -96,7 +96,7 @@ TEST_F(Corruption, CorruptLengthPrefixOfAResultIsAClearErrorAndTheGraphStaysUsab
   ASSERT_EQ(channels.size(), 2u);
   ASSERT_TRUE(first_message_published(channels[1]));
   const std::uint64_t length = 6; // one more than the 5 bytes that follow
-  std::memcpy(cg::detail::slot_payload(first_slot(channels[1])), &length, sizeof length);
+  std::memcpy(cg::detail::message_payload(first_slot(channels[1])), &length, sizeof length);
   EXPECT_EQ(error_of([&] { ref.get(); }),
             "the result of execution 0 of graph 'repeater' cannot be decoded (corrupted in shared "
             "memory?): cg: length prefix 6 exceeds the 5 remaining bytes");

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cassert>
 #include <climits>
+#include <cstring>
 #include <new>
 #include <utility>
 
@@ -195,6 +196,7 @@ ChannelWriter& ChannelWriter::operator=(ChannelWriter&& other) noexcept {
     acquired_ = std::exchange(other.acquired_, 0);
     holding_ = std::exchange(other.holding_, false);
     overflowing_ = std::exchange(other.overflowing_, false);
+    in_header_ = std::exchange(other.in_header_, false);
     acquired_buffer_ = std::exchange(other.acquired_buffer_, 0);
     overflow_ = std::exchange(other.overflow_, nullptr);
     observer_ = std::exchange(other.observer_, nullptr);
@@ -262,15 +264,21 @@ ChannelStatus ChannelWriter::acquire(std::size_t bytes, std::span<std::byte>& pa
     return status;
 
   const auto index = static_cast<std::uint32_t>(next_ % max_in_flight_);
-  if (bytes <= slot_bytes_) {
-    payload = std::span<std::byte>(
-        detail::slot_payload(detail::slot_header(header_, readers_, stride_, index)), bytes);
+  SlotHeader* slot = detail::slot_header(header_, readers_, stride_, index);
+  if (bytes <= detail::header_payload_bytes) {
+    payload = std::span<std::byte>(detail::header_payload(slot), bytes);
     overflowing_ = false;
+    in_header_ = true;
+  } else if (bytes <= slot_bytes_) {
+    payload = std::span<std::byte>(detail::slot_payload(slot), bytes);
+    overflowing_ = false;
+    in_header_ = false;
   } else {
     const ChannelStatus found = acquire_overflow(bytes, payload);
     if (found != ChannelStatus::ok)
       return found;
     overflowing_ = true;
+    in_header_ = false;
   }
   acquired_ = bytes;
   holding_ = true;
@@ -283,9 +291,17 @@ ChannelStatus ChannelWriter::acquire(std::size_t bytes, std::span<std::byte>& pa
 // free one would now be the better fit.
 bool ChannelWriter::acquired_again(std::size_t bytes, std::span<std::byte>& payload) noexcept {
   const auto index = static_cast<std::uint32_t>(next_ % max_in_flight_);
+  SlotHeader* slot = detail::slot_header(header_, readers_, stride_, index);
   std::byte* start = nullptr;
-  if (!overflowing_ && bytes <= slot_bytes_)
-    start = detail::slot_payload(detail::slot_header(header_, readers_, stride_, index));
+  if (in_header_ && bytes <= detail::header_payload_bytes) {
+    start = detail::header_payload(slot);
+  } else if (in_header_ && bytes <= slot_bytes_) {
+    // Grown past the header's line: what was written moves to the slot.
+    std::memmove(detail::slot_payload(slot), detail::header_payload(slot), acquired_);
+    in_header_ = false;
+    start = detail::slot_payload(slot);
+  } else if (!in_header_ && !overflowing_ && bytes <= slot_bytes_)
+    start = detail::slot_payload(slot);
   else if (overflowing_ && bytes > slot_bytes_ && bytes <= overflow_[acquired_buffer_].capacity)
     start = overflow_[acquired_buffer_].data + detail::overflow_payload_offset;
   if (start == nullptr)
@@ -377,7 +393,8 @@ void ChannelWriter::publish(MessageKind kind, std::size_t bytes) noexcept {
     slot->overflow_bytes.store(bytes, std::memory_order_relaxed);
     slot->overflow_generation.store(buffer.generation, std::memory_order_relaxed);
   } else {
-    slot->storage.store(static_cast<std::uint32_t>(Storage::slot), std::memory_order_relaxed);
+    slot->storage.store(static_cast<std::uint32_t>(in_header_ ? Storage::header : Storage::slot),
+                        std::memory_order_relaxed);
     slot->size.store(static_cast<std::uint32_t>(bytes), std::memory_order_relaxed);
   }
   slot->sequence.store(next_ + 1,
@@ -495,7 +512,13 @@ ChannelStatus ChannelReader::acquire(Message& message, Deadline deadline) noexce
     return ChannelStatus::corrupt;
   }
   const std::uint32_t storage = slot->storage.load(std::memory_order_relaxed);
-  if (storage == static_cast<std::uint32_t>(Storage::slot)) {
+  if (storage == static_cast<std::uint32_t>(Storage::header)) {
+    const std::uint32_t size = slot->size.load(std::memory_order_relaxed);
+    if (size > detail::header_payload_bytes)
+      return ChannelStatus::corrupt;
+    message.payload = std::span<const std::byte>(detail::header_payload(slot), size);
+    message.paging = nullptr;
+  } else if (storage == static_cast<std::uint32_t>(Storage::slot)) {
     const std::uint32_t size = slot->size.load(std::memory_order_relaxed);
     if (size > slot_bytes_)
       return ChannelStatus::corrupt;

@@ -7,6 +7,10 @@
 //   [ChannelHeader: 4 cache lines][ReaderState x readers][slot x max_in_flight]
 //   slot = [SlotHeader: 1 cache line][payload: slot_bytes rounded up to 64]
 //
+// A message of at most header_payload_bytes lives on the slot header's own
+// line, where an overflow reference would be: publishing it then hands one
+// cache line from writer to reader, not two.
+//
 // A message larger than slot_bytes lives in the slot's overflow buffer, an
 // anonymous shared-memory file (memfd) of the writer: [OverflowHeader][payload].
 // The slot header then names it by the writer's pid and descriptor (readers open
@@ -24,7 +28,7 @@ namespace cg::detail {
 
 inline constexpr std::size_t cache_line = 64;
 inline constexpr std::uint64_t channel_magic = 0x314e'4e41'4843'4743ull; // "CGCHANN1" little-endian
-inline constexpr std::uint32_t channel_version = 2;
+inline constexpr std::uint32_t channel_version = 3;
 inline constexpr std::uint64_t overflow_magic =
     0x3130'4c46'564f'4743ull; // "CGOVFL01" little-endian
 
@@ -67,7 +71,7 @@ struct ReaderState {
 static_assert(sizeof(ReaderState) == cache_line);
 
 // Where a message's payload is.
-enum class Storage : std::uint32_t { slot = 0, overflow = 1 };
+enum class Storage : std::uint32_t { slot = 0, overflow = 1, header = 2 };
 
 struct SlotHeader {
   alignas(cache_line) std::atomic<std::uint64_t> sequence; // n + 1 once message n is published
@@ -81,6 +85,12 @@ struct SlotHeader {
   std::atomic<std::uint64_t> overflow_generation;
 };
 static_assert(sizeof(SlotHeader) == cache_line);
+
+// Storage::header: the payload takes the overflow reference's bytes (unused
+// then) and the rest of the line.
+inline constexpr std::size_t header_payload_offset = 24;
+inline constexpr std::size_t header_payload_bytes = cache_line - header_payload_offset;
+static_assert(offsetof(SlotHeader, overflow_fd) == header_payload_offset);
 
 // The first bytes of an overflow buffer; the payload follows at offset 64.
 struct OverflowHeader {
@@ -112,6 +122,16 @@ inline SlotHeader* slot_header(ChannelHeader* h, std::uint32_t readers, std::uin
 
 inline std::byte* slot_payload(SlotHeader* s) noexcept {
   return reinterpret_cast<std::byte*>(s) + sizeof(SlotHeader);
+}
+inline std::byte* header_payload(SlotHeader* s) noexcept {
+  return reinterpret_cast<std::byte*>(s) + header_payload_offset;
+}
+// Where the published message in `s` keeps its payload, if in the slot: on
+// the header's line or after it (tests reach in here as a stray write would).
+inline std::byte* message_payload(SlotHeader* s) noexcept {
+  return s->storage.load(std::memory_order_relaxed) == static_cast<std::uint32_t>(Storage::header)
+             ? header_payload(s)
+             : slot_payload(s);
 }
 
 } // namespace cg::detail

@@ -209,6 +209,7 @@ private:
   std::size_t acquired_ = 0;     // bytes of the acquired, unpublished slot
   bool holding_ = false;
   bool overflowing_ = false;          // the acquired payload is in an overflow buffer
+  bool in_header_ = false;            // the acquired payload is on the slot header's line
   std::uint32_t acquired_buffer_ = 0; // which one
   detail::OverflowBuffer* overflow_ =
       nullptr; // the pool: max_in_flight entries, made on the first large value
@@ -251,6 +252,8 @@ public:
   // This reader is done with the acquired message; the writer may reuse its slot
   // once every reader has released it. No-op without an acquired message.
   void release() noexcept;
+  /// Messages this reader has released: the next one it takes is this one.
+  std::uint64_t consumed() const noexcept { return next_; }
 
   // From now on `observer` (which must outlive this reader, or be replaced
   // first) hears of each overflow buffer mapped and unmapped, starting with

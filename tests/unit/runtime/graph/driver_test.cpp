@@ -164,7 +164,7 @@ struct LiveChannel {
   cg::detail::SlotHeader* slot(std::uint32_t index) const {
     return cg::detail::slot_header(header, header->readers, header->slot_stride, index);
   }
-  std::byte* payload(std::uint32_t index) const { return cg::detail::slot_payload(slot(index)); }
+  std::byte* payload(std::uint32_t index) const { return cg::detail::message_payload(slot(index)); }
   // Waits until message `sequence` is published in its slot.
   bool wait_published(std::uint64_t sequence) const {
     const auto deadline = Clock::now() + 10s;

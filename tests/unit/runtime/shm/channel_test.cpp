@@ -318,6 +318,61 @@ TEST(Channel, CorruptedSlotIsReportedNotRead) {
       << "reader claims unpublished messages";
 }
 
+// A small message is published on its slot header's own cache line, so the
+// reader's core fetches one line for it; a larger one goes after the header.
+TEST(Channel, AMessageOfAtMostFortyBytesTravelsOnItsSlotHeadersLine) {
+  const cg::ChannelConfig config{2, 128, 1};
+  TestChannel t(config);
+  cg::ChannelWriter writer(t.channel);
+  cg::ChannelReader reader(t.channel, 0);
+  auto* header = static_cast<cg::detail::ChannelHeader*>(t.memory.data());
+  auto slot = [&](std::uint32_t index) {
+    return cg::detail::slot_header(header, config.readers, header->slot_stride, index);
+  };
+  const auto storage = [](cg::detail::SlotHeader* s) {
+    return static_cast<cg::detail::Storage>(s->storage.load());
+  };
+  ASSERT_EQ(cg::detail::header_payload_bytes, 40u);
+  const std::string forty(40, 'h'), forty_one(41, 's');
+  ASSERT_EQ(write_text(writer, forty), cg::ChannelStatus::ok);
+  ASSERT_EQ(write_text(writer, forty_one), cg::ChannelStatus::ok);
+  EXPECT_EQ(storage(slot(0)), cg::detail::Storage::header);
+  EXPECT_EQ(std::memcmp(cg::detail::header_payload(slot(0)), forty.data(), 40), 0);
+  EXPECT_EQ(cg::detail::message_payload(slot(0)), cg::detail::header_payload(slot(0)));
+  EXPECT_EQ(storage(slot(1)), cg::detail::Storage::slot);
+  EXPECT_EQ(std::memcmp(cg::detail::slot_payload(slot(1)), forty_one.data(), 41), 0);
+  EXPECT_EQ(cg::detail::message_payload(slot(1)), cg::detail::slot_payload(slot(1)));
+
+  cg::ChannelReader::Message m{};
+  slot(0)->size.store(41);
+  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt) << "past the header's line";
+  slot(0)->size.store(40);
+  ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok);
+  EXPECT_EQ(text_of(m), forty);
+  reader.release();
+  slot(1)->size.store(129);
+  EXPECT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::corrupt) << "one past slot_bytes";
+  slot(1)->size.store(41);
+  ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok);
+  EXPECT_EQ(text_of(m), forty_one);
+  reader.release();
+
+  // Acquired small, written, then acquired again larger (an input made in
+  // place, then encoded): what was written is found in the larger area.
+  std::span<std::byte> area;
+  ASSERT_EQ(writer.acquire(8, area, in(1s)), cg::ChannelStatus::ok);
+  std::memcpy(area.data(), "abcdefgh", 8);
+  ASSERT_EQ(writer.acquire(100, area, in(1s)), cg::ChannelStatus::ok);
+  ASSERT_EQ(area.size(), 100u);
+  EXPECT_EQ(std::memcmp(area.data(), "abcdefgh", 8), 0);
+  std::memset(area.data() + 8, 'z', 92);
+  writer.publish(cg::MessageKind::value, 100);
+  EXPECT_EQ(storage(slot(0)), cg::detail::Storage::slot);
+  ASSERT_EQ(reader.acquire(m, in(1s)), cg::ChannelStatus::ok);
+  EXPECT_EQ(text_of(m), "abcdefgh" + std::string(92, 'z'));
+  reader.release();
+}
+
 [[noreturn]] void echo_child(const std::string& segment_name, std::size_t second_offset) {
   try {
     echo_child_on(cg::SharedSegment::open(segment_name), second_offset);
