@@ -75,7 +75,7 @@ std::vector<std::byte> copy_of(const ChannelReader::Message& message) {
 // resuming a collection an earlier timeout interrupted, and files them: with
 // the future waiting for them, or in `results.untaken`.
 ChannelStatus GraphRuntime::Impl::collect_next(Deadline deadline, ProfileRecorder& recorder) {
-  const bool recording = recorder.on() && profile_records(results.collected, profiling.every);
+  const bool recording = recorder.on() && profiling.sampling.records(results.collected);
   while (results.partial.size() < results.result_readers.size()) {
     ChannelReader& reader = results.result_readers[results.partial.size()];
     const std::int64_t start = recording ? profile_clock() : 0;

@@ -40,7 +40,7 @@ std::uint32_t profile_every(const LaunchOptions& options) {
 void GraphRuntime::write_profile(const std::string& path) const { impl_->write_profile(path); }
 
 GraphStats GraphRuntime::stats() const {
-  return profile_stats(spec_, impl_->profile_tracks(), impl_->profiling.every);
+  return profile_stats(spec_, impl_->profile_tracks(), impl_->profiling.sampling.every());
 }
 
 std::vector<ProfileTrack> GraphRuntime::Impl::profile_tracks() const {
@@ -104,7 +104,7 @@ void GraphRuntime::Impl::write_profile(const std::string& path) const {
   const std::vector<ProfileTrack> tracks = profile_tracks();
   std::ofstream out(path, std::ios::trunc);
   if (out)
-    write_chrome_trace(out, spec, tracks, profiling.every);
+    write_chrome_trace(out, spec, tracks, profiling.sampling.every());
   out.flush();
   if (!out)
     throw Error("cannot write the profile of " + describe(spec) + " to '" + path +

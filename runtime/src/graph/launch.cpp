@@ -348,10 +348,10 @@ void GraphRuntime::Impl::create_segment(
     profiling.profile_path = from_env;
   // One file per graph of a program that launches several.
   profiling.profile_path = with_graph_name(profiling.profile_path, spec.name);
-  profiling.every = profile_every(options);
+  profiling.sampling = ProfileSampling(profile_every(options));
   if (!profiling.profile_path.empty() || options.record_profile) {
     contents.geometry.profile_executions = profile_depth(options);
-    contents.geometry.profile_every = profiling.every;
+    contents.geometry.profile_every = profiling.sampling.every();
   }
   if (any_constructor_args)
     contents.constructor_args = constructor_args;

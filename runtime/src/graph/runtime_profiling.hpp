@@ -11,6 +11,8 @@
 #include "actor/profile_trace.hpp"
 #include "net/rendezvous.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -22,6 +24,38 @@ struct LaunchOptions;
 
 namespace cg::detail {
 
+/// profile_records() for the driver, which asks it several times an
+/// execution: a multiply, a rotation and a comparison, not a division. With
+/// every = 2^k * q (q odd) and q' the inverse of q modulo 2^64, n * q' is m
+/// for each multiple n = m * q and above (2^64 - 1) / q for any other n;
+/// rotated right by k, it is n / every for a multiple of every and above
+/// (2^64 - 1) / every for any other n (the test compilers emit for a
+/// constant divisor).
+class ProfileSampling {
+public:
+  /// `every` >= 1 (0 is taken as 1).
+  explicit ProfileSampling(std::uint32_t every = 1) noexcept
+      : every_(std::max<std::uint32_t>(every, 1)), shift_(std::countr_zero(every_)) {
+    const std::uint64_t odd = every_ >> shift_;
+    std::uint64_t inverse = odd; // right in its low 3 bits: odd * odd is 1 modulo 8
+    for (int bits = 3; bits < 64; bits *= 2)
+      inverse *= 2 - odd * inverse; // Newton's step doubles the bits that are right
+    inverse_ = inverse;
+    limit_ = UINT64_MAX / every_;
+  }
+
+  std::uint32_t every() const noexcept { return every_; }
+  bool records(std::uint64_t execution) const noexcept {
+    return std::rotr(execution * inverse_, shift_) <= limit_;
+  }
+
+private:
+  std::uint32_t every_;
+  int shift_;
+  std::uint64_t inverse_ = 1;
+  std::uint64_t limit_ = UINT64_MAX;
+};
+
 // Profiles (cg/detail/profile.hpp): the driver's rings (one for the thread
 // calling execute() and get(), one for the collector thread), where teardown
 // writes the trace (empty: no profile), and when the execution being
@@ -29,8 +63,8 @@ namespace cg::detail {
 struct RuntimeProfiling {
   ProfileRecorder profile;
   ProfileRecorder collector_profile;
-  // One execution in `every` is recorded (LaunchOptions::profile_every).
-  std::uint32_t every = 1;
+  // Which executions are recorded (LaunchOptions::profile_every).
+  ProfileSampling sampling;
   std::string profile_path; // empty: none is written at teardown
   // Actors in processes of their own: their tracks as their processes sent
   // them at teardown (RendezvousServer::collect_profiles), by actor.
@@ -49,9 +83,7 @@ struct RuntimeProfiling {
   std::string final_profile_error;
 
   /// Whether the profile records execution `seq` (cg/detail/profile.hpp).
-  bool records(std::uint64_t seq) const noexcept {
-    return profile.on() && profile_records(seq, every);
-  }
+  bool records(std::uint64_t seq) const noexcept { return profile.on() && sampling.records(seq); }
 };
 
 /// LaunchOptions::profile_every, or else CG_PROFILE_EVERY, checked: throws

@@ -21,9 +21,11 @@
 #                          first (cg/ports.hpp): runtime_tests's
 #                          profile_recording_test.cpp compiled against each
 #   every execution        a sampled actor records every execution
-#                          (cg/detail/profile.hpp; runtime_tests), and the
+#                          (cg/detail/profile.hpp; runtime_tests), the
 #                          driver's get() records every execution
-#                          (graph/driver.cpp; e2e_tests on a real run)
+#                          (graph/driver.cpp; e2e_tests on a real run), and
+#                          the driver's test of a sample forgets its
+#                          rotation (graph/runtime_profiling.hpp; runtime_tests)
 #   unsaid sample          format_stats() leaves out the line saying a
 #                          profile is sampled (runtime_tests), and cg-profile
 #                          summary its own (e2e_tests, as for the window)
@@ -45,10 +47,16 @@ sampled_actor=ProfileRecording.ASampledActorRecordsEveryOperationOfOneExecutionI
 sampled_stats=ProfileStats.ASampledProfilesCountsSayTheyAreOfTheRecordedExecutions
 real_sample=Profile.OneExecutionInFourIsRecordedWholeAsProcessesAndAsThreads
 said_sample=Profile.CgProfileSaysASampledProfileIsSampledAndScalesItsShares
+sampling=ProfileSampling.SaysWhatADivisionSaysForEverySampleAndExecution
 
-break_as_built tests/unit/runtime_tests "$flows:$graph:$no_wait:$two_reads:$sampled_actor"
+# One call a few tests: each names a log file after its tests.
+break_as_built tests/unit/runtime_tests "$flows:$graph"
+break_as_built tests/unit/runtime_tests "$no_wait:$two_reads"
+break_as_built tests/unit/runtime_tests "$sampled_actor:$sampling"
 break_as_built tests/unit/runtime_tests "$sampled_stats"
-break_as_built tests/e2e/e2e_tests "$real_flows:$window:$real_sample:$said_sample"
+break_as_built tests/e2e/e2e_tests "$real_flows:$window"
+break_as_built tests/e2e/e2e_tests "$real_sample"
+break_as_built tests/e2e/e2e_tests "$said_sample"
 
 # broken <case> <source> <old> <new>: <source> (under the repository) with
 # old (there once) replaced by new, compiled to $work/<case>.o for more than
@@ -106,6 +114,17 @@ recording never-looks cg/ports.hpp 'waited_ = status == ChannelStatus::timeout;'
   'waited_ = true;' "$two_reads"
 recording every-execution cg/detail/profile.hpp \
   'recording = profile_records(execution, every);' 'recording = true;' "$sampled_actor"
+
+# The driver's test without its rotation: wrong for an even sample.
+break_copy --once "$repo/runtime/src/graph/runtime_profiling.hpp" \
+  "$work/unrotated/include/graph/runtime_profiling.hpp" \
+  'return std::rotr(execution * inverse_, shift_) <= limit_;' \
+  'return execution * inverse_ <= limit_;' &&
+  break_compile "$repo/tests/unit/runtime/graph/profile_sampling_test.cpp" "$work/unrotated.o" \
+    tests/unit/runtime/graph/profile_sampling_test.cpp -iquote "$work/unrotated/include" &&
+  break_link tests/unit/runtime_tests "$work/unrotated/runtime_tests" "" "$work/unrotated.o" ||
+  exit 1
+fails unrotated runtime_tests "$sampling"
 
 break_relink tests/e2e/e2e_tests "$work/driver-every/e2e_tests" graph/driver.cpp \
   'const bool recording = s.profiling.records(seq);' \
