@@ -176,6 +176,19 @@ struct LaunchOptions {
   /// silence from the driver's host (the driver decides first).
   std::chrono::milliseconds partition_timeout{5'000};
 
+  // Restarts (docs/failures.md, "Restarts"): processes mode, actors on the
+  // driver's host, no NCCL group; launch() refuses max_restarts > 0 otherwise.
+
+  /// How many times an actor process that dies (a signal, an exit) is
+  /// started again, each actor counted apart: the executions it had taken or
+  /// that were queued behind it fail with ActorDiedError (restarted() true),
+  /// later ones run on the new process (constructed anew; the other actors
+  /// keep their state). Used up: the graph stops, as with 0. 0: the
+  /// environment variable CG_MAX_RESTARTS (a count) if set, else none.
+  std::uint32_t max_restarts = 0;
+  /// Per actor name, its own max_restarts instead of the graph's.
+  std::map<std::string, std::uint32_t> actor_max_restarts;
+
   // Profiles (docs/profiling.md; cg/detail/profile.hpp).
 
   /// Where teardown writes a Chrome trace of every operation of the last
@@ -397,6 +410,10 @@ public:
   /// write_profile() first wait out the rest: the profile's clock is timed
   /// over at least that long.
   GraphStats stats() const { return runtime_->stats(); }
+
+  /// Per actor name, how many times its process was restarted
+  /// (LaunchOptions::max_restarts); actors never restarted are left out.
+  std::map<std::string, std::uint32_t> restarts() const { return runtime_->restarts(); }
 
   /// Stops the actors and releases the graph's shared memory
   /// (GraphRuntime::teardown says what may keep some); idempotent. In threads

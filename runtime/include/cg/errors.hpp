@@ -41,14 +41,20 @@ private:
   ErrorRecord record_;
 };
 
-/// An actor process exited or was killed; the graph cannot execute any more.
+/// An actor process exited or was killed. Without restarts left
+/// (LaunchOptions::max_restarts) the graph cannot execute any more; with
+/// them, the actor was restarted (restarted() is true): only the executions
+/// it had taken, or that were queued behind it, fail so.
 class ActorDiedError : public Error {
 public:
-  ActorDiedError(std::string actor, const std::string& what);
+  ActorDiedError(std::string actor, const std::string& what, bool restarted = false);
   const std::string& actor() const noexcept { return actor_; }
+  /// True when the actor was restarted and the graph executes on.
+  bool restarted() const noexcept { return restarted_; }
 
 private:
   std::string actor_;
+  bool restarted_ = false;
 };
 
 /// The graph was torn down (or a channel closed) while a call needed it.

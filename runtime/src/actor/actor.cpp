@@ -7,6 +7,7 @@
 // mapping (driver.cpp). It checks that the segment was made for this graph
 // and this build (actor/segment.hpp), then hands out channel views and joins
 // communicator groups on demand.
+#include "actor/restart.hpp"
 #include "actor/segment.hpp"
 #include "os/launcher.hpp"
 #include "shm/shm.hpp"
@@ -32,6 +33,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -116,6 +118,23 @@ ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
   }
   impl_->owned = map_segment(segment);
   attach(spec, actor, {static_cast<std::byte*>(impl_->owned.data()), impl_->owned.size()}, segment);
+  // A process the driver started again after this actor's died
+  // (actor/restart.hpp): its channels are brought to the first execution it
+  // runs before the program makes its ports, which start where they are.
+  if (const char* from = std::getenv(detail::restart_from_variable)) {
+    const char* note = std::getenv(detail::restart_note_variable);
+    const std::uint64_t first = std::strtoull(from, nullptr, 10);
+    const std::string told = note != nullptr ? note : "";
+    // Not for the processes a method may start.
+    ::unsetenv(detail::restart_from_variable);
+    ::unsetenv(detail::restart_note_variable);
+    const std::optional<std::uint64_t> start = detail::resume_channels(
+        spec, actor, first, told, slot_bytes_, [this](std::uint32_t c) { return channel_at(c); });
+    if (start) {
+      impl_->executions = *start;
+      impl_->record->executions.store(*start, std::memory_order_relaxed);
+    }
+  }
 }
 
 ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,

@@ -438,6 +438,23 @@ void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds tim
                                 ResultsSink sink) {
   Impl& s = *impl_;
   const MemoryHold hold(*this); // collects in this thread, in place
+  // An execution an actor's restart lost ends in its ActorDiedError, not
+  // in the decoder's TaskError: its outputs reach `sink` through this check.
+  struct Checked {
+    ResultsSink sink;
+    std::exception_ptr lost;
+  } checked{sink, nullptr};
+  sink = {[](void* context, std::span<const ResultView> outputs) noexcept {
+            auto& checked = *static_cast<Checked*>(context);
+            checked.lost = lost_to_restart(outputs);
+            if (!checked.lost)
+              checked.sink.decode(checked.sink.context, outputs);
+          },
+          &checked};
+  auto throw_if_lost = [&] {
+    if (checked.lost)
+      std::rethrow_exception(checked.lost);
+  };
   // A get() that returns (not one that throws) is recorded, from call to
   // decoded result; its first READ waits from the call too.
   const bool recording = s.profiling.records(seq);
@@ -498,6 +515,7 @@ void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds tim
       ChannelStatus status = wanted ? s.collect_in_place(phase_end, sink, read_from)
                                     : s.collect_next(phase_end, s.profiling.profile);
       if (wanted && status == ChannelStatus::ok) {
+        throw_if_lost();
         recorded();
         return;
       }
@@ -518,6 +536,7 @@ void GraphRuntime::take_results(std::uint64_t seq, std::chrono::milliseconds tim
       lock.unlock();
       const std::vector<ResultView> views = views_of(node.mapped());
       sink.decode(sink.context, views);
+      throw_if_lost();
       recorded();
       return;
     }
@@ -570,8 +589,15 @@ bool GraphRuntime::results_ready(std::uint64_t seq) {
   return true;
 }
 
-void GraphRuntime::on_results(std::uint64_t seq, ResultsCallback done) {
+void GraphRuntime::on_results(std::uint64_t seq, ResultsCallback callback) {
   Impl& s = *impl_;
+  // As take_results(): an execution a restart lost settles with its error.
+  ResultsCallback done = [callback = std::move(callback)](std::vector<Collected>* results,
+                                                          std::exception_ptr error) {
+    if (results != nullptr && !error)
+      error = lost_to_restart(views_of(*results));
+    callback(error ? nullptr : results, error);
+  };
   std::unique_lock lock(s.mutex);
   if (seq >= s.results.submitted)
     throw Error("execution " + std::to_string(seq) + " of " + describe(spec_) +

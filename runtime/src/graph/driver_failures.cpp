@@ -1,7 +1,8 @@
 // graph/driver_failures.cpp - How a launched graph learns that it stopped working, and says why.
 //
 // A monitor thread watches the actor processes (pidfds); when one dies it
-// records why and closes every channel, which wakes every waiter in every
+// restarts it where restarts are left (restarts.cpp), else records why and
+// closes every channel, which wakes every waiter in every
 // process: get() then reports ActorDiedError instead of hanging. In threads
 // mode a thread whose program fails does the same itself. Each remote actor
 // process keeps its rendezvous connection open; when it ends, the actors of
@@ -68,6 +69,21 @@ void GraphRuntime::Impl::watch_actors() {
                                                   Clock::now() + std::chrono::milliseconds(300));
       if (!words.empty())
         why += " (" + words + ")";
+      // An actor with restarts left runs on in a new process (restarts.cpp);
+      // one that used them up stops the graph, saying so.
+      bool restarted = false;
+      for (std::uint32_t a = 0; a < spec.actors.size() && !restarted; ++a) {
+        if (!scale_out.local[a] || name != spec.actors[a].name)
+          continue;
+        restarted = restart(i, a, why);
+        if (!restarted && processes.restarts[a] > 0)
+          why += "; its restarts are used up (" + std::to_string(processes.restarts[a]) + " of " +
+                 std::to_string(processes.max_restarts[a]) + ")";
+      }
+      if (restarted) {
+        fds[i + 1].fd = processes.actors[i].pidfd(); // the new process's
+        continue;
+      }
       fail(std::make_exception_ptr(
           ActorDiedError(name, "actor '" + name + "' of " + describe(spec) + " " + why)));
       close_all();

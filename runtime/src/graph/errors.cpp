@@ -10,7 +10,7 @@ TaskError::TaskError(ErrorRecord record)
             ": " + record.message),
       record_(std::move(record)) {}
 
-ActorDiedError::ActorDiedError(std::string actor, const std::string& what)
-    : Error(what), actor_(std::move(actor)) {}
+ActorDiedError::ActorDiedError(std::string actor, const std::string& what, bool restarted)
+    : Error(what), actor_(std::move(actor)), restarted_(restarted) {}
 
 } // namespace cg

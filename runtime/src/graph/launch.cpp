@@ -245,6 +245,8 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
                                     (placement.remote_count > 0 && !placement.under_launcher),
                                 options, std::move(actor_host));
   check_cuda_ipc_placement(spec, placement);
+  s.resolve_restarts(placement);
+  s.processes.actor_host = actor_host;
   check_communicator_placement(spec, placement, options);
   s.share_gpus(placement);
   s.create_segment(constructor_args);
@@ -279,8 +281,13 @@ GraphRuntime::GraphRuntime(const GraphSpec& spec, std::string actor_host,
                 std::string(spec.communicators.empty() ? "" : " and warmed its communicators"));
   if (s.log.debug())
     s.describe_channels();
-  // Every actor has mapped the segment: nobody else may.
-  s.segment.unlink();
+  // Every actor has mapped the segment: nobody else may, but for an actor
+  // that may be restarted, whose new process inherits the descriptor
+  // (close-on-exec for every other child), kept until teardown.
+  if (std::all_of(s.processes.max_restarts.begin(), s.processes.max_restarts.end(),
+                  [](std::uint32_t most) { return most == 0; }))
+    s.segment.unlink();
+  s.processes.restartable.store(true);
 }
 
 // Each actor's devices; in threads mode (one process) also its first
@@ -471,9 +478,9 @@ void GraphRuntime::Impl::start_actors(const std::string& actor_host,
 }
 
 // One actor process, inheriting the segment's descriptor.
-void GraphRuntime::Impl::spawn_actor_process(const std::string& actor_host, std::uint32_t actor) {
+void GraphRuntime::Impl::spawn_actor_process(const std::string& actor_host, std::uint32_t actor,
+                                             std::vector<std::string> env) {
   const int fd = segment.fd();
-  std::vector<std::string> env;
   if (!cuda_devices[actor].empty())
     env.push_back("CUDA_VISIBLE_DEVICES=" + join(cuda_devices[actor], ","));
   // The actor binds itself before it starts any thread (its threads inherit

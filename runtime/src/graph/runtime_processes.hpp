@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -50,6 +51,15 @@ struct RuntimeProcesses {
   // still in a method.
   std::vector<char> thread_running;
   std::vector<std::string> left_running;
+
+  // Restarts (graph/restarts.cpp). max_restarts is set by launch() before
+  // any actor starts; restarts counts, per actor, those made (changed by the
+  // monitor with `mutex` held); the monitor restarts nobody until launch()
+  // has seen every actor ready (restartable), nor without actor_host.
+  std::vector<std::uint32_t> max_restarts; // per actor
+  std::vector<std::uint32_t> restarts;     // per actor
+  std::string actor_host;                  // the actor executable
+  std::atomic<bool> restartable{false};
 };
 
 } // namespace cg::detail

@@ -51,6 +51,11 @@ inline std::string describe(const GraphSpec& spec) {
   return std::string("graph '") + spec.name + "'";
 }
 
+/// The ActorDiedError of an execution an actor's restart lost (restarts.cpp):
+/// one of `outputs` is the error a restarted actor writes for it
+/// (actor/restart.hpp); null otherwise.
+std::exception_ptr lost_to_restart(std::span<const ResultView> outputs) noexcept;
+
 struct GraphRuntime::Impl {
   explicit Impl(const GraphSpec& spec) : spec(spec) {}
 
@@ -123,7 +128,9 @@ struct GraphRuntime::Impl {
   // Parts of those steps.
   void run_actor_thread(std::uint32_t actor);
   void join_actor_threads(Deadline deadline);
-  void spawn_actor_process(const std::string& actor_host, std::uint32_t actor);
+  // `env`: more of the process's environment (a restart's).
+  void spawn_actor_process(const std::string& actor_host, std::uint32_t actor,
+                           std::vector<std::string> env = {});
   // Starts a child running `names` (comma-separated) whose output goes where
   // the options say, tagged "(<names> <where>)"; "" for `where`: its pid.
   void spawn_child(const std::string& path, const std::vector<std::string>& args,
@@ -144,6 +151,13 @@ struct GraphRuntime::Impl {
   void remote_lost(const std::vector<std::string>& actors, const RemoteFailure& why);
   void relay_fault(const std::string& why, bool corrupt);
   bool reported_within(std::chrono::milliseconds wait);
+
+  // Restarts (restarts.cpp): each actor's max_restarts, or a LaunchError
+  // where they are asked for and not supported; and, from the monitor,
+  // child `child` (actor `actor`) died of `why`: false where it has no
+  // restart left, else true once it runs again (or the graph failed).
+  void resolve_restarts(const ActorPlacement& placement);
+  bool restart(std::size_t child, std::uint32_t actor, const std::string& why);
 
   // Running (driver.cpp).
   void collect_loop();

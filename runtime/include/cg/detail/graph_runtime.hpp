@@ -161,6 +161,8 @@ public:
   /// The statistics of the operations recorded so far (cg/stats.hpp); throws
   /// Error as write_profile() does without a profile.
   GraphStats stats() const;
+  /// Per actor name, its restarts so far (LaunchOptions::max_restarts).
+  std::map<std::string, std::uint32_t> restarts() const;
 
   /// Closes every channel, stops the actors, then unmaps and closes every
   /// part of the graph's shared memory this process holds (the segment, the
