@@ -114,7 +114,7 @@ public:
       return "";
     std::vector<std::string> checks;
     for (const std::string& i : tensorInputs)
-      checks.push_back("I == " + i);
+      checks.push_back(fillInline("input_tensor_check.hpp.tpl", fmt::arg("index", i)));
     return fill("input_tensor_method.hpp.tpl", fmt::arg("first", tensorInputs.front()),
                 fmt::arg("list", fmt::join(tensorInputs, ", #")),
                 fmt::arg("checks", fmt::join(checks, " || ")), fmt::arg("graph", graph_.name));
@@ -209,8 +209,9 @@ public:
     }
     for (unsigned output : graph_.outputs)
       resultTypes += (resultTypes.empty() ? "" : ", ") + graph_.values.at(output).type.spelling;
-    std::string resultType =
-        graph_.outputs.size() == 1 ? resultTypes : "std::tuple<" + resultTypes + ">";
+    std::string resultType = graph_.outputs.size() == 1
+                                 ? resultTypes
+                                 : fillInline("tuple_type.hpp.tpl", fmt::arg("types", resultTypes));
 
     return fmt::format(
         fmt::runtime(templateText("driver_graph.hpp.tpl")), fmt::arg("graph", graph_.name),
@@ -383,13 +384,14 @@ private:
     std::string types;
     for (const ir::Constant& arg : actor.constructorArgs)
       types += (types.empty() ? "" : ", ") + arg.type.spelling;
-    return "std::tuple<" + types + ">";
+    return fillInline("tuple_type.hpp.tpl", fmt::arg("types", types));
   }
 
   // With constructor arguments, launch() may replace the graph's.
   static std::string construction(const ir::Actor& actor) {
     if (actor.constructorArgs.empty())
-      return actor.className + " actor;";
+      return fillInline("actor_default_construction.cpp.tpl",
+                        fmt::arg("actor_class", actor.className));
     return fillInline("actor_construction.cpp.tpl", fmt::arg("actor_class", actor.className),
                       fmt::arg("tuple", constructorTuple(actor)),
                       fmt::arg("args", constructorArgList(actor)));

@@ -3,7 +3,9 @@
 // Formatting every generated file costs more than everything else cgc does
 // once a graph has a thousand actors: clang-format is roughly quadratic on
 // the driver header's tables and costs about a millisecond per actor
-// program. So codegen writes those already laid out as the formatter would
+// program; the declarations a graph has one of per channel or per actor
+// (reader arrays, COMPUTE name tables) come to tens of thousands of lines.
+// So codegen writes all those already laid out as the formatter would
 // (the formatter leaves them as they are; codegen_test checks it) and only
 // falls back to the formatter where it cannot be sure: a line over the
 // column limit, or a type or expression spelled in a way it does not know.

@@ -15,8 +15,8 @@
 #   tcp written         tcp_everywhere written when it is false
 #   capacity left out   GraphSpec::max_in_flight left out when cgc checked
 #                       the schedule with another than the default
-#   wide run laid out   a declaration too wide for the column limit laid out
-#                       by codegen among the small ones it lays out
+#   names indented      the rows of the COMPUTE name tables, which codegen
+#                       lays out, indented otherwise than the formatter would
 #   comments beside     comments kept beside rows too wide for them
 #   ranks lost          every actor rank 0 of each group
 #   name unlike text    a group named otherwise than schedule.txt names it
@@ -73,8 +73,11 @@ breaks "tcp written" codegen_tests $codegen \
   'fill("spec_tcp_everywhere.hpp.tpl") : "    .tcp_everywhere = false,\n"' "$graph"
 breaks "capacity left out" codegen_tests $codegen \
   'if (capacity == cg::detail::kDefaultLaunchGeometry.max_in_flight)' 'if (true)' "$capacity"
-breaks "wide run laid out" codegen_tests compiler/codegen/Layout.cpp \
-  'if (block.laidOut && fitsColumnLimit(block.code))' 'if (true)' "$large"
+breaks "names indented" codegen_tests $codegen \
+  '          rows += fill(
+              "compute_name.hpp.tpl",' '          rows += "  " + fill(
+              "compute_name.hpp.tpl",' \
+  "$large" "$graph"
 breaks "comments beside" codegen_tests compiler/codegen/Layout.cpp \
   'if (trailing)' 'if (trailing || true)' "$wide" "$above"
 breaks "ranks lost" compiler_tests compiler/schedule/Groups.cpp \

@@ -1,0 +1,1 @@
+{actor_class} actor;

@@ -1,0 +1,1 @@
+std::tuple<{types}>
