@@ -23,9 +23,11 @@
 
 namespace cg::detail {
 
-// launch() fills it before any execution; after that the processes are
-// only read (the monitor watches them, a get() that timed out looks up a
-// stopped one's pid) until teardown ends them, so no mutex guards them.
+// launch() fills it before any execution; after that only the monitor
+// changes the processes, replacing a restarted actor's entry with
+// GraphRuntime::Impl::mutex held (graph/restarts.cpp): the monitor reads them
+// without it, a get() that timed out (looking up a stopped one's pid) with
+// it, and teardown once the monitor has stopped.
 // thread_running and left_running change while actor threads run: they are
 // guarded by GraphRuntime::Impl::mutex, and a change to thread_running is
 // signalled by its `changed`.
