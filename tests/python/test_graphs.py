@@ -188,6 +188,44 @@ def test_a_killed_actor_is_an_actor_died_error():
         assert raised.value.actor in ("a", "b")
 
 
+def test_a_killed_actor_with_restarts_left_comes_back_and_the_graph_goes_on():
+    if MODE == "threads":  # restarts are of actor processes
+        with pytest.raises(cg.LaunchError) as raised:
+            e2e_graphs.launch("napper", max_restarts=1)
+        assert str(raised.value) == (
+            "cannot launch graph 'napper': restarts are not supported yet for actor threads "
+            "(threads mode), and actor 'a' has max_restarts 1 "
+            "(cg::LaunchOptions::max_restarts, CG_MAX_RESTARTS)")
+        return
+    with e2e_graphs.launch("napper", actor_max_restarts={"a": 1}) as graph:
+        assert graph.execute(1).get() == 1
+        held = graph.execute(3000)  # the actor naps in it when it is killed
+        time.sleep(0.3)
+        [actor] = child_pids()
+        os.kill(actor, signal.SIGKILL)
+        with pytest.raises(cg.ActorDiedError) as raised:
+            held.get(timeout=10)
+        assert (raised.value.actor, raised.value.restarted) == ("a", True)
+        assert graph.execute(2).get(timeout=10) == 2
+        assert graph.restarts() == {"a": 1}
+    with pytest.raises(cg.LaunchError) as raised:
+        e2e_graphs.launch("napper", actor_max_restarts={"b": 1})
+    assert str(raised.value) == (
+        "cg::LaunchOptions::actor_max_restarts names actor 'b', which graph 'napper' does not have")
+
+
+def test_a_profile_records_one_execution_in_profile_every():
+    with pytest.raises(cg.LaunchError) as raised:
+        e2e_graphs.launch("adder", record_profile=True, profile_every=0)
+    assert str(raised.value) == (
+        "cg::LaunchOptions::profile_every is 0; it must be from 1 (every execution) to 1000000")
+    with e2e_graphs.launch("adder", record_profile=True, profile_every=4) as graph:
+        assert [graph.execute(i).get() for i in range(8)] == [i + 2 for i in range(8)]
+        stats = graph.stats()
+        assert stats.profile_every == 4
+        assert stats.latency.count == 2  # executions 0 and 4
+
+
 def test_threads_mode_starts_no_process():
     with e2e_graphs.launch("adder", mode="threads") as graph:
         assert child_pids() == []

@@ -283,7 +283,7 @@ inline void translate(std::exception_ptr error) {
     raise(type, type(e.what(), e.actor(), e.method(), e.exception_type(), e.message()));
   } catch (const cg::ActorDiedError& e) {
     py::object type = cg_error("ActorDiedError");
-    raise(type, type(e.what(), e.actor()));
+    raise(type, type(e.what(), e.actor(), e.restarted()));
   } catch (const cg::TimeoutError& e) {
     PyErr_SetString(cg_error("TimeoutError").ptr(), e.what());
   } catch (const cg::CapacityExceeded& e) {
@@ -300,7 +300,7 @@ inline void translate(std::exception_ptr error) {
 }
 
 /// launch()'s keyword arguments: cg::LaunchOptions' fields that Python sets.
-inline constexpr std::array<const char*, 20> launch_option_names = {"mode",
+inline constexpr std::array<const char*, 23> launch_option_names = {"mode",
                                                                     "cpu_binding",
                                                                     "communicator",
                                                                     "max_in_flight",
@@ -318,6 +318,9 @@ inline constexpr std::array<const char*, 20> launch_option_names = {"mode",
                                                                     "profile",
                                                                     "record_profile",
                                                                     "profile_executions",
+                                                                    "profile_every",
+                                                                    "max_restarts",
+                                                                    "actor_max_restarts",
                                                                     "tag_actor_output",
                                                                     "actor_logs"};
 
@@ -420,6 +423,12 @@ inline LaunchOptions launch_options(const py::kwargs& kwargs) {
       cast(options.record_profile);
     else if (name == "profile_executions")
       cast(options.profile_executions);
+    else if (name == "profile_every")
+      cast(options.profile_every);
+    else if (name == "max_restarts")
+      cast(options.max_restarts);
+    else if (name == "actor_max_restarts")
+      cast(options.actor_max_restarts);
     else if (name == "tag_actor_output")
       cast(options.tag_actor_output);
     else if (name == "actor_logs")
@@ -552,6 +561,7 @@ public:
   }
 
   GraphStats stats() const { return graph().stats(); }
+  std::map<std::string, std::uint32_t> restarts() const { return graph().restarts(); }
 
   void teardown() {
     if (!graph_)
@@ -915,6 +925,7 @@ inline void bind_stats(py::module_& module) {
       .def_readonly("tasks", &GraphStats::tasks)
       .def_readonly("latency", &GraphStats::latency)
       .def_readonly("dropped_events", &GraphStats::dropped_events)
+      .def_readonly("profile_every", &GraphStats::profile_every)
       .def("__str__", [](const GraphStats& stats) { return format_stats(stats); });
 }
 
@@ -1037,6 +1048,11 @@ void bind_graph(py::module_& module, const char* name, std::vector<const char*> 
            "stats() -> GraphStats\n\n"
            "Per task and per graph, percentiles of what the profile recorded so far (launch "
            "with record_profile=True or profile=...); str() of it is cg::format_stats()'s table")
+      .def("restarts", &Graph::restarts,
+           "restarts() -> dict\n\n"
+           "Per actor name, how many times its process was restarted (launch with "
+           "max_restarts=N or actor_max_restarts={name: N}); actors never restarted are left "
+           "out")
       .def("teardown", teardown, "teardown()\n\nStops the actors; idempotent")
       .def("write_profile", &Graph::write_profile, py::arg("path"),
            "write_profile(path)\n\nWrites the profile recorded so far as a Chrome trace")

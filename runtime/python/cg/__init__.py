@@ -26,11 +26,14 @@ class TaskError(Error):
 
 
 class ActorDiedError(Error):
-    """An actor's process exited or was killed; the graph is unusable."""
+    """An actor's process exited or was killed. Unless it was restarted
+    (launch(max_restarts=...); then restarted is True and the graph executes
+    on), the graph is unusable."""
 
-    def __init__(self, what, actor):
+    def __init__(self, what, actor, restarted=False):
         super().__init__(what)
         self.actor = actor
+        self.restarted = restarted
 
 
 class ChannelClosedError(Error):
