@@ -52,11 +52,18 @@ std::size_t TaggedOutput::adopt(const std::string& tag) {
     child = last_words_.size();
     last_words_.emplace_back();
   }
-  for (int target = 1; target <= 2; ++target) {
-    int& fd = opened_read_[target - 1];
-    // Non-blocking: a drain reads what is there and returns.
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-    streams_.push_back({std::exchange(fd, -1), target, "(" + tag + ") ", {}, child});
+  {
+    std::lock_guard lock(streams_mutex_);
+    for (int target = 1; target <= 2; ++target) {
+      int& fd = opened_read_[target - 1];
+      // Non-blocking: a drain reads what is there and returns.
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+      streams_.push_back({std::exchange(fd, -1), target, "(" + tag + ") ", {}, child});
+    }
+  }
+  if (wake_ >= 0) { // relaying already: poll the new pipes too
+    const std::uint64_t one = 1;
+    [[maybe_unused]] auto written = ::write(wake_, &one, sizeof one);
   }
   return child;
 }
@@ -131,15 +138,20 @@ void TaggedOutput::serve() noexcept {
   for (;;) {
     fds.assign(1, {wake_, POLLIN, 0});
     polled.clear();
-    for (Stream& stream : streams_) {
-      if (stream.fd >= 0) {
-        fds.push_back({stream.fd, POLLIN, 0});
-        polled.push_back(&stream);
+    {
+      std::lock_guard lock(streams_mutex_);
+      for (Stream& stream : streams_) {
+        if (stream.fd >= 0) {
+          fds.push_back({stream.fd, POLLIN, 0});
+          polled.push_back(&stream);
+        }
       }
     }
-    if (polled.empty())
-      break;
     const Clock::time_point deadline{Clock::duration{deadline_.load()}};
+    // Every pipe ended: done once finish() was called; until then a
+    // restarted child may still be adopted.
+    if (polled.empty() && deadline != Clock::time_point::max())
+      break;
     int timeout = -1;
     if (deadline != Clock::time_point::max()) {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
@@ -226,6 +238,7 @@ void TaggedOutput::write_line(const Stream& stream, std::string_view line) noexc
 }
 
 void TaggedOutput::close_all() noexcept {
+  std::lock_guard lock(streams_mutex_);
   for (Stream& stream : streams_) {
     if (stream.fd >= 0 && drain(stream)) // still open: what it holds now
       close_fd(stream.fd);

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -46,6 +47,8 @@ public:
   // The child of the last open_pipes() runs: its lines are tagged `tag`. Our
   // copies of the write ends are closed, so the pipes end when it does.
   // Returns the child's number for last_words(): 0, 1, ... in adoption order.
+  // A child adopted after start() (an actor restarted by the monitor thread)
+  // is relayed from then on.
   std::size_t adopt(const std::string& tag);
   void abandon() noexcept;
 
@@ -55,8 +58,8 @@ public:
   // before it could say so in the segment). "" if it said nothing.
   std::string last_words(std::size_t child, Clock::time_point deadline);
 
-  // Starts relaying (once every child has been adopted: none may be added
-  // after).
+  // Starts relaying the children adopted so far, and any adopted later until
+  // finish().
   void start();
   // Relays until every child's pipes have ended or `deadline` passes (a
   // grandchild may hold them open), writes each unfinished last line with a
@@ -85,7 +88,10 @@ private:
   void write_line(const Stream& stream, std::string_view line) noexcept;
   void close_all() noexcept;
 
-  std::vector<Stream> streams_;
+  // A deque: the relaying thread holds pointers to its streams while adopt()
+  // appends to it (under streams_mutex_).
+  std::deque<Stream> streams_;
+  std::mutex streams_mutex_;
   WriteEnds opened_; // of the child being spawned
   int opened_read_[2] = {-1, -1};
   int wake_ = -1; // an eventfd: finish() was called
