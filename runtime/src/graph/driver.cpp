@@ -594,7 +594,11 @@ void GraphRuntime::on_results(std::uint64_t seq, ResultsCallback callback) {
   // As take_results(): an execution a restart lost settles with its error.
   ResultsCallback done = [callback = std::move(callback)](std::vector<Collected>* results,
                                                           std::exception_ptr error) {
-    if (results != nullptr && !error)
+    // Only an error output can be a restart's record: a vector of views is
+    // made for those executions alone, not for every result of a stream.
+    if (results != nullptr && !error &&
+        std::any_of(results->begin(), results->end(),
+                    [](const Collected& output) { return output.kind == MessageKind::error; }))
       error = lost_to_restart(views_of(*results));
     callback(error ? nullptr : results, error);
   };
