@@ -133,6 +133,10 @@ ActorProcess::ActorProcess(const detail::GraphSpec& spec, std::uint32_t actor,
     if (start) {
       impl_->executions = *start;
       impl_->record->executions.store(*start, std::memory_order_relaxed);
+      // Its profile numbers and samples executions as the driver and the
+      // other actors do.
+      profile_.execution = *start;
+      profile_.recording = detail::profile_records(*start, profile_.every);
     }
   }
 }
