@@ -2,6 +2,7 @@
 #include <cg/cg.hpp>
 #include <cg/tensor.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -17,6 +18,15 @@ struct CG_ACTOR Relay {
   // Receives a payload by value and gives it back: a copy out of the channel
   // on each side, beyond what the span path costs.
   std::vector<std::uint8_t> give_back(std::vector<std::uint8_t> payload) { return payload; }
+  // Busy for 25 microseconds by the steady clock, then echoes: a chain of two
+  // of these is a graph whose execution takes 50, against which what a
+  // profile costs is judged a second time (profile_cost_bench).
+  std::uint64_t work(std::uint64_t x) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(25);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    return x;
+  }
 };
 
 // driver -> a -> driver
@@ -30,6 +40,13 @@ CG_GRAPH void chain(cg::GraphBuilder& g) {
   auto a = g.actor<Relay>("a");
   auto b = g.actor<Relay>("b");
   g.output(b.bind<&Relay::echo>(a.bind<&Relay::echo>(g.input<std::uint64_t>())));
+}
+
+// driver -> a -> b -> driver, each actor busy for a while (Relay::work)
+CG_GRAPH void long_chain(cg::GraphBuilder& g) {
+  auto a = g.actor<Relay>("a");
+  auto b = g.actor<Relay>("b");
+  g.output(b.bind<&Relay::work>(a.bind<&Relay::work>(g.input<std::uint64_t>())));
 }
 
 // driver -> a (payload) -> driver (8 bytes)

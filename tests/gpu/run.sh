@@ -169,7 +169,8 @@ overlap_nccl_runs() {
     --executions 16 --in-flight 4 --against "$bin/overlap_nccl_example"
 }
 # Not GPU work: this machine has a core for the driver and each actor.
-run_program profile_cost 12 "$bin/profile_cost_bench" --rounds 5 --executions 100000
+run_program profile_cost 30 "$bin/profile_cost_bench" --rounds 5 --executions 100000 \
+  --long-executions 20000
 run_program ray_microbench 60 "$bin/ray_microbench"
 run_program gpu_bench 45 "$bin/gpu_bench"
 run_program gpu_bench.threads 30 env CG_MODE=threads "$bin/gpu_bench"
