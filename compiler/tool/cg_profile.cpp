@@ -7,7 +7,8 @@
 //       waiting in reads, writing and idle; the pipeline's bubble fraction
 //       (the mean share of the window the actors did not compute); and the
 //       critical path of the last complete execution, from the driver's
-//       execute() through the writes and reads that held it up to its result.
+//       execute() through the writes and reads that held it up to its result;
+//       and each actor restart: when, why and the executions it lost.
 //   cg-profile costs <trace.json>
 //       the median COMPUTE time of each method on each actor, in
 //       microseconds, as the cost profile `cgc --costs` reads
@@ -43,6 +44,7 @@
 
 namespace {
 
+using cg::profile::Restart;
 using cg::profile::Slice;
 using cg::profile::Trace;
 using nlohmann::json;
@@ -196,6 +198,15 @@ int summary(const Trace& trace, bool asJson) {
         {{"track", trace.tracks.count(step->tid) ? trace.tracks.at(step->tid) : ""},
          {"operation", step->name},
          {"us", step->duration}});
+  out["restarts"] = json::array();
+  for (const Restart& restart : trace.restarts)
+    out["restarts"].push_back({{"actor", trace.track(restart.tid)},
+                               {"at_us", restart.at},
+                               {"count", restart.count},
+                               {"of", restart.of},
+                               {"cause", restart.cause},
+                               {"lost_executions", restart.lostExecutions},
+                               {"lost", restart.lost}});
   if (asJson) {
     std::cout << out.dump(2) << "\n";
     return 0;
@@ -225,6 +236,12 @@ int summary(const Trace& trace, bool asJson) {
     std::cout << fmt::format("  {:<10} {:<32} {:>10.2f} us\n",
                              trace.tracks.count(step->tid) ? trace.tracks.at(step->tid) : "",
                              step->name, step->duration);
+  // Last: the window's shares above include the time the actor was down.
+  for (const Restart& restart : trace.restarts)
+    std::cout << fmt::format("restart of actor '{}' ({} of {}) at t={:.1f} us: {}; executions "
+                             "lost: {} ({})\n",
+                             trace.track(restart.tid), restart.count, restart.of, restart.at,
+                             restart.cause, restart.lostExecutions, restart.lost);
   return 0;
 }
 

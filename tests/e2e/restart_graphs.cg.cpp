@@ -20,6 +20,18 @@ struct CG_ACTOR Counter {
   }
 };
 
+// Joins two Counters' values: the first whole, then the second's count, then
+// its own.
+struct CG_ACTOR Joiner {
+  std::int64_t calls = 0;
+  std::vector<std::int64_t> join(std::vector<std::int64_t> first,
+                                 std::vector<std::int64_t> second) {
+    first.push_back(second.back());
+    first.push_back(++calls);
+    return first;
+  }
+};
+
 // Cannot be constructed while the file CG_TEST_REFUSE_FILE names exists: a
 // restart that fails each time it is tried.
 struct CG_ACTOR Refuser {
@@ -48,4 +60,16 @@ CG_GRAPH void counted_chain(cg::GraphBuilder& g) {
 CG_GRAPH void refusing(cg::GraphBuilder& g) {
   auto a = g.actor<Refuser>("a");
   g.output(a.bind<&Refuser::echo>(g.input<std::int64_t>()));
+}
+
+// a's value read by two actors, b and c, whose values d joins:
+// {input, a, b, c, d}.
+CG_GRAPH void fanned_out(cg::GraphBuilder& g) {
+  auto a = g.actor<Counter>("a");
+  auto b = g.actor<Counter>("b");
+  auto c = g.actor<Counter>("c");
+  auto d = g.actor<Joiner>("d");
+  auto counted = a.bind<&Counter::count>(g.input<std::vector<std::int64_t>>());
+  g.output(
+      d.bind<&Joiner::join>(b.bind<&Counter::count>(counted), c.bind<&Counter::count>(counted)));
 }

@@ -46,6 +46,15 @@ Trace readTrace(const std::string& path) {
       if (phase == "M" && event.value("name", "") == "thread_sort_index")
         trace.sort_index[event.at("tid").get<int>()] =
             event.at("args").at("sort_index").get<long>();
+      if (phase == "i" && event.value("name", "") == "restart") {
+        const json args = event.value("args", json::object());
+        trace.restarts.push_back({event.at("tid").get<int>(), event.at("ts").get<double>(),
+                                  args.value("count", std::uint64_t{0}),
+                                  args.value("of", std::uint64_t{0}), args.value("cause", ""),
+                                  args.value("lost_executions", "none"),
+                                  args.value("lost", std::uint64_t{0})});
+        continue;
+      }
       if (phase != "X")
         continue;
       Slice slice;
@@ -68,6 +77,8 @@ Trace readTrace(const std::string& path) {
     throw TraceError("'" + path + "' holds no operations (was the graph run with a profile?)");
   std::stable_sort(trace.slices.begin(), trace.slices.end(),
                    [](const Slice& a, const Slice& b) { return a.start < b.start; });
+  std::stable_sort(trace.restarts.begin(), trace.restarts.end(),
+                   [](const Restart& a, const Restart& b) { return a.at < b.at; });
   return trace;
 }
 

@@ -1,6 +1,7 @@
 // profile/Trace.h - a profiled run's Chrome trace (CG_PROFILE;
 // runtime/src/actor/profile_trace.hpp) as cg-profile reads it: the
-// operations ("X" events) of each track, in time order.
+// operations ("X" events) of each track, in time order, and the actors'
+// restarts ("restart" instants).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,17 @@ struct Slice {
   double end() const { return start + duration; }
 };
 
+/// An actor's process started again after it died: the trace's "restart"
+/// instant on the actor's track (LaunchOptions::max_restarts).
+struct Restart {
+  int tid = 0;
+  double at = 0;                       // microseconds
+  std::uint64_t count = 0, of = 0;     // the actor's count-th restart of at most `of`
+  std::string cause;                   // "killed by signal 9 (Killed)"
+  std::string lostExecutions = "none"; // "500-507"
+  std::uint64_t lost = 0;              // how many executions
+};
+
 struct Trace {
   std::string graph;
   /// The profile recorded one execution in this many ("profile_every" in
@@ -31,6 +43,7 @@ struct Trace {
   std::map<int, std::string> tracks; // tid -> actor ("driver": tid 0), or "<actor> (GPU)"
   std::map<int, long> sort_index;    // tid -> where a viewer shows it (thread_sort_index)
   std::vector<Slice> slices;         // in time order
+  std::vector<Restart> restarts;     // in time order
 
   /// The track's name as the trace gives it, else "tid <n>".
   std::string track(int tid) const;

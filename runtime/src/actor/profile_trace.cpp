@@ -56,9 +56,12 @@ public:
   TraceWriter(std::ostream& out, const GraphSpec& spec, std::span<const ProfileTrack> tracks,
               std::uint32_t profile_every)
       : out_(out), spec_(spec), tracks_(tracks), profile_every_(profile_every) {
-    for (const ProfileTrack& track : tracks)
+    for (const ProfileTrack& track : tracks) {
       for (const ProfileEvent& event : track.events)
         origin_ = std::min(origin_, event.start);
+      for (const ProfileRestart& restart : track.restarts)
+        origin_ = std::min(origin_, restart.ns);
+    }
     if (origin_ == std::numeric_limits<std::int64_t>::max())
       origin_ = 0;
   }
@@ -91,6 +94,9 @@ public:
     for (std::size_t t = 0; t < tracks_.size(); ++t)
       for (const ProfileEvent& event : tracks_[t].events)
         complete(t, event);
+    for (std::size_t t = 0; t < tracks_.size(); ++t)
+      for (const ProfileRestart& restart : tracks_[t].restarts)
+        restarted(t, restart);
     flows();
     out_ << "\n]\n}\n";
   }
@@ -176,6 +182,24 @@ private:
          << "\", \"pid\": 1, \"tid\": " << on << ", \"ts\": " << micros(event.start, origin_)
          << ", \"dur\": " << micros(std::max(event.end, event.start), event.start)
          << ", \"args\": {" << args << "}}";
+  }
+
+  // An instant on the actor's own track ("s": "t"), so a viewer shows it
+  // among the operations of the process that died and of the one after it.
+  void restarted(std::size_t track, const ProfileRestart& restart) {
+    const std::uint64_t lost =
+        restart.lost_until > restart.lost_from ? restart.lost_until - restart.lost_from : 0;
+    const std::string executions = lost == 0   ? "none"
+                                   : lost == 1 ? std::to_string(restart.lost_from)
+                                               : std::to_string(restart.lost_from) + "-" +
+                                                     std::to_string(restart.lost_until - 1);
+    separator();
+    out_ << "{\"ph\": \"i\", \"s\": \"t\", \"name\": \"restart\", \"cat\": \"restart\", "
+            "\"pid\": 1, \"tid\": "
+         << tid(track) << ", \"ts\": " << micros(restart.ns, origin_)
+         << ", \"args\": {\"count\": " << restart.count << ", \"of\": " << restart.of
+         << ", \"cause\": " << quoted(restart.cause)
+         << ", \"lost_executions\": " << quoted(executions) << ", \"lost\": " << lost << "}}";
   }
 
   // From each WRITE to each READ of the same message (channel, execution),

@@ -10,6 +10,11 @@
 //     read or write, `execute` and `get` on the driver; its args say the
 //     execution, the source line (COMPUTE) and the bytes moved (READ, WRITE);
 //   - a flow from each WRITE to every READ of the same message;
+//   - an instant event ("ph": "i") named "restart" on an actor's track where
+//     the driver noticed its process died and started it again
+//     (LaunchOptions::max_restarts); its args say which restart it was
+//     ("count", "of"), the "cause" and the executions lost
+//     ("lost_executions": "500-507", "lost": 8);
 //   - in "otherData": the graph, the clock, "profile_every" (the profile
 //     recorded one execution in that many: 1, all), per track the events its ring
 //     dropped (it keeps the last LaunchOptions::profile_executions), and per
@@ -41,6 +46,16 @@ inline constexpr std::uint32_t default_profile_executions = 10'000;
 /// The one read when LaunchOptions::profile_every is 1.
 inline constexpr const char* profile_every_variable = "CG_PROFILE_EVERY";
 
+/// One restart of an actor's process, as the driver saw it.
+struct ProfileRestart {
+  std::int64_t ns = 0;     // CLOCK_MONOTONIC, when the driver noticed the death
+  std::uint32_t count = 0; // the actor's how manyth restart
+  std::uint32_t of = 0;    // of how many it may have
+  std::string cause;       // "killed by signal 9 (Killed)"
+  // The executions lost to it: [lost_from, lost_until).
+  std::uint64_t lost_from = 0, lost_until = 0;
+};
+
 /// One participant's ring as read: its events, oldest first, and how many
 /// it recorded but no longer holds.
 struct ProfileTrack {
@@ -50,6 +65,8 @@ struct ProfileTrack {
   /// A track another host's process sent: how far off its times may be
   /// (half the round trip its clock was aligned by); 0 for ours.
   std::int64_t clock_uncertainty_ns = 0;
+  /// An actor's restarts, oldest first (the driver's record, not the ring's).
+  std::vector<ProfileRestart> restarts;
 };
 
 /// Copies `rings` out (each one profile_ring() found, its capacity checked;

@@ -42,6 +42,15 @@ inline bool is_restart_record(const ErrorRecord& record) {
   return record.method == restart_record_method && record.exception_type == restart_record_type;
 }
 
+// The first execution actor `actor`'s dead process did not finish: the
+// fewest messages it published on an output or released from an input, and
+// at most `from` (the executions begun). The executions from there up to
+// `from` are those its restart loses. The driver asks it of the channels
+// as the dead process left them, and the new process resumes from it, so
+// both count the same executions lost.
+std::uint64_t first_unfinished(const GraphSpec& spec, std::uint32_t actor, std::uint64_t from,
+                               const std::function<Channel(std::uint32_t)>& channel);
+
 // Brings actor `actor`'s channels to execution `from` or beyond (the first
 // execution not lost): for each execution before it, in order, writes the
 // restart record (`note`) on every output channel whose message of that

@@ -24,6 +24,20 @@
 
 namespace cg::detail {
 
+std::uint64_t first_unfinished(const GraphSpec& spec, std::uint32_t actor, std::uint64_t from,
+                               const std::function<Channel(std::uint32_t)>& channel) {
+  // Ends made only to read their cursors: they take nothing.
+  std::uint64_t first = from;
+  for (std::uint32_t c = 0; c < spec.channels.size(); ++c) {
+    if (spec.channels[c].writer == static_cast<int>(actor))
+      first = std::min(first, ChannelWriter(channel(c)).published());
+    for (std::uint32_t slot = 0; slot < spec.channels[c].readers(); ++slot)
+      if (spec.channels[c].reader_actors[slot] == static_cast<int>(actor))
+        first = std::min(first, ChannelReader(channel(c), slot).consumed());
+  }
+  return first;
+}
+
 std::optional<std::uint64_t> resume_channels(const GraphSpec& spec, std::uint32_t actor,
                                              std::uint64_t from, const std::string& note,
                                              std::uint32_t slot_bytes,
@@ -43,13 +57,9 @@ std::optional<std::uint64_t> resume_channels(const GraphSpec& spec, std::uint32_
         read.push_back(c);
       }
   }
+  const std::uint64_t first = first_unfinished(spec, actor, from, channel);
   // The dead process cannot have gone past the last execution begun, which
   // `from` counts; a cursor beyond it would be a broken channel.
-  std::uint64_t first = from;
-  for (const ChannelWriter& writer : writers)
-    first = std::min(first, writer.published());
-  for (const ChannelReader& reader : readers)
-    first = std::min(first, reader.consumed());
   for (std::size_t i = 0; i < writers.size(); ++i)
     if (writers[i].published() > from)
       throw ActorFailure("channel " + std::to_string(written[i]) + " has " +

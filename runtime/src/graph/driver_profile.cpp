@@ -40,7 +40,10 @@ std::uint32_t profile_every(const LaunchOptions& options) {
 void GraphRuntime::write_profile(const std::string& path) const { impl_->write_profile(path); }
 
 GraphStats GraphRuntime::stats() const {
-  return profile_stats(spec_, impl_->profile_tracks(), impl_->profiling.sampling.every());
+  GraphStats stats =
+      profile_stats(spec_, impl_->profile_tracks(), impl_->profiling.sampling.every());
+  stats.restarts = restarts();
+  return stats;
 }
 
 std::vector<ProfileTrack> GraphRuntime::Impl::profile_tracks() const {
@@ -80,6 +83,12 @@ std::vector<ProfileTrack> GraphRuntime::Impl::read_profile_tracks() const {
   if (apart < std::chrono::milliseconds(20))
     std::this_thread::sleep_for(std::chrono::milliseconds(20) - apart);
   ticks_to_ns(tracks, origin, ProfileClocks::now());
+  {
+    // Timed in nanoseconds already (graph/restarts.cpp).
+    std::lock_guard lock(mutex);
+    for (std::uint32_t a = 0; a < spec.actors.size() && a < profiling.restarts.size(); ++a)
+      tracks[a].restarts = profiling.restarts[a];
+  }
   // Actors in processes of their own recorded in their own segments: their
   // tracks as those processes send them (now, or as they did at teardown),
   // moved onto our clock.
@@ -92,7 +101,7 @@ std::vector<ProfileTrack> GraphRuntime::Impl::read_profile_tracks() const {
       if (scale_out.local[a] || sent == remote.end())
         continue;
       ProfileTrack track{
-          spec.actors[a].name, {}, 0, std::max<std::int64_t>(sent->second.uncertainty_ns, 1)};
+          spec.actors[a].name, {}, 0, std::max<std::int64_t>(sent->second.uncertainty_ns, 1), {}};
       if (decode_profile_track(sent->second.payload, sent->second.offset_ns, track))
         tracks[a] = std::move(track);
     }

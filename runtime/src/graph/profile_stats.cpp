@@ -136,6 +136,12 @@ std::string format_stats(const GraphStats& stats) {
     print(task.task, "read wait", task.read_wait, "");
   }
   print(latency_name, "latency", stats.latency, "");
+  // Below the table: a restart is no operation, and its executions lost
+  // are missing from the counts above.
+  for (const auto& [actor, count] : stats.restarts)
+    if (count != 0)
+      out += "actor '" + actor + "' restarted " + std::to_string(count) +
+             (count == 1 ? " time\n" : " times\n");
   return out;
 }
 

@@ -14,6 +14,7 @@
 // whether the new process counts it lost or runs it, no message of it is
 // lost or delivered twice. The other actors wait on their channels as for a
 // slow peer and keep their state.
+#include <cg/detail/profile.hpp>
 #include <cg/driver.hpp>
 
 #include "actor/restart.hpp"
@@ -98,6 +99,7 @@ bool GraphRuntime::Impl::restart(std::size_t child, std::uint32_t actor, const s
       processes.restarts[actor] >= processes.max_restarts[actor])
     return false;
   const auto noticed = std::chrono::steady_clock::now();
+  const std::int64_t noticed_ns = monotonic_ns();
   const std::string name = spec.actors[actor].name;
   const std::string who = "actor '" + name + "' of " + describe(spec);
   std::uint64_t from = 0;
@@ -106,6 +108,16 @@ bool GraphRuntime::Impl::restart(std::size_t child, std::uint32_t actor, const s
     std::lock_guard lock(mutex);
     from = results.submitted;
     count = ++processes.restarts[actor];
+  }
+  // Counted as the new process will count them: from the channels as the
+  // dead one left them (actor/restart.hpp).
+  const std::uint64_t lost_from =
+      first_unfinished(spec, actor, from, [this](std::uint32_t c) { return channels.at(c); });
+  {
+    std::lock_guard lock(mutex);
+    profiling.restarts.resize(spec.actors.size());
+    profiling.restarts[actor].push_back(
+        {noticed_ns, count, processes.max_restarts[actor], why, lost_from, from});
   }
   const std::string restarted = "restarted (" + std::to_string(count) + " of " +
                                 std::to_string(processes.max_restarts[actor]) + ")";

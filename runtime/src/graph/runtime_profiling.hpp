@@ -74,6 +74,9 @@ struct RuntimeProfiling {
   std::int64_t execute_start = 0;
   std::int64_t input_start = 0;
   std::uint64_t next_submission = 0;
+  // Each actor's restarts so far, by actor index, for the trace; guarded
+  // by GraphRuntime::Impl::mutex.
+  std::vector<std::vector<ProfileRestart>> restarts;
   // The rings as teardown read them before it released the memory they are
   // in (profile_final: read; final_profile_error: why they could not be).
   // Guarded by GraphRuntime::Impl::mutex; its `changed` says when
