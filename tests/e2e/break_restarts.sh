@@ -24,11 +24,15 @@
 #    executions lost go.
 #  - a descriptor leaked per restart: graph/restarts.cpp duplicating stderr
 #    at each restart and never closing it.
+#  - Python's GraphStats without restarts: cg/python.hpp's binding without
+#    the field, in e2e_graphs' module compiled again (about a minute), against
+#    tests/python/test_graphs.py's restart test.
 # Each case's tests must fail against it, and pass against the build as it
 # is. Processes mode only: threads mode has no restarts. Needs a plain build
 # folder with e2e_restart_tests and cg-profile built, and nothing rebuilding
 # it meanwhile (take the build lock). Nothing in the build folder changes.
 set -uo pipefail
+break_timeout=600 # the Python case compiles a module
 source "$(dirname "$0")/../support/break_support.sh"
 break_setup "$@"
 
@@ -107,6 +111,19 @@ break_expect "a descriptor leaked per restart fails the checks" 1 env CG_MODE=pr
   "$work/leaky/e2e_restart_tests" --gtest_filter="$leaks"
 break_failed "a descriptor leaked per restart fails the checks" "$leaks"
 break_says "a descriptor leaked per restart fails the checks" "descriptors of the driver"
+
+break_copy --once "$repo/runtime/include/cg/python.hpp" "$work/unbound/include/cg/python.hpp" \
+  '.def_readonly("restarts", &GraphStats::restarts)' '' &&
+  break_module e2e_graphs "$work/unbound" "-I$work/unbound/include" || exit 1
+python=$(sed -n 's/^Python_EXECUTABLE:FILEPATH=//p' "$build/CMakeCache.txt")
+restart_test=test_graphs.py::test_a_killed_actor_with_restarts_left_comes_back_and_the_graph_goes_on
+pytest=(env -C "$repo/tests/python" CG_MODE=processes "$python" -m pytest -q -p no:cacheprovider)
+break_expect "Python's stats with restarts pass as built" 0 \
+  env PYTHONPATH="$build/tests/e2e:$build/tests/python" "${pytest[@]}" "$restart_test"
+break_expect "Python's stats without restarts fail the check" 1 \
+  env PYTHONPATH="$work/unbound:$build/tests/e2e:$build/tests/python" "${pytest[@]}" "$restart_test"
+break_says "Python's stats without restarts fail the check" \
+  "object has no attribute 'restarts'"
 
 break_verdict "restarts that let a stale input through, hide a lost execution, miscount or mismark \
 restarts or leak fail the checks"

@@ -196,9 +196,13 @@ def test_a_killed_actor_with_restarts_left_comes_back_and_the_graph_goes_on():
             "cannot launch graph 'napper': restarts are not supported yet for actor threads "
             "(threads mode), and actor 'a' has max_restarts 1 "
             "(cg::LaunchOptions::max_restarts, CG_MAX_RESTARTS)")
+        with e2e_graphs.launch("napper", record_profile=True) as graph:
+            assert graph.execute(1).get() == 1
+            assert graph.stats().restarts == {}
         return
-    with e2e_graphs.launch("napper", actor_max_restarts={"a": 1}) as graph:
+    with e2e_graphs.launch("napper", actor_max_restarts={"a": 1}, record_profile=True) as graph:
         assert graph.execute(1).get() == 1
+        assert graph.stats().restarts == {}
         held = graph.execute(3000)  # the actor naps in it when it is killed
         time.sleep(0.3)
         [actor] = child_pids()
@@ -208,6 +212,9 @@ def test_a_killed_actor_with_restarts_left_comes_back_and_the_graph_goes_on():
         assert (raised.value.actor, raised.value.restarted) == ("a", True)
         assert graph.execute(2).get(timeout=10) == 2
         assert graph.restarts() == {"a": 1}
+        stats = graph.stats()
+        assert stats.restarts == {"a": 1}
+        assert str(stats).endswith("\nactor 'a' restarted 1 time\n"), str(stats)
     with pytest.raises(cg.LaunchError) as raised:
         e2e_graphs.launch("napper", actor_max_restarts={"b": 1})
     assert str(raised.value) == (

@@ -926,6 +926,7 @@ inline void bind_stats(py::module_& module) {
       .def_readonly("latency", &GraphStats::latency)
       .def_readonly("dropped_events", &GraphStats::dropped_events)
       .def_readonly("profile_every", &GraphStats::profile_every)
+      .def_readonly("restarts", &GraphStats::restarts)
       .def("__str__", [](const GraphStats& stats) { return format_stats(stats); });
 }
 
