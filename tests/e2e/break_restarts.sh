@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # break_restarts.sh [<build dir>] [<work dir>] - shows that the restart checks
-# (restart_test.cpp, restart_profile_test.cpp, restart_leak_test.cpp) fail
+# (restart_test.cpp, restart_profile_test.cpp, restart_leak_test.cpp and the
+# soak's rounds with restarts, soak_test.cpp) fail
 # against a runtime whose restarts deliver a message to the wrong execution,
 # report a lost execution as something else, miscount or mismark restarts,
 # or leak with each one.
@@ -24,13 +25,17 @@
 #    executions lost go.
 #  - a descriptor leaked per restart: graph/restarts.cpp duplicating stderr
 #    at each restart and never closing it.
+#  - lost executions untold, in the soak: the same driver linked into
+#    e2e_tests, against Soak.KilledActorsComeBackWithRestartsOnAndNothingIsLeft
+#    (a lost execution is then a TaskError the soak did not provoke).
 #  - Python's GraphStats without restarts: cg/python.hpp's binding without
 #    the field, in e2e_graphs' module compiled again (about a minute), against
 #    tests/python/test_graphs.py's restart test.
 # Each case's tests must fail against it, and pass against the build as it
 # is. Processes mode only: threads mode has no restarts. Needs a plain build
-# folder with e2e_restart_tests and cg-profile built, and nothing rebuilding
-# it meanwhile (take the build lock). Nothing in the build folder changes.
+# folder with e2e_restart_tests, e2e_tests, the e2e_graphs Python module and
+# cg-profile built, and nothing rebuilding it meanwhile (take the build
+# lock). Nothing in the build folder changes. About five minutes.
 set -uo pipefail
 break_timeout=600 # the Python case compiles a module
 source "$(dirname "$0")/../support/break_support.sh"
@@ -111,6 +116,15 @@ break_expect "a descriptor leaked per restart fails the checks" 1 env CG_MODE=pr
   "$work/leaky/e2e_restart_tests" --gtest_filter="$leaks"
 break_failed "a descriptor leaked per restart fails the checks" "$leaks"
 break_says "a descriptor leaked per restart fails the checks" "descriptors of the driver"
+
+soak=Soak.KilledActorsComeBackWithRestartsOnAndNothingIsLeft
+break_relink tests/e2e/e2e_tests "$work/untold_soak/e2e_tests" graph/restarts.cpp \
+  'if (is_restart_record(record))' 'if (false)' || exit 1
+break_expect "the soak with restarts passes as built" 0 env CG_MODE=processes \
+  "$build/tests/e2e/e2e_tests" --gtest_filter="$soak"
+break_expect "a driver that does not tell lost executions fails the soak" 1 env CG_MODE=processes \
+  "$work/untold_soak/e2e_tests" --gtest_filter="$soak"
+break_failed "a driver that does not tell lost executions fails the soak" "$soak"
 
 break_copy --once "$repo/runtime/include/cg/python.hpp" "$work/unbound/include/cg/python.hpp" \
   '.def_readonly("restarts", &GraphStats::restarts)' '' &&

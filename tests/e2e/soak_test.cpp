@@ -15,6 +15,15 @@
 // driver feeds, by a broken channel) and none is stopped (a thread cannot be).
 // Under CG_TEST_KILL_SIGNAL=SIGSTOP every kill goes unnoticed and the test
 // must fail, at the first kill. Bounded: a fixed seed, 24 graphs, about 10 s.
+//
+// With restarts on (LaunchOptions::max_restarts; processes mode, threads
+// mode refuses them), 8 such rounds kill again and again: each kill is
+// told to the next execution as an ActorDiedError with restarted() true (or
+// that execution already ran on the new process, counted by restarts()),
+// the refs in flight at it may end so, and the graph goes on. A restart
+// waits for a stopped neighbour (the new process drops the lost executions'
+// inputs, which a stopped writer has not written), so the stopped actors are
+// continued before a kill there.
 #include "actor_kills.hpp"
 #include "e2e_graphs.cg.hpp"
 #include "leftovers.hpp"
@@ -26,8 +35,10 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdio>
 #include <fstream>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -75,12 +86,18 @@ struct Outcomes {
   int full = 0;        // CapacityExceeded, with max_in_flight refs kept
   int kills = 0;
   int stops = 0;
+  int restarts = 0; // kills the graph came back from
+  int quiet = 0;    // of those, restarted before the execution that asked began
+  int lost = 0;     // ActorDiedError with restarted() true
 };
 
 // One graph's life under random faults.
 class Round {
 public:
-  Round(std::mt19937& random, Outcomes& seen) : random_(random), seen_(seen) {
+  // `restarts`: each actor's LaunchOptions::max_restarts (0: none).
+  Round(std::mt19937& random, Outcomes& seen, std::uint32_t restarts = 0)
+      : random_(random), seen_(seen), restarts_(restarts) {
+    options_.max_restarts = restarts;
     options_.max_in_flight = kInFlight;
     options_.get_timeout = 300ms; // what a stopped actor makes a get() wait
     options_.submit_timeout = 300ms;
@@ -158,6 +175,12 @@ private:
   }
 
   void died(const cg::ActorDiedError& e) {
+    if (e.restarted()) { // an execution lost to a restart, told now or before
+      EXPECT_GT(restarts_, 0u) << e.what();
+      EXPECT_TRUE(restarted_.count(e.actor()) == 1 || killed_ == e.actor()) << e.what();
+      ++seen_.lost;
+      return;
+    }
     EXPECT_NE(killed_, "") << "no actor was killed, yet: " << e.what();
     EXPECT_EQ(e.actor(), killed_) << e.what();
     ++seen_.deaths;
@@ -170,11 +193,16 @@ private:
     ++seen_.timeouts;
   }
 
-  // Kills an actor (once: the graph is dead after it); the next execution
-  // must be told so within kPatience.
+  // Kills an actor (once: the graph is dead after it, unless it restarts the
+  // actor); the next execution must be told so within kPatience.
   bool kill(Graph& graph) {
     if (!killed_.empty())
       return true;
+    if (restarts_ > 0) { // a restart would wait for a stopped neighbour
+      for (int pid : stopped_)
+        ::kill(pid, SIGCONT);
+      stopped_.clear();
+    }
     ++seen_.kills;
     std::string expected;
     if (cg_test::threads_mode()) {
@@ -194,18 +222,42 @@ private:
       killed_ = cg_test::actor_of(pid);
       cg_test::kill_actor_process(pid);
       expected = "actor '" + killed_ + "' of graph 'adder' killed by signal 9 (Killed)";
+      if (restarts_ > 0)
+        expected += " before it finished this execution; restarted (" +
+                    std::to_string(graph.restarts()[killed_] + 1) + " of " +
+                    std::to_string(restarts_) + ")";
     }
+    const std::uint32_t restarted_before = graph.restarts()[killed_];
     const auto until = std::chrono::steady_clock::now() + kPatience;
     for (;;) {
       try {
         const int value = graph.execute(0).get(kPatience);
-        ADD_FAILURE() << "actor '" << killed_ << "' was killed, yet the graph answered " << value;
-        return false;
+        // Only from an actor restarted before this execution began.
+        if (restarts_ == 0 || graph.restarts()[killed_] != restarted_before + 1) {
+          ADD_FAILURE() << "actor '" << killed_ << "' was killed, yet the graph answered " << value;
+          return false;
+        }
+        EXPECT_EQ(value, 2);
+        ++seen_.quiet;
+        came_back();
+        return true;
       } catch (const cg::ActorDiedError& e) {
         EXPECT_EQ(e.what(), expected);
         died(e);
+        if (restarts_ > 0) {
+          EXPECT_TRUE(e.restarted()) << e.what();
+          EXPECT_EQ(graph.restarts()[killed_], restarted_before + 1);
+          came_back();
+        }
         return true;
       } catch (const cg::CapacityExceeded& e) {
+        // Restarting, the graph goes on: room comes from the kept refs (those
+        // the dead process held end in the restart's error).
+        if (restarts_ > 0 && !kept_.empty()) {
+          check(kept_.front().first, kept_.front().second);
+          kept_.erase(kept_.begin());
+          continue;
+        }
         // Room comes only with the death's report: try again until then.
         if (std::chrono::steady_clock::now() > until) {
           ADD_FAILURE() << "actor '" << killed_ << "' was killed and not reported within "
@@ -225,6 +277,12 @@ private:
         return false;
       }
     }
+  }
+
+  // The killed actor runs again: another may be killed.
+  void came_back() {
+    restarted_.insert(std::exchange(killed_, ""));
+    ++seen_.restarts;
   }
 
   // Stops an actor process (none in threads mode); the next execution must
@@ -265,6 +323,8 @@ private:
   std::vector<std::pair<int, cg::Ref<int>>> kept_; // input, ref
   std::vector<int> stopped_;                       // pids, until resumed
   std::string killed_;                             // the actor killed, if any
+  std::uint32_t restarts_ = 0;                     // per actor, allowed
+  std::set<std::string> restarted_;                // actors restarted this round
 };
 
 TEST_F(Soak, KilledActorsAreReportedDeadStoppedOnesTimeOutAndNothingIsLeft) {
@@ -292,6 +352,42 @@ TEST_F(Soak, KilledActorsAreReportedDeadStoppedOnesTimeOutAndNothingIsLeft) {
     EXPECT_GT(seen.stops, 0);
     EXPECT_GE(seen.timeouts, seen.stops) << "each stop holds an execution up";
   }
+}
+
+// The rounds above with every actor's restarts on: more kills than the
+// rounds without them (a round goes on after each), every one a restart.
+TEST_F(Soak, KilledActorsComeBackWithRestartsOnAndNothingIsLeft) {
+  constexpr std::uint32_t kRestarts = 16; // a round's steps: never used up
+  // Fewer than above: a round goes on after each kill, and each stop waits
+  // out a get_timeout, so each takes longer (about 1 s).
+  constexpr int kRounds = 8;
+  if (cg_test::threads_mode()) {
+    std::mt19937 random(20261128);
+    Outcomes seen;
+    EXPECT_THROW(Round(random, seen, kRestarts).run(), cg::LaunchError);
+    return;
+  }
+  std::thread([] {}).join(); // a sanitizer's own thread, if any, before counting
+  const std::size_t fds = entries("fd");
+  const std::size_t threads = entries("task");
+  std::mt19937 random(20261128);
+  Outcomes seen;
+  for (int round = 0; round < kRounds; ++round) {
+    if (!Round(random, seen, kRestarts).run())
+      return; // torn down; the failure said which kill went unnoticed
+    EXPECT_TRUE(becomes(fds, [] { return entries("fd"); })) << "round " << round;
+    EXPECT_TRUE(becomes(threads, [] { return entries("task"); })) << "round " << round;
+    EXPECT_EQ(cg_test::child_pids(), std::vector<int>{}) << "round " << round;
+  }
+  EXPECT_GT(seen.values, 0);
+  EXPECT_GT(seen.task_errors, 0);
+  EXPECT_GT(seen.kills, 0);
+  EXPECT_EQ(seen.restarts, seen.kills) << "each kill is a restart";
+  EXPECT_GE(seen.lost, seen.restarts - seen.quiet) << "each kill told as a restart";
+  EXPECT_GT(seen.stops, 0);
+  std::printf("with restarts: %d kills (%d before the next execution), %d executions lost to "
+              "them, %d values, %d stops\n",
+              seen.kills, seen.quiet, seen.lost, seen.values, seen.stops);
 }
 
 } // namespace
