@@ -66,7 +66,9 @@ struct ProfileTrack {
   /// (half the round trip its clock was aligned by); 0 for ours.
   std::int64_t clock_uncertainty_ns = 0;
   /// An actor's restarts, oldest first (the driver's record, not the ring's).
-  std::vector<ProfileRestart> restarts;
+  /// Initialised here, so that a track written {name, events, dropped}
+  /// leaves nothing out.
+  std::vector<ProfileRestart> restarts = {};
 };
 
 /// Copies `rings` out (each one profile_ring() found, its capacity checked;

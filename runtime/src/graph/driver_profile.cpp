@@ -101,7 +101,7 @@ std::vector<ProfileTrack> GraphRuntime::Impl::read_profile_tracks() const {
       if (scale_out.local[a] || sent == remote.end())
         continue;
       ProfileTrack track{
-          spec.actors[a].name, {}, 0, std::max<std::int64_t>(sent->second.uncertainty_ns, 1), {}};
+          spec.actors[a].name, {}, 0, std::max<std::int64_t>(sent->second.uncertainty_ns, 1)};
       if (decode_profile_track(sent->second.payload, sent->second.offset_ns, track))
         tracks[a] = std::move(track);
     }
