@@ -21,8 +21,8 @@
 // told to the next execution as an ActorDiedError with restarted() true (or
 // that execution already ran on the new process, counted by restarts()),
 // the refs in flight at it may end so, and the graph goes on. A restart
-// waits for a stopped neighbour (the new process drops the lost executions'
-// inputs, which a stopped writer has not written), so the stopped actors are
+// can wait for a stopped neighbour (the new process drops the lost executions'
+// inputs, which a stopped writer may not have written), so the stopped actors are
 // continued before a kill there.
 #include "actor_kills.hpp"
 #include "e2e_graphs.cg.hpp"
@@ -198,7 +198,7 @@ private:
   bool kill(Graph& graph) {
     if (!killed_.empty())
       return true;
-    if (restarts_ > 0) { // a restart would wait for a stopped neighbour
+    if (restarts_ > 0) { // a restart can wait for a stopped neighbour
       for (int pid : stopped_)
         ::kill(pid, SIGCONT);
       stopped_.clear();
