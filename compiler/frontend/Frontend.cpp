@@ -192,11 +192,11 @@ struct DiscoverVisitor : clang::RecursiveASTVisitor<DiscoverVisitor> {
         fn->getParamDecl(0)->getType().getNonReferenceType().getUnqualifiedType().getAsString() ==
             "cg::GraphBuilder";
     if (fn->isTemplated() || !fn->getReturnType()->isVoidType() || !takesBuilder) {
-      out.problems.push_back({loc,
-                              std::string("a ") + (actorSet ? "CG_ACTOR_SET" : "CG_GRAPH") +
-                                  " function must be a non-template 'void " +
-                                  fn->getNameAsString() + "(cg::GraphBuilder&)'",
-                              {}});
+      out.problems.push_back(
+          {loc,
+           std::string(actorSet ? "a CG_ACTOR_SET function" : "a CG_GRAPH function") +
+               " must be a non-template 'void " + fn->getNameAsString() + "(cg::GraphBuilder&)'",
+           {}});
       return true;
     }
     GraphFunction found{fn->getQualifiedNameAsString(), loc, actorSet, {}};
