@@ -15,7 +15,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <set>
 #include <string>
 #include <vector>
 
