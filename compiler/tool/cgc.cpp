@@ -36,6 +36,7 @@
 #include "schedule/ScheduleJson.h"
 #include "support/InputFile.h"
 #include "support/InternalError.h"
+#include "support/Jobs.h"
 #include "support/PhaseTimes.h"
 #include <cg/detail/launch_geometry.hpp>
 
@@ -52,7 +53,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 #include <unistd.h>
 
@@ -582,53 +585,76 @@ int run(int argc, const char** argv) {
   codegen.command = "cgc " + llvm::sys::path::filename(sourcePath).str() + " --target " + target;
   if (constexprSteps != cg::frontend::kDefaultConstexprSteps)
     codegen.command += " --constexpr-steps=" + std::to_string(constexprSteps);
-  {
-    cg::support::PhaseTimer timer("artefacts");
-    for (size_t i = 0; i < parsed->graphs.size(); ++i) {
-      const cg::ir::Graph& graph = parsed->graphs[i];
-      std::string id = cg::codegen::identifierFor(graph.name);
-      if (wants(Emit::IR))
-        files.emplace_back(output(id + ".ir.json"),
-                           cg::ir::toJson(withFilesRelativeTo(
-                               graph, llvm::sys::path::parent_path(codegen.source).str())));
-      if (wants(Emit::Schedule))
-        files.emplace_back(output(id + ".schedule.txt"),
-                           cg::schedule::renderScheduleText(graph, schedules[i], tcpEverywhere));
-      if (wants(Emit::ScheduleJson))
-        files.emplace_back(output(id + ".schedule.json"),
-                           cg::schedule::renderScheduleJson(graph, schedules[i], tcpEverywhere));
-      if (wants(Emit::Dot))
-        files.emplace_back(
-            output(id + ".dot"),
-            cg::schedule::renderScheduleDot(graph, schedules[i], {.operations = dotOperations}));
-      cg::codegen::RecipeInput recipe{
-          codegen.command,
-          actorExecutable.empty() ? target + "_actors" : actorExecutable.getValue(), id};
-      if (wants(Emit::Mpirun))
-        files.emplace_back(output(id + ".mpirun.sh"), cg::codegen::mpirunRecipe(graph, recipe));
-      if (wants(Emit::Srun))
-        files.emplace_back(output(id + ".srun.sh"), cg::codegen::srunRecipe(graph, recipe));
-      codegen.graphs.push_back({&graph, &schedules[i]});
-    }
-    if (wants(Emit::Schedule))
-      for (const cg::ir::ActorSet& set : actorSets)
-        files.emplace_back(output(cg::codegen::identifierFor(set.name) + ".schedule.txt"),
-                           cg::schedule::renderActorSetScheduleText(set, parsed->graphs, schedules,
-                                                                    scheduling.maxInFlight,
-                                                                    tcpEverywhere));
-  }
-  if (wants(Emit::Python)) {
+  if (wants(Emit::Python))
     if (std::optional<std::string> problem = cg::codegen::pythonModuleNameProblem(target)) {
       std::cerr << "cgc: error: --emit=python: " << *problem << "\n";
       return 2;
     }
-    files.emplace_back(output(target + ".python.cpp"), cg::codegen::pythonModule(codegen));
+  // The artefacts are rendered on other threads while codegen runs on this
+  // one: both only read the graphs and schedules. Each has its place in
+  // `files` before it is rendered, so their order is the same every run.
+  std::vector<std::function<void()>> renderings;
+  auto render = [&](std::string path, std::function<std::string()> contents) {
+    size_t at = files.size();
+    files.emplace_back(std::move(path), "");
+    renderings.push_back(
+        [&files, at, contents = std::move(contents)] { files[at].second = contents(); });
+  };
+  const std::string sourceDir = llvm::sys::path::parent_path(codegen.source).str();
+  for (size_t i = 0; i < parsed->graphs.size(); ++i) {
+    const cg::ir::Graph& graph = parsed->graphs[i];
+    const cg::schedule::Schedule& schedule = schedules[i];
+    std::string id = cg::codegen::identifierFor(graph.name);
+    if (wants(Emit::IR))
+      render(output(id + ".ir.json"), [&graph, &sourceDir] {
+        return cg::ir::toJson(withFilesRelativeTo(graph, sourceDir));
+      });
+    if (wants(Emit::Schedule))
+      render(output(id + ".schedule.txt"), [&graph, &schedule, tcpEverywhere] {
+        return cg::schedule::renderScheduleText(graph, schedule, tcpEverywhere);
+      });
+    if (wants(Emit::ScheduleJson))
+      render(output(id + ".schedule.json"), [&graph, &schedule, tcpEverywhere] {
+        return cg::schedule::renderScheduleJson(graph, schedule, tcpEverywhere);
+      });
+    if (wants(Emit::Dot))
+      render(output(id + ".dot"), [&graph, &schedule] {
+        return cg::schedule::renderScheduleDot(graph, schedule, {.operations = dotOperations});
+      });
+    cg::codegen::RecipeInput recipe{
+        codegen.command, actorExecutable.empty() ? target + "_actors" : actorExecutable.getValue(),
+        id};
+    if (wants(Emit::Mpirun))
+      render(output(id + ".mpirun.sh"),
+             [&graph, recipe] { return cg::codegen::mpirunRecipe(graph, recipe); });
+    if (wants(Emit::Srun))
+      render(output(id + ".srun.sh"),
+             [&graph, recipe] { return cg::codegen::srunRecipe(graph, recipe); });
+    codegen.graphs.push_back({&graph, &schedule});
   }
-  if (wants(Emit::Cpp)) {
-    cg::support::PhaseTimer timer("codegen (with format)");
-    for (cg::codegen::GeneratedFile& file : cg::codegen::generate(codegen))
-      files.emplace_back(output(file.name), std::move(file.contents));
+  if (wants(Emit::Schedule))
+    for (const cg::ir::ActorSet& set : actorSets)
+      render(output(cg::codegen::identifierFor(set.name) + ".schedule.txt"), [&, &set = set] {
+        return cg::schedule::renderActorSetScheduleText(set, parsed->graphs, schedules,
+                                                        scheduling.maxInFlight, tcpEverywhere);
+      });
+  std::vector<std::pair<std::string, std::string>> generated;
+  {
+    // What the artefacts add to codegen's time is the wait for them after it.
+    std::optional<cg::support::PhaseTimer> artefactsTimer("artefacts");
+    cg::support::Jobs artefacts(std::move(renderings), cg::support::coresToUse());
+    artefactsTimer.reset();
+    if (wants(Emit::Python))
+      generated.emplace_back(output(target + ".python.cpp"), cg::codegen::pythonModule(codegen));
+    if (wants(Emit::Cpp)) {
+      cg::support::PhaseTimer timer("codegen (with format)");
+      for (cg::codegen::GeneratedFile& file : cg::codegen::generate(codegen))
+        generated.emplace_back(output(file.name), std::move(file.contents));
+    }
+    cg::support::PhaseTimer timer("artefacts");
+    artefacts.wait();
   }
+  std::move(generated.begin(), generated.end(), std::back_inserter(files));
 
   if (!depfilePath.empty()) {
     std::string deps = escapeForMake(output(target + ".cg.hpp")) + ":";
