@@ -78,4 +78,18 @@ std::vector<ir::Diagnostic> unsupportedTransports(const ir::Graph& graph) {
   return diagnostics;
 }
 
+std::vector<ir::Diagnostic> unsupportedActorSets(const std::vector<ir::Graph>& graphs) {
+  std::vector<Diagnostic> diagnostics;
+  for (const ir::Graph& graph : graphs)
+    if (!graph.actorSet.empty())
+      diagnostics.push_back(
+          {graph.loc,
+           fmt::format("graph '{}' runs over actor set '{}': running several graphs over one "
+                       "actor set is not supported yet; cgc --emit=ir,schedule checks the set "
+                       "and writes its schedules",
+                       graph.name, graph.actorSet),
+           {}});
+  return diagnostics;
+}
+
 } // namespace cg::codegen

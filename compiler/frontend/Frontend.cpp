@@ -183,7 +183,8 @@ struct DiscoverVisitor : clang::RecursiveASTVisitor<DiscoverVisitor> {
   // Graph functions are declarations; nothing inside a function body is one.
   bool TraverseStmt(clang::Stmt*) { return true; }
   bool VisitFunctionDecl(clang::FunctionDecl* fn) {
-    if (!fn->isThisDeclarationADefinition() || !isAnnotated(fn, "cg::graph"))
+    const bool actorSet = isAnnotated(fn, "cg::actor_set");
+    if (!fn->isThisDeclarationADefinition() || !(actorSet || isAnnotated(fn, "cg::graph")))
       return true;
     ir::SourceLoc loc = toLoc(sm, fn->getLocation());
     bool takesBuilder =
@@ -191,14 +192,51 @@ struct DiscoverVisitor : clang::RecursiveASTVisitor<DiscoverVisitor> {
         fn->getParamDecl(0)->getType().getNonReferenceType().getUnqualifiedType().getAsString() ==
             "cg::GraphBuilder";
     if (fn->isTemplated() || !fn->getReturnType()->isVoidType() || !takesBuilder) {
-      out.problems.push_back({loc,
-                              "a CG_GRAPH function must be a non-template 'void " +
-                                  fn->getNameAsString() + "(cg::GraphBuilder&)'",
-                              {}});
+      out.problems.push_back(
+          {loc,
+           std::string(actorSet ? "a CG_ACTOR_SET function" : "a CG_GRAPH function") +
+               " must be a non-template 'void " + fn->getNameAsString() + "(cg::GraphBuilder&)'",
+           {}});
       return true;
     }
-    out.graphs.push_back({fn->getQualifiedNameAsString(), loc});
+    GraphFunction found{fn->getQualifiedNameAsString(), loc, actorSet, {}};
+    if (const clang::FunctionDecl* set = actorSetOf(fn)) {
+      if (!isAnnotated(set, "cg::actor_set")) {
+        out.problems.push_back({loc,
+                                "graph '" + found.name + "' runs over '" +
+                                    set->getQualifiedNameAsString() +
+                                    "', which is not marked CG_ACTOR_SET",
+                                {{toLoc(sm, set->getLocation()),
+                                  "mark '" + set->getNameAsString() + "' CG_ACTOR_SET"}}});
+        return true;
+      }
+      if (!set->isDefined()) {
+        out.problems.push_back({loc,
+                                "graph '" + found.name + "' runs over actor set '" +
+                                    set->getQualifiedNameAsString() +
+                                    "', which this source declares but does not define",
+                                {{toLoc(sm, set->getLocation()), "declared here"}}});
+        return true;
+      }
+      found.over = set->getQualifiedNameAsString();
+    }
+    out.graphs.push_back(std::move(found));
     return true;
+  }
+
+  // The function named by CG_GRAPH_OVER(set): the annotation's argument `&set`.
+  static const clang::FunctionDecl* actorSetOf(const clang::FunctionDecl* fn) {
+    for (const auto* attr : fn->specific_attrs<clang::AnnotateAttr>()) {
+      if (attr->getAnnotation() != "cg::graph" || attr->args_size() == 0)
+        continue;
+      const clang::Expr* arg = (*attr->args_begin())->IgnoreParenImpCasts();
+      if (const auto* address = llvm::dyn_cast<clang::UnaryOperator>(arg))
+        arg = address->getSubExpr()->IgnoreParenImpCasts();
+      if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(arg))
+        if (const auto* set = llvm::dyn_cast<clang::FunctionDecl>(ref->getDecl()))
+          return set;
+    }
+    return nullptr;
   }
   Discovery& out;
   const clang::SourceManager& sm;
@@ -265,7 +303,9 @@ bool hasErrors(const CollectingConsumer& diagnostics, size_t from = 0) {
 
 // The graphs to compile: those named on the command line, or all.
 bool selectGraphs(Session& session) {
-  const auto& found = session.discovery.graphs;
+  std::vector<GraphFunction> found, sets;
+  for (const GraphFunction& function : session.discovery.graphs)
+    (function.actorSet ? sets : found).push_back(function);
   for (const std::string& wanted : session.options.onlyGraphs) {
     auto it = std::find_if(found.begin(), found.end(),
                            [&](const GraphFunction& g) { return g.name == wanted; });
@@ -285,6 +325,8 @@ bool selectGraphs(Session& session) {
                        "function with CG_GRAPH"};
     return false;
   }
+  // Every actor set, after the graphs: evaluated as they are, returned apart.
+  session.graphs.insert(session.graphs.end(), sets.begin(), sets.end());
   return true;
 }
 
@@ -911,10 +953,11 @@ FrontendResult resultOf(Session& session, const Prelude* prelude = nullptr) {
   FrontendResult result;
   result.codecs = std::move(session.codecs);
   result.actorIncludes = std::move(session.actorIncludes);
-  for (auto& graph : session.decoded) {
+  for (size_t i = 0; i < session.decoded.size(); ++i) {
+    std::optional<ir::Graph>& graph = session.decoded[i];
     if (!graph)
       internalError("a graph probe was not evaluated");
-    result.graphs.push_back(std::move(*graph));
+    (session.graphs[i].actorSet ? result.actorSets : result.graphs).push_back(std::move(*graph));
   }
   std::set<std::string> unique(session.discovery.files.begin(), session.discovery.files.end());
   if (prelude) {

@@ -49,6 +49,8 @@ struct FrontendOptions {
 
 struct FrontendResult {
   std::vector<ir::Graph> graphs;          // in source order
+  std::vector<ir::Graph> actorSets;       // CG_ACTOR_SET functions, evaluated as graphs
+                                          // (ir::actorSetOf() reads them), in source order
   std::vector<ir::AggregateCodec> codecs; // to generate, dependencies first
   std::vector<std::string> dependencies;  // every file the source read
   SourceIncludes actorIncludes;           // what actor programs include for the source

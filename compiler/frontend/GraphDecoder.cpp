@@ -142,6 +142,7 @@ public:
     const clang::APValue& records = encoded.getStructField(EncodedRecords).getStructField(0);
     graph_.name = function_.name;
     graph_.loc = function_.loc;
+    graph_.actorSet = function_.over;
     for (unsigned i = 0; i < sizes.records; ++i)
       decodeRecord(element(records, i));
     applyCosts();
@@ -220,6 +221,7 @@ private:
   void decodeActor(const clang::APValue& record) {
     const clang::TemplateArgument& arg = tagArgument(record);
     ir::Actor actor{text(record), typeName(arg.getAsType()).spelling, {}, locOf(record)};
+    actor.needsArguments = intField(record, C) == 1;
     const auto* cls = arg.getAsType()->getAsCXXRecordDecl();
     if (cls && cls->isLocalClass()) {
       // Generated code names the class from files of its own, outside the

@@ -26,6 +26,8 @@ namespace cg::frontend {
 struct GraphFunction {
   std::string name; // qualified, without a leading '::'
   ir::SourceLoc loc;
+  bool actorSet = false; // a CG_ACTOR_SET function, evaluated as a graph is
+  std::string over;      // CG_GRAPH_OVER(set): the set's qualified name
 };
 
 /// How many records and characters of text a graph made, and whether they

@@ -53,6 +53,9 @@ struct Actor {
   SourceLoc loc;                         // the g.actor<C>(...) call
   unsigned host = 0;                     // logical host index (actor.host(i)); 0: the driver's
   unsigned gpus = 0;                     // GPUs of its own, from .gpus(n)
+  bool needsArguments = false;           // no arguments given, and the class cannot be
+                                         // built without: a graph over an actor set
+                                         // takes the set's; any other graph is wrong
 
   friend bool operator==(const Actor&, const Actor&) = default;
 };
@@ -128,6 +131,8 @@ struct Collective {
 struct Graph {
   std::string name;             // the CG_GRAPH function's name
   SourceLoc loc;                // the CG_GRAPH function
+  std::string actorSet;         // CG_GRAPH_OVER(set): the set's name (ActorSet.h);
+                                // empty: actors of its own
   std::vector<unsigned> inputs; // value ids, in positional order
   std::vector<Actor> actors;
   std::vector<Task> tasks; // in bind order

@@ -81,6 +81,8 @@ std::string toJson(const Graph& graph) {
   j["version"] = kJsonVersion;
   j["name"] = graph.name;
   j["loc"] = locToJson(graph.loc);
+  if (!graph.actorSet.empty())
+    j["actorSet"] = graph.actorSet;
   j["inputs"] = idsToJson(graph.inputs);
 
   OrderedJson actors = OrderedJson::array();

@@ -274,6 +274,18 @@ std::vector<Diagnostic> validate(const Graph& graph) {
     diagnostics.push_back(
         {graph.loc, fmt::format("graph '{}' has no output; call g.output(...)", graph.name), {}});
 
+  // Only a graph over an actor set may leave out arguments its class needs:
+  // the set gives them (applyActorSet() has filled them in by now).
+  for (const Actor& actor : graph.actors)
+    if (actor.needsArguments)
+      diagnostics.push_back(
+          {actor.loc,
+           fmt::format("class '{}' cannot be built without arguments: give them, "
+                       "g.actor<{}>(\"{}\", args...), or name an actor of an actor set in a "
+                       "graph over it",
+                       actor.className, actor.className, actor.name),
+           {}});
+
   // Actor names become process and file names in generated code, so a
   // duplicate would silently make two actors collide.
   std::map<std::string, unsigned, std::less<>> firstActorNamed;

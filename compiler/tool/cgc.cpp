@@ -15,6 +15,9 @@
 // --help and the cgc table of docs/configuration.md describe the same flags,
 // each in a line; a test fails when the two name different flags or values.
 //
+// One file, a little over 700 lines: the flags and the one run through the
+// phases that reads them, which nothing else needs.
+//
 //===----------------------------------------------------------------------===//
 #include "codegen/Codegen.h"
 #include "codegen/PythonModule.h"
@@ -23,14 +26,17 @@
 #include "frontend/DiagnosticPrinter.h"
 #include "frontend/Frontend.h"
 #include "frontend/Prelude.h"
+#include "ir/ActorSet.h"
 #include "ir/GraphJson.h"
 #include "ir/Validate.h"
+#include "schedule/ActorSetSchedule.h"
 #include "schedule/Costs.h"
 #include "schedule/Schedule.h"
 #include "schedule/ScheduleDot.h"
 #include "schedule/ScheduleJson.h"
 #include "support/InputFile.h"
 #include "support/InternalError.h"
+#include "support/Jobs.h"
 #include "support/PhaseTimes.h"
 #include <cg/detail/launch_geometry.hpp>
 
@@ -47,7 +53,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 #include <unistd.h>
 
@@ -483,6 +491,13 @@ int run(int argc, const char** argv) {
   if (profile)
     for (cg::ir::Graph& graph : parsed->graphs)
       cg::schedule::applyCostProfile(*profile, graph);
+  // Each graph over an actor set takes the set's actors.
+  auto sets = cg::ir::applyActorSets(parsed->actorSets, parsed->graphs);
+  if (auto* problems = std::get_if<std::vector<cg::ir::Diagnostic>>(&sets)) {
+    diagnostics.print(*problems);
+    return 1;
+  }
+  const auto& actorSets = std::get<std::vector<cg::ir::ActorSet>>(sets);
 
   cg::schedule::ScheduleOptions scheduling;
   scheduling.order = scheduleOrder;
@@ -508,6 +523,17 @@ int run(int argc, const char** argv) {
       problems = cg::codegen::unsupportedTransports(graph);
     diagnostics.print(problems);
     failed |= !problems.empty();
+  }
+  // The graphs of a set, executed in turn, do not block each other; and
+  // until the runtime launches a set, nothing that would run one is written.
+  if (!failed) {
+    std::vector<cg::ir::Diagnostic> problems =
+        cg::schedule::checkActorSets(actorSets, parsed->graphs, schedules, scheduling.maxInFlight);
+    if (problems.empty() &&
+        (wants(Emit::Cpp) || wants(Emit::Python) || wants(Emit::Mpirun) || wants(Emit::Srun)))
+      problems = cg::codegen::unsupportedActorSets(parsed->graphs);
+    diagnostics.print(problems);
+    failed = !problems.empty();
   }
   scheduleTimer.reset();
   if (failed)
@@ -559,47 +585,76 @@ int run(int argc, const char** argv) {
   codegen.command = "cgc " + llvm::sys::path::filename(sourcePath).str() + " --target " + target;
   if (constexprSteps != cg::frontend::kDefaultConstexprSteps)
     codegen.command += " --constexpr-steps=" + std::to_string(constexprSteps);
-  {
-    cg::support::PhaseTimer timer("artefacts");
-    for (size_t i = 0; i < parsed->graphs.size(); ++i) {
-      const cg::ir::Graph& graph = parsed->graphs[i];
-      std::string id = cg::codegen::identifierFor(graph.name);
-      if (wants(Emit::IR))
-        files.emplace_back(output(id + ".ir.json"),
-                           cg::ir::toJson(withFilesRelativeTo(
-                               graph, llvm::sys::path::parent_path(codegen.source).str())));
-      if (wants(Emit::Schedule))
-        files.emplace_back(output(id + ".schedule.txt"),
-                           cg::schedule::renderScheduleText(graph, schedules[i], tcpEverywhere));
-      if (wants(Emit::ScheduleJson))
-        files.emplace_back(output(id + ".schedule.json"),
-                           cg::schedule::renderScheduleJson(graph, schedules[i], tcpEverywhere));
-      if (wants(Emit::Dot))
-        files.emplace_back(
-            output(id + ".dot"),
-            cg::schedule::renderScheduleDot(graph, schedules[i], {.operations = dotOperations}));
-      cg::codegen::RecipeInput recipe{
-          codegen.command,
-          actorExecutable.empty() ? target + "_actors" : actorExecutable.getValue(), id};
-      if (wants(Emit::Mpirun))
-        files.emplace_back(output(id + ".mpirun.sh"), cg::codegen::mpirunRecipe(graph, recipe));
-      if (wants(Emit::Srun))
-        files.emplace_back(output(id + ".srun.sh"), cg::codegen::srunRecipe(graph, recipe));
-      codegen.graphs.push_back({&graph, &schedules[i]});
-    }
-  }
-  if (wants(Emit::Python)) {
+  if (wants(Emit::Python))
     if (std::optional<std::string> problem = cg::codegen::pythonModuleNameProblem(target)) {
       std::cerr << "cgc: error: --emit=python: " << *problem << "\n";
       return 2;
     }
-    files.emplace_back(output(target + ".python.cpp"), cg::codegen::pythonModule(codegen));
+  // The artefacts are rendered on other threads while codegen runs on this
+  // one: both only read the graphs and schedules. Each has its place in
+  // `files` before it is rendered, so their order is the same every run.
+  std::vector<std::function<void()>> renderings;
+  auto render = [&](std::string path, std::function<std::string()> contents) {
+    size_t at = files.size();
+    files.emplace_back(std::move(path), "");
+    renderings.push_back(
+        [&files, at, contents = std::move(contents)] { files[at].second = contents(); });
+  };
+  const std::string sourceDir = llvm::sys::path::parent_path(codegen.source).str();
+  for (size_t i = 0; i < parsed->graphs.size(); ++i) {
+    const cg::ir::Graph& graph = parsed->graphs[i];
+    const cg::schedule::Schedule& schedule = schedules[i];
+    std::string id = cg::codegen::identifierFor(graph.name);
+    if (wants(Emit::IR))
+      render(output(id + ".ir.json"), [&graph, &sourceDir] {
+        return cg::ir::toJson(withFilesRelativeTo(graph, sourceDir));
+      });
+    if (wants(Emit::Schedule))
+      render(output(id + ".schedule.txt"), [&graph, &schedule, tcpEverywhere] {
+        return cg::schedule::renderScheduleText(graph, schedule, tcpEverywhere);
+      });
+    if (wants(Emit::ScheduleJson))
+      render(output(id + ".schedule.json"), [&graph, &schedule, tcpEverywhere] {
+        return cg::schedule::renderScheduleJson(graph, schedule, tcpEverywhere);
+      });
+    if (wants(Emit::Dot))
+      render(output(id + ".dot"), [&graph, &schedule] {
+        return cg::schedule::renderScheduleDot(graph, schedule, {.operations = dotOperations});
+      });
+    cg::codegen::RecipeInput recipe{
+        codegen.command, actorExecutable.empty() ? target + "_actors" : actorExecutable.getValue(),
+        id};
+    if (wants(Emit::Mpirun))
+      render(output(id + ".mpirun.sh"),
+             [&graph, recipe] { return cg::codegen::mpirunRecipe(graph, recipe); });
+    if (wants(Emit::Srun))
+      render(output(id + ".srun.sh"),
+             [&graph, recipe] { return cg::codegen::srunRecipe(graph, recipe); });
+    codegen.graphs.push_back({&graph, &schedule});
   }
-  if (wants(Emit::Cpp)) {
-    cg::support::PhaseTimer timer("codegen (with format)");
-    for (cg::codegen::GeneratedFile& file : cg::codegen::generate(codegen))
-      files.emplace_back(output(file.name), std::move(file.contents));
+  if (wants(Emit::Schedule))
+    for (const cg::ir::ActorSet& set : actorSets)
+      render(output(cg::codegen::identifierFor(set.name) + ".schedule.txt"), [&, &set = set] {
+        return cg::schedule::renderActorSetScheduleText(set, parsed->graphs, schedules,
+                                                        scheduling.maxInFlight, tcpEverywhere);
+      });
+  std::vector<std::pair<std::string, std::string>> generated;
+  {
+    // What the artefacts add to codegen's time is the wait for them after it.
+    std::optional<cg::support::PhaseTimer> artefactsTimer("artefacts");
+    cg::support::Jobs artefacts(std::move(renderings), cg::support::coresToUse());
+    artefactsTimer.reset();
+    if (wants(Emit::Python))
+      generated.emplace_back(output(target + ".python.cpp"), cg::codegen::pythonModule(codegen));
+    if (wants(Emit::Cpp)) {
+      cg::support::PhaseTimer timer("codegen (with format)");
+      for (cg::codegen::GeneratedFile& file : cg::codegen::generate(codegen))
+        generated.emplace_back(output(file.name), std::move(file.contents));
+    }
+    cg::support::PhaseTimer timer("artefacts");
+    artefacts.wait();
   }
+  std::move(generated.begin(), generated.end(), std::back_inserter(files));
 
   if (!depfilePath.empty()) {
     std::string deps = escapeForMake(output(target + ".cg.hpp")) + ":";

@@ -486,12 +486,15 @@ private:
   constexpr Actor<C> add_actor(const ActorName& name, std::source_location loc,
                                const Args&... args) {
     static_assert(std::is_class_v<C>, "g.actor<C>: C must be a class marked CG_ACTOR");
-    static_assert(std::is_constructible_v<C, const Args&...>,
+    // Without arguments, a graph over an actor set names the set's actor,
+    // built with the set's: cgc checks those (c = 1 says they are needed).
+    static_assert(sizeof...(Args) == 0 || std::is_constructible_v<C, const Args&...>,
                   "g.actor<C>(name, args...): C has no constructor taking these arguments");
     int text = add_text(name.text_, name.size_);
     if (name.index_ >= 0)
       add_decimal(name.index_, ActorName::max_length - name.size_);
     push({.kind = detail::RecordKind::actor,
+          .c = std::is_constructible_v<C, const Args&...> ? 0 : 1,
           .tag = &detail::type_tag<C>,
           .text = text,
           .text_size = static_cast<int>(text_size_) - text,

@@ -17,6 +17,9 @@
 //
 // CG_ACTOR marks a class whose public methods may be bound. CG_GRAPH marks a
 // graph function; it is `constexpr` because cgc runs it at compile time.
+// CG_ACTOR_SET marks a function of the same form that declares actors only,
+// and CG_GRAPH_OVER(set) a graph over that set's actors (docs/language.md,
+// "Actor sets"); the annotation holds `&set`, so C++ looks the set up.
 // The annotations exist for Clang (which cgc uses); other compilers building
 // the generated code see only the plain C++.
 #pragma once
@@ -28,7 +31,11 @@
 #if defined(__clang__)
 #define CG_ACTOR __attribute__((annotate("cg::actor")))
 #define CG_GRAPH __attribute__((annotate("cg::graph"))) constexpr
+#define CG_ACTOR_SET __attribute__((annotate("cg::actor_set"))) constexpr
+#define CG_GRAPH_OVER(set) __attribute__((annotate("cg::graph", &set))) constexpr
 #else
 #define CG_ACTOR
 #define CG_GRAPH constexpr
+#define CG_ACTOR_SET constexpr
+#define CG_GRAPH_OVER(set) constexpr
 #endif

@@ -787,10 +787,13 @@ Graph graphFromJson(std::string_view text) {
 
   expectKeys(j, "",
              {"format", "version", "name", "loc", "inputs", "actors", "tasks", "values",
-              "collectives", "outputs"});
+              "collectives", "outputs"},
+             {"actorSet"});
   Graph graph;
   graph.name = readString(j["name"], "name");
   graph.loc = readLoc(j["loc"], "loc");
+  if (j.contains("actorSet"))
+    graph.actorSet = readString(j["actorSet"], "actorSet");
   graph.inputs = readIds(j["inputs"], "inputs");
   graph.actors = readArray<Actor>(j["actors"], "actors", readActor);
   graph.tasks = readArray<Task>(j["tasks"], "tasks", readTask);

@@ -24,8 +24,9 @@ template <class T> inline constexpr char type_tag = 0;
 template <auto Method> inline constexpr char method_tag = 0;
 
 enum class RecordKind : int {
-  actor = 1,      // tag = type_tag<Class>, text = instance name; followed by a
-                  // `constant` record per constructor argument
+  actor = 1,      // tag = type_tag<Class>, text = instance name, c = 1 when
+                  // Class cannot be built without arguments and none are given;
+                  // followed by a `constant` record per constructor argument
   input = 2,      // a = value id, b = input position, tag = type_tag<T>
   task = 3,       // a = actor index, b = first result value id, c = results
                   // when a tuple is unpacked (else 0), tag = method_tag<M>;
