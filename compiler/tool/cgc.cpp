@@ -641,8 +641,10 @@ int run(int argc, const char** argv) {
   std::vector<std::pair<std::string, std::string>> generated;
   {
     // What the artefacts add to codegen's time is the wait for them after it.
+    // Codegen keeps a core busy (it formats the driver header on a thread of
+    // its own while this one mostly waits for it): the artefacts get the rest.
     std::optional<cg::support::PhaseTimer> artefactsTimer("artefacts");
-    cg::support::Jobs artefacts(std::move(renderings), cg::support::coresToUse());
+    cg::support::Jobs artefacts(std::move(renderings), std::max(1u, cg::support::coresToUse() - 1));
     artefactsTimer.reset();
     if (wants(Emit::Python))
       generated.emplace_back(output(target + ".python.cpp"), cg::codegen::pythonModule(codegen));
