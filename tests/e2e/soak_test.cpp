@@ -205,9 +205,13 @@ private:
     }
     ++seen_.kills;
     std::string expected;
+    // Counted before the kill: the driver may notice the death and restart
+    // the actor before this thread looks again.
+    std::uint32_t restarted_before = 0;
     if (cg_test::threads_mode()) {
       const cg::detail::GraphSpec& spec = cg_generated::e2e_graphs::adder_spec;
       killed_ = spec.actors[spec.channels[spec.input_channels[0]].reader_actors[0]].name;
+      restarted_before = graph.restarts()[killed_];
       const std::string unreported = cg_test::break_input_reader(spec, options_, kPatience);
       if (!unreported.empty()) {
         ADD_FAILURE() << "actor '" << killed_ << "' was killed: " << unreported;
@@ -220,14 +224,13 @@ private:
       const std::vector<int> actors = cg_test::child_pids();
       const int pid = actors.at(random_() % actors.size());
       killed_ = cg_test::actor_of(pid);
+      restarted_before = graph.restarts()[killed_];
       cg_test::kill_actor_process(pid);
       expected = "actor '" + killed_ + "' of graph 'adder' killed by signal 9 (Killed)";
       if (restarts_ > 0)
         expected += " before it finished this execution; restarted (" +
-                    std::to_string(graph.restarts()[killed_] + 1) + " of " +
-                    std::to_string(restarts_) + ")";
+                    std::to_string(restarted_before + 1) + " of " + std::to_string(restarts_) + ")";
     }
-    const std::uint32_t restarted_before = graph.restarts()[killed_];
     const auto until = std::chrono::steady_clock::now() + kPatience;
     for (;;) {
       try {
