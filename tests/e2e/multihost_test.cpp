@@ -47,6 +47,7 @@
 #include <future>
 #include <map>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -76,23 +77,33 @@ int run(const std::string& command, std::string& output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// A port nobody uses now, for a fixed rendezvous address: the kernel picks it
-// (a port derived from the pid could be some connection's ephemeral port, and
-// tests of both modes run at once). Released at once; the rendezvous binds it
-// with SO_REUSEADDR a moment later.
+// A port nobody uses now, for a fixed rendezvous address, below the kernel's
+// ephemeral range (32768 and up unless configured otherwise): a port the
+// kernel picked for a bind to port 0 is released before the rendezvous binds
+// it, and meanwhile any connect() or listen on port 0 of a test running
+// beside this one may be given it. Below that range only an explicit bind
+// takes a port, so what is free now stays free. Tried at random, from a seed
+// of the pid and the clock, as tests of both modes run at once.
 std::uint16_t own_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t length = sizeof address;
-  std::uint16_t port = 0;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
-    port = ntohs(address.sin_port);
-  if (fd >= 0)
-    ::close(fd);
-  return port != 0 ? port : static_cast<std::uint16_t>(20000 + ::getpid() % 10000);
+  static std::minstd_rand random(
+      static_cast<unsigned>(::getpid()) ^
+      static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const auto port = static_cast<std::uint16_t>(20000 + random() % 12000);
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_ANY);
+    address.sin_port = htons(port);
+    const bool free =
+        fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    if (fd >= 0)
+      ::close(fd);
+    if (free)
+      return port;
+  }
+  ADD_FAILURE() << "no free port between 20000 and 32000 in 1000 tries";
+  return 0;
 }
 
 // The launch's secret for the scope: in CG_SECRET, where the driver takes it
