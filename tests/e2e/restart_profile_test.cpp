@@ -43,6 +43,25 @@ std::string temp_path(const std::string& name) {
       .string();
 }
 
+// The options of the tests that read a restart in the profile: recorded, and
+// one restart allowed.
+cg::LaunchOptions profiled_once() {
+  cg::LaunchOptions options = restart_options();
+  options.record_profile = true;
+  options.max_restarts = 1;
+  return options;
+}
+
+// Kills actor a of counted_pair in the middle of a stream (killed_in_stream)
+// and writes the profile to `path` once the graph is done: what each get() gave.
+std::vector<Outcome> killed_a_profiled(const cg::LaunchOptions& options, const std::string& path) {
+  Clock::duration recovered{};
+  auto graph = cg::launch<&counted_pair>(options);
+  std::vector<Outcome> outcomes = killed_in_stream(graph, "counted_pair", "a", recovered);
+  graph.write_profile(path);
+  return outcomes;
+}
+
 // What `command` printed on stdout; `status` its exit status.
 std::string run(const std::string& command, int& status) {
   std::string out;
@@ -105,19 +124,11 @@ TEST_F(RestartProfiles, StatsCountEachRestartOfAnActorAndTheTableSaysHowMany) {
 }
 
 TEST_F(RestartProfiles, TheTraceMarksARestartOnTheActorsTrackWithTheExecutionsItLost) {
-  cg::LaunchOptions options = restart_options();
-  options.record_profile = true;
-  options.max_restarts = 1;
+  const cg::LaunchOptions options = profiled_once();
   if (cg_test::threads_mode())
     return expect_refused_in_threads<&counted_pair>(options);
   const std::string path = temp_path("marked.json");
-  Clock::duration recovered{};
-  std::vector<Outcome> outcomes;
-  {
-    auto graph = cg::launch<&counted_pair>(options);
-    outcomes = killed_in_stream(graph, "counted_pair", "a", recovered);
-    graph.write_profile(path);
-  }
+  const std::vector<Outcome> outcomes = killed_a_profiled(options, path);
   const Lost lost = lost_executions(outcomes);
   ASSERT_EQ(lost.from, kKillAt);
   ASSERT_GE(lost.until, kKillAt + kInFlight);
@@ -172,19 +183,11 @@ TEST_F(RestartProfiles, TheTraceMarksARestartOnTheActorsTrackWithTheExecutionsIt
 }
 
 TEST_F(RestartProfiles, ARestartedActorsOperationsCarryTheExecutionsItRanNotCountsFromZero) {
-  cg::LaunchOptions options = restart_options();
-  options.record_profile = true;
-  options.max_restarts = 1;
+  const cg::LaunchOptions options = profiled_once();
   if (cg_test::threads_mode())
     return expect_refused_in_threads<&counted_pair>(options);
   const std::string path = temp_path("numbered.json");
-  Clock::duration recovered{};
-  std::vector<Outcome> outcomes;
-  {
-    auto graph = cg::launch<&counted_pair>(options);
-    outcomes = killed_in_stream(graph, "counted_pair", "a", recovered);
-    graph.write_profile(path);
-  }
+  const std::vector<Outcome> outcomes = killed_a_profiled(options, path);
   const Lost lost = lost_executions(outcomes);
   ASSERT_EQ(lost.from, kKillAt);
   std::ifstream in(path);
